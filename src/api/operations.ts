@@ -1,0 +1,49 @@
+// One typed function per operation of the service.
+import type { ApiClient } from './client.js';
+import type {
+  CreateBuildRequest,
+  CreateBuildResponse,
+  CreateLobbyRequest,
+  CreateLobbyResponse,
+  ExportHistoryResponse,
+  LobbyLogsResponse,
+  PlayerStatistics,
+} from './types.js';
+
+const seg = encodeURIComponent;
+
+/** lobbies.create: not idempotent (each call makes a lobby), so never re-sent once it left. */
+export function createLobby(api: ApiClient, body: CreateLobbyRequest): Promise<CreateLobbyResponse> {
+  return api.call({ method: 'POST', path: '/matchmaker/lobbies/create', body, auth: 'namespace', idempotent: false });
+}
+
+/** players.getStatistics */
+export function getStatistics(api: ApiClient): Promise<PlayerStatistics> {
+  return api.call({ method: 'GET', path: '/matchmaker/players/statistics', auth: 'namespace', idempotent: true });
+}
+
+/** games.namespaces.logs.getNamespaceLobby */
+export function getLobbyLogs(api: ApiClient, lobbyId: string): Promise<LobbyLogsResponse> {
+  const path = `/cloud/games/${seg(api.gameId())}/namespaces/${seg(api.namespaceId())}/logs/lobbies/${seg(lobbyId)}`;
+  return api.call({ method: 'GET', path, auth: 'cloud', idempotent: true });
+}
+
+/** games.matchmaker.exportMatchmakerLobbyHistory; times in ms since the epoch. Asking twice is harmless. */
+export function exportLobbyHistory(
+  api: ApiClient,
+  window: { query_start: number; query_end: number },
+): Promise<ExportHistoryResponse> {
+  const path = `/cloud/games/${seg(api.gameId())}/matchmaker/lobbies/export-history`;
+  return api.call({ method: 'POST', path, body: window, auth: 'cloud', idempotent: true });
+}
+
+/** games.builds.createGameBuild: not idempotent (a second call makes a second build). */
+export function createBuild(api: ApiClient, body: CreateBuildRequest): Promise<CreateBuildResponse> {
+  const path = `/cloud/games/${seg(api.gameId())}/builds`;
+  return api.call({ method: 'POST', path, body, auth: 'cloud', idempotent: false });
+}
+
+/** cloud.uploads.completeUpload: the service answers 204 (spec) or 200 `{}` (server); both are fine. */
+export async function completeUpload(api: ApiClient, uploadId: string): Promise<void> {
+  await api.call({ method: 'POST', path: `/cloud/uploads/${seg(uploadId)}/complete`, body: {}, auth: 'cloud', idempotent: true });
+}

@@ -1,0 +1,86 @@
+// The retry policy shared by API calls and upload parts: exponential backoff with full jitter, honouring
+// Retry-After in both of its forms.
+
+export interface RetryPolicy {
+  /** Total attempts, the first included. */
+  attempts: number;
+  baseMs: number;
+  maxMs: number;
+  random?: () => number;
+}
+
+export const DEFAULT_RETRY: RetryPolicy = { attempts: 6, baseMs: 500, maxMs: 20_000 };
+
+/** Wait before attempt `attempt + 1` (attempt counts from 1). Retry-After, when given, is a floor. */
+export function backoffMs(policy: RetryPolicy, attempt: number, retryAfterMs?: number): number {
+  const ceiling = Math.min(policy.maxMs, policy.baseMs * 2 ** (attempt - 1));
+  const jittered = Math.floor((policy.random ?? Math.random)() * ceiling);
+  return retryAfterMs !== undefined ? Math.max(retryAfterMs, jittered) : jittered;
+}
+
+/** Retry-After is either delta-seconds or an HTTP-date; returns ms from `now`, or undefined if unusable. */
+export function parseRetryAfter(value: string | string[] | undefined, now: number): number | undefined {
+  const v = Array.isArray(value) ? value[0] : value;
+  if (!v) return undefined;
+  const trimmed = v.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
+  const at = Date.parse(trimmed);
+  if (Number.isNaN(at)) return undefined;
+  return Math.max(0, at - now);
+}
+
+/** Resolves after `ms`, or rejects with the signal's reason when aborted first. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** Error codes that mean the request never reached the server, so even a non-idempotent call may be re-sent. */
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
+
+/** Error codes of failures on the way: worth another attempt for a call that is safe to repeat. */
+const NETWORK_CODES = new Set([
+  ...NOT_SENT_CODES,
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'ENETUNREACH',
+  'EHOSTUNREACH',
+  'ECONNABORTED',
+  'UND_ERR_SOCKET',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_CLOSED',
+  'UND_ERR_REQ_CONTENT_LENGTH_MISMATCH',
+  'STALLED',
+]);
+
+export function errorCode(err: unknown): string | undefined {
+  let e: unknown = err;
+  for (let depth = 0; e && depth < 4; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && (NETWORK_CODES.has(code) || code.startsWith('E'))) return code;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+export function isNetworkFailure(err: unknown): boolean {
+  const code = errorCode(err);
+  return code !== undefined && NETWORK_CODES.has(code);
+}
+
+export function wasNotSent(err: unknown): boolean {
+  const code = errorCode(err);
+  return code !== undefined && NOT_SENT_CODES.has(code);
+}

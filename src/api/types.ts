@@ -1,0 +1,110 @@
+// Wire types, named as the service's OpenAPI spec names them (snake_case fields).
+
+export interface LobbyRegion {
+  region_id: string;
+  display_name: string;
+}
+
+export interface PortRange {
+  min: number;
+  max: number;
+}
+
+export interface JoinPort {
+  host?: string | null;
+  hostname: string;
+  port?: number | null;
+  port_range?: PortRange | null;
+  is_tls: boolean;
+}
+
+export interface CreateLobbyRequest {
+  game_mode: string;
+  region?: string;
+  publicity?: 'public' | 'private';
+  tags?: Record<string, string>;
+  max_players?: number;
+  lobby_config?: unknown;
+  verification_data?: unknown;
+  captcha?: { hcaptcha?: { client_response: string }; turnstile?: { client_response: string } };
+}
+
+export interface CreateLobbyResponse {
+  lobby: { lobby_id: string; region: LobbyRegion };
+  ports: Record<string, JoinPort>;
+  player: { token: string };
+}
+
+export interface PlayerStatistics {
+  player_count: number;
+  game_modes: Record<string, { player_count: number; regions: Record<string, { player_count: number }> }>;
+}
+
+export interface LobbyStatusStopped {
+  stop_ts: string;
+  failed: boolean;
+  exit_code: number;
+}
+
+export interface LobbyStatus {
+  running?: Record<string, never> | null;
+  stopped?: LobbyStatusStopped | null;
+}
+
+export interface LobbySummary {
+  lobby_id: string;
+  namespace_id: string;
+  lobby_group_name_id: string;
+  region_id: string;
+  create_ts: string;
+  start_ts?: string | null;
+  ready_ts?: string | null;
+  status: LobbyStatus;
+}
+
+export interface JobMetrics {
+  job: string;
+  cpu: number[];
+  memory: number[];
+  allocated_memory?: number | null;
+}
+
+export interface LobbyLogsResponse {
+  lobby: LobbySummary;
+  metrics?: JobMetrics | null;
+  stdout_presigned_urls?: string[];
+  stderr_presigned_urls?: string[];
+  perf_lists?: unknown[];
+}
+
+export interface ExportHistoryResponse {
+  url: string;
+}
+
+export type BuildKind = 'docker_image' | 'oci_bundle';
+export type BuildCompression = 'none' | 'lz4';
+export const BUILD_KINDS: readonly BuildKind[] = ['docker_image', 'oci_bundle'];
+export const BUILD_COMPRESSIONS: readonly BuildCompression[] = ['none', 'lz4'];
+
+export interface CreateBuildRequest {
+  display_name: string;
+  image_tag: string;
+  image_file: { path: string; content_type?: string; content_length: number };
+  multipart_upload?: boolean;
+  kind?: BuildKind;
+  compression?: BuildCompression;
+}
+
+export interface PresignedRequest {
+  path: string;
+  url: string;
+  byte_offset: number;
+  content_length: number;
+}
+
+export interface CreateBuildResponse {
+  build_id: string;
+  upload_id: string;
+  image_presigned_request?: PresignedRequest | null;
+  image_presigned_requests?: PresignedRequest[] | null;
+}

@@ -1,0 +1,341 @@
+// The whole command tree in one place. Each command's implementation is loaded only when it runs, so
+// `--help` and `--version` never load undici, SQLite or the emulator.
+import { createRequire } from 'node:module';
+import type { Context, ContextInit, GlobalOptions, IOStreams } from './context.js';
+import { ExitCode, InterruptedError, UsageError } from './errors.js';
+import { version } from './version.js';
+
+// Commander's CommonJS entry loads measurably faster than its ESM wrapper, and --help pays for every ms.
+const { Command, CommanderError, Option } = createRequire(import.meta.url)('commander') as typeof import('commander');
+type Command = import('commander').Command;
+type Option = import('commander').Option;
+
+/** Collects a repeatable option's values. */
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+const DEFAULT_TIMEOUT_S = 30;
+
+/** A command module: `parse` turns argv into typed options (and validates), `run` does the work. */
+export interface CommandModule<O = unknown> {
+  parse(args: string[], opts: Record<string, unknown>, ctx: Context): O;
+  run(ctx: Context, options: O): Promise<number | void>;
+}
+
+interface CommandDef {
+  name: string;
+  args?: string;
+  summary: string;
+  options?: (Option | [flags: string, description: string, defaultValue?: string])[];
+  examples: string[];
+  load: () => Promise<CommandModule<any>>;
+}
+
+interface GroupDef {
+  name: string;
+  summary: string;
+  commands: CommandDef[];
+}
+
+const TREE: (GroupDef | CommandDef)[] = [
+  {
+    name: 'build',
+    summary: 'Push game server builds',
+    commands: [
+      {
+        name: 'push',
+        args: '<file>',
+        summary: 'Upload a game server image and register it as a build',
+        options: [
+          ['--tag <name:tag>', 'image tag, lowercase [0-9a-z_-] on each side of the colon (required)'],
+          ['--name <display name>', 'display name of the build (default: the tag)'],
+          new Option('--kind <kind>', 'image kind').choices(['docker_image', 'oci_bundle']).default('docker_image'),
+          new Option('--compression <compression>', 'compression of the file').choices(['none', 'lz4']).default('none'),
+          ['--content-type <mime>', 'MIME type sent with the file', 'application/x-tar'],
+          ['--concurrency <n>', 'parts uploaded at once (1-64)', '8'],
+        ],
+        examples: [
+          'gamehost build push server.tar --tag game-server:v1-4-2',
+          'gamehost build push server.tar --tag game-server:${GITHUB_SHA::12} --json   # in CI',
+        ],
+        load: () => import('./commands/build/push.js'),
+      },
+    ],
+  },
+  {
+    name: 'lobby',
+    summary: 'Create lobbies and read their logs',
+    commands: [
+      {
+        name: 'create',
+        summary: 'Create a lobby and join it as a player',
+        options: [
+          ['--game-mode <mode>', 'game mode of the lobby (required)'],
+          ['--region <id>', 'region id, e.g. lnd-atl (default: the closest)'],
+          ['--max-players <n>', 'player limit'],
+          new Option('--publicity <publicity>', 'who may find the lobby').choices(['public', 'private']),
+          new Option('--tag <key=value>', 'a lobby tag; repeat for more').argParser(collect),
+          ['--config <json|@file>', 'lobby config passed to the server, inline JSON or @file'],
+          ['--verification <json|@file>', 'verification data, inline JSON or @file'],
+          new Option('--hcaptcha <response>', 'hCaptcha client response').conflicts('turnstile'),
+          new Option('--turnstile <response>', 'Turnstile client response').conflicts('hcaptcha'),
+        ],
+        examples: [
+          'gamehost lobby create --game-mode duos --region lnd-fra',
+          'gamehost lobby create --game-mode default --tag map=dust --config \'{"round":3}\'',
+          'LOBBY=$(gamehost lobby create --game-mode squads --json | jq -r .lobby.lobby_id)   # in CI',
+        ],
+        load: () => import('./commands/lobby/create.js'),
+      },
+      {
+        name: 'logs',
+        args: '<lobby-id>',
+        summary: "Show a lobby's status, timeline and job metrics",
+        examples: ['gamehost lobby logs 2f1c…', 'gamehost lobby logs "$LOBBY" --json | jq .lobby.status'],
+        load: () => import('./commands/lobby/logs.js'),
+      },
+    ],
+  },
+  {
+    name: 'history',
+    summary: 'Lobby history',
+    commands: [
+      {
+        name: 'export',
+        summary: 'Export the lobby history of a time window as CSV',
+        options: [
+          ['--since <duration>', 'window ending now, e.g. 90m, 24h, 7d'],
+          ['--from <time>', 'window start: RFC 3339 or epoch ms'],
+          ['--to <time>', 'window end: RFC 3339 or epoch ms (default: now)'],
+          ['-o, --output <file>', 'where to write the CSV; - for stdout (default: a file named after the window)'],
+        ],
+        examples: [
+          'gamehost history export --since 24h',
+          'gamehost history export --from 2026-11-01T00:00:00Z --to 2026-11-08T00:00:00Z -o week.csv',
+          'gamehost history export --since 7d -o - | wc -l   # in CI',
+        ],
+        load: () => import('./commands/history/export.js'),
+      },
+    ],
+  },
+  {
+    name: 'stats',
+    summary: 'Show player statistics: total, per game mode and per region',
+    examples: ['gamehost stats', 'gamehost stats --json | jq .player_count'],
+    load: () => import('./commands/stats.js'),
+  },
+  {
+    name: 'emulator',
+    summary: 'Run the local emulator of the service',
+    commands: [
+      {
+        name: 'serve',
+        summary: 'Run the emulator as a long-lived local server',
+        options: [
+          ['--host <host>', 'address to listen on', '127.0.0.1'],
+          ['--port <port>', 'port to listen on (0 picks a free one)', '6420'],
+          ['--data-dir <dir>', 'where the emulator keeps its state (default: the user data directory)'],
+          ['--config <file>', 'JSON file with game modes, regions, delays and limits'],
+        ],
+        examples: [
+          'gamehost emulator serve',
+          'gamehost emulator serve --port 0 --data-dir .emulator --json > emulator.json &   # in CI',
+        ],
+        load: () => import('./commands/emulator/serve.js'),
+      },
+    ],
+  },
+];
+
+const EXIT_CODES_HELP = `Exit codes:
+  0    ok
+  1    unexpected error
+  2    usage or invalid input (nothing was sent)
+  3    not authenticated or forbidden (401/403)
+  4    not found
+  5    rate limited or service unavailable, after retries
+  6    network error (DNS, refused, timeout, TLS)
+  7    upload failed (a part failed after retries, or the file changed)
+  130  interrupted (Ctrl-C)
+  143  terminated (SIGTERM)
+`;
+
+function globalsFrom(opts: Record<string, unknown>): GlobalOptions {
+  const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
+  const timeout = opts.timeout === undefined ? undefined : Number(opts.timeout);
+  if (timeout !== undefined && !(Number.isFinite(timeout) && timeout > 0)) {
+    throw new UsageError(`--timeout must be a positive number of seconds, not "${String(opts.timeout)}"`);
+  }
+  return {
+    endpoint: str(opts.endpoint),
+    token: str(opts.token),
+    namespaceToken: str(opts.namespaceToken),
+    game: str(opts.game),
+    namespace: str(opts.namespace),
+    json: opts.json === true,
+    quiet: opts.quiet === true,
+    color: opts.color !== false,
+    verbose: opts.verbose === true,
+    insecureHttp: opts.insecureHttp === true,
+    timeoutMs: Math.round((timeout ?? DEFAULT_TIMEOUT_S) * 1000),
+  };
+}
+
+function addExamples(cmd: Command, examples: string[]): void {
+  cmd.addHelpText('after', '\nExamples:\n' + examples.map((e) => `  $ ${e}`).join('\n') + '\n');
+}
+
+/** Runs a command's module with a context made from its parsed globals. */
+export type Runner = (def: CommandDef, args: string[], opts: Record<string, unknown>, globals: GlobalOptions) => Promise<void>;
+
+export function buildProgram(io: IOStreams, runner: Runner): Command {
+  const program = new Command('gamehost');
+  program
+    .description('Run your multiplayer backend: push builds, create lobbies, read logs, export history, watch players.')
+    .version(version, '--version', 'print the version')
+    .helpOption('-h, --help', 'show help')
+    .helpCommand(false)
+    .option('--endpoint <url>', 'service endpoint (default: the embedded local emulator)')
+    .option('--token <token>', 'cloud token')
+    .option('--namespace-token <token>', 'namespace token for matchmaker calls (default: --token)')
+    .option('--game <id>', 'game id')
+    .option('--namespace <id>', 'namespace id')
+    .option('--json', 'print one JSON document on stdout')
+    .option('-q, --quiet', 'print nothing but errors and data')
+    .option('--no-color', 'no colour')
+    .option('-v, --verbose', 'log requests and timings on stderr (never tokens)')
+    .option('--timeout <seconds>', 'timeout of each API call', String(DEFAULT_TIMEOUT_S))
+    .option('--insecure-http', 'allow a plain-http endpoint that is not on this machine')
+    .showSuggestionAfterError(true)
+    .addHelpText('after', `\n${EXIT_CODES_HELP}\nEnvironment: GAMEHOST_ENDPOINT, GAMEHOST_TOKEN, GAMEHOST_NAMESPACE_TOKEN, GAMEHOST_GAME,\n  GAMEHOST_NAMESPACE (RIVET_API_ENDPOINT and RIVET_TOKEN are read as fallbacks). Flags win.\n`);
+
+  const attach = (parent: Command, def: CommandDef) => {
+    const cmd = parent.command(def.name + (def.args ? ` ${def.args}` : '')).description(def.summary);
+    for (const opt of def.options ?? []) {
+      if (opt instanceof Option) cmd.addOption(opt);
+      else cmd.option(opt[0], opt[1], opt[2]);
+    }
+    addExamples(cmd, def.examples);
+    cmd.action(async (...received: unknown[]) => {
+      const command = received.at(-1) as Command;
+      const args = received.slice(0, -2).flat() as string[];
+      await runner(def, args, command.opts(), globalsFrom(command.optsWithGlobals()));
+    });
+  };
+
+  for (const def of TREE) {
+    if ('commands' in def) {
+      const group = program.command(def.name).description(def.summary).helpCommand(false);
+      for (const sub of def.commands) attach(group, sub);
+    } else {
+      attach(program, def);
+    }
+  }
+
+  program
+    .command('help [topic...]')
+    .description('show help for a command, or `gamehost help exit-codes`')
+    .action((topic: string[]) => {
+      if (topic.join(' ') === 'exit-codes') {
+        io.stdout.write(EXIT_CODES_HELP);
+        return;
+      }
+      let cmd: Command = program;
+      for (const word of topic) {
+        const next = cmd.commands.find((c) => c.name() === word);
+        if (!next) throw new UsageError(`no help topic "${topic.join(' ')}"`, 'run `gamehost --help` for the commands');
+        cmd = next;
+      }
+      cmd.outputHelp();
+    });
+
+  const configure = (cmd: Command) => {
+    cmd.exitOverride().configureOutput({
+      writeOut: (s) => io.stdout.write(s),
+      writeErr: (s) => io.stderr.write(s),
+      outputError: (s, write) => write(s),
+    });
+    cmd.commands.forEach(configure);
+  };
+  configure(program);
+  return program;
+}
+
+function installSignals(controller: AbortController): () => void {
+  let count = 0;
+  const handler = (signal: 'SIGINT' | 'SIGTERM') => {
+    count++;
+    // A second Ctrl-C skips clean-up.
+    if (count > 1) process.exit(signal === 'SIGINT' ? ExitCode.SIGINT : ExitCode.SIGTERM);
+    controller.abort(new InterruptedError(signal));
+  };
+  const onInt = () => handler('SIGINT');
+  const onTerm = () => handler('SIGTERM');
+  process.on('SIGINT', onInt);
+  process.on('SIGTERM', onTerm);
+  return () => {
+    process.off('SIGINT', onInt);
+    process.off('SIGTERM', onTerm);
+  };
+}
+
+/** Runs one invocation; returns the exit code. `argv` is the full process argv (node, script, ...args). */
+export async function main(argv: string[], init: ContextInit = {}): Promise<number> {
+  let uninstall: (() => void) | undefined;
+  let signal = init.signal;
+  if (!signal) {
+    const controller = new AbortController();
+    uninstall = installSignals(controller);
+    signal = controller.signal;
+  }
+  const io: IOStreams = {
+    stdin: init.io?.stdin ?? process.stdin,
+    stdout: init.io?.stdout ?? process.stdout,
+    stderr: init.io?.stderr ?? process.stderr,
+  };
+  const full: ContextInit = { ...init, io, signal };
+  // The context is built only when a command runs: --help and --version never load it.
+  let ctx: Context | undefined;
+  let code: number = ExitCode.OK;
+  try {
+    const program = buildProgram(io, async (def, args, opts, globals) => {
+      const { createContext } = await import('./context.js');
+      ctx = createContext(full, globals);
+      const mod = await def.load();
+      const result = await mod.run(ctx, mod.parse(args, opts, ctx));
+      if (typeof result === 'number') code = result;
+    });
+    await program.parseAsync(argv);
+  } catch (err) {
+    code = await reportError(argv, full, ctx, signal.aborted ? signal.reason : err);
+  } finally {
+    await ctx?.close().catch(() => {});
+    uninstall?.();
+  }
+  return code;
+}
+
+async function reportError(argv: string[], init: ContextInit, ctx: Context | undefined, err: unknown): Promise<number> {
+  if (err instanceof CommanderError) {
+    if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') {
+      return ExitCode.OK;
+    }
+    // Commander already printed its one line; add the way out.
+    init.io!.stderr!.write(`run \`gamehost ${commandPath(argv)}--help\` for usage\n`);
+    return ExitCode.USAGE;
+  }
+  const [{ printError }, { createContext }] = await Promise.all([import('./output/errors.js'), import('./context.js')]);
+  return printError(ctx ?? createContext(init), err);
+}
+
+/** `lobby create ` for `gamehost lobby create --bad`: the words of argv that name commands. */
+function commandPath(argv: string[]): string {
+  const words: string[] = [];
+  let level: readonly (GroupDef | CommandDef)[] = TREE;
+  for (const word of argv.slice(2)) {
+    const def = level.find((d) => d.name === word);
+    if (!def) continue;
+    words.push(word);
+    if (!('commands' in def)) break;
+    level = def.commands;
+  }
+  return words.map((w) => w + ' ').join('');
+}

@@ -1,0 +1,99 @@
+// One error hierarchy for the whole CLI. Each class knows its exit code, so cli.ts maps errors in one place.
+
+export const ExitCode = {
+  OK: 0,
+  UNEXPECTED: 1,
+  USAGE: 2,
+  AUTH: 3,
+  NOT_FOUND: 4,
+  UNAVAILABLE: 5,
+  NETWORK: 6,
+  UPLOAD: 7,
+  SIGINT: 130,
+  SIGTERM: 143,
+} as const;
+
+export abstract class CliError extends Error {
+  abstract readonly exitCode: number;
+  /** A second line telling the user what to do, shown after the message. */
+  hint?: string;
+}
+
+/** Bad input, found before any request was sent. */
+export class UsageError extends CliError {
+  readonly exitCode = ExitCode.USAGE;
+  constructor(message: string, hint?: string) {
+    super(message);
+    this.name = 'UsageError';
+    this.hint = hint;
+  }
+}
+
+export interface ApiErrorBody {
+  code: string;
+  message: string;
+  ray_id?: string;
+  documentation?: string;
+  metadata?: unknown;
+}
+
+/** A non-2xx answer from the service (or a body that could not be understood). */
+export class ApiError extends CliError {
+  readonly status: number;
+  readonly code: string;
+  readonly rayId?: string;
+  readonly documentation?: string;
+  readonly metadata?: unknown;
+  /** Set when a Retry-After header came with the answer, in ms from now. */
+  retryAfterMs?: number;
+
+  constructor(status: number, body: ApiErrorBody, rayId?: string) {
+    super(body.message);
+    this.name = 'ApiError';
+    this.status = status;
+    this.code = body.code;
+    this.rayId = body.ray_id ?? rayId;
+    this.documentation = body.documentation;
+    this.metadata = body.metadata;
+    if (status === 401 || status === 403) this.hint = 'check the token, or run `gamehost login`';
+  }
+
+  get exitCode(): number {
+    if (this.status === 401 || this.status === 403) return ExitCode.AUTH;
+    if (this.status === 404) return ExitCode.NOT_FOUND;
+    if (this.status === 429 || this.status >= 500) return ExitCode.UNAVAILABLE;
+    return ExitCode.UNEXPECTED;
+  }
+}
+
+/** The request never got an HTTP answer: DNS, refused, reset, timeout, TLS. */
+export class NetworkError extends CliError {
+  readonly exitCode = ExitCode.NETWORK;
+  readonly code: string;
+  constructor(message: string, code: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'NetworkError';
+    this.code = code;
+  }
+}
+
+/** The upload could not finish: a part failed after its retries, or the file changed. */
+export class UploadError extends CliError {
+  readonly exitCode = ExitCode.UPLOAD;
+  constructor(message: string, hint?: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'UploadError';
+    this.hint = hint;
+  }
+}
+
+/** The user pressed Ctrl-C or the process got SIGTERM. */
+export class InterruptedError extends CliError {
+  readonly exitCode: number;
+  constructor(signal: 'SIGINT' | 'SIGTERM', hint?: string) {
+    super(signal === 'SIGINT' ? 'interrupted' : 'terminated');
+    this.name = 'InterruptedError';
+    this.exitCode = signal === 'SIGINT' ? ExitCode.SIGINT : ExitCode.SIGTERM;
+    this.hint = hint;
+  }
+}

@@ -1,0 +1,62 @@
+// How a failure reaches the user: one line with what failed (the service's code and ray id when there is
+// one), then the documentation link and what to do. An unexpected exception gets one line and a report file.
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Context } from '../context.js';
+import { ApiError, CliError, ExitCode } from '../errors.js';
+import { stateDir } from '../config/paths.js';
+import { version } from '../version.js';
+import { styler } from './color.js';
+import { sanitizeLine } from './sanitize.js';
+
+/** Escapes a message for a GitHub Actions workflow command. */
+function annotation(message: string): string {
+  return `::error::${message.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A')}\n`;
+}
+
+export function describeError(err: CliError): string {
+  let line = sanitizeLine(err.message);
+  if (err instanceof ApiError) {
+    const code = sanitizeLine(err.code);
+    line += err.rayId ? ` (${code}, ray ${sanitizeLine(err.rayId)})` : ` (${code})`;
+  }
+  return line;
+}
+
+export function printError(ctx: Context, err: unknown): number {
+  const c = styler(ctx, ctx.io.stderr);
+  const out = ctx.io.stderr;
+  if (err instanceof CliError) {
+    const line = describeError(err);
+    out.write(`${c.red('error')}: ${line}\n`);
+    if (err instanceof ApiError && err.documentation) out.write(`  docs: ${sanitizeLine(err.documentation)}\n`);
+    if (err.hint) out.write(`  ${err.hint}\n`);
+    if (ctx.env.GITHUB_ACTIONS === 'true') out.write(annotation(line));
+    return err.exitCode;
+  }
+  const message = sanitizeLine((err as Error)?.message ?? String(err));
+  const report = writeCrashReport(ctx, err);
+  out.write(`${c.red('error')}: unexpected failure: ${message}\n`);
+  out.write(report ? `  a full report was written to ${report}\n` : '  (the report could not be written)\n');
+  if (ctx.env.GITHUB_ACTIONS === 'true') out.write(annotation(`unexpected failure: ${message}`));
+  return ExitCode.UNEXPECTED;
+}
+
+function writeCrashReport(ctx: Context, err: unknown): string | undefined {
+  try {
+    const dir = path.join(stateDir(ctx.env), 'crash');
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const file = path.join(dir, `crash-${new Date(ctx.now()).toISOString().replace(/[:.]/g, '-')}-${process.pid}.log`);
+    const body = [
+      `gamehost ${version} node ${process.versions.node} ${process.platform}-${process.arch}`,
+      `time: ${new Date(ctx.now()).toISOString()}`,
+      '',
+      (err as Error)?.stack ?? String(err),
+      '',
+    ].join('\n');
+    fs.writeFileSync(file, body, { mode: 0o600 });
+    return file;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,28 @@
+import type { Context } from '../../context.js';
+import type { PushResult } from '../../commands/build/push.js';
+import { styler } from '../color.js';
+import { formatBytes, formatDuration, formatRate } from '../format.js';
+import { renderRecord } from '../record.js';
+
+export function renderPushed(ctx: Context, tag: string, r: PushResult): string {
+  const out = ctx.io.stdout;
+  const fields = [
+    { label: 'Build', key: 'build_id', value: r.build_id },
+    { label: 'Upload', key: 'upload_id', value: r.upload_id },
+    { label: 'Tag', key: 'tag', value: tag },
+    {
+      label: 'Size',
+      key: 'bytes',
+      value: out.isTTY === true ? `${formatBytes(r.bytes)} in ${r.parts} part${r.parts === 1 ? '' : 's'}` : r.bytes,
+    },
+    {
+      label: 'Time',
+      key: 'duration_ms',
+      value: out.isTTY === true ? `${formatDuration(r.duration_ms)} (${formatRate(r.bytes / Math.max(r.duration_ms / 1000, 0.001))})` : r.duration_ms,
+    },
+    { label: 'SHA-256', key: 'sha256', value: r.sha256 },
+  ];
+  if (out.isTTY !== true) return renderRecord(ctx, [...fields, { label: 'Parts', key: 'parts', value: r.parts }]);
+  const c = styler(ctx, out);
+  return `${c.green('✓')} Pushed ${c.bold(tag)}\n` + renderRecord(ctx, fields);
+}
