@@ -6,6 +6,8 @@ import { UsageError } from '../errors.js';
 import { describeFsError } from '../commands/args.js';
 
 const NUMBER_FIELDS = ['startDelayMs', 'readyDelayMs', 'partSize', 'singlePartMax', 'maxUploadBytes'] as const;
+// Delays may be zero; sizes may not.
+const POSITIVE = new Set<string>(['partSize', 'singlePartMax', 'maxUploadBytes']);
 
 export function loadEmulatorConfig(file: string): Partial<EmulatorConfig> {
   let raw: unknown;
@@ -20,8 +22,9 @@ export function loadEmulatorConfig(file: string): Partial<EmulatorConfig> {
   const out: Partial<EmulatorConfig> = {};
   for (const key of NUMBER_FIELDS) {
     if (cfg[key] === undefined) continue;
-    if (typeof cfg[key] !== 'number' || !Number.isInteger(cfg[key]) || (cfg[key] as number) < 0) {
-      throw new UsageError(`emulator config ${file}: ${key} must be a non-negative whole number`);
+    const min = POSITIVE.has(key) ? 1 : 0;
+    if (typeof cfg[key] !== 'number' || !Number.isInteger(cfg[key]) || (cfg[key] as number) < min) {
+      throw new UsageError(`emulator config ${file}: ${key} must be a whole number of at least ${min}`);
     }
     out[key] = cfg[key] as number;
   }
@@ -30,13 +33,13 @@ export function loadEmulatorConfig(file: string): Partial<EmulatorConfig> {
     out.tokenless = cfg.tokenless;
   }
   if (cfg.gameModes !== undefined) {
-    if (!Array.isArray(cfg.gameModes) || !cfg.gameModes.every((m) => typeof m === 'string' && m)) {
+    if (!Array.isArray(cfg.gameModes) || !cfg.gameModes.length || !cfg.gameModes.every((m) => typeof m === 'string' && m)) {
       throw new UsageError(`emulator config ${file}: gameModes must be a list of names`);
     }
     out.gameModes = cfg.gameModes as string[];
   }
   if (cfg.regions !== undefined) {
-    const ok = Array.isArray(cfg.regions) && cfg.regions.every((r) => r && typeof r.id === 'string' && typeof r.name === 'string');
+    const ok = Array.isArray(cfg.regions) && cfg.regions.length > 0 && cfg.regions.every((r) => r && typeof r.id === 'string' && typeof r.name === 'string');
     if (!ok) throw new UsageError(`emulator config ${file}: regions must be a list of {"id", "name"}`);
     out.regions = cfg.regions as EmulatorConfig['regions'];
   }

@@ -1,0 +1,97 @@
+// Reading request bodies the way the service does: a known length, at most 1 MiB, a JSON object.
+import type { RequestContext } from './context.js';
+import { EmulatorError, fail } from './errors.js';
+
+export const MAX_JSON_BODY = 1024 * 1024;
+
+export type JsonObject = Record<string, unknown>;
+
+/** The declared Content-Length, or a 400 (code given) for chunked or length-less bodies. */
+export function declaredLength(rc: RequestContext, code: 'API_BAD_BODY' | 'UPLOAD_INVALID'): number {
+  const { headers } = rc.req;
+  const raw = headers['content-length'];
+  if (headers['transfer-encoding'] !== undefined || raw === undefined || !/^\d+$/.test(raw)) {
+    rc.res.setHeader('connection', 'close');
+    fail(code, { reason: 'the body must be sent with a Content-Length header (chunked encoding is refused).' });
+  }
+  return Number(raw);
+}
+
+/** Parses the JSON object body; an empty body counts as `{}` only where the operation takes no fields. */
+export async function readJson(rc: RequestContext, opts: { emptyIsObject?: boolean } = {}): Promise<JsonObject> {
+  const length = declaredLength(rc, 'API_BAD_BODY');
+  if (length > MAX_JSON_BODY) {
+    // Do not drain a huge body just to keep the connection alive.
+    rc.res.setHeader('connection', 'close');
+    fail('API_BAD_BODY', { reason: `the body is ${length} bytes; at most ${MAX_JSON_BODY} are accepted.` });
+  }
+  const chunks: Buffer[] = [];
+  for await (const chunk of rc.req) chunks.push(chunk as Buffer);
+  const text = (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8');
+  if (text.trim() === '' && opts.emptyIsObject) return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new EmulatorError('API_BAD_BODY', { reason: `malformed JSON (${(err as Error).message}).` });
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    fail('API_BAD_BODY', { reason: 'expected a JSON object.' });
+  return value as JsonObject;
+}
+
+// Field readers: a type mismatch is API_BAD_BODY, as a strict deserialiser would answer.
+
+export function optString(body: JsonObject, field: string): string | undefined {
+  const v = body[field];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'string') fail('API_BAD_BODY', { reason: `${field} must be a string.` });
+  return v;
+}
+
+export function reqString(body: JsonObject, field: string): string {
+  const v = optString(body, field);
+  if (v === undefined) fail('API_BAD_BODY', { reason: `${field} is required.` });
+  return v;
+}
+
+export function optInteger(body: JsonObject, field: string): number | undefined {
+  const v = body[field];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'number' || !Number.isSafeInteger(v)) fail('API_BAD_BODY', { reason: `${field} must be an integer.` });
+  return v;
+}
+
+export function reqInteger(body: JsonObject, field: string): number {
+  const v = optInteger(body, field);
+  if (v === undefined) fail('API_BAD_BODY', { reason: `${field} is required.` });
+  return v;
+}
+
+export function optBoolean(body: JsonObject, field: string): boolean | undefined {
+  const v = body[field];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'boolean') fail('API_BAD_BODY', { reason: `${field} must be a boolean.` });
+  return v;
+}
+
+export function optObject(body: JsonObject, field: string): JsonObject | undefined {
+  const v = body[field];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'object' || Array.isArray(v)) fail('API_BAD_BODY', { reason: `${field} must be an object.` });
+  return v as JsonObject;
+}
+
+export function optEnum<T extends string>(body: JsonObject, field: string, allowed: readonly T[]): T | undefined {
+  const v = optString(body, field);
+  if (v === undefined) return undefined;
+  if (!(allowed as readonly string[]).includes(v))
+    fail('API_BAD_BODY', { reason: `${field} must be one of ${allowed.join(', ')}; got "${v}".` });
+  return v as T;
+}
+
+/** Base URL for links the client follows next (presigned URLs): the Host it used to reach us. */
+export function baseUrl(rc: RequestContext): string {
+  const host = rc.req.headers.host;
+  return host && /^[A-Za-z0-9.\-:[\]]+$/.test(host) ? `http://${host}` : rc.emu.endpoint;
+}

@@ -1,0 +1,59 @@
+// The data directory: the SQLite file, the signing secret, upload parts and assembled builds.
+import { randomBytes } from 'node:crypto';
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+
+export interface DataDirPaths {
+  root: string;
+  db: string;
+  secret: string;
+  uploads: string;
+  builds: string;
+}
+
+const SECRET_BYTES = 32;
+
+export function dataDirPaths(dataDir: string): DataDirPaths {
+  return {
+    root: dataDir,
+    db: join(dataDir, 'emulator.db'),
+    secret: join(dataDir, 'secret'),
+    uploads: join(dataDir, 'uploads'),
+    builds: join(dataDir, 'builds'),
+  };
+}
+
+/** Blocks the thread; only used at start-up while another process finishes writing. */
+export function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+export function prepareDataDir(dataDir: string): { paths: DataDirPaths; secret: Buffer } {
+  const paths = dataDirPaths(dataDir);
+  for (const dir of [paths.root, paths.uploads, paths.builds]) mkdirSync(dir, { recursive: true, mode: 0o700 });
+  return { paths, secret: loadSecret(paths.secret) };
+}
+
+/** Creates the secret with O_EXCL so exactly one process writes it; the others read the winner's. */
+export function loadSecret(file: string): Buffer {
+  try {
+    const fd = openSync(file, 'wx', 0o600);
+    try {
+      writeSync(fd, randomBytes(SECRET_BYTES));
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+  // The winner may be between open and write: wait for the full 32 bytes.
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    const secret = readFileSync(file);
+    if (secret.length === SECRET_BYTES) return secret;
+    if (secret.length > SECRET_BYTES || Date.now() > deadline)
+      throw new Error(`Emulator secret ${file} is corrupt (${secret.length} bytes); delete it to make a new one.`);
+    sleepSync(5);
+  }
+}

@@ -1,0 +1,70 @@
+// Every error the emulator can answer, in one table: status, code and message template.
+// Codes follow the production service where it has one; `{name}` placeholders are filled from params.
+
+export const ERRORS = {
+  API_BAD_BODY: { status: 400, message: 'Invalid request body: {reason}' },
+  API_BAD_PATH_PARAMETER: { status: 400, message: 'Invalid path parameter {name}: {reason}' },
+  API_BAD_QUERY_PARAMETER: { status: 400, message: 'Invalid query parameter {name}: {reason}' },
+  API_UNAUTHORIZED: { status: 401, message: 'Unauthorized: {reason}' },
+  API_FORBIDDEN: { status: 403, message: 'Forbidden: {reason}' },
+  // Production answers 500 for an unknown lobby in the logs endpoint; the emulator is kinder and says 404.
+  API_NOT_FOUND: { status: 404, message: '{what} not found.' },
+  API_METHOD_NOT_ALLOWED: { status: 405, message: 'Method {method} is not allowed on this path; allowed: {allow}.' },
+  PRESIGN_INVALID: { status: 403, message: 'The presigned URL signature does not match.' },
+  PRESIGN_EXPIRED: { status: 403, message: 'The presigned URL expired at {expires}.' },
+  MATCHMAKER_GAME_MODE_NOT_FOUND: { status: 400, message: 'Game mode "{game_mode}" not found.' },
+  MATCHMAKER_REGION_NOT_FOUND: { status: 400, message: 'Region "{region}" not found.' },
+  MATCHMAKER_TOO_MANY_TAGS: { status: 400, message: 'Too many tags: {count} given, at most 8 allowed.' },
+  MATCHMAKER_TAG_NAME_TOO_LONG: { status: 400, message: 'Tag name is too long: at most 128 bytes.' },
+  MATCHMAKER_TAG_TOO_LONG: { status: 400, message: 'Tag "{name}" value is too long: at most 512 bytes.' },
+  MATCHMAKER_DYNAMIC_MAX_PLAYERS_INVALID: { status: 400, message: 'max_players must be an integer from 1 to {max}.' },
+  BUILD_INVALID_DISPLAY_NAME: { status: 400, message: 'Invalid display_name: {reason}' },
+  BUILD_INVALID_IMAGE_TAG: { status: 400, message: 'Invalid image_tag "{tag}": {reason}' },
+  BUILD_TAG_TAKEN: { status: 400, message: 'Image tag "{tag}" is already used by another build of this game.' },
+  UPLOAD_TOO_LARGE: { status: 400, message: 'Upload too large: {reason}' },
+  UPLOAD_INVALID: { status: 400, message: 'Invalid upload: {reason}' },
+  ERROR: { status: 500, message: 'An internal error has occurred (ray {ray_id}).' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof ERRORS;
+export type ErrorParams = Record<string, string | number>;
+
+export interface ErrorBody {
+  code: string;
+  message: string;
+  ray_id: string;
+  documentation: string;
+  metadata?: unknown;
+}
+
+/** Thrown by handlers; the router turns it into the JSON error body. */
+export class EmulatorError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    readonly params: ErrorParams = {},
+    readonly metadata?: unknown,
+    readonly headers?: Record<string, string>,
+  ) {
+    super(code);
+    this.status = ERRORS[code].status;
+  }
+}
+
+export function fail(code: ErrorCode, params: ErrorParams = {}, metadata?: unknown): never {
+  throw new EmulatorError(code, params, metadata);
+}
+
+export function errorBody(code: ErrorCode, params: ErrorParams, rayId: string, metadata?: unknown): ErrorBody {
+  const message = ERRORS[code].message.replace(/\{(\w+)\}/g, (whole, name: string) =>
+    name === 'ray_id' ? rayId : name in params ? String(params[name]) : whole,
+  );
+  const body: ErrorBody = {
+    code,
+    message,
+    ray_id: rayId,
+    documentation: `https://rivet.gg/docs/general/errors#${code.toLowerCase().replace(/_/g, '-')}`,
+  };
+  if (metadata !== undefined) body.metadata = metadata;
+  return body;
+}

@@ -1,0 +1,149 @@
+// The HTTP front: routing, path parameters, ray ids, and turning every failure into the JSON error body.
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { MAX_PARTS, adminListBuilds, completeUpload, createBuild, putPart } from './builds.js';
+import type { EmulatorState, Handler, Reply, RequestContext } from './context.js';
+import { ERRORS, EmulatorError, errorBody, fail, type ErrorCode, type ErrorParams } from './errors.js';
+import { downloadExport, exportHistory } from './history.js';
+import { GAME_ID, NAMESPACE_ID, isUuid } from './ids.js';
+import { adminStopLobby, createLobby, getLobbyLogs, playerStatistics } from './lobbies.js';
+
+interface Route {
+  method: string;
+  segments: string[];
+  handler: Handler;
+}
+
+function route(method: string, pattern: string, handler: Handler): Route {
+  return { method, segments: pattern.split('/').slice(1), handler };
+}
+
+const ROUTES: Route[] = [
+  route('POST', '/matchmaker/lobbies/create', createLobby),
+  route('GET', '/matchmaker/players/statistics', playerStatistics),
+  route('GET', '/cloud/games/:game_id/namespaces/:namespace_id/logs/lobbies/:lobby_id', getLobbyLogs),
+  route('POST', '/cloud/games/:game_id/matchmaker/lobbies/export-history', exportHistory),
+  route('POST', '/cloud/games/:game_id/builds', createBuild),
+  route('POST', '/cloud/uploads/:upload_id/complete', completeUpload),
+  // Presigned targets, standing in for the object store.
+  route('PUT', '/_upload/:upload_id/:part_number', putPart),
+  route('GET', '/_export/:export_id/export.csv', downloadExport),
+  // Admin routes for tests and `gamehost emulator ...`; no auth, loopback only by default.
+  route('POST', '/_emulator/lobbies/:lobby_id/stop', adminStopLobby),
+  route('GET', '/_emulator/builds', adminListBuilds),
+  route('GET', '/_emulator/health', () => ({
+    status: 200,
+    json: { ok: true, game_id: GAME_ID, namespace_id: NAMESPACE_ID },
+  })),
+];
+
+/** Decodes and checks one path parameter: `*_id` must be a UUID (lower-cased), `part_number` 1..MAX_PARTS. */
+function pathParam(name: string, raw: string): string {
+  let value: string;
+  try {
+    value = decodeURIComponent(raw);
+  } catch {
+    fail('API_BAD_PATH_PARAMETER', { name, reason: 'bad percent-encoding.' });
+  }
+  if (name === 'part_number') {
+    if (!/^\d{1,5}$/.test(value) || Number(value) < 1 || Number(value) > MAX_PARTS)
+      fail('API_BAD_PATH_PARAMETER', { name, reason: `expected a part number from 1 to ${MAX_PARTS}.` });
+    return String(Number(value));
+  }
+  if (!isUuid(value)) fail('API_BAD_PATH_PARAMETER', { name, reason: `"${value}" is not a UUID.` });
+  return value.toLowerCase();
+}
+
+function matches(route: Route, segments: string[]): boolean {
+  if (route.segments.length !== segments.length) return false;
+  return route.segments.every((want, i) => want.startsWith(':') || want === segments[i]);
+}
+
+function resolve(rc: RequestContext): Handler {
+  const segments = rc.path.split('/').slice(1);
+  const allowed: string[] = [];
+  for (const r of ROUTES) {
+    if (!matches(r, segments)) continue;
+    if (r.method !== rc.method) {
+      allowed.push(r.method);
+      continue;
+    }
+    r.segments.forEach((want, i) => {
+      if (want.startsWith(':')) rc.params[want.slice(1)] = pathParam(want.slice(1), segments[i]!);
+    });
+    return r.handler;
+  }
+  if (allowed.length > 0) {
+    throw new EmulatorError('API_METHOD_NOT_ALLOWED', { method: rc.method, allow: allowed.join(', ') }, undefined, {
+      allow: allowed.join(', '),
+    });
+  }
+  fail('API_NOT_FOUND', { what: `Route ${rc.method} ${rc.path}` });
+}
+
+function send(res: ServerResponse, reply: Reply): void {
+  if (reply.headers) for (const [k, v] of Object.entries(reply.headers)) res.setHeader(k, v);
+  let body: string | Buffer = '';
+  if (reply.json !== undefined) {
+    body = JSON.stringify(reply.json);
+    res.setHeader('content-type', 'application/json; charset=utf-8');
+  } else if (reply.body !== undefined) {
+    body = reply.body;
+  }
+  res.setHeader('content-length', Buffer.byteLength(body));
+  res.statusCode = reply.status;
+  res.end(body);
+}
+
+function sendError(
+  rc: RequestContext,
+  code: ErrorCode,
+  params: ErrorParams,
+  metadata?: unknown,
+  headers?: Record<string, string>,
+): void {
+  const { res } = rc;
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  send(res, { status: ERRORS[code].status, json: errorBody(code, params, rc.rayId, metadata), headers: headers ?? {} });
+}
+
+async function handle(emu: EmulatorState, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const rayId = randomUUID();
+  res.setHeader('rvt-ray-id', rayId);
+  const url = req.url ?? '/';
+  const q = url.indexOf('?');
+  const rc: RequestContext = {
+    emu,
+    req,
+    res,
+    method: req.method ?? 'GET',
+    path: q === -1 ? url : url.slice(0, q),
+    query: new URLSearchParams(q === -1 ? '' : url.slice(q + 1)),
+    params: {},
+    rayId,
+    now: Date.now(),
+  };
+  try {
+    const handler = resolve(rc);
+    send(res, await handler(rc));
+  } catch (err) {
+    if (err instanceof EmulatorError) {
+      sendError(rc, err.code, err.params, err.metadata, err.headers);
+    } else {
+      if (process.env.GAMEHOST_EMULATOR_DEBUG) console.error(`[emulator] ray ${rayId}:`, err);
+      sendError(rc, 'ERROR', {});
+    }
+  }
+}
+
+export function createEmulatorServer(emu: EmulatorState): Server {
+  const server = createServer((req, res) => {
+    // handle() never rejects, but a last guard keeps one bad request from ending the process.
+    handle(emu, req, res).catch(() => res.destroy());
+  });
+  server.keepAliveTimeout = 5_000;
+  return server;
+}

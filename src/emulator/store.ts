@@ -1,0 +1,403 @@
+// The SQLite store shared by every emulator process over one data directory.
+import Database from 'better-sqlite3';
+import { sleepSync } from './datadir.js';
+
+export interface LobbyRow {
+  lobby_id: string;
+  namespace_id: string;
+  game_mode: string;
+  /** Region name id, e.g. lnd-atl. */
+  region_id: string;
+  region_name: string;
+  max_players: number;
+  publicity: 'public' | 'private';
+  /** JSON object of tags. */
+  tags: string;
+  /** JSON, or null when none was given. */
+  lobby_config: string | null;
+  create_ts: number;
+  /** Stored at create time from that process's config, so every reader agrees. */
+  start_ts: number;
+  ready_ts: number;
+  stop_ts: number | null;
+  exit_code: number | null;
+  failed: number | null;
+}
+
+export interface BuildRow {
+  build_id: string;
+  game_id: string;
+  upload_id: string;
+  display_name: string;
+  image_tag: string;
+  kind: string;
+  compression: string;
+  path: string;
+  content_type: string | null;
+  content_length: number;
+  sha256: string | null;
+  complete: number;
+  create_ts: number;
+  complete_ts: number | null;
+}
+
+export type UploadState = 'pending' | 'assembling' | 'complete';
+
+export interface UploadRow {
+  upload_id: string;
+  build_id: string;
+  game_id: string;
+  content_length: number;
+  part_size: number;
+  part_count: number;
+  state: UploadState;
+  claim_ts: number | null;
+}
+
+export type NewUpload = Omit<UploadRow, 'state' | 'claim_ts' | 'game_id'>;
+
+export interface PartRow {
+  part_number: number;
+  size: number;
+  sha256: string;
+}
+
+export interface PlayerCountRow {
+  game_mode: string;
+  region_id: string;
+  player_count: number;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS lobbies (
+  lobby_id TEXT PRIMARY KEY,
+  namespace_id TEXT NOT NULL,
+  game_mode TEXT NOT NULL,
+  region_id TEXT NOT NULL,
+  region_name TEXT NOT NULL,
+  max_players INTEGER NOT NULL,
+  publicity TEXT NOT NULL,
+  tags TEXT NOT NULL,
+  lobby_config TEXT,
+  create_ts INTEGER NOT NULL,
+  start_ts INTEGER NOT NULL,
+  ready_ts INTEGER NOT NULL,
+  stop_ts INTEGER,
+  exit_code INTEGER,
+  failed INTEGER
+);
+CREATE INDEX IF NOT EXISTS lobbies_create_ts ON lobbies (create_ts);
+CREATE INDEX IF NOT EXISTS lobbies_stop_ts ON lobbies (stop_ts);
+CREATE INDEX IF NOT EXISTS lobbies_running ON lobbies (namespace_id) WHERE stop_ts IS NULL;
+CREATE TABLE IF NOT EXISTS players (
+  player_id TEXT PRIMARY KEY,
+  lobby_id TEXT NOT NULL REFERENCES lobbies (lobby_id),
+  create_ts INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS players_lobby ON players (lobby_id);
+CREATE TABLE IF NOT EXISTS builds (
+  build_id TEXT PRIMARY KEY,
+  game_id TEXT NOT NULL,
+  upload_id TEXT NOT NULL UNIQUE,
+  display_name TEXT NOT NULL,
+  image_tag TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  compression TEXT NOT NULL,
+  path TEXT NOT NULL,
+  content_type TEXT,
+  content_length INTEGER NOT NULL,
+  sha256 TEXT,
+  complete INTEGER NOT NULL DEFAULT 0,
+  create_ts INTEGER NOT NULL,
+  complete_ts INTEGER,
+  UNIQUE (game_id, image_tag)
+);
+CREATE TABLE IF NOT EXISTS uploads (
+  upload_id TEXT PRIMARY KEY,
+  build_id TEXT NOT NULL REFERENCES builds (build_id),
+  content_length INTEGER NOT NULL,
+  part_size INTEGER NOT NULL,
+  part_count INTEGER NOT NULL,
+  state TEXT NOT NULL DEFAULT 'pending',
+  claim_ts INTEGER
+);
+CREATE TABLE IF NOT EXISTS upload_parts (
+  upload_id TEXT NOT NULL REFERENCES uploads (upload_id),
+  part_number INTEGER NOT NULL,
+  size INTEGER NOT NULL,
+  sha256 TEXT NOT NULL,
+  update_ts INTEGER NOT NULL,
+  PRIMARY KEY (upload_id, part_number)
+);
+CREATE TABLE IF NOT EXISTS exports (
+  export_id TEXT PRIMARY KEY,
+  game_id TEXT NOT NULL,
+  csv TEXT NOT NULL,
+  create_ts INTEGER NOT NULL,
+  expires_ts INTEGER NOT NULL
+);
+INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', '1');
+`;
+
+const SCHEMA_VERSION = '1';
+const BUSY_RETRY_MS = 15_000;
+
+function isBusy(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'));
+}
+
+/** Retries start-up steps that lose a lock race with other processes beyond busy_timeout's reach (WAL switch). */
+function retryBusy<T>(step: () => T): T {
+  const deadline = Date.now() + BUSY_RETRY_MS;
+  for (;;) {
+    try {
+      return step();
+    } catch (err) {
+      if (!isBusy(err) || Date.now() > deadline) throw err;
+      sleepSync(5 + Math.floor(Math.random() * 20));
+    }
+  }
+}
+
+export function isUniqueViolation(err: unknown): boolean {
+  return (err as { code?: unknown }).code === 'SQLITE_CONSTRAINT_UNIQUE';
+}
+
+function prepareStatements(db: Database.Database) {
+  return {
+    insertLobby: db.prepare<
+      [string, string, string, string, string, number, string, string, string | null, number, number, number]
+    >(
+      `INSERT INTO lobbies (lobby_id, namespace_id, game_mode, region_id, region_name, max_players, publicity, tags,
+         lobby_config, create_ts, start_ts, ready_ts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    insertPlayer: db.prepare<[string, string, number]>(
+      'INSERT INTO players (player_id, lobby_id, create_ts) VALUES (?, ?, ?)',
+    ),
+    getLobby: db.prepare<[string], LobbyRow>('SELECT * FROM lobbies WHERE lobby_id = ?'),
+    stopLobby: db.prepare<[number, number, number, string]>(
+      'UPDATE lobbies SET stop_ts = ?, exit_code = ?, failed = ? WHERE lobby_id = ? AND stop_ts IS NULL',
+    ),
+    playerCounts: db.prepare<[string], PlayerCountRow>(
+      `SELECT l.game_mode AS game_mode, l.region_id AS region_id, COUNT(*) AS player_count
+         FROM lobbies l JOIN players p ON p.lobby_id = l.lobby_id
+        WHERE l.namespace_id = ? AND l.stop_ts IS NULL
+        GROUP BY l.game_mode, l.region_id`,
+    ),
+    // The production export query: stopped in the window, created in it, or running and created before its end.
+    history: db.prepare<{ ns: string; qs: number; qe: number }, LobbyRow>(
+      `SELECT * FROM lobbies
+        WHERE namespace_id = @ns AND (
+          (stop_ts > @qs AND stop_ts <= @qe) OR
+          (create_ts > @qs AND create_ts <= @qe) OR
+          (stop_ts IS NULL AND create_ts <= @qe))
+        ORDER BY create_ts DESC, lobby_id`,
+    ),
+    insertBuild: db.prepare<
+      [string, string, string, string, string, string, string, string, string | null, number, number]
+    >(
+      `INSERT INTO builds (build_id, game_id, upload_id, display_name, image_tag, kind, compression, path,
+         content_type, content_length, create_ts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    insertUpload: db.prepare<[string, string, number, number, number]>(
+      'INSERT INTO uploads (upload_id, build_id, content_length, part_size, part_count) VALUES (?, ?, ?, ?, ?)',
+    ),
+    getUpload: db.prepare<[string], UploadRow>(
+      `SELECT u.upload_id, u.build_id, b.game_id, u.content_length, u.part_size, u.part_count, u.state, u.claim_ts
+         FROM uploads u JOIN builds b ON b.build_id = u.build_id WHERE u.upload_id = ?`,
+    ),
+    upsertPart: db.prepare<[string, number, number, string, number]>(
+      `INSERT INTO upload_parts (upload_id, part_number, size, sha256, update_ts) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (upload_id, part_number) DO UPDATE SET size = excluded.size, sha256 = excluded.sha256,
+         update_ts = excluded.update_ts`,
+    ),
+    listParts: db.prepare<[string], PartRow>(
+      'SELECT part_number, size, sha256 FROM upload_parts WHERE upload_id = ? ORDER BY part_number',
+    ),
+    claimUpload: db.prepare<[number, string, number]>(
+      `UPDATE uploads SET state = 'assembling', claim_ts = ?
+        WHERE upload_id = ? AND (state = 'pending' OR (state = 'assembling' AND claim_ts < ?))`,
+    ),
+    touchClaim: db.prepare<[number, string]>(
+      "UPDATE uploads SET claim_ts = ? WHERE upload_id = ? AND state = 'assembling'",
+    ),
+    releaseUpload: db.prepare<[string]>(
+      "UPDATE uploads SET state = 'pending', claim_ts = NULL WHERE upload_id = ? AND state = 'assembling'",
+    ),
+    completeUpload: db.prepare<[string]>("UPDATE uploads SET state = 'complete' WHERE upload_id = ?"),
+    completeBuild: db.prepare<[string, number, number, string]>(
+      'UPDATE builds SET sha256 = ?, content_length = ?, complete = 1, complete_ts = ? WHERE build_id = ?',
+    ),
+    listBuilds: db.prepare<[], BuildRow>('SELECT * FROM builds ORDER BY create_ts DESC, build_id'),
+    insertExport: db.prepare<[string, string, string, number, number]>(
+      'INSERT INTO exports (export_id, game_id, csv, create_ts, expires_ts) VALUES (?, ?, ?, ?, ?)',
+    ),
+    pruneExports: db.prepare<[number]>('DELETE FROM exports WHERE expires_ts < ?'),
+    getExport: db.prepare<[string], { csv: string; expires_ts: number }>(
+      'SELECT csv, expires_ts FROM exports WHERE export_id = ?',
+    ),
+  };
+}
+
+export class Store {
+  private readonly db: Database.Database;
+  private readonly stmt: ReturnType<typeof prepareStatements>;
+  private readonly insertLobbyTx: Database.Transaction<(lobby: LobbyRow, playerId: string) => void>;
+  private readonly insertBuildTx: Database.Transaction<(build: BuildRow, upload: NewUpload) => void>;
+  private readonly completeUploadTx: Database.Transaction<
+    (upload: UploadRow, sha256: string, size: number, now: number) => void
+  >;
+  private readonly insertExportTx: Database.Transaction<
+    (exportId: string, gameId: string, csv: string, now: number, expires: number) => void
+  >;
+
+  static open(file: string): Store {
+    const db = new Database(file, { timeout: 5000 });
+    try {
+      db.pragma('busy_timeout = 5000');
+      retryBusy(() => db.pragma('journal_mode = WAL'));
+      db.pragma('synchronous = NORMAL');
+      db.pragma('foreign_keys = ON');
+      // One writer creates and seeds; the others wait on the lock and then find everything in place.
+      retryBusy(() => {
+        db.exec('BEGIN IMMEDIATE');
+        try {
+          db.exec(SCHEMA);
+          db.exec('COMMIT');
+        } catch (err) {
+          db.exec('ROLLBACK');
+          throw err;
+        }
+      });
+      const version = db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").pluck().get();
+      if (version !== SCHEMA_VERSION)
+        throw new Error(`Emulator database ${file} has schema version ${String(version)}; expected ${SCHEMA_VERSION}.`);
+      return new Store(db);
+    } catch (err) {
+      db.close();
+      throw err;
+    }
+  }
+
+  private constructor(db: Database.Database) {
+    this.db = db;
+    this.stmt = prepareStatements(db);
+    const s = this.stmt;
+    this.insertLobbyTx = db.transaction((lobby: LobbyRow, playerId: string) => {
+      s.insertLobby.run(
+        lobby.lobby_id,
+        lobby.namespace_id,
+        lobby.game_mode,
+        lobby.region_id,
+        lobby.region_name,
+        lobby.max_players,
+        lobby.publicity,
+        lobby.tags,
+        lobby.lobby_config,
+        lobby.create_ts,
+        lobby.start_ts,
+        lobby.ready_ts,
+      );
+      s.insertPlayer.run(playerId, lobby.lobby_id, lobby.create_ts);
+    });
+    this.insertBuildTx = db.transaction((build: BuildRow, upload: NewUpload) => {
+      s.insertBuild.run(
+        build.build_id,
+        build.game_id,
+        build.upload_id,
+        build.display_name,
+        build.image_tag,
+        build.kind,
+        build.compression,
+        build.path,
+        build.content_type,
+        build.content_length,
+        build.create_ts,
+      );
+      s.insertUpload.run(upload.upload_id, upload.build_id, upload.content_length, upload.part_size, upload.part_count);
+    });
+    this.completeUploadTx = db.transaction((upload: UploadRow, sha256: string, size: number, now: number) => {
+      s.completeBuild.run(sha256, size, now, upload.build_id);
+      s.completeUpload.run(upload.upload_id);
+    });
+    this.insertExportTx = db.transaction((exportId: string, gameId: string, csv: string, now: number, expires: number) => {
+      s.pruneExports.run(now);
+      s.insertExport.run(exportId, gameId, csv, now, expires);
+    });
+  }
+
+  /** Inserts a lobby and its creating player in one write transaction (BEGIN IMMEDIATE avoids upgrade deadlocks). */
+  insertLobby(lobby: LobbyRow, playerId: string): void {
+    this.insertLobbyTx.immediate(lobby, playerId);
+  }
+
+  getLobby(lobbyId: string): LobbyRow | undefined {
+    return this.stmt.getLobby.get(lobbyId);
+  }
+
+  /** False when the lobby was already stopped (or does not exist). */
+  stopLobby(lobbyId: string, stopTs: number, exitCode: number, failed: boolean): boolean {
+    return this.stmt.stopLobby.run(stopTs, exitCode, failed ? 1 : 0, lobbyId).changes === 1;
+  }
+
+  playerCounts(namespaceId: string): PlayerCountRow[] {
+    return this.stmt.playerCounts.all(namespaceId);
+  }
+
+  lobbyHistory(namespaceId: string, queryStart: number, queryEnd: number): LobbyRow[] {
+    return this.stmt.history.all({ ns: namespaceId, qs: queryStart, qe: queryEnd });
+  }
+
+  /** Throws a SQLITE_CONSTRAINT_UNIQUE error when the image tag is taken (see isUniqueViolation). */
+  insertBuild(build: BuildRow, upload: NewUpload): void {
+    this.insertBuildTx.immediate(build, upload);
+  }
+
+  getUpload(uploadId: string): UploadRow | undefined {
+    return this.stmt.getUpload.get(uploadId);
+  }
+
+  recordPart(uploadId: string, partNumber: number, size: number, sha256: string, now: number): void {
+    this.stmt.upsertPart.run(uploadId, partNumber, size, sha256, now);
+  }
+
+  listParts(uploadId: string): PartRow[] {
+    return this.stmt.listParts.all(uploadId);
+  }
+
+  /** Takes the right to assemble an upload; a claim older than staleMs (a crashed process) can be taken over. */
+  claimUpload(uploadId: string, now: number, staleMs: number): boolean {
+    return this.stmt.claimUpload.run(now, uploadId, now - staleMs).changes === 1;
+  }
+
+  /** Keeps a long assembly's claim fresh so nobody takes it over as stale. */
+  touchClaim(uploadId: string, now: number): void {
+    this.stmt.touchClaim.run(now, uploadId);
+  }
+
+  releaseUpload(uploadId: string): void {
+    this.stmt.releaseUpload.run(uploadId);
+  }
+
+  completeUpload(upload: UploadRow, sha256: string, size: number, now: number): void {
+    this.completeUploadTx.immediate(upload, sha256, size, now);
+  }
+
+  listBuilds(): BuildRow[] {
+    return this.stmt.listBuilds.all();
+  }
+
+  insertExport(exportId: string, gameId: string, csv: string, now: number, expiresTs: number): void {
+    this.insertExportTx.immediate(exportId, gameId, csv, now, expiresTs);
+  }
+
+  getExport(exportId: string): { csv: string; expires_ts: number } | undefined {
+    return this.stmt.getExport.get(exportId);
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+}

@@ -1,0 +1,79 @@
+// Shared set-up for emulator tests: a fresh data directory, a running emulator and a small HTTP helper.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startEmulator, type EmulatorConfig, type RunningEmulator } from '../../src/emulator/index.js';
+
+export interface Call {
+  status: number;
+  headers: Headers;
+  json: any;
+  text: string;
+}
+
+export interface TestEmulator {
+  emu: RunningEmulator;
+  dataDir: string;
+  secret: Buffer;
+  call(method: string, path: string, opts?: { token?: string | null; body?: unknown; headers?: Record<string, string> }): Promise<Call>;
+  stop(): Promise<void>;
+}
+
+export function tempDir(prefix = 'gamehost-emu-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export async function callAt(
+  endpoint: string,
+  method: string,
+  path: string,
+  opts: { token?: string | null; body?: unknown; headers?: Record<string, string> } = {},
+): Promise<Call> {
+  const headers: Record<string, string> = { ...opts.headers };
+  if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+  let body: string | undefined;
+  if (opts.body !== undefined) {
+    body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const url = path.startsWith('http') ? path : endpoint + path;
+  const res = await fetch(url, { method, headers, body });
+  const text = await res.text();
+  let json: unknown = undefined;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, headers: res.headers, json, text };
+}
+
+export async function startTestEmulator(config: Partial<EmulatorConfig> = {}, dataDir = tempDir()): Promise<TestEmulator> {
+  const emu = await startEmulator({ dataDir, config });
+  return {
+    emu,
+    dataDir,
+    secret: readFileSync(join(dataDir, 'secret')),
+    call: (method, path, opts) => callAt(emu.endpoint, method, path, opts),
+    async stop() {
+      await emu.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** Asserts the common error body and returns it. */
+export function expectErrorShape(call: Call, status: number, code: string): any {
+  if (call.status !== status || call.json?.code !== code) {
+    throw new Error(`expected ${status} ${code}, got ${call.status} ${call.text}`);
+  }
+  const body = call.json;
+  if (typeof body.message !== 'string' || body.message.length === 0) throw new Error('error without message');
+  if (body.ray_id !== call.headers.get('rvt-ray-id')) throw new Error('ray_id differs from the rvt-ray-id header');
+  if (!UUID_RE.test(body.ray_id)) throw new Error(`ray_id ${body.ray_id} is not a uuid`);
+  const slug = code.toLowerCase().replace(/_/g, '-');
+  if (body.documentation !== `https://rivet.gg/docs/general/errors#${slug}`) throw new Error(`documentation ${body.documentation}`);
+  return body;
+}

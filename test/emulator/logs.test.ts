@@ -1,0 +1,206 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GAME_ID, NAMESPACE_ID } from '../../src/emulator/index.js';
+import { regionUuid } from '../../src/emulator/ids.js';
+import { lobbyMetrics } from '../../src/emulator/metrics.js';
+import { expectErrorShape, startTestEmulator, type TestEmulator } from './helpers.js';
+
+const logsPath = (lobbyId: string, ns = NAMESPACE_ID, game = GAME_ID) =>
+  `/cloud/games/${game}/namespaces/${ns}/logs/lobbies/${lobbyId}`;
+const RFC3339_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
+describe('lobby lifecycle with no delays', () => {
+  let t: TestEmulator;
+  beforeAll(async () => {
+    t = await startTestEmulator({ startDelayMs: 0, readyDelayMs: 0 });
+  });
+  afterAll(async () => {
+    await t.stop();
+  });
+
+  async function newLobby(gameMode = 'duos', region = 'lnd-sgp'): Promise<string> {
+    const res = await t.call('POST', '/matchmaker/lobbies/create', {
+      token: t.emu.tokens.public,
+      body: { game_mode: gameMode, region },
+    });
+    expect(res.status).toBe(200);
+    return res.json.lobby.lobby_id;
+  }
+
+  it('a fresh lobby is running, started and ready, with metrics', async () => {
+    const before = Date.now();
+    const lobbyId = await newLobby();
+    const res = await t.call('GET', logsPath(lobbyId), { token: t.emu.tokens.cloud });
+    expect(res.status).toBe(200);
+    const { lobby, metrics } = res.json;
+    expect(lobby.lobby_id).toBe(lobbyId);
+    expect(lobby.namespace_id).toBe(NAMESPACE_ID);
+    expect(lobby.lobby_group_name_id).toBe('duos');
+    expect(lobby.region_id).toBe(regionUuid('lnd-sgp'));
+    expect(lobby.region_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(lobby.create_ts).toMatch(RFC3339_MS);
+    const created = Date.parse(lobby.create_ts);
+    expect(created).toBeGreaterThanOrEqual(before);
+    expect(lobby.start_ts).toBe(lobby.create_ts);
+    expect(lobby.ready_ts).toBe(lobby.create_ts);
+    expect(lobby.status).toEqual({ running: {} });
+    expect(metrics.job).toBe(`lobby-${lobbyId}`);
+    expect(metrics.allocated_memory).toBe(512);
+    expect(metrics.cpu).toHaveLength(1);
+    expect(metrics.memory).toHaveLength(1);
+    expect(metrics.cpu[0]).toBeGreaterThan(0);
+    expect(metrics.cpu[0]).toBeLessThanOrEqual(100);
+    expect(metrics.memory[0]).toBeGreaterThan(16 * 1024 * 1024);
+    expect(metrics.memory[0]).toBeLessThanOrEqual(512 * 1024 * 1024);
+    expect(res.json.stdout_presigned_urls).toEqual([]);
+    expect(res.json.stderr_presigned_urls).toEqual([]);
+    expect(res.json.perf_lists).toEqual([]);
+  });
+
+  it('stopping through the admin route gives status stopped with the exit code, and no metrics', async () => {
+    const lobbyId = await newLobby();
+    const stop = await t.call('POST', `/_emulator/lobbies/${lobbyId}/stop`, { body: { exit_code: 3 } });
+    expect(stop.status).toBe(200);
+    expect(stop.json.lobby.status.running).toBeNull();
+    expect(stop.json.lobby.status.stopped).toEqual({
+      stop_ts: expect.stringMatching(RFC3339_MS),
+      failed: true,
+      exit_code: 3,
+    });
+    const res = await t.call('GET', logsPath(lobbyId), { token: t.emu.tokens.cloud });
+    expect(res.json.lobby.status).toEqual(stop.json.lobby.status);
+    expect(res.json.metrics).toBeUndefined();
+    expect(res.json.lobby.start_ts).toBe(res.json.lobby.create_ts);
+
+    // Stopping again keeps the first stop.
+    const again = await t.call('POST', `/_emulator/lobbies/${lobbyId}/stop`, { body: { exit_code: 0 } });
+    expect(again.json.lobby.status.stopped.exit_code).toBe(3);
+  });
+
+  it('exit code 0 defaults to not failed; failed can be forced', async () => {
+    const a = await newLobby();
+    const stopA = await t.call('POST', `/_emulator/lobbies/${a}/stop`, { body: {} });
+    expect(stopA.json.lobby.status.stopped).toMatchObject({ failed: false, exit_code: 0 });
+    const b = await newLobby();
+    const stopB = await t.call('POST', `/_emulator/lobbies/${b}/stop`, { body: { failed: true } });
+    expect(stopB.json.lobby.status.stopped).toMatchObject({ failed: true, exit_code: 0 });
+    // No body at all is fine too.
+    const c = await newLobby();
+    const stopC = await t.call('POST', `/_emulator/lobbies/${c}/stop`);
+    expect(stopC.status).toBe(200);
+  });
+
+  it('admin stop: 404 for an unknown lobby, 400 for a bad exit code', async () => {
+    expectErrorShape(
+      await t.call('POST', '/_emulator/lobbies/12345678-1234-4234-8234-123456789abc/stop', { body: {} }),
+      404,
+      'API_NOT_FOUND',
+    );
+    const lobbyId = await newLobby();
+    expectErrorShape(
+      await t.call('POST', `/_emulator/lobbies/${lobbyId}/stop`, { body: { exit_code: 'x' } }),
+      400,
+      'API_BAD_BODY',
+    );
+  });
+
+  it('404 for an unknown lobby or namespace, 400 for a non-UUID id', async () => {
+    const unknown = await t.call('GET', logsPath('12345678-1234-4234-8234-123456789abc'), { token: t.emu.tokens.cloud });
+    expect(expectErrorShape(unknown, 404, 'API_NOT_FOUND').message).toMatch(/Lobby 12345678/);
+    const lobbyId = await newLobby();
+    expectErrorShape(
+      await t.call('GET', logsPath(lobbyId, '12345678-1234-4234-8234-123456789abc'), { token: t.emu.tokens.cloud }),
+      404,
+      'API_NOT_FOUND',
+    );
+    const bad = await t.call('GET', logsPath('not-a-uuid'), { token: t.emu.tokens.cloud });
+    expect(expectErrorShape(bad, 400, 'API_BAD_PATH_PARAMETER').message).toMatch(/lobby_id/);
+  });
+
+  it('needs the cloud token of the game', async () => {
+    const lobbyId = await newLobby();
+    expectErrorShape(await t.call('GET', logsPath(lobbyId)), 401, 'API_UNAUTHORIZED');
+    expectErrorShape(await t.call('GET', logsPath(lobbyId), { token: t.emu.tokens.public }), 403, 'API_FORBIDDEN');
+    const otherGame = '12345678-1234-4234-8234-123456789abc';
+    expectErrorShape(
+      await t.call('GET', logsPath(lobbyId, NAMESPACE_ID, otherGame), { token: t.emu.tokens.cloud }),
+      403,
+      'API_FORBIDDEN',
+    );
+  });
+});
+
+describe('lobby lifecycle with delays', () => {
+  let t: TestEmulator;
+  beforeAll(async () => {
+    t = await startTestEmulator({ startDelayMs: 200, readyDelayMs: 800 });
+  });
+  afterAll(async () => {
+    await t.stop();
+  });
+
+  it('start_ts and ready_ts appear only once reached, metrics only once started', async () => {
+    const created = await t.call('POST', '/matchmaker/lobbies/create', { body: { game_mode: 'default' } });
+    const lobbyId = created.json.lobby.lobby_id;
+    const read = () => t.call('GET', logsPath(lobbyId), { token: t.emu.tokens.cloud });
+
+    const createdAt = Date.parse((await read()).json.lobby.create_ts);
+    // Sleeps are measured from create_ts, with wide windows, so a slow machine does not flake.
+    const until = (offset: number) => new Promise((r) => setTimeout(r, Math.max(0, createdAt + offset - Date.now())));
+    const first = (await read()).json;
+    expect(first.lobby.start_ts).toBeUndefined();
+    expect(first.lobby.ready_ts).toBeUndefined();
+    expect(first.metrics).toBeUndefined();
+    expect(first.lobby.status).toEqual({ running: {} });
+
+    await until(260);
+    const second = (await read()).json;
+    expect(Date.parse(second.lobby.start_ts) - createdAt).toBe(200);
+    expect(second.lobby.ready_ts).toBeUndefined();
+    expect(second.metrics.cpu).toHaveLength(1);
+
+    await until(1_060);
+    const third = (await read()).json;
+    expect(Date.parse(third.lobby.ready_ts) - Date.parse(third.lobby.start_ts)).toBe(800);
+  });
+
+  it('a lobby stopped before it started never shows start_ts', async () => {
+    const created = await t.call('POST', '/matchmaker/lobbies/create', { body: { game_mode: 'default' } });
+    const lobbyId = created.json.lobby.lobby_id;
+    await t.call('POST', `/_emulator/lobbies/${lobbyId}/stop`, { body: { exit_code: 1 } });
+    await new Promise((r) => setTimeout(r, 250));
+    const res = (await t.call('GET', logsPath(lobbyId), { token: t.emu.tokens.cloud })).json;
+    expect(res.lobby.start_ts).toBeUndefined();
+    expect(res.lobby.ready_ts).toBeUndefined();
+    expect(res.lobby.status.stopped.failed).toBe(true);
+  });
+});
+
+describe('metrics', () => {
+  const id = '0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d';
+  const start = 1_700_000_000_000;
+
+  it('one sample per 5 s of life, at most the last 30', () => {
+    expect(lobbyMetrics(id, start, start).cpu).toHaveLength(1);
+    expect(lobbyMetrics(id, start, start + 4_999).cpu).toHaveLength(1);
+    expect(lobbyMetrics(id, start, start + 5_000).cpu).toHaveLength(2);
+    expect(lobbyMetrics(id, start, start + 3_600_000).memory).toHaveLength(30);
+  });
+
+  it('is deterministic and slides consistently as time passes', () => {
+    const a = lobbyMetrics(id, start, start + 600_000);
+    const b = lobbyMetrics(id, start, start + 600_000);
+    expect(b).toEqual(a);
+    const later = lobbyMetrics(id, start, start + 605_000);
+    expect(later.cpu.slice(0, 29)).toEqual(a.cpu.slice(1));
+    expect(later.memory.slice(0, 29)).toEqual(a.memory.slice(1));
+  });
+
+  it('moves: a walk, not a constant, within bounds', () => {
+    const m = lobbyMetrics(id, start, start + 3_600_000);
+    expect(new Set(m.cpu).size).toBeGreaterThan(10);
+    for (const c of m.cpu) expect(c).toBeGreaterThanOrEqual(0.5), expect(c).toBeLessThanOrEqual(100);
+    for (const b of m.memory) expect(Number.isInteger(b) && b >= 16 * 2 ** 20 && b <= 512 * 2 ** 20).toBe(true);
+    // Different lobbies, different walks.
+    expect(lobbyMetrics('ffffffff-4e5f-4a6b-8c7d-000000000000', start, start + 3_600_000).cpu).not.toEqual(m.cpu);
+  });
+});
