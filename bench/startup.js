@@ -1,0 +1,46 @@
+// Startup budget: `gamehost --version` and `gamehost --help` within 1.5x the wall time of a bare `node -e 0`.
+// Runs the three commands in turn (A B C A B C …) so drift in machine speed hits them alike; prints medians.
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+
+const BIN = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'gamehost.js');
+const RUNS = Number(process.env.BENCH_RUNS ?? 30);
+const BUDGET = 1.5;
+
+const commands = {
+  'node -e 0': [process.execPath, ['-e', '0']],
+  'gamehost --version': [process.execPath, [BIN, '--version']],
+  'gamehost --help': [process.execPath, [BIN, '--help']],
+};
+
+function once([cmd, args]) {
+  const t0 = process.hrtime.bigint();
+  const r = spawnSync(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+  return ms;
+}
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
+export function runStartupBench() {
+  const times = Object.fromEntries(Object.keys(commands).map((k) => [k, []]));
+  for (const c of Object.values(commands)) once(c); // warm the page cache
+  for (let i = 0; i < RUNS; i++) for (const [name, c] of Object.entries(commands)) times[name].push(once(c));
+  const base = median(times['node -e 0']);
+  let ok = true;
+  console.log(`startup (${RUNS} runs each, median wall time):`);
+  for (const [name, t] of Object.entries(times)) {
+    const ratio = median(t) / base;
+    const verdict = name === 'node -e 0' ? '' : ratio <= BUDGET ? `  ok (budget ${BUDGET}x)` : `  OVER BUDGET (${BUDGET}x)`;
+    if (name !== 'node -e 0' && ratio > BUDGET) ok = false;
+    console.log(`  ${name.padEnd(20)} ${median(t).toFixed(1).padStart(7)} ms  ${ratio.toFixed(2)}x${verdict}`);
+  }
+  return ok;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) process.exitCode = runStartupBench() ? 0 : 1;

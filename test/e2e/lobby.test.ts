@@ -1,0 +1,131 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isolatedEnv, plain, runCli } from '../helpers/cli.js';
+import { endpointEnv, startTestEmulator, stopLobby } from '../helpers/emulator.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+describe('lobby create against the embedded emulator', () => {
+  const env = isolatedEnv();
+
+  it('--json prints exactly the response body on stdout', async () => {
+    const r = await runCli(['lobby', 'create', '--game-mode', 'duos', '--region', 'lnd-fra', '--tag', 'map=dust', '--json'], { env });
+    expect(r.code).toBe(0);
+    const body = JSON.parse(r.stdout);
+    expect(body.lobby.lobby_id).toMatch(UUID);
+    expect(body.lobby.region).toEqual({ region_id: 'lnd-fra', display_name: 'Frankfurt' });
+    expect(typeof body.player.token).toBe('string');
+    expect(Object.keys(body.ports).length).toBeGreaterThan(0);
+    expect(r.stderr).toContain('local emulator');
+  });
+
+  it('in a terminal shows the lobby, the player token and a ports table', async () => {
+    const r = await runCli(['lobby', 'create', '--game-mode', 'default', '--region', 'lnd-atl'], { env, tty: true });
+    expect(r.code).toBe(0);
+    r.stdout = plain(r.stdout);
+    expect(r.stdout).toMatch(/Created lobby [0-9a-f-]{36} in Atlanta \(lnd-atl\)/);
+    expect(r.stdout).toMatch(/Player token\s+\S+\.\S+/);
+    expect(r.stdout).toMatch(/PORT\s+ADDRESS\s+TLS/);
+    expect(r.stdout).toMatch(/\d+\.\d+\.\d+\.\d+:\d+-\d+|[a-z0-9.-]+:\d+-\d+/);
+  });
+
+  it('piped prints tab-separated fields a script can cut', async () => {
+    const r = await runCli(['lobby', 'create', '--game-mode', 'squads'], { env });
+    expect(r.code).toBe(0);
+    const lines = r.stdout.trim().split('\n').map((l) => l.split('\t'));
+    expect(lines[0]![0]).toBe('lobby_id');
+    expect(lines[0]![1]).toMatch(UUID);
+    expect(lines.find((l) => l[0] === 'region')?.[1]).toBe('lnd-atl');
+    expect(lines.filter((l) => l[0] === 'port').length).toBeGreaterThan(0);
+  });
+
+  it.each([
+    [['--tag', 'novalue'], /--tag must be key=value/],
+    [['--max-players', '-1'], /--max-players must be at least 1/],
+    [['--max-players', 'ten'], /--max-players must be a whole number/],
+    [['--config', '{bad'], /--config: the value is not valid JSON/],
+    [['--config', '@/nonexistent/cfg.json'], /--config: cannot read .*no such file/],
+    [['--publicity', 'secret'], /publicity/],
+    [['--hcaptcha', 'a', '--turnstile', 'b'], /cannot be used with/],
+  ])('refuses %j before any request, exit 2', async (extra, message) => {
+    const r = await runCli(['lobby', 'create', '--game-mode', 'default', ...(extra as string[])], { env });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(message);
+    expect(r.stderr).not.toContain('local emulator');
+    expect(r.stdout).toBe('');
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('requires --game-mode', async () => {
+    const r = await runCli(['lobby', 'create'], { env });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--game-mode is required');
+  });
+
+  it('an unknown game mode is the service error in one line', async () => {
+    const r = await runCli(['lobby', 'create', '--game-mode', 'battle-royale'], { env });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^error: .+ \(MATCHMAKER_GAME_MODE_NOT_FOUND, ray [0-9a-f-]+\)$/m);
+  });
+});
+
+describe('lobby logs', () => {
+  let emu: Awaited<ReturnType<typeof startTestEmulator>>;
+  let env: Record<string, string | undefined>;
+  beforeAll(async () => {
+    emu = await startTestEmulator();
+    env = { ...isolatedEnv(), ...endpointEnv(emu) };
+  });
+  afterAll(() => emu.close());
+
+  async function newLobby(): Promise<string> {
+    const r = await runCli(['lobby', 'create', '--game-mode', 'default', '--json'], { env });
+    expect(r.code).toBe(0);
+    return JSON.parse(r.stdout).lobby.lobby_id;
+  }
+
+  it('shows a running lobby with its timeline and metrics', async () => {
+    const id = await newLobby();
+    const r = await runCli(['lobby', 'logs', id], { env, tty: true });
+    expect(r.code).toBe(0);
+    r.stdout = plain(r.stdout);
+    expect(r.stdout).toContain(`Lobby ${id}`);
+    expect(r.stdout).toContain('● running');
+    expect(r.stdout).toMatch(/created\s+\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}/);
+    expect(r.stdout).toMatch(/started\s+\d{4}-\d{2}-\d{2} .* \+\d/);
+    expect(r.stdout).toMatch(/ready\s+\d{4}/);
+  });
+
+  it('--json prints the body: status running', async () => {
+    const id = await newLobby();
+    const r = await runCli(['lobby', 'logs', id, '--json'], { env });
+    const body = JSON.parse(r.stdout);
+    expect(body.lobby.lobby_id).toBe(id);
+    expect(body.lobby.status.stopped ?? null).toBeNull();
+    expect(body.lobby.status).toHaveProperty('running');
+  });
+
+  it('shows a stopped lobby with its exit code, and a failed one', async () => {
+    const ok = await newLobby();
+    await stopLobby(emu.endpoint, ok, { exit_code: 0 });
+    const clean = await runCli(['lobby', 'logs', ok], { env: { ...env, NO_COLOR: '1' }, tty: true });
+    expect(clean.stdout).toContain('■ stopped (exit code 0)');
+    expect(clean.stdout).toMatch(/stopped\s+\d{4}-\d{2}-\d{2}/);
+
+    const bad = await newLobby();
+    await stopLobby(emu.endpoint, bad, { exit_code: 137, failed: true });
+    const failed = await runCli(['lobby', 'logs', bad], { env });
+    const fields = Object.fromEntries(failed.stdout.trim().split('\n').map((l) => l.split('\t')));
+    expect(fields.status).toBe('failed');
+    expect(fields.exit_code).toBe('137');
+    expect(fields.stopped_ts).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/);
+  });
+
+  it('an unknown lobby exits 4; a malformed id exits 2 before any request', async () => {
+    const missing = await runCli(['lobby', 'logs', '00000000-0000-4000-8000-000000000000'], { env });
+    expect(missing.code).toBe(4);
+    expect(missing.stderr).toMatch(/^error: .*\(API_NOT_FOUND, ray /m);
+    const malformed = await runCli(['lobby', 'logs', 'not-a-uuid'], { env });
+    expect(malformed.code).toBe(2);
+    expect(malformed.stderr).toContain('<lobby-id> must be a UUID');
+  });
+});

@@ -1,0 +1,82 @@
+// Runs the CLI in-process, as a user would from a shell, with injected streams and environment.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { PassThrough, Writable } from 'node:stream';
+import { main } from '../../src/cli.js';
+import type { Env } from '../../src/context.js';
+
+export interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+// eslint-disable-next-line no-control-regex
+const SGR = /\x1b\[[0-9;]*m/g;
+
+/** Output as a person reads it: colour removed (rendering tests compare text, and check colour separately). */
+export function plain(text: string): string {
+  return text.replace(SGR, '');
+}
+
+export interface RunOptions {
+  env?: Env;
+  /** stdout and stderr are terminals. */
+  tty?: boolean;
+  columns?: number;
+  cwd?: string;
+  stdin?: string;
+  signal?: AbortSignal;
+}
+
+class Capture extends Writable {
+  text = '';
+  constructor(
+    readonly isTTY: boolean,
+    readonly columns: number,
+  ) {
+    super();
+  }
+  override _write(chunk: Buffer | string, _enc: BufferEncoding, cb: () => void): void {
+    this.text += chunk.toString();
+    cb();
+  }
+}
+
+/** A fast retry policy so failure tests do not sleep for seconds. */
+export const FAST_RETRY = { attempts: 3, baseMs: 1, maxMs: 5 };
+
+export async function runCli(args: string[], opts: RunOptions = {}): Promise<RunResult> {
+  const stdout = new Capture(opts.tty ?? false, opts.columns ?? 80);
+  const stderr = new Capture(opts.tty ?? false, opts.columns ?? 80);
+  const stdin = new PassThrough();
+  stdin.end(opts.stdin ?? '');
+  const code = await main(['node', 'gamehost', ...args], {
+    io: { stdout, stderr, stdin },
+    env: opts.env ?? {},
+    cwd: opts.cwd ?? process.cwd(),
+    retry: FAST_RETRY,
+    signal: opts.signal ?? new AbortController().signal,
+  });
+  return { code, stdout: stdout.text, stderr: stderr.text };
+}
+
+export function tempDir(prefix = 'gamehost-test-'): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+/** An isolated home for the embedded emulator, with short lifecycle delays. */
+export function isolatedEnv(extra: Env = {}, config: Record<string, unknown> = { startDelayMs: 0, readyDelayMs: 0 }): Env {
+  const home = tempDir();
+  const configFile = path.join(home, 'emulator.json');
+  fs.writeFileSync(configFile, JSON.stringify(config));
+  return {
+    HOME: home,
+    XDG_DATA_HOME: path.join(home, 'data'),
+    XDG_STATE_HOME: path.join(home, 'state'),
+    XDG_CONFIG_HOME: path.join(home, 'config'),
+    GAMEHOST_EMULATOR_CONFIG: configFile,
+    ...extra,
+  };
+}

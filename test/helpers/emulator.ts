@@ -1,0 +1,41 @@
+// A long-lived emulator for tests that need one beside the CLI (admin calls, --endpoint runs).
+import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { tempDir } from './cli.js';
+
+export async function startTestEmulator(config: Record<string, unknown> = {}, dataDir = tempDir('gamehost-emu-')): Promise<RunningEmulator & { dataDir: string }> {
+  const emu = await startEmulator({ dataDir, config: { startDelayMs: 0, readyDelayMs: 0, ...config } });
+  return Object.assign(emu, { dataDir });
+}
+
+export async function stopLobby(endpoint: string, lobbyId: string, body: { exit_code?: number; failed?: boolean } = {}): Promise<void> {
+  const res = await fetch(`${endpoint}/_emulator/lobbies/${lobbyId}/stop`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  if (res.status !== 200) throw new Error(`stop failed: ${res.status} ${await res.text()}`);
+}
+
+export interface EmulatorBuild {
+  build_id: string;
+  image_tag: string;
+  content_length: number;
+  sha256: string | null;
+  complete: boolean;
+}
+
+export async function listBuilds(endpoint: string): Promise<EmulatorBuild[]> {
+  const res = await fetch(`${endpoint}/_emulator/builds`);
+  return ((await res.json()) as { builds: EmulatorBuild[] }).builds;
+}
+
+/** The environment that points the CLI at a running emulator, as a CI job would. */
+export function endpointEnv(emu: RunningEmulator): Record<string, string> {
+  return {
+    GAMEHOST_ENDPOINT: emu.endpoint,
+    GAMEHOST_TOKEN: emu.tokens.cloud,
+    GAMEHOST_NAMESPACE_TOKEN: emu.tokens.public,
+    GAMEHOST_GAME: emu.gameId,
+    GAMEHOST_NAMESPACE: emu.namespaceId,
+  };
+}
