@@ -26,13 +26,16 @@ interface CommandDef {
   summary: string;
   options?: (Option | [flags: string, description: string, defaultValue?: string])[];
   examples: string[];
+  /** More help, printed before the examples. */
+  notes?: string;
   load: () => Promise<CommandModule<any>>;
 }
 
 interface GroupDef {
   name: string;
   summary: string;
-  commands: CommandDef[];
+  /** Groups nest: `emulator lobby stop`. */
+  commands: (CommandDef | GroupDef)[];
 }
 
 const TREE: (GroupDef | CommandDef)[] = [
@@ -43,18 +46,24 @@ const TREE: (GroupDef | CommandDef)[] = [
       {
         name: 'push',
         args: '<file>',
-        summary: 'Upload a game server image and register it as a build',
+        summary: 'Upload a game server image (file, directory or - for stdin) and register it as a build',
         options: [
           ['--tag <name:tag>', 'image tag, lowercase [0-9a-z_-] on each side of the colon (required)'],
           ['--name <display name>', 'display name of the build (default: the tag)'],
-          new Option('--kind <kind>', 'image kind').choices(['docker_image', 'oci_bundle']).default('docker_image'),
-          new Option('--compression <compression>', 'compression of the file').choices(['none', 'lz4']).default('none'),
+          new Option('--kind <kind>', 'image kind (default: detected for a directory, else docker_image)').choices(['docker_image', 'oci_bundle']),
+          new Option('--compression <compression>', 'lz4 compresses before upload (default: lz4 for a file that is already LZ4, else none)').choices(['none', 'lz4']),
           ['--content-type <mime>', 'MIME type sent with the file', 'application/x-tar'],
           ['--concurrency <n>', 'parts uploaded at once (1-64)', '8'],
+          ['--limit-rate <rate>', 'cap the upload at this many bytes per second, e.g. 20M'],
+          ['--stall-timeout <seconds>', 'a part with no bytes moving this long is retried', '60'],
+          ['--no-resume', 'start a fresh upload even when an earlier one of this file can be resumed'],
+          new Option('--progress <mode>', 'progress on stderr: auto (a live line on a terminal, plain lines otherwise), plain, json, none').choices(['auto', 'plain', 'json', 'none']).default('auto'),
+          ['--dry-run', 'show kind, compression, size, SHA-256 and parts; send nothing'],
         ],
         examples: [
           'gamehost build push server.tar --tag game-server:v1-4-2',
-          'gamehost build push server.tar --tag game-server:${GITHUB_SHA::12} --json   # in CI',
+          'gamehost build push ./bundle --tag game-server:v2 --compression lz4   # a directory, packed and compressed',
+          'docker save game:v1 | gamehost build push - --tag game-server:${GITHUB_SHA::12} --progress json --json   # in CI',
         ],
         load: () => import('./commands/build/push.js'),
       },
@@ -89,7 +98,17 @@ const TREE: (GroupDef | CommandDef)[] = [
         name: 'logs',
         args: '<lobby-id>',
         summary: "Show a lobby's status, timeline and job metrics",
-        examples: ['gamehost lobby logs 2f1c…', 'gamehost lobby logs "$LOBBY" --json | jq .lobby.status'],
+        options: [
+          ['--watch', 'poll until the lobby stops; exit 0 if it stopped cleanly, 1 if it failed'],
+          ['--interval <seconds>', 'seconds between polls with --watch (default: 2)'],
+          ['--chart', 'draw CPU and memory as line charts with axes'],
+          ['--utc', 'show times in UTC instead of the local zone'],
+        ],
+        examples: [
+          'gamehost lobby logs "$LOBBY" --watch --chart',
+          'gamehost lobby logs "$LOBBY" --json | jq .lobby.status   # in CI',
+          'gamehost lobby logs "$LOBBY" --watch --interval 5 > lobby.log   # in CI: one line per change, exit 1 if it failed',
+        ],
         load: () => import('./commands/lobby/logs.js'),
       },
     ],
@@ -105,12 +124,15 @@ const TREE: (GroupDef | CommandDef)[] = [
           ['--since <duration>', 'window ending now, e.g. 90m, 24h, 7d'],
           ['--from <time>', 'window start: RFC 3339 or epoch ms'],
           ['--to <time>', 'window end: RFC 3339 or epoch ms (default: now)'],
-          ['-o, --output <file>', 'where to write the CSV; - for stdout (default: a file named after the window)'],
+          ['-o, --output <file>', 'where to write the rows; - for stdout (default: a file named after the window)'],
+          new Option('--format <format>', 'csv as served, json (JSON lines), or table (on stdout)').choices(['csv', 'json', 'table']),
+          ['--url-only', 'print the presigned URL of the CSV and download nothing'],
+          ['--utc', 'show times in UTC instead of the local zone'],
         ],
         examples: [
-          'gamehost history export --since 24h',
+          'gamehost history export --since 7d --format table',
           'gamehost history export --from 2026-11-01T00:00:00Z --to 2026-11-08T00:00:00Z -o week.csv',
-          'gamehost history export --since 7d -o - | wc -l   # in CI',
+          'gamehost history export --since 24h --format json -o - | jq .query_uptime_ms   # in CI',
         ],
         load: () => import('./commands/history/export.js'),
       },
@@ -119,7 +141,11 @@ const TREE: (GroupDef | CommandDef)[] = [
   {
     name: 'stats',
     summary: 'Show player statistics: total, per game mode and per region',
-    examples: ['gamehost stats', 'gamehost stats --json | jq .player_count'],
+    options: [
+      ['--watch [seconds]', 'refresh every few seconds (default: 10) and show the change since the last refresh'],
+      ['--utc', 'show times in UTC instead of the local zone'],
+    ],
+    examples: ['gamehost stats', 'gamehost stats --watch 5', 'gamehost stats --json | jq .player_count   # in CI'],
     load: () => import('./commands/stats.js'),
   },
   {
@@ -134,6 +160,8 @@ const TREE: (GroupDef | CommandDef)[] = [
           ['--port <port>', 'port to listen on (0 picks a free one)', '6420'],
           ['--data-dir <dir>', 'where the emulator keeps its state (default: the user data directory)'],
           ['--config <file>', 'JSON file with game modes, regions, delays and limits'],
+          ['--part-size <bytes>', 'multipart part size, e.g. 64KiB or 1MiB (default 100MiB; for tests)'],
+          ['--faults <spec>', 'inject failures, e.g. put-error=0.1,put-reset=0.05,latency=50ms,rate-limit=0.05'],
         ],
         examples: [
           'gamehost emulator serve',
@@ -141,7 +169,125 @@ const TREE: (GroupDef | CommandDef)[] = [
         ],
         load: () => import('./commands/emulator/serve.js'),
       },
+      {
+        name: 'builds',
+        summary: 'List the builds the emulator holds, newest first',
+        options: [['--data-dir <dir>', "the emulator's data directory (default: the embedded emulator's; with --endpoint: that server's)"]],
+        examples: [
+          'gamehost emulator builds',
+          'gamehost emulator builds --json | jq -r \'.builds[] | select(.complete) | .image_tag\'   # in CI',
+          'gamehost emulator builds --endpoint http://127.0.0.1:6420   # a running emulator serve',
+        ],
+        load: () => import('./commands/emulator/builds.js'),
+      },
+      {
+        name: 'lobby',
+        summary: "Act on the emulator's lobbies",
+        commands: [
+          {
+            name: 'stop',
+            args: '<lobby-id>',
+            summary: 'Stop a lobby as if its server process had exited',
+            options: [
+              ['--exit-code <n>', 'exit code of the lobby process (default 0)'],
+              ['--failed', 'mark the lobby failed (default: failed when the exit code is not 0)'],
+              ['--data-dir <dir>', "the emulator's data directory (default: the embedded emulator's; with --endpoint: that server's)"],
+            ],
+            examples: [
+              'gamehost emulator lobby stop "$LOBBY"',
+              'gamehost emulator lobby stop "$LOBBY" --exit-code 137 --json | jq .lobby.status   # in CI',
+              'gamehost emulator lobby stop "$LOBBY" --endpoint http://127.0.0.1:6420   # a running emulator serve',
+            ],
+            load: () => import('./commands/emulator/lobby-stop.js'),
+          },
+        ],
+      },
+      {
+        name: 'reset',
+        summary: "Delete the emulator's lobbies, builds, exports and tokens",
+        options: [
+          ['--yes', 'do not ask (required when stdin is not a terminal)'],
+          ['--data-dir <dir>', "the emulator's data directory (default: the embedded emulator's)"],
+        ],
+        examples: ['gamehost emulator reset', 'gamehost emulator reset --yes --data-dir .emulator   # in CI'],
+        load: () => import('./commands/emulator/reset.js'),
+      },
     ],
+  },
+  {
+    name: 'login',
+    summary: 'Save an endpoint, tokens and ids as a profile',
+    options: [
+      ['--token-stdin', 'read the cloud token from stdin (default: a hidden prompt on a terminal)'],
+      ['--namespace-token-stdin', 'read the namespace token from stdin, after the cloud token when both are asked for'],
+    ],
+    notes:
+      'Saves the profile named by --profile or GAMEHOST_PROFILE (default "default"):\n' +
+      '--endpoint (default https://api.rivet.gg), --game, --namespace and the tokens,\n' +
+      'in config.json in the config directory (mode 0600). Tokens are never flags: on a\n' +
+      'terminal login asks for the cloud token, then the namespace token, unechoed.\n' +
+      'The first profile saved becomes the current one.',
+    examples: [
+      'gamehost login --endpoint api.rivet.gg --game "$GAME_ID" --namespace "$NAMESPACE_ID"',
+      'gamehost login --profile staging --endpoint https://staging.example.com',
+      'printf \'%s\\n%s\\n\' "$CLOUD_TOKEN" "$NS_TOKEN" | gamehost login --token-stdin --namespace-token-stdin --no-input   # in CI',
+    ],
+    load: () => import('./commands/login.js'),
+  },
+  {
+    name: 'logout',
+    summary: 'Remove a profile and its tokens',
+    notes: 'Removes the profile named by --profile or GAMEHOST_PROFILE, else the current one.',
+    examples: [
+      'gamehost logout',
+      'gamehost logout --profile staging',
+      'gamehost logout --profile ci --no-input || true   # in CI, when the job ends',
+    ],
+    load: () => import('./commands/logout.js'),
+  },
+  {
+    name: 'profile',
+    summary: 'List, pick and show saved profiles',
+    commands: [
+      {
+        name: 'list',
+        summary: 'List the saved profiles; the current one is marked *',
+        examples: ['gamehost profile list', "gamehost profile list --json | jq -r '.profiles[].name'   # in CI"],
+        load: () => import('./commands/profile/list.js'),
+      },
+      {
+        name: 'use',
+        args: '<name>',
+        summary: 'Make a profile the current one',
+        examples: [
+          'gamehost profile use staging',
+          'GAMEHOST_PROFILE=staging gamehost stats   # in CI: one command, without changing the current profile',
+        ],
+        load: () => import('./commands/profile/use.js'),
+      },
+      {
+        name: 'show',
+        args: '[name]',
+        summary: 'Show a profile, tokens redacted (default: the selected one)',
+        examples: [
+          'gamehost profile show',
+          'gamehost profile show staging',
+          'gamehost profile show --json | jq -r .endpoint   # in CI',
+        ],
+        load: () => import('./commands/profile/show.js'),
+      },
+    ],
+  },
+  {
+    name: 'completion',
+    args: '<shell>',
+    summary: 'Print a shell completion script: bash, zsh or fish',
+    examples: [
+      'gamehost completion bash > ~/.local/share/bash-completion/completions/gamehost',
+      'gamehost completion zsh > "${fpath[1]}/_gamehost"; gamehost completion fish > ~/.config/fish/completions/gamehost.fish',
+      'gamehost completion bash | bash -n   # in CI: the script parses',
+    ],
+    load: () => import('./commands/completion.js'),
   },
 ];
 
@@ -149,7 +295,7 @@ const EXIT_CODES_HELP = `Exit codes:
   0    ok
   1    unexpected error
   2    usage or invalid input (nothing was sent)
-  3    not authenticated or forbidden (401/403)
+  3    not authenticated or forbidden (401/403); try gamehost login
   4    not found
   5    rate limited or service unavailable, after retries
   6    network error (DNS, refused, timeout, TLS)
@@ -176,6 +322,8 @@ function globalsFrom(opts: Record<string, unknown>): GlobalOptions {
     verbose: opts.verbose === true,
     insecureHttp: opts.insecureHttp === true,
     timeoutMs: Math.round((timeout ?? DEFAULT_TIMEOUT_S) * 1000),
+    profile: opts.profile === false ? false : str(opts.profile),
+    input: opts.input !== false,
   };
 }
 
@@ -204,8 +352,19 @@ export function buildProgram(io: IOStreams, runner: Runner): Command {
     .option('-v, --verbose', 'log requests and timings on stderr (never tokens)')
     .option('--timeout <seconds>', 'timeout of each API call', String(DEFAULT_TIMEOUT_S))
     .option('--insecure-http', 'allow a plain-http endpoint that is not on this machine')
+    .option('--profile <name>', 'saved profile to use (default: GAMEHOST_PROFILE, else the current profile)')
+    .option('--no-profile', 'ignore saved profiles')
+    .option('--no-input', 'never prompt: a command that would ask fails and names the flag to pass')
     .showSuggestionAfterError(true)
-    .addHelpText('after', `\n${EXIT_CODES_HELP}\nEnvironment: GAMEHOST_ENDPOINT, GAMEHOST_TOKEN, GAMEHOST_NAMESPACE_TOKEN, GAMEHOST_GAME,\n  GAMEHOST_NAMESPACE (RIVET_API_ENDPOINT and RIVET_TOKEN are read as fallbacks). Flags win.\n`);
+    // Subcommand help lists the global options too, so each command's --help is complete on its own.
+    .configureHelp({ showGlobalOptions: true })
+    .addHelpText(
+      'after',
+      `\n${EXIT_CODES_HELP}\nEnvironment: GAMEHOST_ENDPOINT, GAMEHOST_TOKEN, GAMEHOST_NAMESPACE_TOKEN,\n` +
+        '  GAMEHOST_GAME, GAMEHOST_NAMESPACE, GAMEHOST_PROFILE (RIVET_API_ENDPOINT and\n' +
+        '  RIVET_TOKEN are read as fallbacks). Each value comes from the first of: flag,\n' +
+        '  environment, selected profile, embedded emulator.\n',
+    );
 
   const attach = (parent: Command, def: CommandDef) => {
     const cmd = parent.command(def.name + (def.args ? ` ${def.args}` : '')).description(def.summary);
@@ -213,6 +372,7 @@ export function buildProgram(io: IOStreams, runner: Runner): Command {
       if (opt instanceof Option) cmd.addOption(opt);
       else cmd.option(opt[0], opt[1], opt[2]);
     }
+    if (def.notes) cmd.addHelpText('after', `\n${def.notes}`);
     addExamples(cmd, def.examples);
     cmd.action(async (...received: unknown[]) => {
       const command = received.at(-1) as Command;
@@ -221,10 +381,16 @@ export function buildProgram(io: IOStreams, runner: Runner): Command {
     });
   };
 
+  const addGroup = (parent: Command, def: GroupDef) => {
+    const group = parent.command(def.name).description(def.summary).helpCommand(false);
+    for (const sub of def.commands) {
+      if ('commands' in sub) addGroup(group, sub);
+      else attach(group, sub);
+    }
+  };
   for (const def of TREE) {
     if ('commands' in def) {
-      const group = program.command(def.name).description(def.summary).helpCommand(false);
-      for (const sub of def.commands) attach(group, sub);
+      addGroup(program, def);
     } else {
       attach(program, def);
     }
@@ -252,6 +418,9 @@ export function buildProgram(io: IOStreams, runner: Runner): Command {
       writeOut: (s) => io.stdout.write(s),
       writeErr: (s) => io.stderr.write(s),
       outputError: (s, write) => write(s),
+      // Help wraps to the width of the stream it is written to, not to the process's own stdout.
+      getOutHelpWidth: () => (io.stdout.isTTY ? (io.stdout.columns ?? 80) : 80),
+      getErrHelpWidth: () => (io.stderr.isTTY ? (io.stderr.columns ?? 80) : 80),
     });
     cmd.commands.forEach(configure);
   };

@@ -32,6 +32,10 @@ export interface GlobalOptions {
   insecureHttp: boolean;
   /** API call timeout in ms. */
   timeoutMs: number;
+  /** --profile <name>; false with --no-profile (saved profiles ignored). */
+  profile?: string | false;
+  /** false with --no-input: a command that would prompt fails instead. */
+  input: boolean;
 }
 
 export interface Context {
@@ -61,6 +65,7 @@ export const DEFAULT_GLOBALS: GlobalOptions = {
   verbose: false,
   insecureHttp: false,
   timeoutMs: 30_000,
+  input: true,
 };
 
 export interface ContextInit {

@@ -1,6 +1,7 @@
 // The thin HTTP layer: one keep-alive dispatcher for the process, bearer auth, JSON in and out, every non-2xx
 // turned into an ApiError, and the retry policy for calls that are safe to repeat. It never prints, except
 // the --verbose request log (which never shows a token).
+import './wasm-flags.js';
 import { STATUS_CODES } from 'node:http';
 import { Agent, EnvHttpProxyAgent, request, type Dispatcher } from 'undici';
 import type { Context } from '../context.js';
@@ -59,13 +60,13 @@ export class ApiClient {
 
   /** The game id from flags, environment or the embedded emulator; a clear usage error when none is known. */
   gameId(): string {
-    if (!this.target.gameId) throw new UsageError('no game id: pass --game <id> or set GAMEHOST_GAME');
+    if (!this.target.gameId) throw new UsageError('no game id: pass --game <id>, set GAMEHOST_GAME, or save it with `gamehost login --game <id>`');
     return this.target.gameId;
   }
 
   namespaceId(): string {
     if (!this.target.namespaceId) {
-      throw new UsageError('no namespace id: pass --namespace <id> or set GAMEHOST_NAMESPACE');
+      throw new UsageError('no namespace id: pass --namespace <id>, set GAMEHOST_NAMESPACE, or save it with `gamehost login --namespace <id>`');
     }
     return this.target.namespaceId;
   }
@@ -84,6 +85,8 @@ export class ApiClient {
           if (!retryable) throw err;
           retryAfter = err.retryAfterMs;
         } else if (err instanceof NetworkError) {
+          // A certificate the client does not trust stays untrusted: no retry.
+          if (/CERT|SSL|TLS/i.test(err.code)) throw err;
           if (!spec.idempotent && !wasNotSent(err)) throw err;
         } else {
           throw err;
@@ -101,7 +104,7 @@ export class ApiClient {
     const token =
       auth === 'cloud' ? this.target.cloudToken : auth === 'namespace' ? this.target.namespaceToken : undefined;
     if (auth === 'cloud' && !token) {
-      throw new UsageError('no cloud token: pass --token or set GAMEHOST_TOKEN (or RIVET_TOKEN)');
+      throw new UsageError('no cloud token: pass --token, set GAMEHOST_TOKEN (or RIVET_TOKEN), or run `gamehost login`');
     }
     if (token) headers.authorization = `Bearer ${token}`;
     return headers;
@@ -204,16 +207,28 @@ const NETWORK_WORDS: Record<string, string> = {
   UND_ERR_HEADERS_TIMEOUT: 'no answer in time',
   UND_ERR_BODY_TIMEOUT: 'the answer stalled',
   UND_ERR_SOCKET: 'the connection closed unexpectedly',
-  STALLED: 'no bytes moved for too long',
 };
 
 export function toNetworkError(err: unknown, url: URL): NetworkError {
   if (err instanceof NetworkError) return err;
-  const code = errorCode(err) ?? 'ENETWORK';
+  const tlsError = tlsFailure(err);
+  const code = errorCode(err) ?? tlsError?.code ?? 'ENETWORK';
+  if (code === 'STALLED') return new NetworkError(`the connection to ${url.host} stalled: ${(err as Error).message}`, code, { cause: err });
   const tls = /CERT|SSL|TLS/i.test(code);
-  const words = NETWORK_WORDS[code] ?? (tls ? 'TLS failure' : (err as Error)?.message || 'network error');
+  const words = NETWORK_WORDS[code] ?? (tls ? `TLS failure${tlsError?.message ? `: ${tlsError.message}` : ''}` : (err as Error)?.message || 'network error');
   const hint = tls ? 'for a private CA, point NODE_EXTRA_CA_CERTS at its bundle' : undefined;
   const error = new NetworkError(`could not reach ${url.host}: ${words} (${code})`, code, { cause: err });
   if (hint) error.hint = hint;
   return error;
+}
+
+/** TLS failures carry codes such as DEPTH_ZERO_SELF_SIGNED_CERT or ERR_SSL_WRONG_VERSION_NUMBER, anywhere in the cause chain. */
+function tlsFailure(err: unknown): { code: string; message: string } | undefined {
+  let e: unknown = err;
+  for (let depth = 0; e && depth < 4; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && /CERT|SSL|TLS/i.test(code)) return { code, message: (e as Error).message ?? '' };
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
 }

@@ -1,7 +1,11 @@
-// Where a command talks to, and with which credentials: flag > environment > embedded emulator.
+// Where a command talks to, and with which credentials: flag > environment > selected profile > embedded
+// emulator, value by value. A profile's tokens and ids go only to the profile's own endpoint.
 import type { Context } from '../context.js';
 import { normalizeEndpoint } from './endpoint.js';
 import { emulatorDir } from './paths.js';
+import { readProfiles, selectProfile, type Profile } from './profiles.js';
+import { redactToken } from './redact.js';
+import { UsageError } from '../errors.js';
 
 export interface Target {
   endpoint: string;
@@ -16,23 +20,69 @@ export interface Target {
 
 const nothing = async () => {};
 
+/** A value and where it came from (`--token`, `GAMEHOST_TOKEN`, `profile "ci"`, `emulator`), for --verbose. */
+interface Sourced {
+  value: string;
+  from: string;
+}
+
+/** The first candidate that has a value; flags count even when empty, environment variables only when set. */
+function first(...candidates: [value: string | undefined, from: string][]): Sourced | undefined {
+  for (const [value, from] of candidates) if (value !== undefined && (value !== '' || from.startsWith('--'))) return { value, from };
+  return undefined;
+}
+
+function describe(endpoint: Sourced, cloud?: Sourced, ns?: Sourced, game?: Sourced, namespace?: Sourced): string {
+  const part = (label: string, s: Sourced | undefined, show: (v: string) => string) => `${label} ${s ? `${show(s.value)} (${s.from})` : 'none'}`;
+  return [
+    part('target', endpoint, (v) => v),
+    part('cloud token', cloud, redactToken),
+    part('namespace token', ns, redactToken),
+    part('game', game, (v) => v),
+    part('namespace', namespace, (v) => v),
+  ].join('; ');
+}
+
 export async function resolveTarget(ctx: Context): Promise<Target> {
   const g = ctx.global;
   const env = ctx.env;
-  const cloudToken = g.token ?? (env.GAMEHOST_TOKEN || env.RIVET_TOKEN || undefined);
-  const namespaceToken = g.namespaceToken ?? (env.GAMEHOST_NAMESPACE_TOKEN || undefined);
-  const gameId = g.game ?? (env.GAMEHOST_GAME || undefined);
-  const namespaceId = g.namespace ?? (env.GAMEHOST_NAMESPACE || undefined);
-  const endpoint = g.endpoint ?? (env.GAMEHOST_ENDPOINT || env.RIVET_API_ENDPOINT || undefined);
+  const endpointGiven = first([g.endpoint, '--endpoint'], [env.GAMEHOST_ENDPOINT, 'GAMEHOST_ENDPOINT'], [env.RIVET_API_ENDPOINT, 'RIVET_API_ENDPOINT']);
+  const selected = g.profile === false ? undefined : selectProfile(ctx, await readProfiles(ctx));
 
-  if (endpoint !== undefined) {
+  // The profile applies when it supplies the endpoint, or when the endpoint given is the profile's own.
+  let profile: Profile | undefined;
+  let endpoint: Sourced | undefined;
+  const fromProfile = selected ? `profile "${selected.name}"` : '';
+  if (endpointGiven) {
+    endpoint = { value: normalizeEndpoint(endpointGiven.value, g.insecureHttp), from: endpointGiven.from };
+    if (selected) {
+      if (sameEndpoint(selected.profile.endpoint, endpoint.value)) profile = selected.profile;
+      else {
+        const note = `${endpointGiven.from} overrides the endpoint of ${fromProfile}, so its tokens and ids are not used`;
+        if (selected.via === 'current') ctx.verbose(note);
+        else ctx.warn(note);
+      }
+    }
+  } else if (selected) {
+    profile = selected.profile;
+    endpoint = { value: normalizeEndpoint(profile.endpoint, g.insecureHttp), from: fromProfile };
+  }
+
+  const cloud = first([g.token, '--token'], [env.GAMEHOST_TOKEN, 'GAMEHOST_TOKEN'], [env.RIVET_TOKEN, 'RIVET_TOKEN'], [profile?.token, fromProfile]);
+  const namespaceToken = first([g.namespaceToken, '--namespace-token'], [env.GAMEHOST_NAMESPACE_TOKEN, 'GAMEHOST_NAMESPACE_TOKEN'], [profile?.namespace_token, fromProfile]);
+  const game = first([g.game, '--game'], [env.GAMEHOST_GAME, 'GAMEHOST_GAME'], [profile?.game, fromProfile]);
+  const namespace = first([g.namespace, '--namespace'], [env.GAMEHOST_NAMESPACE, 'GAMEHOST_NAMESPACE'], [profile?.namespace, fromProfile]);
+
+  if (endpoint) {
+    // The matchmaker calls fall back to the cloud token, as the issue's contract says.
+    const ns = namespaceToken ?? (cloud && { value: cloud.value, from: `${cloud.from}, the cloud token` });
+    ctx.verbose(describe(endpoint, cloud, ns, game, namespace));
     return {
-      endpoint: normalizeEndpoint(endpoint, g.insecureHttp),
-      cloudToken,
-      // The matchmaker calls fall back to the cloud token, as the issue's contract says.
-      namespaceToken: namespaceToken ?? cloudToken,
-      gameId,
-      namespaceId,
+      endpoint: endpoint.value,
+      cloudToken: cloud?.value,
+      namespaceToken: ns?.value,
+      gameId: game?.value,
+      namespaceId: namespace?.value,
       embedded: false,
       close: nothing,
     };
@@ -43,15 +93,38 @@ export async function resolveTarget(ctx: Context): Promise<Target> {
     ? (await import('./emulator-config.js')).loadEmulatorConfig(env.GAMEHOST_EMULATOR_CONFIG)
     : undefined;
   const dataDir = emulatorDir(env);
-  const emu = await startEmulator({ dataDir, config });
+  const faults = env.GAMEHOST_EMULATOR_FAULTS || undefined;
+  if (faults) {
+    const { parseFaults } = await import('../emulator/faults.js');
+    try {
+      parseFaults(faults);
+    } catch (err) {
+      throw new UsageError(`GAMEHOST_EMULATOR_FAULTS: ${(err as Error).message}`);
+    }
+  }
+  const emu = await startEmulator({ dataDir, config, faults });
   ctx.info(`Using the local emulator (${dataDir}); set --endpoint or GAMEHOST_ENDPOINT for a real service.`);
+  const fromEmulator = (value: string): Sourced => ({ value, from: 'emulator' });
+  const cloudToken = cloud ?? fromEmulator(emu.tokens.cloud);
+  const nsToken = namespaceToken ?? (cloud?.from === '--token' ? cloud : fromEmulator(emu.tokens.public));
+  const gameId = game ?? fromEmulator(emu.gameId);
+  const namespaceId = namespace ?? fromEmulator(emu.namespaceId);
+  ctx.verbose(describe({ value: emu.endpoint, from: 'embedded emulator' }, cloudToken, nsToken, gameId, namespaceId));
   return {
     endpoint: emu.endpoint,
-    cloudToken: cloudToken ?? emu.tokens.cloud,
-    namespaceToken: namespaceToken ?? g.token ?? emu.tokens.public,
-    gameId: gameId ?? emu.gameId,
-    namespaceId: namespaceId ?? emu.namespaceId,
+    cloudToken: cloudToken.value,
+    namespaceToken: nsToken.value,
+    gameId: gameId.value,
+    namespaceId: namespaceId.value,
     embedded: true,
     close: () => emu.close(),
   };
+}
+
+function sameEndpoint(stored: string, given: string): boolean {
+  try {
+    return normalizeEndpoint(stored, true) === given;
+  } catch {
+    return false;
+  }
 }

@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { Context } from '../context.js';
 import { ApiError, CliError, ExitCode } from '../errors.js';
 import { stateDir } from '../config/paths.js';
+import { envTokens, scrubTokens } from '../config/redact.js';
 import { version } from '../version.js';
 import { styler } from './color.js';
 import { sanitizeLine } from './sanitize.js';
@@ -25,7 +26,9 @@ export function describeError(err: CliError): string {
 
 export function printError(ctx: Context, err: unknown): number {
   const c = styler(ctx, ctx.io.stderr);
-  const out = ctx.io.stderr;
+  // Whatever an error quotes (input, a server's words), a token given to this process is never printed whole.
+  const known = [ctx.global.token, ctx.global.namespaceToken, ...envTokens(ctx.env)];
+  const out = { write: (text: string) => ctx.io.stderr.write(scrubTokens(text, known)) };
   if (err instanceof CliError) {
     const line = describeError(err);
     out.write(`${c.red('error')}: ${line}\n`);
@@ -35,14 +38,14 @@ export function printError(ctx: Context, err: unknown): number {
     return err.exitCode;
   }
   const message = sanitizeLine((err as Error)?.message ?? String(err));
-  const report = writeCrashReport(ctx, err);
+  const report = writeCrashReport(ctx, err, known);
   out.write(`${c.red('error')}: unexpected failure: ${message}\n`);
   out.write(report ? `  a full report was written to ${report}\n` : '  (the report could not be written)\n');
   if (ctx.env.GITHUB_ACTIONS === 'true') out.write(annotation(`unexpected failure: ${message}`));
   return ExitCode.UNEXPECTED;
 }
 
-function writeCrashReport(ctx: Context, err: unknown): string | undefined {
+function writeCrashReport(ctx: Context, err: unknown, known: (string | undefined)[]): string | undefined {
   try {
     const dir = path.join(stateDir(ctx.env), 'crash');
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -54,7 +57,7 @@ function writeCrashReport(ctx: Context, err: unknown): string | undefined {
       (err as Error)?.stack ?? String(err),
       '',
     ].join('\n');
-    fs.writeFileSync(file, body, { mode: 0o600 });
+    fs.writeFileSync(file, scrubTokens(body, known), { mode: 0o600 });
     return file;
   } catch {
     return undefined;

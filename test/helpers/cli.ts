@@ -26,11 +26,13 @@ export interface RunOptions {
   tty?: boolean;
   columns?: number;
   cwd?: string;
-  stdin?: string;
+  stdin?: string | Buffer;
   signal?: AbortSignal;
+  retry?: { attempts: number; baseMs: number; maxMs: number };
 }
 
-class Capture extends Writable {
+/** A stdout or stderr that keeps what was written, and is a terminal when asked to be. */
+export class Capture extends Writable {
   text = '';
   constructor(
     readonly isTTY: boolean,
@@ -41,6 +43,28 @@ class Capture extends Writable {
   override _write(chunk: Buffer | string, _enc: BufferEncoding, cb: () => void): void {
     this.text += chunk.toString();
     cb();
+  }
+  // What a terminal's WriteStream offers, for spinners and in-place redraws.
+  cursorTo(x: number, y?: number | (() => void), cb?: () => void): boolean {
+    if (typeof y === 'function') cb = y;
+    return this.write(typeof y === 'number' ? `\x1b[${y + 1};${x + 1}H` : `\x1b[${x + 1}G`, cb);
+  }
+  moveCursor(dx: number, dy: number, cb?: () => void): boolean {
+    const h = dx < 0 ? `\x1b[${-dx}D` : dx > 0 ? `\x1b[${dx}C` : '';
+    const v = dy < 0 ? `\x1b[${-dy}A` : dy > 0 ? `\x1b[${dy}B` : '';
+    return this.write(h + v, cb);
+  }
+  clearLine(dir: number, cb?: () => void): boolean {
+    return this.write(dir < 0 ? '\x1b[1K' : dir > 0 ? '\x1b[0K' : '\x1b[2K', cb);
+  }
+  clearScreenDown(cb?: () => void): boolean {
+    return this.write('\x1b[0J', cb);
+  }
+  getColorDepth(): number {
+    return 8;
+  }
+  hasColors(): boolean {
+    return true;
   }
 }
 
@@ -56,7 +80,7 @@ export async function runCli(args: string[], opts: RunOptions = {}): Promise<Run
     io: { stdout, stderr, stdin },
     env: opts.env ?? {},
     cwd: opts.cwd ?? process.cwd(),
-    retry: FAST_RETRY,
+    retry: opts.retry ?? FAST_RETRY,
     signal: opts.signal ?? new AbortController().signal,
   });
   return { code, stdout: stdout.text, stderr: stderr.text };

@@ -1,0 +1,138 @@
+// `gamehost login`: saves an endpoint, its tokens and ids as a named profile. Tokens come from a hidden prompt
+// on a terminal or from stdin, never from flags (flags end up in shell history and process lists).
+import type { Context } from '../context.js';
+import { UsageError } from '../errors.js';
+import { normalizeEndpoint } from '../config/endpoint.js';
+import { DEFAULT_PROFILE, configFile, updateProfiles, validateProfileName, type Profile } from '../config/profiles.js';
+import { assertCanPrompt, promptHidden, readStdinLines } from '../config/prompt.js';
+import { redactToken } from '../config/redact.js';
+import { writeJson } from '../output/json.js';
+
+/** The production service, as the official CLI's default. */
+export const DEFAULT_ENDPOINT = 'https://api.rivet.gg';
+
+export interface LoginOptions {
+  name: string;
+  endpoint: string;
+  game?: string;
+  namespace?: string;
+  tokenStdin: boolean;
+  namespaceTokenStdin: boolean;
+}
+
+export function parse(_args: string[], opts: Record<string, unknown>, ctx: Context): LoginOptions {
+  const g = ctx.global;
+  const env = ctx.env;
+  if (g.profile === false) throw new UsageError('--no-profile cannot go with login', 'name the profile with --profile <name>');
+  if (g.token !== undefined || g.namespaceToken !== undefined) {
+    throw new UsageError(
+      'login does not take tokens as flags (they would end up in your shell history)',
+      "type them at the prompt, or pipe them: printf '%s\\n' \"$TOKEN\" | gamehost login --token-stdin",
+    );
+  }
+  const name = g.profile !== undefined ? validateProfileName(g.profile) : env.GAMEHOST_PROFILE ? validateProfileName(env.GAMEHOST_PROFILE, 'GAMEHOST_PROFILE') : DEFAULT_PROFILE;
+  // What is saved is what was passed: the environment is for one shell, a profile outlives it.
+  const options: LoginOptions = {
+    name,
+    endpoint: normalizeEndpoint(g.endpoint ?? DEFAULT_ENDPOINT, g.insecureHttp),
+    game: g.game,
+    namespace: g.namespace,
+    tokenStdin: opts.tokenStdin === true,
+    namespaceTokenStdin: opts.namespaceTokenStdin === true,
+  };
+  if (!options.tokenStdin && !options.namespaceTokenStdin) {
+    assertCanPrompt(ctx, 'login', '--token-stdin (and --namespace-token-stdin) with the tokens piped in, one a line');
+  }
+  return options;
+}
+
+interface Tokens {
+  token?: string;
+  namespace_token?: string;
+}
+
+async function readTokens(ctx: Context, o: LoginOptions): Promise<Tokens> {
+  if (!o.tokenStdin && !o.namespaceTokenStdin) {
+    const [token, namespaceToken] = await promptHidden(ctx, [
+      `Cloud token for ${o.endpoint} (Enter to skip): `,
+      'Namespace token (Enter to use the cloud token): ',
+    ]);
+    return { token: token || undefined, namespace_token: namespaceToken || undefined };
+  }
+  const wanted = [o.tokenStdin && 'the cloud token', o.namespaceTokenStdin && 'the namespace token'].filter((w): w is string => !!w);
+  const lines = await readStdinLines(ctx);
+  if (lines.length !== wanted.length) {
+    throw new UsageError(
+      `stdin holds ${lines.length} line${lines.length === 1 ? '' : 's'}; expected ${wanted.join(', then ')}, one a line`,
+    );
+  }
+  const tokens: Tokens = {};
+  if (o.tokenStdin) tokens.token = lines.shift();
+  if (o.namespaceTokenStdin) tokens.namespace_token = lines.shift();
+  for (const [which, value] of Object.entries(tokens)) if (!value) throw new UsageError(`the ${which.replace('_', ' ')} line of stdin is empty`);
+  return tokens;
+}
+
+/** A token is one word of printable characters; its kind label (cloud, pub_…, dev_…) should match its use. */
+function checkTokens(ctx: Context, tokens: Tokens): void {
+  for (const [which, value] of Object.entries(tokens) as [keyof Tokens, string | undefined][]) {
+    if (value === undefined) continue;
+    // eslint-disable-next-line no-control-regex
+    if (/[\s\x00-\x1f\x7f]/.test(value)) throw new UsageError(`the ${which === 'token' ? 'cloud' : 'namespace'} token holds spaces or control characters`);
+    const label = value.includes('.') ? value.slice(0, value.indexOf('.')) : '';
+    if (which === 'token' && /^(pub|dev)_/.test(label)) {
+      ctx.warn('the cloud token looks like a namespace token (pub_… or dev_…); builds, logs and history need a cloud token');
+    }
+    if (which === 'namespace_token' && label === 'cloud') {
+      ctx.warn('the namespace token looks like a cloud token; lobby create and stats want a namespace token (pub_…)');
+    }
+  }
+  if (!tokens.token && !tokens.namespace_token) throw new UsageError('no token given: login needs a cloud token, a namespace token, or both');
+}
+
+export async function run(ctx: Context, o: LoginOptions): Promise<void> {
+  const tokens = await readTokens(ctx, o);
+  checkTokens(ctx, tokens);
+  let madeCurrent = false;
+  let saved: Profile | undefined;
+  const data = await updateProfiles(ctx, (data) => {
+    const previous = data.profiles[o.name];
+    // Logging in again to the same endpoint keeps the game and namespace unless new ones are given.
+    const keep = previous && previous.endpoint === o.endpoint ? previous : undefined;
+    saved = { endpoint: o.endpoint, ...tokens };
+    const game = o.game ?? keep?.game;
+    const namespace = o.namespace ?? keep?.namespace;
+    if (game) saved.game = game;
+    if (namespace) saved.namespace = namespace;
+    madeCurrent = !data.current || !data.profiles[data.current];
+    return { current: madeCurrent ? o.name : data.current, profiles: { ...data.profiles, [o.name]: saved } };
+  });
+  const profile = saved!;
+  if (ctx.global.json) {
+    return writeJson(ctx, {
+      profile: o.name,
+      endpoint: profile.endpoint,
+      game: profile.game ?? null,
+      namespace: profile.namespace ?? null,
+      token: profile.token ? redactToken(profile.token) : null,
+      namespace_token: profile.namespace_token ? redactToken(profile.namespace_token) : null,
+      current: data.current === o.name,
+      config_file: configFile(ctx.env),
+    });
+  }
+  ctx.info(`Saved profile "${o.name}" for ${profile.endpoint} in ${configFile(ctx.env)}.`);
+  if (data.current === o.name) {
+    ctx.info(madeCurrent ? `It is now the current profile.` : `It is the current profile.`);
+  } else {
+    ctx.info(`The current profile is still "${data.current}": run \`gamehost profile use ${o.name}\`, or pass --profile ${o.name}.`);
+  }
+  const missing = [!profile.game && 'game', !profile.namespace && 'namespace'].filter((m): m is string => !!m);
+  if (profile.token && missing.length) {
+    ctx.info(
+      `No ${missing.join(' or ')} id saved (builds, logs and history need the game id, lobby logs the namespace id): ` +
+        `log in again with ${missing.map((m) => `--${m} <id>`).join(' ')}.`,
+    );
+  }
+  const shadowing = ['GAMEHOST_ENDPOINT', 'RIVET_API_ENDPOINT', 'GAMEHOST_TOKEN', 'RIVET_TOKEN', 'GAMEHOST_NAMESPACE_TOKEN'].filter((v) => ctx.env[v]);
+  if (shadowing.length) ctx.warn(`${shadowing.join(', ')} ${shadowing.length === 1 ? 'is' : 'are'} set in this environment and win${shadowing.length === 1 ? 's' : ''} over the profile`);
+}

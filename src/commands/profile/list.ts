@@ -1,0 +1,51 @@
+// `gamehost profile list`: the saved profiles, the current one marked; tokens only as which kinds are stored.
+import type { Context } from '../../context.js';
+import { readProfiles, type Profile } from '../../config/profiles.js';
+import { redactToken } from '../../config/redact.js';
+import { writeJson } from '../../output/json.js';
+import { renderTable } from '../../output/table.js';
+
+export type ListOptions = Record<string, never>;
+
+export function parse(): ListOptions {
+  return {};
+}
+
+function tokenKinds(p: Profile): string {
+  return [p.token && 'cloud', p.namespace_token && 'namespace'].filter(Boolean).join('+') || '-';
+}
+
+export async function run(ctx: Context, _o: ListOptions): Promise<void> {
+  const data = await readProfiles(ctx);
+  const names = Object.keys(data.profiles).sort();
+  if (ctx.global.json) {
+    return writeJson(ctx, {
+      current: data.current ?? null,
+      profiles: names.map((name) => {
+        const p = data.profiles[name]!;
+        return {
+          name,
+          current: name === data.current,
+          endpoint: p.endpoint,
+          game: p.game ?? null,
+          namespace: p.namespace ?? null,
+          token: p.token ? redactToken(p.token) : null,
+          namespace_token: p.namespace_token ? redactToken(p.namespace_token) : null,
+        };
+      }),
+    });
+  }
+  if (!names.length) {
+    ctx.info('No profiles yet: save one with `gamehost login`.');
+    return;
+  }
+  const tty = ctx.io.stdout.isTTY === true;
+  const rows = names.map((name) => {
+    const p = data.profiles[name]!;
+    const cells = [name, p.endpoint, p.game ?? '-', p.namespace ?? '-', tokenKinds(p)];
+    // Scripts get the mark as a last column they can test; people get it in front of the name.
+    return tty ? [name === data.current ? '*' : '', ...cells] : [...cells, name === data.current ? 'current' : ''];
+  });
+  const head = ['NAME', 'ENDPOINT', 'GAME', 'NAMESPACE', 'TOKENS'];
+  ctx.io.stdout.write(renderTable(ctx, { head: tty ? ['', ...head] : [...head, 'CURRENT'], rows }));
+}

@@ -1,0 +1,69 @@
+// `gamehost profile show [name]`: one profile's values, tokens redacted, and which environment variables would
+// win over them.
+import type { Context } from '../../context.js';
+import { UsageError } from '../../errors.js';
+import { configFile, noSuchProfile, readProfiles, selectProfile, validateProfileName, type Profile } from '../../config/profiles.js';
+import { redactToken } from '../../config/redact.js';
+import { writeJson } from '../../output/json.js';
+import { renderRecord } from '../../output/record.js';
+
+export interface ShowOptions {
+  name?: string;
+}
+
+export function parse(args: string[]): ShowOptions {
+  return { name: args[0] === undefined ? undefined : validateProfileName(args[0], '[name]') };
+}
+
+// The variables that win over each stored value (see src/config/target.ts).
+const OVERRIDES: [what: string, vars: string[]][] = [
+  ['endpoint (and so all of it)', ['GAMEHOST_ENDPOINT', 'RIVET_API_ENDPOINT']],
+  ['cloud token', ['GAMEHOST_TOKEN', 'RIVET_TOKEN']],
+  ['namespace token', ['GAMEHOST_NAMESPACE_TOKEN']],
+  ['game', ['GAMEHOST_GAME']],
+  ['namespace', ['GAMEHOST_NAMESPACE']],
+];
+
+export async function run(ctx: Context, o: ShowOptions): Promise<void> {
+  const data = await readProfiles(ctx);
+  let name: string;
+  let profile: Profile;
+  if (o.name !== undefined) {
+    if (!data.profiles[o.name]) throw noSuchProfile(o.name, '[name]', data);
+    name = o.name;
+    profile = data.profiles[o.name]!;
+  } else {
+    const selected = selectProfile(ctx, data);
+    if (!selected) {
+      throw new UsageError('no profile is selected', Object.keys(data.profiles).length ? 'name one, or pick one with `gamehost profile use <name>`' : 'save one with `gamehost login`');
+    }
+    ({ name, profile } = selected);
+  }
+  const view = {
+    name,
+    current: name === data.current,
+    endpoint: profile.endpoint,
+    game: profile.game ?? null,
+    namespace: profile.namespace ?? null,
+    token: profile.token ? redactToken(profile.token) : null,
+    namespace_token: profile.namespace_token ? redactToken(profile.namespace_token) : null,
+    config_file: configFile(ctx.env),
+  };
+  if (ctx.global.json) return writeJson(ctx, view);
+  ctx.io.stdout.write(
+    renderRecord(ctx, [
+      { label: 'Profile', key: 'name', value: name + (view.current && ctx.io.stdout.isTTY ? ' (current)' : '') },
+      ...(ctx.io.stdout.isTTY ? [] : [{ label: 'Current', key: 'current', value: String(view.current) }]),
+      { label: 'Endpoint', key: 'endpoint', value: view.endpoint },
+      { label: 'Cloud token', key: 'token', value: view.token ?? '-' },
+      { label: 'Namespace token', key: 'namespace_token', value: view.namespace_token ?? (ctx.io.stdout.isTTY ? '- (the cloud token is used)' : '-') },
+      { label: 'Game', key: 'game', value: view.game ?? '-' },
+      { label: 'Namespace', key: 'namespace', value: view.namespace ?? '-' },
+      { label: 'Config file', key: 'config_file', value: view.config_file },
+    ]),
+  );
+  for (const [what, vars] of OVERRIDES) {
+    const set = vars.find((v) => ctx.env[v]);
+    if (set) ctx.info(`note: ${set} is set, and wins over this profile's ${what}`);
+  }
+}

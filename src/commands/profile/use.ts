@@ -1,0 +1,24 @@
+// `gamehost profile use <name>`: makes a saved profile the current one.
+import type { Context } from '../../context.js';
+import { noSuchProfile, updateProfiles, validateProfileName } from '../../config/profiles.js';
+import { writeJson } from '../../output/json.js';
+
+export interface UseOptions {
+  name: string;
+}
+
+export function parse(args: string[]): UseOptions {
+  return { name: validateProfileName(args[0]!, '<name>') };
+}
+
+export async function run(ctx: Context, o: UseOptions): Promise<void> {
+  const data = await updateProfiles(ctx, (data) => {
+    if (!data.profiles[o.name]) throw noSuchProfile(o.name, '<name>', data);
+    return { ...data, current: o.name };
+  });
+  if (ctx.global.json) return writeJson(ctx, { current: o.name, endpoint: data.profiles[o.name]!.endpoint });
+  ctx.info(`Now using profile "${o.name}" (${data.profiles[o.name]!.endpoint}).`);
+  if (ctx.env.GAMEHOST_PROFILE && ctx.env.GAMEHOST_PROFILE !== o.name) {
+    ctx.warn(`GAMEHOST_PROFILE=${ctx.env.GAMEHOST_PROFILE} is set in this shell and wins over the current profile`);
+  }
+}

@@ -1,0 +1,37 @@
+// Tokens are shown to people only in a redacted form (`cloud.abc…xyz`): enough to tell two apart, never
+// enough to use. Anything that prints text of unknown origin can also scrub known tokens out of it.
+import type { Env } from '../context.js';
+
+// Under this many characters after the label, even the first and last three would say too much.
+const MIN_SHOWN = 12;
+
+/** `cloud.eyJhbGci….sig` → `cloud.eyJ…sig`: the kind label, then three characters from each end. */
+export function redactToken(token: string | undefined): string {
+  if (!token) return '-';
+  const dot = token.indexOf('.');
+  const label = dot > 0 && dot <= 64 ? token.slice(0, dot + 1) : '';
+  const rest = token.slice(label.length);
+  if (rest.length < MIN_SHOWN) return `${label}…`;
+  return `${label}${rest.slice(0, 3)}…${rest.slice(-3)}`;
+}
+
+/**
+ * The service's token shape: a kind label (`cloud`, `pub_<ns>`, `dev_<ns>`), then at least two long base64url
+ * segments (a host name such as cloud.example.com has short ones, so it is left alone).
+ */
+const TOKEN_SHAPE = /\b(?:cloud|pub_[0-9a-f-]*|dev_[0-9a-f-]*)\.[\w-]{16,}\.[\w-]{16,}(?:\.[\w-]+)*/gi;
+
+/** The token values this process was given through its environment. */
+export function envTokens(env: Env): string[] {
+  return [env.GAMEHOST_TOKEN, env.GAMEHOST_NAMESPACE_TOKEN, env.RIVET_TOKEN].filter((t): t is string => !!t);
+}
+
+/** Replaces every known token, and anything shaped like one, with its redacted form. */
+export function scrubTokens(text: string, known: (string | undefined)[] = []): string {
+  let out = text;
+  // Longest first, so a token that contains another is replaced whole.
+  for (const token of [...new Set(known.filter((t): t is string => !!t && t.length >= 8))].sort((a, b) => b.length - a.length)) {
+    out = out.split(token).join(redactToken(token));
+  }
+  return out.replace(TOKEN_SHAPE, (m) => redactToken(m));
+}

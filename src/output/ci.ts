@@ -1,0 +1,58 @@
+// CI awareness: which environments are CI (no animations, no prompts), and the GitHub Actions job summary.
+import fs from 'node:fs';
+import type { Context, Env } from '../context.js';
+import { formatBytes, formatDuration } from './format.js';
+import { sanitizeLine } from './sanitize.js';
+
+// The variables CI services set; any of them means no animations and no prompts.
+const CI_VARS = ['CI', 'CONTINUOUS_INTEGRATION', 'GITHUB_ACTIONS', 'GITLAB_CI', 'BUILDKITE', 'CIRCLECI', 'JENKINS_URL', 'TF_BUILD', 'TEAMCITY_VERSION', 'BITBUCKET_BUILD_NUMBER', 'CODEBUILD_BUILD_ID', 'TRAVIS', 'DRONE', 'APPVEYOR'];
+
+export function isCI(env: Env): boolean {
+  return CI_VARS.some((name) => {
+    const v = env[name];
+    return v !== undefined && v !== '' && v !== '0' && v.toLowerCase() !== 'false';
+  });
+}
+
+/** Spinners and redrawn progress lines: only on a terminal stderr, outside CI, and not with --quiet or TERM=dumb. */
+export function canAnimate(ctx: Context): boolean {
+  return ctx.io.stderr.isTTY === true && !isCI(ctx.env) && !ctx.global.quiet && ctx.env.TERM !== 'dumb';
+}
+
+/** What `build push` reports to the job summary. */
+export interface PushedBuild {
+  build_id: string;
+  bytes: number;
+  sha256: string;
+  duration_ms: number;
+}
+
+/** A markdown table cell: no pipes or newlines from the data can break the table. */
+const cell = (text: string) => sanitizeLine(text).replace(/\|/g, '\\|');
+
+/**
+ * Appends a short markdown summary of a pushed build to $GITHUB_STEP_SUMMARY (set by GitHub Actions); a
+ * summary that cannot be written is a warning, never a failed push.
+ */
+export function appendBuildSummary(ctx: Context, tag: string, build: PushedBuild): void {
+  const file = ctx.env.GITHUB_STEP_SUMMARY;
+  if (!file) return;
+  const text = [
+    `### gamehost build push: \`${cell(tag)}\``,
+    '',
+    '| | |',
+    '|---|---|',
+    `| Build | \`${cell(build.build_id)}\` |`,
+    `| Tag | \`${cell(tag)}\` |`,
+    `| Size | ${formatBytes(build.bytes)} (${build.bytes} bytes) |`,
+    `| SHA-256 | \`${cell(build.sha256)}\` |`,
+    `| Time | ${formatDuration(build.duration_ms)} |`,
+    '',
+    '',
+  ].join('\n');
+  try {
+    fs.appendFileSync(file, text);
+  } catch (err) {
+    ctx.warn(`could not append to $GITHUB_STEP_SUMMARY (${file}): ${(err as Error).message}`);
+  }
+}

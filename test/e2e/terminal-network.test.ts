@@ -1,0 +1,263 @@
+// The network contract: proxies from the environment, a private CA through NODE_EXTRA_CA_CERTS, TLS failures as
+// exit 6, and --verbose that never shows a token, whatever the command.
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import net from 'node:net';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Env } from '../../src/context.js';
+import { isolatedEnv, runCli, tempDir } from '../helpers/cli.js';
+import { endpointEnv, startTestEmulator } from '../helpers/emulator.js';
+
+type Emulator = Awaited<ReturnType<typeof startTestEmulator>>;
+const BIN = path.resolve(__dirname, '../../bin/gamehost.js');
+
+// A self-signed certificate for 127.0.0.1 (valid until 2126), standing in for a service behind a private CA.
+const TEST_KEY = `-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgN8ONG+QJ0r5p2sff
+J8uqpgQnapMMxuPxXqOQKVSa0yqhRANCAAT/nXg0sIEFFwd4IqYAQrkk7Qo1Wma5
+I5RGv43BLcFld2Md6Q3E8TeGL1LqSseuJ8iM7a9XUywK7Gn6CEFK0TXc
+-----END PRIVATE KEY-----
+`;
+const TEST_CERT = `-----BEGIN CERTIFICATE-----
+MIIBpDCCAUmgAwIBAgIUFZkJeCVtEmYm2ulLdNYnAqMS9/kwCgYIKoZIzj0EAwIw
+GDEWMBQGA1UEAwwNZ2FtZWhvc3QgdGVzdDAgFw0yNjExMjExMTA4MzNaGA8yMTI2
+MTAyODExMDgzM1owGDEWMBQGA1UEAwwNZ2FtZWhvc3QgdGVzdDBZMBMGByqGSM49
+AgEGCCqGSM49AwEHA0IABP+deDSwgQUXB3gipgBCuSTtCjVaZrkjlEa/jcEtwWV3
+Yx3pDcTxN4YvUupKx64nyIztr1dTLArsafoIQUrRNdyjbzBtMB0GA1UdDgQWBBSD
+oti82vgRqBgt2U5oM58htXviezAfBgNVHSMEGDAWgBSDoti82vgRqBgt2U5oM58h
+tXviezAaBgNVHREEEzARhwR/AAABgglsb2NhbGhvc3QwDwYDVR0TAQH/BAUwAwEB
+/zAKBggqhkjOPQQDAgNJADBGAiEA1VlYSelF5fazyeX80+fv7j/LXXj3edYDcOmk
+zeTKrYMCIQCHI+Y10qA4FtCg0YQDNiFSuVcAGkOeVpx8hjJhMylIhQ==
+-----END CERTIFICATE-----
+`;
+
+/** A forward proxy on loopback: CONNECT tunnels (what undici uses) and absolute-form requests, each one recorded. */
+async function startProxy() {
+  const seen: string[] = [];
+  const server = http.createServer((req, res) => {
+    seen.push(`${req.method} ${req.url}`);
+    const target = new URL(req.url!);
+    const upstream = http.request(target, { method: req.method, headers: req.headers }, (up) => {
+      res.writeHead(up.statusCode!, up.headers);
+      up.pipe(res);
+    });
+    upstream.on('error', () => res.writeHead(502).end());
+    req.pipe(upstream);
+  });
+  server.on('connect', (req, client: net.Socket, head) => {
+    seen.push(`CONNECT ${req.url}`);
+    const [host, port] = req.url!.split(':');
+    const upstream = net.connect(Number(port), host, () => {
+      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      upstream.write(head);
+      upstream.pipe(client);
+      client.pipe(upstream);
+    });
+    upstream.on('error', () => client.destroy());
+    client.on('error', () => upstream.destroy());
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    seen,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => {
+      server.closeAllConnections();
+      return new Promise((r) => server.close(r));
+    },
+  };
+}
+
+/** An https front for the emulator with the self-signed certificate. */
+async function startTlsFront(emu: Emulator) {
+  const target = new URL(emu.endpoint);
+  const server = https.createServer({ key: TEST_KEY, cert: TEST_CERT }, (req, res) => {
+    const upstream = http.request({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers }, (up) => {
+      res.writeHead(up.statusCode!, up.headers);
+      up.pipe(res);
+    });
+    req.pipe(upstream);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { endpoint: `https://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise((r) => server.close(r)) };
+}
+
+describe('network', () => {
+  let emu: Emulator;
+  let env: Env;
+  beforeAll(async () => {
+    emu = await startTestEmulator();
+    env = { ...isolatedEnv(), ...endpointEnv(emu) };
+  });
+  afterAll(() => emu.close());
+
+  describe('HTTP_PROXY / HTTPS_PROXY / NO_PROXY', () => {
+    let proxy: Awaited<ReturnType<typeof startProxy>>;
+    beforeAll(async () => {
+      proxy = await startProxy();
+    });
+    afterAll(() => proxy.close());
+
+    it('API calls and the presigned download go through the proxy', async () => {
+      proxy.seen.length = 0;
+      const host = new URL(emu.endpoint).host;
+      const stats = await runCli(['stats', '--json'], { env: { ...env, HTTP_PROXY: proxy.url } });
+      expect(stats.code).toBe(0);
+      expect(JSON.parse(stats.stdout).player_count).toBe(0);
+      const history = await runCli(['history', 'export', '--since', '1h', '-o', '-'], { env: { ...env, HTTP_PROXY: proxy.url } });
+      expect(history.code).toBe(0);
+      expect(history.stdout).toMatch(/^lobby_id,namespace_id,/);
+      // undici tunnels every request through the proxy with CONNECT: one tunnel per connection, at least one per run.
+      expect(proxy.seen.length).toBeGreaterThanOrEqual(2);
+      expect(new Set(proxy.seen)).toEqual(new Set([`CONNECT ${host}`]));
+    });
+
+    it('the lower-case variables work too, and NO_PROXY bypasses the proxy', async () => {
+      proxy.seen.length = 0;
+      const lower = await runCli(['stats'], { env: { ...env, http_proxy: proxy.url } });
+      expect(lower.code).toBe(0);
+      expect(proxy.seen.length).toBeGreaterThan(0);
+      proxy.seen.length = 0;
+      const bypass = await runCli(['stats'], { env: { ...env, HTTP_PROXY: proxy.url, NO_PROXY: '127.0.0.1' } });
+      expect(bypass.code).toBe(0);
+      expect(proxy.seen).toEqual([]);
+    });
+
+    it('the embedded emulator is never reached through a proxy', async () => {
+      proxy.seen.length = 0;
+      const r = await runCli(['stats'], { env: isolatedEnv({ HTTP_PROXY: proxy.url, HTTPS_PROXY: proxy.url }) });
+      expect(r.code).toBe(0);
+      expect(proxy.seen).toEqual([]);
+    });
+
+    it('a proxy that is down is a network error, exit 6', async () => {
+      const r = await runCli(['stats'], { env: { ...env, HTTP_PROXY: 'http://127.0.0.1:9' } });
+      expect(r.code).toBe(6);
+      expect(r.stderr).toMatch(/^error: could not reach .+\n$/);
+    });
+  });
+
+  describe('TLS and NODE_EXTRA_CA_CERTS', () => {
+    let front: Awaited<ReturnType<typeof startTlsFront>>;
+    beforeAll(async () => {
+      front = await startTlsFront(emu);
+    });
+    afterAll(() => front.close());
+
+    it('an untrusted certificate is exit 6, at once, with the NODE_EXTRA_CA_CERTS hint', async () => {
+      const r = await runCli(['stats'], { env: { ...env, GAMEHOST_ENDPOINT: front.endpoint } });
+      expect(r.code).toBe(6);
+      expect(r.stderr).toBe(
+        `error: could not reach ${new URL(front.endpoint).host}: TLS failure: self-signed certificate (DEPTH_ZERO_SELF_SIGNED_CERT)\n` +
+          '  for a private CA, point NODE_EXTRA_CA_CERTS at its bundle\n',
+      );
+    });
+
+    it('with the CA in NODE_EXTRA_CA_CERTS the same service is trusted (a real process, as Node reads it at start)', async () => {
+      const dir = tempDir();
+      const bundle = path.join(dir, 'ca.pem');
+      fs.writeFileSync(bundle, TEST_CERT);
+      // Asynchronous: the https front answering the child lives in this process.
+      const run = (extra: Env) =>
+        new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+          const child = execFile(process.execPath, [BIN, 'stats', '--json'], { env: { PATH: process.env.PATH, ...env, GAMEHOST_ENDPOINT: front.endpoint, ...extra } as NodeJS.ProcessEnv, timeout: 15_000 }, (_err, stdout, stderr) =>
+            resolve({ status: child.exitCode, stdout, stderr }),
+          );
+        });
+      const trusted = await run({ NODE_EXTRA_CA_CERTS: bundle });
+      expect(trusted.stderr).toBe('');
+      expect(trusted.status).toBe(0);
+      expect(JSON.parse(trusted.stdout).player_count).toBe(0);
+      expect((await run({})).status).toBe(6);
+    });
+  });
+});
+
+describe('--verbose never prints a token, for any command', () => {
+  let emu: Emulator;
+  let env: Env;
+  let secrets: string[];
+  beforeAll(async () => {
+    emu = await startTestEmulator();
+    env = { ...isolatedEnv(), ...endpointEnv(emu) };
+    secrets = [emu.tokens.cloud, emu.tokens.public];
+  });
+  afterAll(() => emu.close());
+
+  const check = (r: { stdout: string; stderr: string }) => {
+    for (const t of secrets) expect(r.stdout + r.stderr).not.toContain(t);
+  };
+
+  it('API commands, with tokens from the environment, log requests with redacted tokens', async () => {
+    const dir = tempDir();
+    fs.writeFileSync(path.join(dir, 'server.tar'), Buffer.alloc(4096, 7));
+    const created = await runCli(['lobby', 'create', '--game-mode', 'default', '--json', '--verbose'], { env });
+    expect(created.code).toBe(0);
+    check(created);
+    const lobby = JSON.parse(created.stdout).lobby.lobby_id as string;
+    const runs: [string[], number][] = [
+      [['stats'], 0],
+      [['lobby', 'logs', lobby], 0],
+      [['history', 'export', '--since', '1h', '-o', '-'], 0],
+      [['build', 'push', 'server.tar', '--tag', 'verbose:v1'], 0],
+      [['lobby', 'logs', '00000000-0000-4000-8000-000000000000'], 4],
+    ];
+    for (const [args, code] of runs) {
+      const r = await runCli([...args, '--verbose'], { env, cwd: dir });
+      expect({ args, code: r.code }).toEqual({ args, code });
+      expect(r.stderr).toMatch(/^> (GET|POST) http:\/\/127\.0\.0\.1:\d+\//m);
+      expect(r.stderr).toMatch(/^target http:\/\/127\.0\.0\.1:\d+ \(GAMEHOST_ENDPOINT\); cloud token cloud\.\w{3}…[\w-]{3} \(GAMEHOST_TOKEN\)/m);
+      check(r);
+    }
+    // The emulator's own admin commands, pointed at the running emulator or a data directory.
+    for (const args of [['emulator', 'builds'], ['emulator', 'lobby', 'stop', lobby], ['emulator', 'reset', '--yes', '--data-dir', tempDir()]]) {
+      const r = await runCli([...args, '--verbose'], { env, cwd: dir });
+      expect({ args, code: r.code }).toEqual({ args, code: 0 });
+      check(r);
+    }
+  });
+
+  it('profile commands, login and logout, with tokens from stdin and the profile', async () => {
+    const e = isolatedEnv();
+    const login = await runCli(['login', '--verbose', '--endpoint', emu.endpoint, '--game', emu.gameId, '--namespace', emu.namespaceId, '--token-stdin', '--namespace-token-stdin'], {
+      env: e,
+      stdin: secrets.join('\n') + '\n',
+    });
+    expect(login.code).toBe(0);
+    check(login);
+    for (const args of [['profile', 'list'], ['profile', 'list', '--json'], ['profile', 'show'], ['profile', 'show', '--json'], ['profile', 'use', 'default'], ['stats'], ['lobby', 'create', '--game-mode', 'duos']]) {
+      const r = await runCli([...args, '--verbose'], { env: e, tty: true });
+      expect({ args, code: r.code }).toEqual({ args, code: 0 });
+      check(r);
+    }
+    const logout = await runCli(['logout', '--verbose'], { env: e });
+    expect(logout.code).toBe(0);
+    check(logout);
+  });
+
+  it('the commands that never call the service, and a failing flag-given token', async () => {
+    for (const args of [['completion', 'bash'], ['completion', 'zsh'], ['completion', 'fish'], ['--help'], ['help', 'exit-codes'], ['--version'], ['stats', '--help']]) {
+      const r = await runCli([...args, '--verbose'], { env });
+      expect({ args, code: r.code }).toEqual({ args, code: 0 });
+      check(r);
+    }
+    const bad = 'cloud.bogusbogusbogusbogus.signaturesignaturesig';
+    const r = await runCli(['history', 'export', '--since', '1h', '-o', '-', '--verbose', '--token', bad], { env });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain('cloud token cloud.bog…sig (--token)');
+    expect(r.stdout + r.stderr).not.toContain(bad);
+  });
+
+  it('emulator serve prints its own new tokens, never the ones it was given', async () => {
+    const controller = new AbortController();
+    const serving = runCli(['emulator', 'serve', '--port', '0', '--verbose'], { env: { ...isolatedEnv(), GAMEHOST_TOKEN: emu.tokens.cloud, GAMEHOST_NAMESPACE_TOKEN: emu.tokens.public }, signal: controller.signal });
+    await new Promise((r) => setTimeout(r, 500));
+    controller.abort();
+    const r = await serving;
+    expect(r.stdout).toMatch(/^cloud_token\tcloud\./m);
+    check(r);
+  });
+});
