@@ -75,3 +75,12 @@ export function describeFsError(err: unknown): string {
 export function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** `<lobby-id>`: a UUID, lower-cased as the service writes it. */
+export function parseLobbyId(raw: string): string {
+  const id = raw.trim();
+  if (!UUID.test(id)) throw new UsageError(`<lobby-id> must be a UUID, not "${raw}"`);
+  return id.toLowerCase();
+}

@@ -1,16 +1,60 @@
 import type { Context } from '../context.js';
+import type { ApiClient } from '../api/client.js';
+import type { PlayerStatistics } from '../api/types.js';
 import { getStatistics } from '../api/operations.js';
-import { writeJson } from '../output/json.js';
-import { renderStats } from '../output/views/stats.js';
+import { sleep } from '../api/retry.js';
+import { jsonLine, writeJson } from '../output/json.js';
+import { LiveFrame, watchFooter } from '../output/views/live.js';
+import { viewOptions } from '../output/views/options.js';
+import { formatStats, statsChangeLines } from '../output/views/stats.js';
+import { parseSeconds } from './lobby/logs.js';
 
-export type StatsOptions = Record<string, never>;
+/**
+ * Statistics have no end to wait for, so a watch runs until Ctrl-C: every 10 s keeps it inside the service's
+ * GET budget (128 per 15 minutes) with room for other calls.
+ */
+export const DEFAULT_WATCH_MS = 10_000;
 
-export function parse(): StatsOptions {
-  return {};
+export interface StatsOptions {
+  /** Refresh every this many ms; undefined: once. */
+  watchMs?: number;
+  utc: boolean;
 }
 
-export async function run(ctx: Context, _options: StatsOptions): Promise<void> {
-  const stats = await getStatistics(await ctx.api());
+export function parse(_args: string[] = [], opts: Record<string, unknown> = {}): StatsOptions {
+  const w = opts.watch;
+  const watchMs = w === undefined || w === false ? undefined : w === true ? DEFAULT_WATCH_MS : parseSeconds('--watch', w);
+  return { watchMs, utc: opts.utc === true };
+}
+
+export async function run(ctx: Context, o: StatsOptions): Promise<void> {
+  const api = await ctx.api();
+  if (o.watchMs !== undefined) return watch(ctx, api, o, o.watchMs);
+  const stats = await getStatistics(api);
   if (ctx.global.json) return writeJson(ctx, stats);
-  ctx.io.stdout.write(renderStats(ctx, stats));
+  ctx.io.stdout.write(formatStats(stats, viewOptions(ctx, ctx.io.stdout, o.utc)));
+}
+
+/** Refreshes until Ctrl-C: redrawn in place on a terminal, changed rows on a pipe, changed bodies with --json. */
+async function watch(ctx: Context, api: ApiClient, o: StatsOptions, everyMs: number): Promise<void> {
+  const out = ctx.io.stdout;
+  const frame = out.isTTY === true && !ctx.global.json ? new LiveFrame(out) : undefined;
+  let previous: PlayerStatistics | undefined;
+  try {
+    for (;;) {
+      const stats = await getStatistics(api);
+      if (frame) {
+        const view = viewOptions(ctx, out, o.utc);
+        frame.draw(formatStats(stats, { ...view, previous, watch: true }) + '\n' + watchFooter(view, everyMs));
+      } else if (ctx.global.json) {
+        if (JSON.stringify(stats) !== JSON.stringify(previous)) out.write(jsonLine(stats));
+      } else {
+        out.write(statsChangeLines(stats, previous, ctx.now()));
+      }
+      previous = stats;
+      await sleep(everyMs, ctx.signal);
+    }
+  } finally {
+    frame?.close();
+  }
 }

@@ -58,3 +58,80 @@ export function parseCsv(text: string): string[][] {
   }
   return rows;
 }
+
+/**
+ * Parses CSV as it arrives, chunk by chunk: quotes, doubled quotes, CRLF and multi-byte characters may all be
+ * split across chunks. Each push returns the records it completed.
+ */
+export class CsvStreamParser {
+  private readonly decoder = new TextDecoder('utf-8');
+  private field = '';
+  private row: string[] = [];
+  private quoted = false;
+  /** A quote seen inside a quoted field: either the close or the first half of `""`. */
+  private quoteInQuoted = false;
+  /** A record just ended on CR: an LF right after belongs to it. */
+  private afterCR = false;
+  /** Something of the current record was seen (so an unterminated last line still counts). */
+  private started = false;
+
+  push(chunk: Uint8Array | string): string[][] {
+    return this.scan(typeof chunk === 'string' ? chunk : this.decoder.decode(chunk, { stream: true }));
+  }
+
+  /** Flushes the last record when the text did not end with a newline. */
+  end(): string[][] {
+    const records = this.scan(this.decoder.decode());
+    this.quoted = false;
+    this.quoteInQuoted = false;
+    if (this.started) {
+      this.row.push(this.field);
+      records.push(this.row);
+      this.row = [];
+      this.field = '';
+      this.started = false;
+    }
+    return records;
+  }
+
+  private scan(text: string): string[][] {
+    const records: string[][] = [];
+    for (const ch of text) {
+      if (this.afterCR) {
+        this.afterCR = false;
+        if (ch === '\n') continue;
+      }
+      if (this.quoteInQuoted) {
+        this.quoteInQuoted = false;
+        if (ch === '"') {
+          this.field += '"';
+          continue;
+        }
+        this.quoted = false;
+      } else if (this.quoted) {
+        if (ch === '"') this.quoteInQuoted = true;
+        else this.field += ch;
+        continue;
+      }
+      if (ch === '"') {
+        this.quoted = true;
+        this.started = true;
+      } else if (ch === ',') {
+        this.row.push(this.field);
+        this.field = '';
+        this.started = true;
+      } else if (ch === '\n' || ch === '\r') {
+        this.row.push(this.field);
+        records.push(this.row);
+        this.row = [];
+        this.field = '';
+        this.started = false;
+        this.afterCR = ch === '\r';
+      } else {
+        this.field += ch;
+        this.started = true;
+      }
+    }
+    return records;
+  }
+}

@@ -35,26 +35,138 @@ export function formatDuration(ms: number): string {
 }
 
 export interface TimeStyle {
-  /** Local zone, human form (a terminal) instead of RFC 3339 UTC (pipes, JSON). */
+  /** Human form (a terminal) instead of RFC 3339 UTC (pipes, JSON). */
   local: boolean;
+  /** With `local`: the human form in UTC instead of the user's zone (--utc). */
+  utc?: boolean;
 }
 
 function pad(n: number, width = 2): string {
   return String(n).padStart(width, '0');
 }
 
-/** RFC 3339 in UTC for scripts; `YYYY-MM-DD HH:MM:SS ±HH:MM` in the local zone for people. */
-export function formatTime(value: string | number | Date, style: TimeStyle): string {
+/** The calendar fields of a moment, in UTC or in the process's local zone. */
+function fields(d: Date, utc: boolean) {
+  return utc
+    ? { y: d.getUTCFullYear(), mo: d.getUTCMonth() + 1, da: d.getUTCDate(), h: d.getUTCHours(), mi: d.getUTCMinutes(), s: d.getUTCSeconds() }
+    : { y: d.getFullYear(), mo: d.getMonth() + 1, da: d.getDate(), h: d.getHours(), mi: d.getMinutes(), s: d.getSeconds() };
+}
+
+/** `UTC`, or the local offset at that moment as `±HH:MM`. */
+export function zoneLabel(value: string | number | Date, utc: boolean): string {
+  if (utc) return 'UTC';
+  const offset = -new Date(value).getTimezoneOffset();
+  const sign = offset >= 0 ? '+' : '-';
+  return `${sign}${pad(Math.floor(Math.abs(offset) / 60))}:${pad(Math.abs(offset) % 60)}`;
+}
+
+/**
+ * RFC 3339 in UTC for scripts; `YYYY-MM-DD HH:MM:SS ±HH:MM` in the local zone for people (`… UTC` with --utc).
+ * `form` shortens the human form for tables and clocks: `datetime` is `YYYY-MM-DD HH:MM:SS`, `short` is
+ * `MM-DD HH:MM`, `clock` is `HH:MM:SS`; they leave the zone to a caption.
+ */
+export function formatTime(
+  value: string | number | Date,
+  style: TimeStyle,
+  form: 'full' | 'datetime' | 'short' | 'clock' = 'full',
+): string {
   const d = value instanceof Date ? value : new Date(value);
   if (Number.isNaN(d.getTime())) return String(value);
   if (!style.local) return d.toISOString().replace('.000Z', 'Z');
-  const offset = -d.getTimezoneOffset();
-  const sign = offset >= 0 ? '+' : '-';
-  const zone = `${sign}${pad(Math.floor(Math.abs(offset) / 60))}:${pad(Math.abs(offset) % 60)}`;
-  return (
-    `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ` +
-    `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())} ${zone}`
-  );
+  const f = fields(d, style.utc === true);
+  const clock = `${pad(f.h)}:${pad(f.mi)}:${pad(f.s)}`;
+  if (form === 'clock') return clock;
+  if (form === 'short') return `${pad(f.mo)}-${pad(f.da)} ${pad(f.h)}:${pad(f.mi)}`;
+  const datetime = `${f.y}-${pad(f.mo)}-${pad(f.da)} ${clock}`;
+  return form === 'datetime' ? datetime : `${datetime} ${zoneLabel(d, style.utc === true)}`;
+}
+
+/** A change between two readings for people: `+3`, `−1` (a true minus sign), and `` for none. */
+export function formatChange(delta: number): string {
+  if (delta === 0) return '';
+  return delta > 0 ? `+${delta}` : `\u2212${Math.abs(delta)}`;
+}
+
+/** Bytes as MiB with a precision that suits the size: `205 MiB`, `48.5 MiB`, `3.25 MiB`. */
+export function formatMiB(bytes: number): string {
+  const v = bytes / (1024 * 1024);
+  return `${v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2)} MiB`;
+}
+
+/** Lobby-hours: `1,234 h`, `12.5 h`, `0.42 h`, `<0.01 h` (something, but less than shows). */
+export function formatHours(ms: number): string {
+  const h = ms / 3_600_000;
+  if (h > 0 && h < 0.005) return '<0.01 h';
+  if (h >= 1000) return `${Math.round(h).toLocaleString('en-US')} h`;
+  return `${h >= 100 ? h.toFixed(0) : h >= 10 ? h.toFixed(1) : h.toFixed(2)} h`;
+}
+
+/** A percentage for people: `67%`, and `<1%` for a small share that is not nothing. */
+export function formatShare(part: number, whole: number): string {
+  if (whole <= 0) return '-';
+  const p = (100 * part) / whole;
+  if (p > 0 && p < 0.5) return '<1%';
+  return `${Math.round(p)}%`;
+}
+
+// eslint-disable-next-line no-control-regex
+const SGR = /\x1b\[[0-9;]*m/g;
+
+/** Columns a code point takes in a terminal: 0 for combining marks, 2 for wide East Asian and emoji. */
+function cellWidth(cp: number): number {
+  if ((cp >= 0x300 && cp <= 0x36f) || cp === 0x200d || (cp >= 0xfe00 && cp <= 0xfe0f)) return 0;
+  if (
+    (cp >= 0x1100 && cp <= 0x115f) ||
+    (cp >= 0x2e80 && cp <= 0xa4cf) ||
+    (cp >= 0xac00 && cp <= 0xd7a3) ||
+    (cp >= 0xf900 && cp <= 0xfaff) ||
+    (cp >= 0xfe30 && cp <= 0xfe4f) ||
+    (cp >= 0xff00 && cp <= 0xff60) ||
+    (cp >= 0xffe0 && cp <= 0xffe6) ||
+    (cp >= 0x1f300 && cp <= 0x1f64f) ||
+    (cp >= 0x1f900 && cp <= 0x1f9ff) ||
+    (cp >= 0x20000 && cp <= 0x3fffd)
+  ) {
+    return 2;
+  }
+  return 1;
+}
+
+/** The width of a string on screen, colour codes not counted. */
+export function visibleWidth(text: string): number {
+  let width = 0;
+  for (const ch of text.replace(SGR, '')) width += cellWidth(ch.codePointAt(0)!);
+  return width;
+}
+
+/**
+ * Cuts a line (colour codes kept) to `width` screen columns, ending with `…` when cut, so a terminal never wraps
+ * it; a cut line that carried colour ends with a reset.
+ */
+export function fitLine(line: string, width: number): string {
+  if (visibleWidth(line) <= width) return line;
+  if (width <= 0) return '';
+  const code = /\x1b\[[0-9;]*m/y;
+  let out = '';
+  let used = 0;
+  let coloured = false;
+  for (let i = 0; i < line.length; ) {
+    code.lastIndex = i;
+    const m = code.exec(line);
+    if (m) {
+      out += m[0];
+      coloured = true;
+      i += m[0].length;
+      continue;
+    }
+    const ch = String.fromCodePoint(line.codePointAt(i)!);
+    const w = cellWidth(ch.codePointAt(0)!);
+    if (used + w > width - 1) break;
+    out += ch;
+    used += w;
+    i += ch.length;
+  }
+  return out + '…' + (coloured ? '\x1b[0m' : '');
 }
 
 export function formatRate(bytesPerSecond: number): string {

@@ -120,6 +120,38 @@ describe('lobby logs', () => {
     expect(fields.stopped_ts).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/);
   });
 
+  it('--chart draws CPU and memory with axes; --utc shows times in UTC', async () => {
+    const id = await newLobby();
+    const r = await runCli(['lobby', 'logs', id, '--chart', '--utc'], { env: { ...env, NO_COLOR: '1' }, tty: true, columns: 80 });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/created\s+\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC/);
+    expect(r.stdout).toMatch(/^ {2}CPU \(% of one core\)$/m);
+    expect(r.stdout).toMatch(/^ {2}Memory \(MiB of 512 MiB allocated\)$/m);
+    expect(r.stdout).toMatch(/^ +[\d.]+% ┤/m);
+    expect(r.stdout).toMatch(/^ +└─+$/m);
+    expect(r.stdout).toMatch(/Memory +now [\d.]+ MiB \(\d+%\) +peak [\d.]+ MiB +mean [\d.]+ MiB +of 512 MiB/);
+    for (const line of r.stdout.split('\n')) expect([...line].length).toBeLessThanOrEqual(79);
+  });
+
+  it('without --chart: sparklines against 100% CPU and the allocated memory', async () => {
+    const id = await newLobby();
+    const r = await runCli(['lobby', 'logs', id], { env: { ...env, NO_COLOR: '1' }, tty: true, columns: 120 });
+    expect(r.stdout).toMatch(/^ {2}CPU +[▁▂▃▄▅▆▇█]+ +now [\d.]+% +peak [\d.]+% +mean [\d.]+%$/m);
+    expect(r.stdout).toMatch(/^ {2}Memory +[▁▂▃▄▅▆▇█]+ +now /m);
+  });
+
+  it.each([
+    [['--interval', '5'], /--interval goes with --watch/],
+    [['--watch', '--interval', '0'], /--interval must be a number of seconds of at least 0\.1/],
+    [['--watch', '--interval', 'soon'], /--interval must be a number of seconds/],
+    [['--chart', '--json'], /--chart draws for people/],
+  ])('refuses %j before any request, exit 2', async (extra, message) => {
+    const r = await runCli(['lobby', 'logs', '00000000-0000-4000-8000-000000000000', ...(extra as string[])], { env });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(message);
+    expect(r.stdout).toBe('');
+  });
+
   it('an unknown lobby exits 4; a malformed id exits 2 before any request', async () => {
     const missing = await runCli(['lobby', 'logs', '00000000-0000-4000-8000-000000000000'], { env });
     expect(missing.code).toBe(4);

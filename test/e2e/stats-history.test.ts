@@ -1,4 +1,6 @@
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isolatedEnv, plain, runCli, tempDir } from '../helpers/cli.js';
@@ -48,7 +50,8 @@ describe('stats and history against one emulator', () => {
     const r = await runCli(['stats'], { env, tty: true });
     const text = plain(r.stdout);
     expect(text).toContain('Players in game: 4');
-    expect(text).toMatch(/default\s+lnd-atl\s+2\s+67%/);
+    // A table per game mode: default's lnd-atl has 2 of its 3 players, drawn as a bar and a share.
+    expect(text).toMatch(/^default {2}3 players \(75% of all\)\n {2}REGION +PLAYERS +SHARE\n {2}lnd-atl +2 +█+\S* +67%\n/m);
     expect(text).not.toMatch(/squads/);
     expect(r.stdout).toContain('\x1b[1m');
   });
@@ -83,6 +86,101 @@ describe('stats and history against one emulator', () => {
     expect(r.stderr).toContain('Wrote 0 lobbies');
   });
 
+  it('after a download, tells on stderr what the export holds: lobbies, lobby-hours, where', async () => {
+    await stopLobby(emu.endpoint, lobbies[0]!, { exit_code: 1, failed: true });
+    const dir = tempDir();
+    const r = await runCli(['history', 'export', '--since', '1h', '-o', 'h.csv'], { env, cwd: dir });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe('');
+    const lines = r.stderr.split('\n');
+    expect(lines).toContainEqual(expect.stringMatching(/^Wrote 4 lobbies \([\d.]+ KiB\) to h\.csv$/));
+    expect(lines).toContainEqual(expect.stringMatching(/^Window +\d{4}-\d{2}-\d{2}T\S+Z → \d{4}-\d{2}-\d{2}T\S+Z \(1h 00m\)$/));
+    expect(lines).toContainEqual('Lobbies       4: 1 stopped, 3 still running');
+    expect(lines).toContainEqual(expect.stringMatching(/^Lobby-hours +\S+ h in the window, \S+ h in total$/));
+    expect(lines).toContainEqual(expect.stringMatching(/^Regions +lnd-atl \S+ h \(2 lobbies\) · lnd-\w+ \S+ h \(1\) · lnd-\w+ \S+ h \(1\)$/));
+    expect(lines).toContainEqual(expect.stringMatching(/^Game modes +default \S+ h \(3 lobbies\) · duos \S+ h \(1\)$/));
+    expect(lines).toContainEqual('Failed stops  unknown: the export has no exit codes (see `lobby logs <id>`)');
+  });
+
+  it('--json carries the same summary for scripts', async () => {
+    const dir = tempDir();
+    const r = await runCli(['history', 'export', '--since', '1h', '-o', 'h.csv', '--json'], { env, cwd: dir });
+    const doc = JSON.parse(r.stdout);
+    expect(doc).toMatchObject({ rows: 4, format: 'csv', summary: { lobbies: 4, running: 3, stopped: 1 } });
+    expect(doc.summary.regions[0]).toMatchObject({ name: 'lnd-atl', lobbies: 2 });
+    expect(doc.summary.game_modes.map((g: { name: string }) => g.name).sort()).toEqual(['default', 'duos']);
+    expect(doc.summary.query_uptime_ms).toBeGreaterThan(0);
+  });
+
+  it('--format json -o -: one JSON object per row, numbers as numbers', async () => {
+    const r = await runCli(['history', 'export', '--since', '1h', '--format', 'json', '-o', '-'], { env });
+    expect(r.code).toBe(0);
+    const rows = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(rows.map((row) => row.lobby_id).sort()).toEqual([...lobbies].sort());
+    const running = rows.find((row) => row.lobby_id === lobbies[1])!;
+    expect(typeof running.start_ts).toBe('number');
+    expect(running.stop_ts).toBeNull();
+    expect(typeof running.query_uptime_ms).toBe('number');
+    expect(running.start_time).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/);
+    expect(typeof rows.find((row) => row.lobby_id === lobbies[0])!.stop_ts).toBe('number');
+    expect(r.stderr).toContain('Lobbies       4:');
+  });
+
+  it('--format json to a file: JSON lines under a .jsonl name, written atomically', async () => {
+    const dir = tempDir();
+    const r = await runCli(['history', 'export', '--from', '2026-01-01T00:00:00Z', '--to', '2099-01-01T00:00:00Z', '--format', 'json'], { env, cwd: dir });
+    expect(r.code).toBe(0);
+    expect(fs.readdirSync(dir)).toEqual(['lobby-history-20260101T000000Z-20990101T000000Z.jsonl']);
+    const text = fs.readFileSync(path.join(dir, fs.readdirSync(dir)[0]!), 'utf8');
+    expect(text.trim().split('\n').map((l) => JSON.parse(l).region_name).sort()).toEqual(['lnd-atl', 'lnd-atl', 'lnd-fra', 'lnd-sgp']);
+  });
+
+  it('--format table in an 80-column terminal: rows that fit, never wrapped', async () => {
+    const r = await runCli(['history', 'export', '--since', '1h', '--format', 'table', '--utc'], { env: { ...env, NO_COLOR: '1' }, tty: true, columns: 80 });
+    expect(r.code).toBe(0);
+    const lines = r.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^LOBBY +GAME MODE +REGION +STARTED +STOPPED +UPTIME +IN WINDOW$/);
+    expect(lines.slice(1, -1)).toHaveLength(4);
+    expect(lines.find((l) => l.startsWith(lobbies[1]!.slice(0, 8)))).toMatch(/^[0-9a-f-]+… +default +lnd-atl +\d{2}-\d{2} \d{2}:\d{2} +running +/);
+    expect(lines.at(-1)).toBe('4 lobbies · times in UTC');
+    for (const line of lines) expect([...line].length).toBeLessThanOrEqual(79);
+    expect(r.stderr).toContain('Lobbies       4:');
+  });
+
+  it('--format table piped: tab-separated rows with RFC 3339 times and milliseconds', async () => {
+    const r = await runCli(['history', 'export', '--since', '1h', '--format', 'table'], { env });
+    const rows = r.stdout.trim().split('\n').map((l) => l.split('\t'));
+    expect(rows).toHaveLength(4);
+    const stopped = rows.find((row) => row[0] === lobbies[0])!;
+    expect(stopped.slice(1, 3)).toEqual(['default', 'lnd-atl']);
+    expect(stopped[3]).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/);
+    expect(stopped[4]).toMatch(/Z$/);
+    expect(stopped[5]).toMatch(/^\d+$/);
+    expect(rows.find((row) => row[0] === lobbies[1])![4]).toBe('-');
+  });
+
+  it('an empty history window: the summary and the table say so', async () => {
+    const window = ['--from', '2020-01-01T00:00:00Z', '--to', '2020-01-02T00:00:00Z', '--utc'];
+    const r = await runCli(['history', 'export', ...window, '--format', 'table'], { env: { ...env, NO_COLOR: '1' }, tty: true });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe('No lobbies ran in this window.\n');
+    expect(r.stderr).toContain('Window   2020-01-01 00:00:00 UTC → 2020-01-02 00:00:00 UTC (1d 0h)\nLobbies  none ran in this window\n');
+  });
+
+  it('--url-only prints the presigned URL and downloads nothing', async () => {
+    const dir = tempDir();
+    const r = await runCli(['history', 'export', '--since', '1h', '--url-only'], { env, cwd: dir });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\S+\n$/);
+    expect(fs.readdirSync(dir)).toEqual([]);
+    expect(r.stderr).not.toContain('Lobbies');
+    // The URL works on its own, without the token.
+    const csv = await (await fetch(r.stdout.trim())).text();
+    expect(csv.split('\n')[0]).toBe(COLUMNS);
+    const json = await runCli(['history', 'export', '--since', '1h', '--url-only', '--json'], { env, cwd: dir });
+    expect(Object.keys(JSON.parse(json.stdout))).toEqual(['url', 'query_start', 'query_end']);
+  });
+
   it.each([
     [['--from', '2026-01-02T00:00:00Z', '--to', '2026-01-01T00:00:00Z'], /--from must be before --to/],
     [['--since', '1h', '--from', '2026-01-01'], /either --since or --from/],
@@ -91,6 +189,10 @@ describe('stats and history against one emulator', () => {
     [['--from', 'last tuesday'], /--from must be an RFC 3339 time/],
     [['--since', '1h', '-o', '/nonexistent-dir/x.csv'], /directory \/nonexistent-dir does not exist/],
     [['--since', '1h', '-o', '-', '--json'], /--json prints a summary/],
+    [['--since', '1h', '--format', 'table', '-o', 'rows.txt'], /--format table prints on stdout: drop -o/],
+    [['--since', '1h', '--format', 'table', '--json'], /--json prints a summary on stdout/],
+    [['--since', '1h', '--format', 'xml'], /--format.*(choices|must be one of)/],
+    [['--since', '1h', '--url-only', '-o', 'x.csv'], /--url-only downloads nothing: drop -o/],
   ])('refuses %j with exit 2', async (args, message) => {
     const r = await runCli(['history', 'export', ...(args as string[])], { env });
     expect(r.code).toBe(2);
@@ -99,10 +201,108 @@ describe('stats and history against one emulator', () => {
   });
 });
 
+describe('stats --watch refuses a bad interval before any request', () => {
+  it.each([['soon'], ['0'], ['-1']])('--watch %s exits 2', async (value) => {
+    const r = await runCli(['stats', '--watch', value], { env: isolatedEnv() });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`--watch must be a number of seconds of at least 0.1, not "${value}"`);
+    expect(r.stderr).not.toContain('local emulator');
+  });
+});
+
 describe('stats on an empty emulator', () => {
   it('says so', async () => {
     const r = await runCli(['stats'], { env: isolatedEnv({ NO_COLOR: '1' }), tty: true });
     expect(r.code).toBe(0);
     expect(r.stdout).toBe('Players in game: 0\nNo game mode has players yet.\n');
+  });
+});
+
+/**
+ * A stand-in for the service that serves a large export slowly, in pieces, optionally cutting the connection
+ * half-way: what the progress display and the atomic write are for.
+ */
+async function largeExportService(opts: { cutAt?: number } = {}) {
+  const row = (i: number) =>
+    `${String(i).padStart(8, '0')}-0000-4000-8000-000000000000,9d2c7e41-5b6a-4f3e-9c8d-7a6b5c4d3e2f,prod,` +
+    `48ef3c5e-26fc-5a46-8abe-679bd3dc17ac,lnd-${i % 3 === 0 ? 'sgp' : 'atl'},basic-1d1,f2cd7525-490e-592c-8d39-7c4711c09058,0.0.1,` +
+    `4cf77782-8143-54e0-9407-77bd5732a171,default,1795200000000,1795203600000,3600000,3600000\n`;
+  const body = Buffer.from(COLUMNS + '\n' + Array.from({ length: 12_000 }, (_, i) => row(i)).join(''));
+  const server = http.createServer((req, res) => {
+    req.resume();
+    if (req.method === 'POST' && req.url!.endsWith('/matchmaker/lobbies/export-history')) {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/export.csv`;
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ url }));
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/csv', 'content-length': body.length });
+    const pieces = 12;
+    const size = Math.ceil(body.length / pieces);
+    let sent = 0;
+    const next = () => {
+      if (opts.cutAt !== undefined && sent >= opts.cutAt) return res.socket?.destroy();
+      if (sent >= body.length) return res.end();
+      res.write(body.subarray(sent, sent + size));
+      sent += size;
+      setTimeout(next, 25);
+    };
+    next();
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const env = {
+    ...isolatedEnv(),
+    GAMEHOST_ENDPOINT: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    GAMEHOST_TOKEN: 'cloud.test-token',
+    GAMEHOST_GAME: '00000000-0000-4000-8000-000000000001',
+  };
+  return { env, bytes: body.length, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+describe('history export of a large file', () => {
+  const PROGRESS = /Downloading \[[█·]{20}\] [\d.]+ MiB \/ [\d.]+ MiB \d+%/;
+
+  it('shows a progress line on a terminal, clears it, then the summary', async () => {
+    const svc = await largeExportService();
+    try {
+      const dir = tempDir();
+      const r = await runCli(['history', 'export', '--since', '1h', '-o', 'big.csv'], { env: svc.env, cwd: dir, tty: true });
+      expect(r.code).toBe(0);
+      expect(r.stderr).toMatch(PROGRESS);
+      expect(r.stderr).toMatch(/\r\x1b\[K(Wrote|\x1b)/);
+      expect(plain(r.stderr)).toContain('Wrote 12000 lobbies');
+      expect(plain(r.stderr)).toMatch(/Regions +lnd-atl 8,000 h \(8000 lobbies\) · lnd-sgp 4,000 h \(4000\)/);
+      expect(fs.statSync(path.join(dir, 'big.csv')).size).toBe(svc.bytes);
+    } finally {
+      await svc.close();
+    }
+  });
+
+  it.each([
+    ['in CI', { CI: 'true' }, true],
+    ['in GitHub Actions', { GITHUB_ACTIONS: 'true' }, true],
+    ['piped', {}, false],
+  ])('shows no progress %s', async (_name, extra, tty) => {
+    const svc = await largeExportService();
+    try {
+      const r = await runCli(['history', 'export', '--since', '1h', '-o', 'big.csv'], { env: { ...svc.env, ...extra }, cwd: tempDir(), tty });
+      expect(r.code).toBe(0);
+      expect(r.stderr).not.toContain('Downloading');
+      expect(r.stderr).toContain('Wrote 12000 lobbies');
+    } finally {
+      await svc.close();
+    }
+  });
+
+  it('a download cut half-way fails with exit 6 and leaves no file, whole or half', async () => {
+    const svc = await largeExportService({ cutAt: 1_000_000 });
+    try {
+      const dir = tempDir();
+      const r = await runCli(['history', 'export', '--since', '1h', '-o', 'big.csv', '--format', 'json'], { env: svc.env, cwd: dir });
+      expect(r.code).toBe(6);
+      expect(r.stderr).toMatch(/^error: could not reach 127\.0\.0\.1:\d+/m);
+      expect(fs.readdirSync(dir)).toEqual([]);
+    } finally {
+      await svc.close();
+    }
   });
 });

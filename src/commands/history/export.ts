@@ -5,25 +5,49 @@ import { exportLobbyHistory } from '../../api/operations.js';
 import { openPresignedGet } from '../../api/presigned.js';
 import { toNetworkError } from '../../api/client.js';
 import { UsageError } from '../../errors.js';
-import { writeJson } from '../../output/json.js';
+import { canAnimate } from '../../output/ci.js';
+import { CsvStreamParser } from '../../output/csv.js';
 import { formatBytes } from '../../output/format.js';
-import { CsvRecordCounter } from '../../output/csv.js';
+import { jsonLine, writeJson } from '../../output/json.js';
+import {
+  HistoryTally,
+  formatDownloadProgress,
+  formatHistorySummary,
+  formatHistoryTable,
+  historyJson,
+  historyRecord,
+  historyRow,
+  type HistoryRow,
+} from '../../output/views/history.js';
+import { viewOptions } from '../../output/views/options.js';
 import { parseDuration, parseTime } from '../../timeparse.js';
-import { describeFsError } from '../args.js';
+import { describeFsError, parseChoice } from '../args.js';
+
+export const FORMATS = ['csv', 'json', 'table'] as const;
+export type ExportFormat = (typeof FORMATS)[number];
 
 export interface ExportOptions {
   queryStart: number;
   queryEnd: number;
   /** A file path (resolved), or '-' for stdout. */
   output: string;
+  /** csv: the bytes as served; json: JSON lines; table: rendered rows on stdout. */
+  format: ExportFormat;
+  /** Print the presigned URL and download nothing. */
+  urlOnly: boolean;
+  utc: boolean;
 }
+
+/** Downloads at least this big get a progress line (on a terminal, outside CI). */
+export const PROGRESS_MIN_BYTES = 1024 * 1024;
+const PROGRESS_EVERY_MS = 100;
 
 function compact(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z').replace(/[-:]/g, '');
 }
 
-export function defaultOutputName(start: number, end: number): string {
-  return `lobby-history-${compact(start)}-${compact(end)}.csv`;
+export function defaultOutputName(start: number, end: number, format: ExportFormat = 'csv'): string {
+  return `lobby-history-${compact(start)}-${compact(end)}.${format === 'json' ? 'jsonl' : 'csv'}`;
 }
 
 export function parse(_args: string[], opts: Record<string, unknown>, ctx: Context): ExportOptions {
@@ -37,9 +61,100 @@ export function parse(_args: string[], opts: Record<string, unknown>, ctx: Conte
   const start = since !== undefined ? end - parseDuration('--since', since) : parseTime('--from', from!);
   if (start < 0) throw new UsageError('--since reaches before 1970');
   if (start >= end) throw new UsageError('--from must be before --to');
-  const output = opts.output === undefined ? defaultOutputName(start, end) : String(opts.output);
+  const format = opts.format === undefined ? 'csv' : parseChoice('--format', opts.format, FORMATS);
+  const urlOnly = opts.urlOnly === true;
+  const utc = opts.utc === true;
+  if (urlOnly) {
+    if (opts.output !== undefined) throw new UsageError('--url-only downloads nothing: drop -o');
+    if (opts.format !== undefined) throw new UsageError('--url-only downloads nothing: drop --format');
+    return { queryStart: start, queryEnd: end, output: '-', format, urlOnly, utc };
+  }
+  if (format === 'table') {
+    // A table is for reading, so it goes where it can be read; files get csv or json.
+    if (opts.output !== undefined && opts.output !== '-') {
+      throw new UsageError('--format table prints on stdout: drop -o', 'to keep the rows in a file, use --format csv or --format json');
+    }
+    if (ctx.global.json) throw new UsageError('--json prints a summary on stdout: --format table cannot print there too');
+    return { queryStart: start, queryEnd: end, output: '-', format, urlOnly, utc };
+  }
+  const output = opts.output === undefined ? defaultOutputName(start, end, format) : String(opts.output);
   if (output === '-' && ctx.global.json) throw new UsageError('--json prints a summary on stdout: give -o <file>, not -o -');
-  return { queryStart: start, queryEnd: end, output: output === '-' ? '-' : path.resolve(ctx.cwd, output) };
+  return { queryStart: start, queryEnd: end, output: output === '-' ? '-' : path.resolve(ctx.cwd, output), format, urlOnly, utc };
+}
+
+/** Where the rows go: stdout (with backpressure), or a temporary file renamed into place at the end. */
+interface Sink {
+  write(data: string | Uint8Array): Promise<void>;
+  commit(): Promise<void>;
+  abort(): Promise<void>;
+}
+
+function stdoutSink(ctx: Context): Sink {
+  const out = ctx.io.stdout;
+  return {
+    async write(data) {
+      if (!out.write(data)) await new Promise((r) => out.once('drain', r));
+    },
+    async commit() {},
+    async abort() {},
+  };
+}
+
+async function fileSink(target: string): Promise<Sink> {
+  // Written beside the target and renamed into place, so an interrupted download never leaves a half file.
+  const temp = `${target}.${process.pid}.part`;
+  const file = await fs.promises.open(temp, 'w').catch((err) => {
+    throw new UsageError(`-o: cannot write ${target}: ${describeFsError(err)}`);
+  });
+  // Small writes (a JSON line each) are gathered, so a large export is not a syscall per row.
+  let pending: Buffer[] = [];
+  let size = 0;
+  const flush = async () => {
+    if (size === 0) return;
+    const data = Buffer.concat(pending);
+    pending = [];
+    size = 0;
+    await file.write(data);
+  };
+  return {
+    async write(data) {
+      const buf = typeof data === 'string' ? Buffer.from(data) : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+      pending.push(buf);
+      size += buf.length;
+      if (size >= 64 * 1024) await flush();
+    },
+    async commit() {
+      await flush();
+      await file.close();
+      await fs.promises.rename(temp, target);
+    },
+    async abort() {
+      await file.close().catch(() => {});
+      await fs.promises.rm(temp, { force: true });
+    },
+  };
+}
+
+/** A redrawn line on stderr for a large download; nothing for small ones, pipes, CI or --quiet. */
+function progressLine(ctx: Context, total: number | undefined) {
+  const enabled = canAnimate(ctx);
+  const started = Date.now();
+  let last = 0;
+  let drawn = false;
+  return {
+    update(bytes: number, force = false) {
+      if (!enabled || Math.max(bytes, total ?? 0) < PROGRESS_MIN_BYTES) return;
+      const now = Date.now();
+      if (!force && now - last < PROGRESS_EVERY_MS) return;
+      last = now;
+      drawn = true;
+      ctx.io.stderr.write(`\r${formatDownloadProgress(bytes, total, now - started, ctx.io.stderr.columns || 80)}\x1b[K`);
+    },
+    clear() {
+      if (drawn) ctx.io.stderr.write('\r\x1b[K');
+      drawn = false;
+    },
+  };
 }
 
 export async function run(ctx: Context, o: ExportOptions): Promise<void> {
@@ -48,51 +163,74 @@ export async function run(ctx: Context, o: ExportOptions): Promise<void> {
     if (!fs.existsSync(dir)) throw new UsageError(`-o: directory ${dir} does not exist`);
   }
   const api = await ctx.api();
-  const { url } = await exportLobbyHistory(api, { query_start: o.queryStart, query_end: o.queryEnd });
-  const res = await openPresignedGet(ctx, api.dispatcher, url);
-  const counter = new CsvRecordCounter();
-  let bytes = 0;
-
-  if (o.output === '-') {
-    try {
-      for await (const chunk of res.body) {
-        counter.push(chunk);
-        bytes += chunk.length;
-        if (!ctx.io.stdout.write(chunk)) await new Promise((r) => ctx.io.stdout.once('drain', r));
-      }
-    } catch (err) {
-      throw ctx.signal.aborted ? ctx.signal.reason : toNetworkError(err, new URL(url));
-    }
-  } else {
-    // Written beside the target and renamed into place, so an interrupted download never leaves a half file.
-    const temp = `${o.output}.${process.pid}.part`;
-    const file = await fs.promises.open(temp, 'w').catch((err) => {
-      throw new UsageError(`-o: cannot write ${o.output}: ${describeFsError(err)}`);
-    });
-    try {
-      try {
-        for await (const chunk of res.body) {
-          counter.push(chunk);
-          bytes += chunk.length;
-          await file.write(chunk);
-        }
-      } catch (err) {
-        throw ctx.signal.aborted ? ctx.signal.reason : toNetworkError(err, new URL(url));
-      }
-      await file.close();
-      await fs.promises.rename(temp, o.output);
-    } catch (err) {
-      await file.close().catch(() => {});
-      await fs.promises.rm(temp, { force: true });
-      throw err;
-    }
+  const window = { query_start: o.queryStart, query_end: o.queryEnd };
+  const { url } = await exportLobbyHistory(api, window);
+  if (o.urlOnly) {
+    if (ctx.global.json) return writeJson(ctx, { url, ...window });
+    ctx.io.stdout.write(url + '\n');
+    return;
   }
 
-  const rows = Math.max(0, counter.records() - 1);
+  const res = await openPresignedGet(ctx, api.dispatcher, url);
+  const length = Number(res.headers['content-length']);
+  const progress = progressLine(ctx, Number.isFinite(length) && length > 0 ? length : undefined);
+  const sink = o.format === 'table' ? undefined : o.output === '-' ? stdoutSink(ctx) : await fileSink(o.output);
+  const parser = new CsvStreamParser();
+  const tally = new HistoryTally();
+  const tableRows: HistoryRow[] = [];
+  let header: string[] | undefined;
+  let rows = 0;
+  let downloaded = 0;
+  let written = 0;
+
+  const write = async (data: string | Uint8Array) => {
+    written += typeof data === 'string' ? Buffer.byteLength(data) : data.length;
+    await sink!.write(data);
+  };
+  const take = async (records: string[][]) => {
+    for (const fields of records) {
+      if (!header) {
+        header = fields;
+        continue;
+      }
+      if (fields.length === 1 && fields[0] === '') continue;
+      rows++;
+      const record = historyRecord(header, fields);
+      tally.add(record);
+      if (o.format === 'json') await write(jsonLine(historyJson(record)));
+      else if (o.format === 'table') tableRows.push(historyRow(record));
+    }
+  };
+
+  try {
+    try {
+      for await (const chunk of res.body as AsyncIterable<Buffer>) {
+        downloaded += chunk.length;
+        progress.update(downloaded);
+        if (o.format === 'csv') await write(chunk);
+        await take(parser.push(chunk));
+      }
+      await take(parser.end());
+    } catch (err) {
+      if (err instanceof UsageError) throw err;
+      throw ctx.signal.aborted ? ctx.signal.reason : toNetworkError(err, new URL(url));
+    } finally {
+      progress.clear();
+    }
+    await sink?.commit();
+  } catch (err) {
+    await sink?.abort();
+    throw err;
+  }
+
+  if (o.format === 'table') ctx.io.stdout.write(formatHistoryTable(tableRows, viewOptions(ctx, ctx.io.stdout, o.utc)));
+  const summary = tally.summary();
   if (ctx.global.json) {
-    return writeJson(ctx, { url, query_start: o.queryStart, query_end: o.queryEnd, output: o.output, rows });
+    return writeJson(ctx, { url, ...window, output: o.output, format: o.format, rows, bytes: written, summary });
   }
   if (o.output !== '-') {
-    ctx.info(`Wrote ${rows} lobb${rows === 1 ? 'y' : 'ies'} (${formatBytes(bytes)}) to ${path.relative(ctx.cwd, o.output) || o.output}`);
+    ctx.info(`Wrote ${rows} lobb${rows === 1 ? 'y' : 'ies'} (${formatBytes(written)}) to ${path.relative(ctx.cwd, o.output) || o.output}`);
   }
+  const text = formatHistorySummary(summary, { start: o.queryStart, end: o.queryEnd }, viewOptions(ctx, ctx.io.stderr, o.utc));
+  ctx.info(text.replace(/\n$/, ''));
 }

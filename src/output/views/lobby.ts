@@ -1,11 +1,13 @@
 // Views of one lobby: the answer to `lobby create`, and its status, timeline and metrics for `lobby logs`.
 import type { Context } from '../../context.js';
 import type { CreateLobbyResponse, JobMetrics, JoinPort, LobbyLogsResponse } from '../../api/types.js';
+import { lineChart, niceScale, sparkline } from '../chart.js';
 import { styler } from '../color.js';
-import { formatBytes, formatDuration, formatTime, type TimeStyle } from '../format.js';
+import { formatDuration, formatMiB, formatShare, formatTime, visibleWidth } from '../format.js';
 import { renderRecord, type Field } from '../record.js';
 import { sanitizeLine } from '../sanitize.js';
 import { renderTable } from '../table.js';
+import { fitBlock, keyValues, labelled, paint, timeStyle, viewOptions, type ViewOptions } from './options.js';
 
 export function portAddress(p: JoinPort): string {
   if (p.port_range) return `${p.hostname}:${p.port_range.min}-${p.port_range.max}`;
@@ -27,7 +29,7 @@ export function renderCreatedLobby(ctx: Context, res: CreateLobbyResponse): stri
     return renderRecord(ctx, fields) + rows.join('');
   }
   const c = styler(ctx, out);
-  let text = `${c.green('✓')} Created lobby ${c.bold(res.lobby.lobby_id)} in ${sanitizeLine(region)}\n`;
+  let text = `${c.green('✓')} Created lobby ${c.bold(sanitizeLine(res.lobby.lobby_id))} in ${sanitizeLine(region)}\n`;
   text += renderRecord(ctx, [{ label: 'Player token', key: 'player_token', value: res.player.token }]);
   if (ports.length) {
     text += '\n' + renderTable(ctx, {
@@ -52,7 +54,7 @@ export interface SeriesSummary {
   mean: number;
 }
 
-export function summarize(values: number[]): SeriesSummary | undefined {
+export function summarize(values: readonly number[]): SeriesSummary | undefined {
   if (values.length === 0) return undefined;
   return {
     now: values[values.length - 1]!,
@@ -61,69 +63,83 @@ export function summarize(values: number[]): SeriesSummary | undefined {
   };
 }
 
-const pct = (v: number) => `${v.toFixed(1)}%`;
-const mib = (bytes: number) => formatBytes(bytes);
+const STEPS = ['created', 'started', 'ready', 'stopped'] as const;
+type StepName = (typeof STEPS)[number];
 
-interface Step {
-  name: string;
-  ts?: string | null;
-}
-
-function steps(res: LobbyLogsResponse): Step[] {
+/** Each step of the lifecycle and when it was reached (undefined: not yet, or never). */
+function steps(res: LobbyLogsResponse): { name: StepName; at?: number }[] {
   const l = res.lobby;
+  const ms = (ts?: string | null) => (ts ? Date.parse(ts) : undefined);
   return [
-    { name: 'created', ts: l.create_ts },
-    { name: 'started', ts: l.start_ts },
-    { name: 'ready', ts: l.ready_ts },
-    { name: 'stopped', ts: l.status.stopped?.stop_ts },
+    { name: 'created', at: ms(l.create_ts) },
+    { name: 'started', at: ms(l.start_ts) },
+    { name: 'ready', at: ms(l.ready_ts) },
+    { name: 'stopped', at: ms(l.status.stopped?.stop_ts) },
   ];
 }
 
-function metricFields(m: JobMetrics): Field[] {
-  const fields: Field[] = [{ label: 'Job', key: 'job', value: m.job }];
-  const cpu = summarize(m.cpu);
-  const mem = summarize(m.memory ?? []);
-  if (cpu) {
-    fields.push({ label: 'CPU', key: 'cpu', value: `now ${pct(cpu.now)}  peak ${pct(cpu.peak)}  mean ${pct(cpu.mean)}` });
-  }
-  if (mem) {
-    const of = m.allocated_memory ? `  of ${formatBytes(m.allocated_memory * 1024 * 1024)} allocated` : '';
-    fields.push({ label: 'Memory', key: 'memory', value: `now ${mib(mem.now)}  peak ${mib(mem.peak)}  mean ${mib(mem.mean)}${of}` });
-  }
-  return fields;
+/** The last step reached: where the lobby is in its lifecycle. */
+export function currentStep(res: LobbyLogsResponse): StepName {
+  const reached = steps(res).filter((s) => s.at !== undefined);
+  return reached.length ? reached[reached.length - 1]!.name : 'created';
 }
 
-export function renderLobbyLogs(ctx: Context, res: LobbyLogsResponse): string {
-  const out = ctx.io.stdout;
+const pct = (v: number) => `${v.toFixed(1)}%`;
+/** allocated_memory is in MB as Nomad counts them, which are MiB. */
+const allocatedBytes = (m: JobMetrics) => (m.allocated_memory ? m.allocated_memory * 1024 * 1024 : undefined);
+
+export interface LobbyViewOptions extends ViewOptions {
+  /** Line charts with axes instead of sparklines (--chart). */
+  chart: boolean;
+  /**
+   * Metrics seen earlier in a watch, shown when the answer has none: a stopped lobby reports no metrics, and
+   * the last ones before the stop are often why it stopped.
+   */
+  lastSeen?: { metrics: JobMetrics; at: number };
+}
+
+/** `lobby logs`: the status, the lifecycle timeline and the job's metrics, for a person or a script. */
+export function formatLobbyLogs(res: LobbyLogsResponse, o: LobbyViewOptions): string {
+  return o.tty ? renderForPeople(res, o) : renderForScripts(res, o);
+}
+
+/** formatLobbyLogs for stdout as it is now: its width and colour, the context's clock, local times. */
+export function renderLobbyLogs(ctx: Context, res: LobbyLogsResponse, opts: { utc?: boolean; chart?: boolean } = {}): string {
+  return formatLobbyLogs(res, { ...viewOptions(ctx, ctx.io.stdout, opts.utc === true), chart: opts.chart === true });
+}
+
+function renderForScripts(res: LobbyLogsResponse, o: ViewOptions): string {
+  const l = res.lobby;
+  const stopped = l.status.stopped;
+  const style = timeStyle(o);
+  const created = Date.parse(l.create_ts);
+  const rows: [string, string | number | null][] = [
+    ['lobby_id', l.lobby_id],
+    ['status', lobbyState(res)],
+  ];
+  if (stopped) rows.push(['exit_code', stopped.exit_code]);
+  rows.push(['game_mode', l.lobby_group_name_id], ['region_id', l.region_id], ['namespace_id', l.namespace_id]);
+  for (const s of steps(res)) if (s.at !== undefined) rows.push([`${s.name}_ts`, formatTime(s.at, style)]);
+  rows.push(['age_ms', Math.max(0, o.now - created)]);
+  const m = res.metrics;
+  if (m) {
+    rows.push(['job', m.job]);
+    const cpu = summarize(m.cpu);
+    const mem = summarize(m.memory ?? []);
+    if (cpu) rows.push(['cpu_percent_now', cpu.now], ['cpu_percent_peak', cpu.peak], ['cpu_percent_mean', round2(cpu.mean)]);
+    if (mem) rows.push(['memory_bytes_now', mem.now], ['memory_bytes_peak', mem.peak], ['memory_bytes_mean', Math.round(mem.mean)]);
+    if (m.allocated_memory != null) rows.push(['allocated_memory_mb', m.allocated_memory]);
+  }
+  return keyValues(rows);
+}
+
+const round2 = (v: number) => Math.round(v * 100) / 100;
+
+function renderForPeople(res: LobbyLogsResponse, o: LobbyViewOptions): string {
+  const c = paint(o);
   const l = res.lobby;
   const state = lobbyState(res);
   const stopped = l.status.stopped;
-  const tty = out.isTTY === true;
-  const style: TimeStyle = { local: tty };
-  if (!tty) {
-    const fields: Field[] = [
-      { label: 'Lobby', key: 'lobby_id', value: l.lobby_id },
-      { label: 'Status', key: 'status', value: state },
-    ];
-    if (stopped) fields.push({ label: 'Exit code', key: 'exit_code', value: stopped.exit_code });
-    fields.push(
-      { label: 'Game mode', key: 'game_mode', value: l.lobby_group_name_id },
-      { label: 'Region', key: 'region_id', value: l.region_id },
-      { label: 'Namespace', key: 'namespace_id', value: l.namespace_id },
-    );
-    for (const s of steps(res)) if (s.ts) fields.push({ label: s.name, key: `${s.name}_ts`, value: formatTime(s.ts, style) });
-    if (res.metrics) {
-      const cpu = summarize(res.metrics.cpu);
-      const mem = summarize(res.metrics.memory ?? []);
-      fields.push({ label: 'Job', key: 'job', value: res.metrics.job });
-      if (cpu) fields.push({ label: '', key: 'cpu_percent_now', value: cpu.now }, { label: '', key: 'cpu_percent_peak', value: cpu.peak });
-      if (mem) fields.push({ label: '', key: 'memory_bytes_now', value: mem.now }, { label: '', key: 'memory_bytes_peak', value: mem.peak });
-      if (res.metrics.allocated_memory != null) fields.push({ label: '', key: 'allocated_memory_mb', value: res.metrics.allocated_memory });
-    }
-    return renderRecord(ctx, fields);
-  }
-
-  const c = styler(ctx, out);
   const badge =
     state === 'running'
       ? c.green('● running')
@@ -131,34 +147,164 @@ export function renderLobbyLogs(ctx: Context, res: LobbyLogsResponse): string {
         ? c.red(`✖ failed (exit code ${stopped!.exit_code})`)
         : c.dim(`■ stopped (exit code ${stopped!.exit_code})`);
   const created = Date.parse(l.create_ts);
-  const end = stopped ? Date.parse(stopped.stop_ts) : ctx.now();
-  let text = `Lobby ${c.bold(l.lobby_id)}  ${badge}\n`;
-  text += renderRecord(ctx, [
-    { label: 'Game mode', key: 'game_mode', value: l.lobby_group_name_id },
-    { label: 'Region', key: 'region_id', value: l.region_id },
-    { label: 'Namespace', key: 'namespace_id', value: l.namespace_id },
-    { label: stopped ? 'Lifetime' : 'Age', key: 'age', value: formatDuration(end - created) },
-  ]);
+  const facts: [string, string][] = [
+    ['Game mode', sanitizeLine(l.lobby_group_name_id)],
+    ['Region', sanitizeLine(l.region_id)],
+    ['Namespace', sanitizeLine(l.namespace_id)],
+    ['Age', formatDuration(Math.max(0, o.now - created))],
+  ];
+  if (stopped) facts.push(['Lifetime', formatDuration(Math.max(0, Date.parse(stopped.stop_ts) - created))]);
 
-  text += `\n${c.bold('Timeline')}\n`;
+  let text = `Lobby ${c.bold(sanitizeLine(l.lobby_id))}  ${badge}\n`;
+  text += labelled(o, facts);
+  text += `\n${c.bold('Timeline')}\n` + timeline(res, o);
+  text += '\n' + metrics(res, o);
+  return fitBlock(text, o);
+}
+
+/** created → started → ready → stopped: when each step was reached and how long it took to get there. */
+function timeline(res: LobbyLogsResponse, o: ViewOptions): string {
+  const c = paint(o);
+  const all = steps(res);
+  const lastReached = all.reduce((i, s, at) => (s.at !== undefined ? at : i), 0);
+  const rows: [string, string, string][] = [];
   let previous: number | undefined;
-  const rows: string[][] = [];
-  for (const s of steps(res)) {
-    if (!s.ts) {
-      if (s.name !== 'stopped') rows.push([s.name, c.dim('pending'), '']);
-      continue;
+  all.forEach((s, i) => {
+    if (s.at !== undefined) {
+      rows.push([s.name, formatTime(s.at, timeStyle(o)), previous === undefined ? '' : `+${formatDuration(s.at - previous)}`]);
+      previous = s.at;
+    } else if (i < lastReached) {
+      // A lobby can stop before it ever started or became ready.
+      rows.push([s.name, c.dim('never'), '']);
+    } else if (i === lastReached + 1) {
+      const waiting = previous === undefined ? '' : `+${formatDuration(Math.max(0, o.now - previous))} so far`;
+      rows.push([s.name, c.dim(s.name === 'stopped' ? 'running' : 'pending'), waiting]);
+    } else {
+      rows.push([s.name, c.dim('pending'), '']);
     }
-    const at = Date.parse(s.ts);
-    rows.push([s.name, formatTime(s.ts, style), previous === undefined ? '' : `+${formatDuration(at - previous)}`]);
-    previous = at;
-  }
-  const nameWidth = Math.max(...rows.map((r) => r[0]!.length));
-  const timeWidth = Math.max(...rows.map((r) => r[1]!.length));
-  for (const r of rows) text += `  ${r[0]!.padEnd(nameWidth)}  ${r[1]!.padEnd(timeWidth)}  ${c.dim(r[2]!)}`.trimEnd() + '\n';
+  });
+  const nameWidth = Math.max(...rows.map((r) => r[0].length));
+  const timeWidth = Math.max(...rows.map((r) => visibleWidth(r[1])));
+  return rows
+    .map(([name, at, took]) => {
+      const pad = ' '.repeat(timeWidth - visibleWidth(at));
+      return `  ${name.padEnd(nameWidth)}  ${at}${pad}  ${c.dim(took)}`.trimEnd() + '\n';
+    })
+    .join('');
+}
 
-  if (res.metrics) {
-    text += `\n${c.bold('Metrics')}\n`;
-    text += renderRecord(ctx, metricFields(res.metrics)).replace(/^/gm, '  ');
+const hasSamples = (m: JobMetrics | null | undefined): m is JobMetrics =>
+  !!m && (m.cpu.length > 0 || (m.memory ?? []).length > 0);
+
+function metrics(res: LobbyLogsResponse, o: LobbyViewOptions): string {
+  const c = paint(o);
+  const fresh = hasSamples(res.metrics);
+  const m = fresh ? res.metrics! : o.lastSeen?.metrics;
+  if (!hasSamples(m)) {
+    return `${c.bold('Metrics')}  ${c.dim(lobbyState(res) === 'running' ? 'none reported yet' : 'none reported')}\n`;
+  }
+  const memory = m.memory ?? [];
+  const cpu = summarize(m.cpu);
+  const mem = summarize(memory);
+  const allocated = allocatedBytes(m);
+  const rows: { label: string; numbers: string; values: readonly number[]; max: number }[] = [];
+  if (cpu) {
+    rows.push({
+      label: 'CPU',
+      numbers: `now ${pct(cpu.now)}  peak ${pct(cpu.peak)}  mean ${pct(cpu.mean)}`,
+      values: m.cpu,
+      // Percent of one core: a job using more than one core goes past 100.
+      max: Math.max(100, cpu.peak),
+    });
+  }
+  if (mem) {
+    const share = allocated ? ` (${formatShare(mem.now, allocated)})` : '';
+    const of = allocated ? `  of ${formatMiB(allocated)}` : '';
+    rows.push({
+      label: 'Memory',
+      numbers: `now ${formatMiB(mem.now)}${share}  peak ${formatMiB(mem.peak)}  mean ${formatMiB(mem.mean)}${of}`,
+      values: memory,
+      max: allocated ?? mem.peak,
+    });
+  }
+
+  const seen = fresh ? '' : `, last seen ${formatTime(o.lastSeen!.at, timeStyle(o), 'clock')}`;
+  let text = `${c.bold('Metrics')}  ${c.dim(sanitizeLine(m.job) + seen)}\n`;
+  const labelWidth = Math.max(...rows.map((r) => r.label.length));
+  const indent = 2 + labelWidth + 2;
+  if (o.chart) {
+    for (const r of rows) text += `  ${c.dim(r.label.padEnd(labelWidth))}  ${r.numbers}\n`;
+    return text + charts(res, o, m, allocated, fresh);
+  }
+  // Sparklines beside the numbers when every row fits, else each on its own line under its numbers.
+  const spark = (r: (typeof rows)[number], width: number) =>
+    c.cyan(sparkline(r.values, { width, scale: { min: 0, max: r.max } }));
+  const widest = Math.max(...rows.map((r) => Math.min(r.values.length, 30))) + 2 + Math.max(...rows.map((r) => r.numbers.length));
+  if (indent + widest <= o.columns - 1) {
+    for (const r of rows) {
+      text += `  ${c.dim(r.label.padEnd(labelWidth))}  ${spark(r, 30)}${' '.repeat(sparkPad(rows, r))}  ${r.numbers}\n`;
+    }
+  } else {
+    const width = Math.max(4, Math.min(30, o.columns - 1 - indent));
+    for (const r of rows) {
+      text += `  ${c.dim(r.label.padEnd(labelWidth))}  ${r.numbers}\n`;
+      text += `${' '.repeat(indent)}${spark(r, width)}\n`;
+    }
   }
   return text;
+}
+
+/** Spaces that line the numbers up when one series has fewer samples than another. */
+function sparkPad(rows: { values: readonly number[] }[], row: { values: readonly number[] }): number {
+  const longest = Math.max(...rows.map((r) => Math.min(r.values.length, 30)));
+  return longest - Math.min(row.values.length, 30);
+}
+
+function charts(res: LobbyLogsResponse, o: ViewOptions, m: JobMetrics, allocated: number | undefined, fresh: boolean): string {
+  const c = paint(o);
+  const width = o.columns - 1 - 2;
+  const right = fresh && lobbyState(res) === 'running' ? 'now' : 'last';
+  let text = '';
+  if (m.cpu.length) {
+    const lines = lineChart(m.cpu, {
+      height: 5,
+      width,
+      format: (v) => `${Number.isInteger(v) ? v : v.toFixed(1)}%`,
+      xLabels: [`${m.cpu.length} samples`, right],
+      paint: c.cyan,
+    });
+    text += `\n  ${c.bold('CPU')} ${c.dim('(% of one core)')}\n` + lines.map((l) => `  ${l}\n`).join('');
+  }
+  const memory = m.memory ?? [];
+  if (memory.length) {
+    const mib = memory.map((b) => b / (1024 * 1024));
+    const scale = niceScale(Math.min(...mib), Math.max(...mib), 5);
+    const lines = lineChart(mib, {
+      height: 5,
+      width,
+      scale,
+      format: (v) => (scale.step < 1 ? v.toFixed(1) : String(Math.round(v))),
+      xLabels: [`${memory.length} samples`, right],
+      paint: c.magenta,
+    });
+    const of = allocated ? c.dim(`(MiB of ${formatMiB(allocated)} allocated)`) : c.dim('(MiB)');
+    text += `\n  ${c.bold('Memory')} ${of}\n` + lines.map((l) => `  ${l}\n`).join('');
+  }
+  return text;
+}
+
+/**
+ * One line for a script watching a lobby: observed time, status, step, exit code, CPU % and memory bytes now,
+ * tab-separated, with `-` for a value not known yet (so `read` keeps the fields apart).
+ */
+export function lobbyChangeLine(res: LobbyLogsResponse, observedAt: number): string {
+  return `${formatTime(observedAt, { local: false })}\t${lobbyChangeKey(res)}\n`;
+}
+
+/** The part of the change line that, when it differs, makes a change. */
+export function lobbyChangeKey(res: LobbyLogsResponse): string {
+  const stopped = res.lobby.status.stopped;
+  const cpu = summarize(res.metrics?.cpu ?? []);
+  const mem = summarize(res.metrics?.memory ?? []);
+  return [lobbyState(res), currentStep(res), stopped ? stopped.exit_code : '-', cpu ? cpu.now : '-', mem ? mem.now : '-'].join('\t');
 }

@@ -1,0 +1,201 @@
+// `history export`: what an export holds, told on stderr after the download (lobbies, lobby-hours, where), and
+// the rows rendered as JSON lines or a table instead of the raw CSV.
+import { fitLine, formatBytes, formatDuration, formatHours, formatRate, formatShare, formatTime, visibleWidth, zoneLabel } from '../format.js';
+import { sanitizeLine } from '../sanitize.js';
+import { formatTable } from '../table.js';
+import { labelled, paint, timeStyle, type ViewOptions } from './options.js';
+
+/** Columns the service fills with milliseconds (since the epoch, or of uptime); empty while unknown. */
+const NUMERIC_COLUMN = /(_ts|_ms)$/;
+
+/** One CSV row by column name. */
+export type HistoryRecord = Record<string, string>;
+
+export function historyRecord(header: readonly string[], fields: readonly string[]): HistoryRecord {
+  const record: HistoryRecord = {};
+  header.forEach((name, i) => (record[name] = fields[i] ?? ''));
+  return record;
+}
+
+const toNumber = (text: string | undefined): number | null =>
+  text !== undefined && /^-?\d+(\.\d+)?$/.test(text.trim()) ? Number(text) : null;
+
+/**
+ * A row as a JSON object: the CSV's columns under their own names, millisecond columns as numbers (null when
+ * empty), plus `start_time` and `stop_time` in RFC 3339 UTC for readers that want times rather than epochs.
+ */
+export function historyJson(record: HistoryRecord): Record<string, string | number | null> {
+  const out: Record<string, string | number | null> = {};
+  for (const [name, value] of Object.entries(record)) out[name] = NUMERIC_COLUMN.test(name) ? toNumber(value) : value;
+  const iso = (ms: number | null) => (ms === null ? null : formatTime(ms, { local: false }));
+  if ('start_ts' in record) out.start_time = iso(toNumber(record.start_ts));
+  if ('stop_ts' in record) out.stop_time = iso(toNumber(record.stop_ts));
+  return out;
+}
+
+export interface RankedGroup {
+  name: string;
+  lobbies: number;
+  /** Lobby-time inside the window, ms. */
+  query_uptime_ms: number;
+}
+
+export interface HistorySummary {
+  lobbies: number;
+  running: number;
+  stopped: number;
+  /** Whole lifetimes of the lobbies in the export, ms (a running lobby counted up to the window's end). */
+  total_uptime_ms: number;
+  /** The part of those lifetimes inside the window, ms. */
+  query_uptime_ms: number;
+  /** Busiest first (lobby-time in the window). */
+  regions: RankedGroup[];
+  game_modes: RankedGroup[];
+}
+
+/** Adds up an export row by row, holding only totals, so a large export needs no more memory than a small one. */
+export class HistoryTally {
+  private readonly s: HistorySummary = {
+    lobbies: 0, running: 0, stopped: 0, total_uptime_ms: 0, query_uptime_ms: 0, regions: [], game_modes: [],
+  };
+  private readonly regions = new Map<string, RankedGroup>();
+  private readonly modes = new Map<string, RankedGroup>();
+
+  add(r: HistoryRecord): void {
+    const windowMs = toNumber(r.query_uptime_ms) ?? 0;
+    this.s.lobbies++;
+    if ((r.stop_ts ?? '').trim() === '') this.s.running++;
+    else this.s.stopped++;
+    this.s.total_uptime_ms += toNumber(r.total_uptime_ms) ?? 0;
+    this.s.query_uptime_ms += windowMs;
+    const bump = (groups: Map<string, RankedGroup>, name: string) => {
+      const g = groups.get(name) ?? { name, lobbies: 0, query_uptime_ms: 0 };
+      g.lobbies++;
+      g.query_uptime_ms += windowMs;
+      groups.set(name, g);
+    };
+    bump(this.regions, r.region_name || r.region_id || '?');
+    bump(this.modes, r.lobby_group_name || r.lobby_group_id || '?');
+  }
+
+  summary(): HistorySummary {
+    const rank = (groups: Map<string, RankedGroup>) =>
+      [...groups.values()].sort((a, b) => b.query_uptime_ms - a.query_uptime_ms || b.lobbies - a.lobbies || a.name.localeCompare(b.name));
+    return { ...this.s, regions: rank(this.regions), game_modes: rank(this.modes) };
+  }
+}
+
+export interface HistoryWindow {
+  start: number;
+  end: number;
+}
+
+const TOP = 3;
+
+/** The busiest few groups, as many as fit in `width` (at least one), then how many more there are. */
+function ranked(groups: RankedGroup[], width: number): string {
+  const items = groups.slice(0, TOP).map((g, i) => {
+    const count = i === 0 ? `${g.lobbies} lobb${g.lobbies === 1 ? 'y' : 'ies'}` : String(g.lobbies);
+    return `${sanitizeLine(g.name)} ${formatHours(g.query_uptime_ms)} (${count})`;
+  });
+  for (let n = items.length; n >= 1; n--) {
+    const more = groups.length > n ? ` · ${groups.length - n} more` : '';
+    const text = items.slice(0, n).join(' · ') + more;
+    if (n === 1 || visibleWidth(text) <= width) return text;
+  }
+  return '';
+}
+
+/**
+ * The summary told after an export. The CSV has no exit codes, so it can tell stopped from running but not a
+ * failed stop from a clean one; the summary says so rather than guess.
+ */
+export function formatHistorySummary(s: HistorySummary, window: HistoryWindow, o: ViewOptions): string {
+  const style = timeStyle(o);
+  const rows: [string, string][] = [
+    ['Window', `${formatTime(window.start, style)} → ${formatTime(window.end, style)} (${formatDuration(window.end - window.start)})`],
+  ];
+  if (s.lobbies === 0) {
+    rows.push(['Lobbies', 'none ran in this window']);
+    return labelled(o, rows);
+  }
+  // Room after the widest label ("Failed stops") and its gap; a pipe takes the whole list.
+  const room = o.tty ? o.columns - 1 - 14 : Infinity;
+  rows.push(
+    ['Lobbies', `${s.lobbies}: ${s.stopped} stopped, ${s.running} still running`],
+    ['Lobby-hours', `${formatHours(s.query_uptime_ms)} in the window, ${formatHours(s.total_uptime_ms)} in total`],
+    ['Regions', ranked(s.regions, room)],
+    ['Game modes', ranked(s.game_modes, room)],
+    ['Failed stops', paint(o).dim('unknown: the export has no exit codes (see `lobby logs <id>`)')],
+  );
+  return labelled(o, rows);
+}
+
+export interface HistoryRow {
+  lobbyId: string;
+  mode: string;
+  region: string;
+  start: number | null;
+  stop: number | null;
+  totalMs: number | null;
+  windowMs: number | null;
+}
+
+export function historyRow(r: HistoryRecord): HistoryRow {
+  return {
+    lobbyId: r.lobby_id ?? '',
+    mode: r.lobby_group_name || r.lobby_group_id || '',
+    region: r.region_name || r.region_id || '',
+    start: toNumber(r.start_ts),
+    stop: toNumber(r.stop_ts),
+    totalMs: toNumber(r.total_uptime_ms),
+    windowMs: toNumber(r.query_uptime_ms),
+  };
+}
+
+/**
+ * `--format table`: for people, the columns that answer "what ran, where, how long", fitted to the width
+ * (long times shorten to MM-DD HH:MM before the lobby id is cut); for scripts, the same columns tab-separated
+ * with RFC 3339 times and milliseconds.
+ */
+export function formatHistoryTable(rows: readonly HistoryRow[], o: ViewOptions): string {
+  if (!o.tty) {
+    const iso = (ms: number | null) => (ms === null ? '-' : formatTime(ms, { local: false }));
+    const num = (v: number | null) => (v === null ? '-' : v);
+    return formatTable(
+      { head: [], rows: rows.map((r) => [r.lobbyId, r.mode, r.region, iso(r.start), iso(r.stop), num(r.totalMs), num(r.windowMs)]) },
+      o,
+    );
+  }
+  const c = paint(o);
+  if (rows.length === 0) return c.dim('No lobbies ran in this window.') + '\n';
+  const head = ['LOBBY', 'GAME MODE', 'REGION', 'STARTED', 'STOPPED', 'UPTIME', 'IN WINDOW'];
+  const build = (form: 'datetime' | 'short') =>
+    rows.map((r) => [
+      r.lobbyId,
+      r.mode,
+      r.region,
+      r.start === null ? '-' : formatTime(r.start, timeStyle(o), form),
+      r.stop === null ? c.green('running') : formatTime(r.stop, timeStyle(o), form),
+      r.totalMs === null ? '-' : formatDuration(r.totalMs),
+      r.windowMs === null ? '-' : formatDuration(r.windowMs),
+    ]);
+  let cells = build('datetime');
+  const natural = head.map((h, i) => Math.max(h.length, ...cells.map((row) => visibleWidth(sanitizeLine(String(row[i]))))));
+  if (natural.reduce((a, b) => a + b, 0) + 2 * (head.length - 1) > o.columns - 1) cells = build('short');
+  const zone = o.utc ? 'UTC' : `local time (${zoneLabel(o.now, false)})`;
+  const caption = c.dim(`${rows.length} lobb${rows.length === 1 ? 'y' : 'ies'} · times in ${zone}`);
+  return formatTable({ head, rows: cells, right: [5, 6] }, o) + caption + '\n';
+}
+
+/** The progress line of a download, for stderr on a terminal: bytes, share and rate. */
+export function formatDownloadProgress(bytes: number, total: number | undefined, elapsedMs: number, columns: number): string {
+  const rate = elapsedMs > 0 ? ` · ${formatRate((bytes * 1000) / elapsedMs)}` : '';
+  if (total !== undefined && total > 0) {
+    const cells = 20;
+    const done = Math.min(cells, Math.floor((bytes / total) * cells));
+    const bar = `[${'█'.repeat(done)}${'·'.repeat(cells - done)}]`;
+    return fitLine(`Downloading ${bar} ${formatBytes(bytes)} / ${formatBytes(total)} ${formatShare(bytes, total)}${rate}`, columns - 1);
+  }
+  return fitLine(`Downloading lobby history: ${formatBytes(bytes)}${rate}`, columns - 1);
+}

@@ -1,0 +1,187 @@
+// The --watch loops against a running emulator: the test changes the world mid-watch (stops the lobby, adds
+// players) and checks what a terminal, a pipe and a JSON reader saw, and the exit code.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli.js';
+import { InterruptedError } from '../../src/errors.js';
+import { Capture, FAST_RETRY, isolatedEnv, plain } from '../helpers/cli.js';
+import { endpointEnv, startTestEmulator, stopLobby } from '../helpers/emulator.js';
+
+/** Starts the CLI and hands back its live output, so a test can act once something has been shown. */
+function start(args: string[], env: Record<string, string | undefined>, opts: { tty?: boolean; columns?: number } = {}) {
+  const stdout = new Capture(opts.tty ?? false, opts.columns ?? 100);
+  const stderr = new Capture(opts.tty ?? false, opts.columns ?? 100);
+  const controller = new AbortController();
+  const done = main(['node', 'gamehost', ...args], {
+    io: { stdout, stderr },
+    env,
+    retry: FAST_RETRY,
+    signal: controller.signal,
+  });
+  return {
+    stdout,
+    stderr,
+    done,
+    interrupt: () => controller.abort(new InterruptedError('SIGINT')),
+    async until(pattern: RegExp, timeoutMs = 10_000): Promise<void> {
+      const deadline = Date.now() + timeoutMs;
+      while (!pattern.test(plain(stdout.text))) {
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${pattern}; stdout so far:\n${stdout.text}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    },
+  };
+}
+
+describe('lobby logs --watch', () => {
+  let emu: Awaited<ReturnType<typeof startTestEmulator>>;
+  let env: Record<string, string | undefined>;
+  beforeAll(async () => {
+    emu = await startTestEmulator();
+    env = { ...isolatedEnv(), ...endpointEnv(emu) };
+  });
+  afterAll(() => emu.close());
+
+  async function newLobby(mode = 'default'): Promise<string> {
+    const run = start(['lobby', 'create', '--game-mode', mode, '--json'], env);
+    expect(await run.done).toBe(0);
+    return JSON.parse(run.stdout.text).lobby.lobby_id;
+  }
+
+  it('piped: a line per change until the lobby stops cleanly, then exit 0', async () => {
+    const id = await newLobby();
+    const watch = start(['lobby', 'logs', id, '--watch', '--interval', '0.1'], env);
+    await watch.until(/\trunning\t/);
+    // Several polls with nothing new: still one line.
+    await new Promise((r) => setTimeout(r, 350));
+    expect(watch.stdout.text.trim().split('\n')).toHaveLength(1);
+    await stopLobby(emu.endpoint, id, { exit_code: 0 });
+    expect(await watch.done).toBe(0);
+
+    const lines = watch.stdout.text.trim().split('\n').map((l) => l.split('\t'));
+    expect(lines[0]).toEqual([expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/), 'running', 'ready', '-', expect.stringMatching(/^[\d.]+$/), expect.stringMatching(/^\d+$/)]);
+    expect(lines.at(-1)!.slice(1)).toEqual(['stopped', 'stopped', '0', '-', '-']);
+    expect(watch.stderr.text).toContain(`lobby ${id} stopped with exit code 0`);
+  });
+
+  it('piped: a failed lobby ends the watch with exit 1 and shows its exit code', async () => {
+    const id = await newLobby();
+    const watch = start(['lobby', 'logs', id, '--watch', '--interval', '0.1'], env);
+    await watch.until(/\trunning\t/);
+    await stopLobby(emu.endpoint, id, { exit_code: 137, failed: true });
+    expect(await watch.done).toBe(1);
+    expect(watch.stdout.text.trim().split('\n').at(-1)!.split('\t').slice(1)).toEqual(['failed', 'stopped', '137', '-', '-']);
+    expect(watch.stderr.text).toContain('failed with exit code 137');
+  });
+
+  it('--json: one JSON body per line, per change', async () => {
+    const id = await newLobby();
+    const watch = start(['lobby', 'logs', id, '--watch', '--interval', '0.1', '--json'], env);
+    await watch.until(/"running":\{\}/);
+    await stopLobby(emu.endpoint, id, { exit_code: 3, failed: true });
+    expect(await watch.done).toBe(1);
+    const bodies = watch.stdout.text.trim().split('\n').map((l) => JSON.parse(l));
+    expect(bodies[0].lobby.lobby_id).toBe(id);
+    expect(bodies[0].lobby.status).toHaveProperty('running');
+    expect(bodies.at(-1).lobby.status.stopped).toMatchObject({ failed: true, exit_code: 3 });
+    // A line only when the body changed.
+    expect(new Set(watch.stdout.text.trim().split('\n')).size).toBe(bodies.length);
+  });
+
+  it('in a terminal: redraws in place with the cursor hidden, ends on the stopped lobby and gives the cursor back', async () => {
+    const id = await newLobby();
+    const watch = start(['lobby', 'logs', id, '--watch', '--interval', '0.1'], { ...env, NO_COLOR: '1' }, { tty: true, columns: 80 });
+    await watch.until(/Every 0\.1 s · updated \d{2}:\d{2}:\d{2} · Ctrl-C to stop/);
+    await watch.until(/\x1b\[\d+A/);
+    await stopLobby(emu.endpoint, id, { exit_code: 0 });
+    expect(await watch.done).toBe(0);
+
+    const text = watch.stdout.text;
+    expect(text.startsWith('\x1b[?25l')).toBe(true);
+    expect(text.endsWith('\x1b[?25h')).toBe(true);
+    // The last frame, after the last cursor-up: the stopped lobby, its timeline, no footer.
+    const frames = text.split(/\r\x1b\[\d+A/);
+    expect(frames.length).toBeGreaterThan(1);
+    const last = frames.at(-1)!.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
+    expect(last).toContain(`Lobby ${id}  ■ stopped (exit code 0)`);
+    expect(last).toMatch(/stopped\s+\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} [+-]\d{2}:\d{2}\s+\+/);
+    expect(last).not.toContain('Ctrl-C to stop');
+    // Every line of every frame fits the terminal, so the cursor-up count is right.
+    for (const line of plain(text).replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').split(/\r?\n|\r/)) expect([...line].length).toBeLessThanOrEqual(79);
+  });
+
+  it('Ctrl-C ends the watch at once, exit 130, cursor restored', async () => {
+    const id = await newLobby();
+    const watch = start(['lobby', 'logs', id, '--watch', '--interval', '30'], env, { tty: true });
+    await watch.until(/● running/);
+    const began = Date.now();
+    watch.interrupt();
+    expect(await watch.done).toBe(130);
+    expect(Date.now() - began).toBeLessThan(1000);
+    expect(watch.stdout.text.endsWith('\x1b[?25h')).toBe(true);
+    expect(watch.stderr.text).toMatch(/interrupted/);
+  });
+
+  it('a lobby that already stopped: one answer and its exit code', async () => {
+    const id = await newLobby();
+    await stopLobby(emu.endpoint, id, { exit_code: 1, failed: true });
+    const watch = start(['lobby', 'logs', id, '--watch'], env);
+    expect(await watch.done).toBe(1);
+    expect(watch.stdout.text.trim().split('\n')).toHaveLength(1);
+  });
+});
+
+describe('stats --watch', () => {
+  let emu: Awaited<ReturnType<typeof startTestEmulator>>;
+  let env: Record<string, string | undefined>;
+  beforeAll(async () => {
+    emu = await startTestEmulator();
+    env = { ...isolatedEnv(), ...endpointEnv(emu) };
+  });
+  afterAll(() => emu.close());
+
+  async function newLobby(mode: string, region: string): Promise<string> {
+    const run = start(['lobby', 'create', '--game-mode', mode, '--region', region, '--json'], env);
+    expect(await run.done).toBe(0);
+    return JSON.parse(run.stdout.text).lobby.lobby_id;
+  }
+
+  it('piped: every row first, then a line for each row that changed, until Ctrl-C', async () => {
+    const first = await newLobby('duos', 'lnd-fra');
+    const watch = start(['stats', '--watch', '0.1'], env);
+    await watch.until(/\tduos\tlnd-fra\t1\t\+1\n/);
+    await newLobby('duos', 'lnd-fra');
+    await watch.until(/\tduos\tlnd-fra\t2\t\+1\n/);
+    await stopLobby(emu.endpoint, first);
+    await watch.until(/\tduos\tlnd-fra\t1\t-1\n/);
+    watch.interrupt();
+    expect(await watch.done).toBe(130);
+    const rows = watch.stdout.text.trim().split('\n').map((l) => l.split('\t').slice(1));
+    expect(rows).toContainEqual(['squads', 'lnd-sgp', '0', '+0']);
+    expect(rows.slice(-2)).toEqual([
+      ['duos', 'lnd-fra', '2', '+1'],
+      ['duos', 'lnd-fra', '1', '-1'],
+    ]);
+  });
+
+  it('in a terminal: refreshes in place and shows the change since the last refresh', async () => {
+    const watch = start(['stats', '--watch', '0.1', '--utc'], { ...env, NO_COLOR: '1' }, { tty: true, columns: 80 });
+    await watch.until(/Every 0\.1 s · updated \d{2}:\d{2}:\d{2} UTC/);
+    await newLobby('squads', 'lnd-atl');
+    await watch.until(/lnd-atl\s+1\s+█+\s+100%\s+\+1/);
+    watch.interrupt();
+    expect(await watch.done).toBe(130);
+    expect(plain(watch.stdout.text)).toMatch(/^squads {2}1 player \(\d+% of all\) {2}\+1\x1b\[K$/m);
+    expect(watch.stdout.text.endsWith('\x1b[?25h')).toBe(true);
+  });
+
+  it('--json: the body again, one line each time it changed', async () => {
+    const watch = start(['stats', '--watch', '0.1', '--json'], env);
+    await watch.until(/\n/);
+    await newLobby('default', 'lnd-sgp');
+    await watch.until(/\n.*\n/);
+    watch.interrupt();
+    await watch.done;
+    const bodies = watch.stdout.text.trim().split('\n').map((l) => JSON.parse(l));
+    expect(bodies.at(-1).player_count).toBe(bodies[0].player_count + 1);
+  });
+});
