@@ -5,7 +5,7 @@ import type { EmulatorConfig } from '../emulator/index.js';
 import { UsageError } from '../errors.js';
 import { describeFsError } from '../commands/args.js';
 
-const NUMBER_FIELDS = ['startDelayMs', 'readyDelayMs', 'partSize', 'singlePartMax', 'maxUploadBytes'] as const;
+const NUMBER_FIELDS = ['startDelayMs', 'readyDelayMs', 'idleLifetimeMs', 'partSize', 'singlePartMax', 'maxUploadBytes'] as const;
 // Delays may be zero; sizes may not.
 const POSITIVE = new Set<string>(['partSize', 'singlePartMax', 'maxUploadBytes']);
 
@@ -23,7 +23,7 @@ export function loadEmulatorConfig(file: string): Partial<EmulatorConfig> {
   for (const key of NUMBER_FIELDS) {
     if (cfg[key] === undefined) continue;
     const min = POSITIVE.has(key) ? 1 : 0;
-    if (typeof cfg[key] !== 'number' || !Number.isInteger(cfg[key]) || (cfg[key] as number) < min) {
+    if (typeof cfg[key] !== 'number' || !Number.isSafeInteger(cfg[key]) || (cfg[key] as number) < min) {
       throw new UsageError(`emulator config ${file}: ${key} must be a whole number of at least ${min}`);
     }
     out[key] = cfg[key] as number;

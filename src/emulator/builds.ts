@@ -21,7 +21,7 @@ import type { EmulatorConfig } from './config.js';
 import type { Reply, RequestContext } from './context.js';
 import { fail } from './errors.js';
 import { UPLOAD_MULTIPART_TTL_MS, UPLOAD_SINGLE_TTL_MS, checkPresigned, presignPath } from './presign.js';
-import { isUniqueViolation, type BuildRow, type UploadRow } from './store.js';
+import { isUniqueViolation, type BuildRow, type PartRow, type UploadRow } from './store.js';
 
 export const MAX_PARTS = 10_000;
 export const BUILD_KINDS = ['docker_image', 'oci_bundle'] as const;
@@ -193,7 +193,7 @@ export async function putPart(rc: RequestContext): Promise<Reply> {
 }
 
 /** Every part present on disk and in the store with its planned size, else UPLOAD_INVALID naming the part. */
-function checkParts(rc: RequestContext, upload: UploadRow): void {
+function checkParts(rc: RequestContext, upload: UploadRow): Map<number, PartRow> {
   const recorded = new Map(rc.emu.store.listParts(upload.upload_id).map((p) => [p.part_number, p]));
   for (let n = 1; n <= upload.part_count; n++) {
     const expected = partRange(upload, n).length;
@@ -213,36 +213,56 @@ function checkParts(rc: RequestContext, upload: UploadRow): void {
         { part_number: n },
       );
   }
+  return recorded;
 }
 
-/** Concatenates the parts into builds/<build_id>, hashing the whole file, then removes the parts. */
-async function assemble(rc: RequestContext, upload: UploadRow): Promise<string> {
+/** The bytes on disk must be the bytes that were PUT: a part changed since is refused, naming it. */
+function checkPartDigest(upload: UploadRow, n: number, part: PartRow | undefined, digest: string): void {
+  if (part === undefined || part.sha256 !== digest)
+    fail(
+      'UPLOAD_INVALID',
+      { reason: `part ${n} of ${upload.part_count} does not match the bytes uploaded for it; upload it again.` },
+      { part_number: n },
+    );
+}
+
+/**
+ * Concatenates the parts into builds/<build_id>, checking each part against the digest of its PUT (sizes were
+ * checked before, so the whole is content_length), hashing the file; then removes the parts.
+ */
+async function assemble(rc: RequestContext, upload: UploadRow, parts: Map<number, PartRow>): Promise<string> {
   const target = join(rc.emu.paths.builds, upload.build_id);
   const hash = createHash('sha256');
   if (upload.part_count === 1) {
     // One part is already the whole file: hash it and move it into place.
     const part = partFile(rc, upload.upload_id, 1);
     for await (const chunk of createReadStream(part)) hash.update(chunk as Buffer);
+    const digest = hash.digest('hex');
+    checkPartDigest(upload, 1, parts.get(1), digest);
     renameSync(part, target);
-  } else {
-    const temp = `${target}.tmp-${randomUUID()}`;
-    const out = createWriteStream(temp, { mode: 0o600 });
-    try {
-      for (let n = 1; n <= upload.part_count; n++) {
-        for await (const chunk of createReadStream(partFile(rc, upload.upload_id, n))) {
-          hash.update(chunk as Buffer);
-          if (!out.write(chunk)) await once(out, 'drain');
-        }
-        rc.emu.store.touchClaim(upload.upload_id, Date.now());
+    rmSync(join(rc.emu.paths.uploads, upload.upload_id), { recursive: true, force: true });
+    return digest;
+  }
+  const temp = `${target}.tmp-${randomUUID()}`;
+  const out = createWriteStream(temp, { mode: 0o600 });
+  try {
+    for (let n = 1; n <= upload.part_count; n++) {
+      const partHash = createHash('sha256');
+      for await (const chunk of createReadStream(partFile(rc, upload.upload_id, n))) {
+        hash.update(chunk as Buffer);
+        partHash.update(chunk as Buffer);
+        if (!out.write(chunk)) await once(out, 'drain');
       }
-      out.end();
-      await finished(out);
-      renameSync(temp, target);
-    } catch (err) {
-      out.destroy();
-      rmSync(temp, { force: true });
-      throw err;
+      checkPartDigest(upload, n, parts.get(n), partHash.digest('hex'));
+      rc.emu.store.touchClaim(upload.upload_id, Date.now());
     }
+    out.end();
+    await finished(out);
+    renameSync(temp, target);
+  } catch (err) {
+    out.destroy();
+    rmSync(temp, { force: true });
+    throw err;
   }
   rmSync(join(rc.emu.paths.uploads, upload.upload_id), { recursive: true, force: true });
   return hash.digest('hex');
@@ -263,10 +283,10 @@ export async function completeUpload(rc: RequestContext): Promise<Reply> {
     const stale = upload.state === 'assembling' && (upload.claim_ts ?? 0) < Date.now() - ASSEMBLY_STALE_MS;
     // Parts are only checked while nobody is assembling (an assembler deletes them as it finishes).
     if (upload.state === 'pending' || stale) {
-      checkParts(rc, upload);
+      const parts = checkParts(rc, upload);
       if (store.claimUpload(uploadId, Date.now(), ASSEMBLY_STALE_MS)) {
         try {
-          const sha256 = await assemble(rc, upload);
+          const sha256 = await assemble(rc, upload, parts);
           store.completeUpload(upload, sha256, upload.content_length, Date.now());
         } catch (err) {
           store.releaseUpload(uploadId);

@@ -9,6 +9,8 @@ export interface EmulatorConfig {
   startDelayMs: number;
   /** started -> ready. */
   readyDelayMs: number;
+  /** A ready lobby with no player joining for this long stops by itself (exit code 0); 0 means never. */
+  idleLifetimeMs: number;
   /** Multipart part size. */
   partSize: number;
   /** Files below this get one presigned entry. */
@@ -29,6 +31,7 @@ export const DEFAULT_CONFIG: EmulatorConfig = Object.freeze({
   tokenless: true,
   startDelayMs: 1000,
   readyDelayMs: 1000,
+  idleLifetimeMs: 0,
   partSize: 100 * MiB,
   singlePartMax: 5 * MiB,
   maxUploadBytes: 8_000_000_000,
@@ -46,7 +49,7 @@ export function resolveConfig(partial: Partial<EmulatorConfig> = {}): EmulatorCo
     problems.push('gameModes must be a non-empty list of names');
   if (config.regions.length === 0 || !config.regions.every((r) => isName(r.id) && isName(r.name)))
     problems.push('regions must be a non-empty list of {id, name}');
-  for (const key of ['startDelayMs', 'readyDelayMs', 'singlePartMax'] as const)
+  for (const key of ['startDelayMs', 'readyDelayMs', 'idleLifetimeMs', 'singlePartMax'] as const)
     if (!Number.isSafeInteger(config[key]) || config[key] < 0) problems.push(`${key} must be a non-negative integer`);
   for (const key of ['partSize', 'maxUploadBytes'] as const)
     if (!Number.isSafeInteger(config[key]) || config[key] < 1) problems.push(`${key} must be a positive integer`);

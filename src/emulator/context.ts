@@ -4,6 +4,7 @@ import type { EmulatorConfig } from './config.js';
 import type { DataDirPaths } from './datadir.js';
 import type { Store } from './store.js';
 import type { TokenClaims } from './tokens.js';
+import type { Faults } from './faults.js';
 
 export interface EmulatorState {
   store: Store;
@@ -14,6 +15,8 @@ export interface EmulatorState {
   endpoint: string;
   /** Verified bearer tokens (null for bad ones), so a busy client costs one HMAC, not one per request. */
   tokenCache: Map<string, TokenClaims | null>;
+  /** Injected failures, when asked for (`--faults`, GAMEHOST_EMULATOR_FAULTS). */
+  faults?: Faults;
 }
 
 export interface RequestContext {

@@ -69,6 +69,7 @@ export async function exportHistory(rc: RequestContext): Promise<Reply> {
     fail('API_BAD_BODY', { reason: 'query_start and query_end are milliseconds since the epoch, never negative.' });
   if (queryStart > queryEnd) fail('API_BAD_BODY', { reason: 'query_start must not be after query_end.' });
 
+  store.expireIdle(rc.now);
   const csv = toCsv(EXPORT_COLUMNS, historyRows(store.lobbyHistory(NAMESPACE_ID, queryStart, queryEnd), queryStart, queryEnd));
   const exportId = randomUUID();
   const expires = rc.now + EXPORT_TTL_MS;

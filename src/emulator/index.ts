@@ -1,15 +1,19 @@
 // The local emulator of the service: startEmulator() for the CLI, plus store-level helpers that need no HTTP.
+import { existsSync, readdirSync, rmSync, rmdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { resolveConfig, type EmulatorConfig } from './config.js';
-import { prepareDataDir } from './datadir.js';
+import { DATA_DIR_ENTRIES, dataDirPaths, prepareDataDir } from './datadir.js';
 import { GAME_ID, NAMESPACE_ID } from './ids.js';
 import { buildView } from './builds.js';
 import { stopLobbyInStore, type StopOptions } from './lobbies.js';
 import { createEmulatorServer } from './server.js';
+import { parseFaults } from './faults.js';
 import { Store } from './store.js';
 import { signToken } from './tokens.js';
 
 export { DEFAULT_CONFIG, type EmulatorConfig } from './config.js';
+export { DEVIATIONS, type Deviation } from './deviations.js';
 export { GAME_ID, NAMESPACE_ID } from './ids.js';
 export type { StopOptions } from './lobbies.js';
 
@@ -30,6 +34,8 @@ export interface StartEmulatorOptions {
   /** Default 0: an ephemeral port. */
   port?: number;
   config?: Partial<EmulatorConfig>;
+  /** A fault spec such as `put-error=0.1,latency=50ms` (see faults.ts). */
+  faults?: string;
 }
 
 /** The tokens of a data directory; they depend only on its secret, so they survive restarts. */
@@ -55,10 +61,11 @@ function urlHost(host: string): string {
 
 export async function startEmulator(opts: StartEmulatorOptions): Promise<RunningEmulator> {
   const config = resolveConfig(opts.config);
+  const faults = opts.faults ? parseFaults(opts.faults) : undefined;
   const host = opts.host ?? '127.0.0.1';
   const { paths, secret } = prepareDataDir(opts.dataDir);
   const store = Store.open(paths.db);
-  const state = { store, secret, config, paths, endpoint: '', tokenCache: new Map() };
+  const state = { store, secret, config, paths, endpoint: '', tokenCache: new Map(), faults };
   const server = createEmulatorServer(state);
   try {
     await new Promise<void>((resolve, reject) => {
@@ -95,17 +102,35 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
   };
 }
 
-/** The builds of a data directory, newest first (same shape as GET /_emulator/builds). */
+/** The builds of a data directory, newest first (same shape as GET /_emulator/builds); none when it holds no store. */
 export function listBuilds(dataDir: string): ReturnType<typeof buildView>[] {
-  return withStore(dataDir, (store) => store.listBuilds().map(buildView));
+  return withStore(dataDir, [], (store) => store.listBuilds().map(buildView));
 }
 
 /** Stops a lobby and returns its logs summary (as POST /_emulator/lobbies/{id}/stop), or null when unknown. */
 export function stopLobby(dataDir: string, lobbyId: string, opts: StopOptions = {}): Record<string, unknown> | null {
-  return withStore(dataDir, (store) => stopLobbyInStore(store, lobbyId.toLowerCase(), opts, Date.now()));
+  return withStore(dataDir, null, (store) => stopLobbyInStore(store, lobbyId.toLowerCase(), opts, Date.now()));
 }
 
-function withStore<T>(dataDir: string, use: (store: Store) => T): T {
+/**
+ * Deletes what the emulator keeps in a data directory (store, secret, uploads, builds) and the directory itself
+ * when nothing else is left in it; other files are never touched. Returns the entries removed.
+ */
+export function resetDataDir(dataDir: string): string[] {
+  const removed: string[] = [];
+  for (const name of DATA_DIR_ENTRIES) {
+    const entry = join(dataDir, name);
+    if (!existsSync(entry)) continue;
+    rmSync(entry, { recursive: true, force: true });
+    removed.push(name);
+  }
+  if (existsSync(dataDir) && readdirSync(dataDir).length === 0) rmdirSync(dataDir);
+  return removed;
+}
+
+/** Opens the store only when the directory has one, so reading never creates a data directory. */
+function withStore<T, E>(dataDir: string, absent: E, use: (store: Store) => T): T | E {
+  if (!existsSync(dataDirPaths(dataDir).db)) return absent;
   const { paths } = prepareDataDir(dataDir);
   const store = Store.open(paths.db);
   try {

@@ -121,6 +121,8 @@ export async function createLobby(rc: RequestContext): Promise<Reply> {
 
   const lobbyId = randomUUID();
   const startTs = rc.now + config.startDelayMs;
+  const readyTs = startTs + config.readyDelayMs;
+  const idle = config.idleLifetimeMs > 0 ? config.idleLifetimeMs : null;
   store.insertLobby(
     {
       lobby_id: lobbyId,
@@ -134,10 +136,12 @@ export async function createLobby(rc: RequestContext): Promise<Reply> {
       lobby_config: input.lobbyConfig === undefined ? null : JSON.stringify(input.lobbyConfig),
       create_ts: rc.now,
       start_ts: startTs,
-      ready_ts: startTs + config.readyDelayMs,
+      ready_ts: readyTs,
       stop_ts: null,
       exit_code: null,
       failed: null,
+      idle_lifetime_ms: idle,
+      idle_stop_ts: idle === null ? null : readyTs + idle,
     },
     playerId,
   );
@@ -155,6 +159,7 @@ export function playerStatistics(rc: RequestContext): Reply {
   if (flag !== null && flag !== 'true' && flag !== 'false')
     fail('API_BAD_QUERY_PARAMETER', { name: 'exclude_outdated', reason: 'expected true or false.' });
   if (mode === 'dev') return { status: 200, json: { player_count: 0, game_modes: {} } };
+  store.expireIdle(rc.now);
 
   // "Outdated" lobbies belong to game modes the current config no longer has.
   const excludeOutdated = flag === 'true';
@@ -210,6 +215,7 @@ export function getLobbyLogs(rc: RequestContext): Reply {
   const { game_id: gameId, namespace_id: namespaceId, lobby_id: lobbyId } = rc.params as Record<string, string>;
   requireCloud(rc, gameId);
   if (namespaceId !== NAMESPACE_ID) fail('API_NOT_FOUND', { what: `Namespace ${namespaceId}` });
+  rc.emu.store.expireIdle(rc.now);
   const row = rc.emu.store.getLobby(lobbyId!);
   // Production answers 500 for an unknown lobby here; 404 tells the user what happened.
   if (row === undefined || row.namespace_id !== namespaceId) fail('API_NOT_FOUND', { what: `Lobby ${lobbyId}` });
@@ -224,6 +230,8 @@ export interface StopOptions {
 /** Stops a lobby (idempotent: a stopped lobby keeps its first stop) and returns its summary, or null if unknown. */
 export function stopLobbyInStore(store: Store, lobbyId: string, opts: StopOptions, now: number): JsonObject | null {
   const exitCode = opts.exitCode ?? 0;
+  // A lobby that already stopped by itself keeps that stop.
+  store.expireIdle(now);
   store.stopLobby(lobbyId, now, exitCode, opts.failed ?? exitCode !== 0);
   const row = store.getLobby(lobbyId);
   return row === undefined ? null : lobbySummary(row, now);
@@ -241,4 +249,29 @@ export async function adminStopLobby(rc: RequestContext): Promise<Reply> {
   const summary = stopLobbyInStore(rc.emu.store, rc.params.lobby_id!, opts, rc.now);
   if (summary === null) fail('API_NOT_FOUND', { what: `Lobby ${rc.params.lobby_id}` });
   return { status: 200, json: summary };
+}
+
+/**
+ * POST /_emulator/lobbies/{lobby_id}/players: a player joins, as the service's join would let them, so that
+ * max_players and the idle lifetime have something to act on. Answers the player's token and the new count.
+ */
+export async function adminJoinLobby(rc: RequestContext): Promise<Reply> {
+  // No fields yet, but the body rules (known length, a JSON object) hold as on every POST.
+  await readJson(rc, { emptyIsObject: true });
+  const lobbyId = rc.params.lobby_id!;
+  const playerId = randomUUID();
+  const outcome = rc.emu.store.joinLobby(lobbyId, playerId, rc.now);
+  if (outcome.kind === 'not_found') fail('API_NOT_FOUND', { what: `Lobby ${lobbyId}` });
+  if (outcome.kind === 'stopped') fail('MATCHMAKER_LOBBY_STOPPED', { lobby_id: lobbyId });
+  if (outcome.kind === 'full') fail('MATCHMAKER_LOBBY_FULL', { lobby_id: lobbyId, max: outcome.lobby.max_players });
+  const token = signPlayerToken(rc.emu.secret, {
+    player_id: playerId,
+    lobby_id: lobbyId,
+    namespace_id: outcome.lobby.namespace_id,
+    iat: Math.floor(rc.now / 1000),
+  });
+  return {
+    status: 200,
+    json: { lobby_id: lobbyId, player: { token }, player_count: outcome.players, max_players: outcome.lobby.max_players },
+  };
 }

@@ -1,4 +1,5 @@
 // The HTTP front: routing, path parameters, ray ids, and turning every failure into the JSON error body.
+import { injectFault } from './faults.js';
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { MAX_PARTS, adminListBuilds, completeUpload, createBuild, putPart } from './builds.js';
@@ -6,7 +7,7 @@ import type { EmulatorState, Handler, Reply, RequestContext } from './context.js
 import { ERRORS, EmulatorError, errorBody, fail, type ErrorCode, type ErrorParams } from './errors.js';
 import { downloadExport, exportHistory } from './history.js';
 import { GAME_ID, NAMESPACE_ID, isUuid } from './ids.js';
-import { adminStopLobby, createLobby, getLobbyLogs, playerStatistics } from './lobbies.js';
+import { adminJoinLobby, adminStopLobby, createLobby, getLobbyLogs, playerStatistics } from './lobbies.js';
 
 interface Route {
   method: string;
@@ -30,6 +31,7 @@ const ROUTES: Route[] = [
   route('GET', '/_export/:export_id/export.csv', downloadExport),
   // Admin routes for tests and `gamehost emulator ...`; no auth, loopback only by default.
   route('POST', '/_emulator/lobbies/:lobby_id/stop', adminStopLobby),
+  route('POST', '/_emulator/lobbies/:lobby_id/players', adminJoinLobby),
   route('GET', '/_emulator/builds', adminListBuilds),
   route('GET', '/_emulator/health', () => ({
     status: 200,
@@ -127,6 +129,7 @@ async function handle(emu: EmulatorState, req: IncomingMessage, res: ServerRespo
     now: Date.now(),
   };
   try {
+    if (emu.faults && (await injectFault(emu.faults, rc))) return;
     const handler = resolve(rc);
     send(res, await handler(rc));
   } catch (err) {

@@ -22,6 +22,10 @@ export interface LobbyRow {
   stop_ts: number | null;
   exit_code: number | null;
   failed: number | null;
+  /** From the creating process's config; null when lobbies never stop by themselves. */
+  idle_lifetime_ms: number | null;
+  /** When the lobby stops unless a player joins first: the later of ready and the last join, plus the lifetime. */
+  idle_stop_ts: number | null;
 }
 
 export interface BuildRow {
@@ -62,6 +66,12 @@ export interface PartRow {
   sha256: string;
 }
 
+export type JoinOutcome =
+  | { kind: 'joined'; lobby: LobbyRow; players: number }
+  | { kind: 'full'; lobby: LobbyRow; players: number }
+  | { kind: 'stopped'; lobby: LobbyRow }
+  | { kind: 'not_found' };
+
 export interface PlayerCountRow {
   game_mode: string;
   region_id: string;
@@ -85,7 +95,9 @@ CREATE TABLE IF NOT EXISTS lobbies (
   ready_ts INTEGER NOT NULL,
   stop_ts INTEGER,
   exit_code INTEGER,
-  failed INTEGER
+  failed INTEGER,
+  idle_lifetime_ms INTEGER,
+  idle_stop_ts INTEGER
 );
 CREATE INDEX IF NOT EXISTS lobbies_create_ts ON lobbies (create_ts);
 CREATE INDEX IF NOT EXISTS lobbies_stop_ts ON lobbies (stop_ts);
@@ -137,10 +149,22 @@ CREATE TABLE IF NOT EXISTS exports (
   create_ts INTEGER NOT NULL,
   expires_ts INTEGER NOT NULL
 );
-INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', '1');
+INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', '2');
 `;
 
-const SCHEMA_VERSION = '1';
+// Version 2 added the idle lifetime; a version 1 store (from an older gamehost) is upgraded in place.
+const MIGRATE_1_TO_2 = `
+ALTER TABLE lobbies ADD COLUMN idle_lifetime_ms INTEGER;
+ALTER TABLE lobbies ADD COLUMN idle_stop_ts INTEGER;
+UPDATE meta SET value = '2' WHERE key = 'schema_version';
+`;
+
+// Indexes on columns a migration adds are created after it.
+const INDEXES = `
+CREATE INDEX IF NOT EXISTS lobbies_idle ON lobbies (idle_stop_ts) WHERE stop_ts IS NULL AND idle_stop_ts IS NOT NULL;
+`;
+
+const SCHEMA_VERSION = '2';
 const BUSY_RETRY_MS = 15_000;
 
 function isBusy(err: unknown): boolean {
@@ -168,10 +192,26 @@ export function isUniqueViolation(err: unknown): boolean {
 function prepareStatements(db: Database.Database) {
   return {
     insertLobby: db.prepare<
-      [string, string, string, string, string, number, string, string, string | null, number, number, number]
+      [
+        string, string, string, string, string, number, string, string, string | null, number, number, number,
+        number | null, number | null,
+      ]
     >(
       `INSERT INTO lobbies (lobby_id, namespace_id, game_mode, region_id, region_name, max_players, publicity, tags,
-         lobby_config, create_ts, start_ts, ready_ts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         lobby_config, create_ts, start_ts, ready_ts, idle_lifetime_ms, idle_stop_ts)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    // An idle lobby stops at its idle deadline, not when someone happens to look, so every reader agrees.
+    expireIdle: db.prepare<[number]>(
+      `UPDATE lobbies SET stop_ts = idle_stop_ts, exit_code = 0, failed = 0
+        WHERE stop_ts IS NULL AND idle_stop_ts IS NOT NULL AND idle_stop_ts <= ?`,
+    ),
+    anyIdleDue: db.prepare<[number], number>(
+      `SELECT 1 FROM lobbies WHERE stop_ts IS NULL AND idle_stop_ts IS NOT NULL AND idle_stop_ts <= ? LIMIT 1`,
+    ).pluck(),
+    countPlayers: db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM players WHERE lobby_id = ?'),
+    touchIdle: db.prepare<[number, string]>(
+      'UPDATE lobbies SET idle_stop_ts = ? WHERE lobby_id = ? AND idle_lifetime_ms IS NOT NULL',
     ),
     insertPlayer: db.prepare<[string, string, number]>(
       'INSERT INTO players (player_id, lobby_id, create_ts) VALUES (?, ?, ?)',
@@ -245,6 +285,7 @@ export class Store {
   private readonly db: Database.Database;
   private readonly stmt: ReturnType<typeof prepareStatements>;
   private readonly insertLobbyTx: Database.Transaction<(lobby: LobbyRow, playerId: string) => void>;
+  private readonly joinLobbyTx: Database.Transaction<(lobbyId: string, playerId: string, now: number) => JoinOutcome>;
   private readonly insertBuildTx: Database.Transaction<(build: BuildRow, upload: NewUpload) => void>;
   private readonly completeUploadTx: Database.Transaction<
     (upload: UploadRow, sha256: string, size: number, now: number) => void
@@ -265,6 +306,8 @@ export class Store {
         db.exec('BEGIN IMMEDIATE');
         try {
           db.exec(SCHEMA);
+          if (db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").pluck().get() === '1') db.exec(MIGRATE_1_TO_2);
+          db.exec(INDEXES);
           db.exec('COMMIT');
         } catch (err) {
           db.exec('ROLLBACK');
@@ -299,8 +342,21 @@ export class Store {
         lobby.create_ts,
         lobby.start_ts,
         lobby.ready_ts,
+        lobby.idle_lifetime_ms,
+        lobby.idle_stop_ts,
       );
       s.insertPlayer.run(playerId, lobby.lobby_id, lobby.create_ts);
+    });
+    this.joinLobbyTx = db.transaction((lobbyId: string, playerId: string, now: number): JoinOutcome => {
+      s.expireIdle.run(now);
+      const lobby = s.getLobby.get(lobbyId);
+      if (lobby === undefined) return { kind: 'not_found' };
+      if (lobby.stop_ts !== null) return { kind: 'stopped', lobby };
+      const players = s.countPlayers.get(lobbyId)!.n;
+      if (players >= lobby.max_players) return { kind: 'full', lobby, players };
+      s.insertPlayer.run(playerId, lobbyId, now);
+      if (lobby.idle_lifetime_ms !== null) s.touchIdle.run(Math.max(lobby.ready_ts, now) + lobby.idle_lifetime_ms, lobbyId);
+      return { kind: 'joined', lobby, players: players + 1 };
     });
     this.insertBuildTx = db.transaction((build: BuildRow, upload: NewUpload) => {
       s.insertBuild.run(
@@ -331,6 +387,17 @@ export class Store {
   /** Inserts a lobby and its creating player in one write transaction (BEGIN IMMEDIATE avoids upgrade deadlocks). */
   insertLobby(lobby: LobbyRow, playerId: string): void {
     this.insertLobbyTx.immediate(lobby, playerId);
+  }
+
+  /** Adds a player unless the lobby is unknown, stopped or at max_players, in one write transaction. */
+  joinLobby(lobbyId: string, playerId: string, now: number): JoinOutcome {
+    return this.joinLobbyTx.immediate(lobbyId, playerId, now);
+  }
+
+  /** Stops every lobby whose idle deadline has passed; call before reading lobby state. */
+  expireIdle(now: number): void {
+    // Reading first keeps the common case (nothing due) off the write lock.
+    if (this.stmt.anyIdleDue.get(now) !== undefined) this.stmt.expireIdle.run(now);
   }
 
   getLobby(lobbyId: string): LobbyRow | undefined {

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { GAME_ID } from '../../src/emulator/index.js';
 import { presignPath } from '../../src/emulator/presign.js';
 import { UUID_RE, expectErrorShape, startTestEmulator, type TestEmulator } from './helpers.js';
@@ -312,3 +313,64 @@ async function toCall(p: Promise<{ status: number; headers: Headers; text: strin
   const r = await p;
   return { ...r, json: r.text ? JSON.parse(r.text) : undefined };
 }
+
+describe('complete verifies the parts it assembles', () => {
+  const file = Buffer.from('abcdefghijklmnopqrstuvwxyz0123456789?!'); // 38 bytes: parts 10,10,10,8
+  const slice = (r: any) => file.subarray(r.byte_offset, r.byte_offset + r.content_length);
+
+  async function uploadAll() {
+    const res = await createBuild(buildBody(file.length));
+    const reqs = res.json.image_presigned_requests;
+    for (const r of reqs) expect((await put(r.url, slice(r))).status).toBe(200);
+    return { buildId: res.json.build_id as string, uploadId: res.json.upload_id as string, reqs };
+  }
+
+  it('a part cut short on disk since its PUT → UPLOAD_INVALID with its size', async () => {
+    const { buildId, uploadId } = await uploadAll();
+    writeFileSync(join(t.dataDir, 'uploads', uploadId, 'part-2'), Buffer.alloc(4));
+    const body = expectErrorShape(await complete(uploadId), 400, 'UPLOAD_INVALID');
+    expect(body.message).toContain('part 2 of 4 has 4 bytes; expected 10');
+    expect(body.metadata).toEqual({ part_number: 2 });
+    expect((await adminBuild(buildId)).complete).toBe(false);
+  });
+
+  it('a part whose bytes changed since its PUT → UPLOAD_INVALID naming it; sending it again mends the upload', async () => {
+    const { buildId, uploadId, reqs } = await uploadAll();
+    writeFileSync(join(t.dataDir, 'uploads', uploadId, 'part-3'), Buffer.alloc(10, 0x2a));
+    const body = expectErrorShape(await complete(uploadId), 400, 'UPLOAD_INVALID');
+    expect(body.message).toContain('part 3 of 4 does not match the bytes uploaded for it');
+    expect(body.metadata).toEqual({ part_number: 3 });
+    expect(existsSync(join(t.dataDir, 'builds', buildId))).toBe(false);
+    // The failed assembly let go of the upload: the part is accepted again and complete succeeds.
+    expect((await put(reqs[2].url, slice(reqs[2]))).status).toBe(200);
+    expect((await complete(uploadId)).status).toBe(200);
+    expect(readFileSync(join(t.dataDir, 'builds', buildId)).equals(file)).toBe(true);
+  });
+
+  it('a single-part upload changed on disk is refused the same way', async () => {
+    const small = Buffer.from('one part');
+    const res = await createBuild(buildBody(small.length));
+    await put(res.json.image_presigned_requests[0].url, small);
+    writeFileSync(join(t.dataDir, 'uploads', res.json.upload_id, 'part-1'), Buffer.from('ONE PART'));
+    const body = expectErrorShape(await complete(res.json.upload_id), 400, 'UPLOAD_INVALID');
+    expect(body.metadata).toEqual({ part_number: 1 });
+  });
+
+  it('a PUT whose body ends before its Content-Length is not kept', async () => {
+    const res = await createBuild(buildBody(file.length));
+    const url = new URL(res.json.image_presigned_requests[0].url);
+    // Promise 10 bytes, send 4, hang up: what a crashed uploader leaves behind.
+    await new Promise<void>((resolve, reject) => {
+      const socket = connect(Number(url.port), url.hostname, () => {
+        socket.end(`PUT ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${url.host}\r\nContent-Length: 10\r\n\r\nabcd`);
+      });
+      socket.on('error', reject);
+      socket.on('close', () => resolve());
+      socket.resume();
+    });
+    const body = expectErrorShape(await complete(res.json.upload_id), 400, 'UPLOAD_INVALID');
+    expect(body.message).toContain('part 1 of 4 is missing');
+    // The server cleans up after the hang-up on its own schedule.
+    await vi.waitFor(() => expect(readdirSync(join(t.dataDir, 'uploads', res.json.upload_id))).toEqual([]));
+  });
+});

@@ -32,6 +32,8 @@ beforeAll(async () => {
     stop_ts: stop,
     exit_code: stop === null ? null : 0,
     failed: stop === null ? null : 0,
+    idle_lifetime_ms: null,
+    idle_stop_ts: null,
   });
   const rows = [
     lobby('00000000-0000-4000-8000-00000000000a', 1_000, 1_500), // entirely before the window
@@ -160,5 +162,71 @@ describe('csv', () => {
     expect(csvField(null)).toBe('');
     expect(csvField(0)).toBe('0');
     expect(toCsv(['a', 'b'], [[1, 'x,y']])).toBe('a,b\n1,"x,y"\n');
+  });
+});
+
+describe('the window rules at their edges', () => {
+  let edge: TestEmulator;
+  const id = (n: string) => `00000000-0000-4000-8000-0000000e00${n}`;
+  beforeAll(async () => {
+    edge = await startTestEmulator();
+    const store = Store.open(join(edge.dataDir, 'emulator.db'));
+    const rows: [string, number, number | null][] = [
+      ['a1', 10_000, 15_000], // created at query_start, stopped inside: in
+      ['b1', 10_000, 25_000], // created at query_start, stopped after: neither clause holds, out
+      ['c1', 5_000, 10_000], // stopped at query_start: out
+      ['d1', 15_000, 20_000], // stopped at query_end: in
+      ['e1', 20_000, null], // running, created at query_end: in, with no time inside
+      ['f1', 20_000, 30_000], // created at query_end, stopped after: in
+      ['g1', 20_001, null], // created after query_end: out
+      ['h1', 9_000, null], // running since before: in, counted up to query_end
+    ];
+    for (const [n, create, stop] of rows) {
+      const lobbyId = id(n);
+      store.insertLobby(
+        {
+          lobby_id: lobbyId,
+          namespace_id: NAMESPACE_ID,
+          game_mode: 'default',
+          region_id: 'lnd-atl',
+          region_name: 'Atlanta',
+          max_players: 8,
+          publicity: 'public',
+          tags: '{}',
+          lobby_config: null,
+          create_ts: create,
+          start_ts: create,
+          ready_ts: create,
+          stop_ts: null,
+          exit_code: null,
+          failed: null,
+          idle_lifetime_ms: null,
+          idle_stop_ts: null,
+        },
+        `22222222-0000-4000-8000-0000000e00${n}`,
+      );
+      if (stop !== null) store.stopLobby(lobbyId, stop, 0, false);
+    }
+    store.close();
+  });
+  afterAll(() => edge.stop());
+
+  it('keeps exactly the lobbies production keeps, newest first, with uptimes in and out of the window', async () => {
+    const res = await edge.call('POST', `/cloud/games/${GAME_ID}/matchmaker/lobbies/export-history`, {
+      token: edge.emu.tokens.cloud,
+      body: { query_start: 10_000, query_end: 20_000 },
+    });
+    const lines = (await (await fetch(res.json.url)).text()).trimEnd().split('\n');
+    expect(lines[0]).toBe(HEADER);
+    const rows = lines.slice(1).map((l) => l.split(','));
+    for (const r of rows) expect(r).toHaveLength(14);
+    // lobby_id, then start_ts, stop_ts, total_uptime_ms, query_uptime_ms.
+    expect(rows.map((r) => [r[0]!.slice(-2), ...r.slice(10)])).toEqual([
+      ['e1', '20000', '', '0', '0'],
+      ['f1', '20000', '30000', '10000', '0'],
+      ['d1', '15000', '20000', '5000', '5000'],
+      ['a1', '10000', '15000', '5000', '5000'],
+      ['h1', '9000', '', '11000', '10000'],
+    ]);
   });
 });

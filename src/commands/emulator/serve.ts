@@ -4,6 +4,7 @@ import { emulatorDir } from '../../config/paths.js';
 import { loadEmulatorConfig } from '../../config/emulator-config.js';
 import type { EmulatorConfig } from '../../emulator/index.js';
 import { UsageError } from '../../errors.js';
+import { parseFaults } from '../../emulator/faults.js';
 import { jsonLine } from '../../output/json.js';
 import { renderRecord } from '../../output/record.js';
 import { parseInteger } from '../args.js';
@@ -13,22 +14,48 @@ export interface ServeOptions {
   port: number;
   dataDir: string;
   config?: Partial<EmulatorConfig>;
+  faults?: string;
+}
+
+function parseFaultsOption(raw: unknown): string | undefined {
+  if (raw === undefined) return undefined;
+  try {
+    parseFaults(String(raw));
+  } catch (err) {
+    throw new UsageError(`--faults: ${(err as Error).message}`);
+  }
+  return String(raw);
+}
+
+const SIZE_UNITS: Record<string, number> = { '': 1, b: 1, kib: 1024, mib: 1024 ** 2, gib: 1024 ** 3 };
+
+/** Bytes, or a whole number with a binary unit: 65536, 64KiB, 5MiB, 1GiB. */
+export function parseSize(flag: string, raw: unknown): number {
+  const m = /^(\d+)\s*(b|kib|mib|gib)?$/i.exec(String(raw).trim());
+  const value = m ? Number(m[1]) * SIZE_UNITS[(m[2] ?? '').toLowerCase()]! : NaN;
+  if (!Number.isSafeInteger(value) || value < 1)
+    throw new UsageError(`${flag} must be a positive size in bytes, or with KiB, MiB or GiB, not "${raw}"`);
+  return value;
 }
 
 export function parse(_args: string[], opts: Record<string, unknown>, ctx: Context): ServeOptions {
   const host = String(opts.host ?? '127.0.0.1');
   if (!host) throw new UsageError('--host is empty');
+  let config = opts.config !== undefined ? loadEmulatorConfig(path.resolve(ctx.cwd, String(opts.config))) : undefined;
+  // The flag wins over the config file, as flags do everywhere.
+  if (opts.partSize !== undefined) config = { ...config, partSize: parseSize('--part-size', opts.partSize) };
   return {
     host,
     port: parseInteger('--port', opts.port ?? '6420', { min: 0, max: 65535 }),
     dataDir: opts.dataDir !== undefined ? path.resolve(ctx.cwd, String(opts.dataDir)) : emulatorDir(ctx.env),
-    config: opts.config !== undefined ? loadEmulatorConfig(path.resolve(ctx.cwd, String(opts.config))) : undefined,
+    config,
+    faults: parseFaultsOption(opts.faults),
   };
 }
 
 export async function run(ctx: Context, o: ServeOptions): Promise<void> {
   const { startEmulator } = await import('../../emulator/index.js');
-  const emu = await startEmulator({ dataDir: o.dataDir, host: o.host, port: o.port, config: o.config }).catch((err) => {
+  const emu = await startEmulator({ dataDir: o.dataDir, host: o.host, port: o.port, config: o.config, faults: o.faults }).catch((err) => {
     if (err?.code === 'EADDRINUSE') throw new UsageError(`--port ${o.port} is in use`, 'pick another with --port, or --port 0 for any free one');
     if (err?.code === 'EADDRNOTAVAIL') throw new UsageError(`--host ${o.host} is not an address of this machine`);
     throw err;

@@ -1,0 +1,60 @@
+// `gamehost emulator builds`: the builds an emulator holds, newest first.
+import type { Context } from '../../context.js';
+import { styler } from '../../output/color.js';
+import { formatBytes, formatTime } from '../../output/format.js';
+import { writeJson } from '../../output/json.js';
+import { renderTable } from '../../output/table.js';
+import { emulatorPlace, type EmulatorPlace } from './local.js';
+
+export interface EmulatorBuild {
+  build_id: string;
+  image_tag: string;
+  display_name: string;
+  kind: string;
+  compression: string;
+  content_length: number;
+  sha256: string | null;
+  complete: boolean;
+  create_ts: string;
+}
+
+export interface BuildsOptions {
+  place: EmulatorPlace;
+}
+
+export function parse(_args: string[], opts: Record<string, unknown>, ctx: Context): BuildsOptions {
+  return { place: emulatorPlace(opts, ctx) };
+}
+
+export async function run(ctx: Context, o: BuildsOptions): Promise<void> {
+  const builds = o.place.kind === 'endpoint' ? await listThroughEndpoint(ctx) : await listInDataDir(o.place.dir);
+  if (ctx.global.json) return writeJson(ctx, { builds });
+  ctx.io.stdout.write(renderBuilds(ctx, builds));
+}
+
+async function listInDataDir(dir: string): Promise<EmulatorBuild[]> {
+  const { listBuilds } = await import('../../emulator/index.js');
+  return listBuilds(dir) as unknown as EmulatorBuild[];
+}
+
+async function listThroughEndpoint(ctx: Context): Promise<EmulatorBuild[]> {
+  const api = await ctx.api();
+  const res = await api.call<{ builds: EmulatorBuild[] }>({ method: 'GET', path: '/_emulator/builds', auth: 'none', idempotent: true });
+  return res.builds;
+}
+
+export function renderBuilds(ctx: Context, builds: EmulatorBuild[]): string {
+  const tty = ctx.io.stdout.isTTY === true;
+  if (tty && builds.length === 0) return styler(ctx).dim('No builds yet: push one with `gamehost build push`.') + '\n';
+  const rows = builds.map((b) => [
+    b.build_id,
+    b.image_tag,
+    b.display_name,
+    tty ? formatBytes(b.content_length) : b.content_length,
+    b.complete ? 'complete' : 'uploading',
+    formatTime(b.create_ts, { local: tty }),
+    // A terminal shows the start of the hash, as git shows commits; scripts get all of it.
+    b.sha256 === null ? '-' : tty ? b.sha256.slice(0, 12) : b.sha256,
+  ]);
+  return renderTable(ctx, { head: ['BUILD', 'TAG', 'NAME', 'SIZE', 'STATE', 'CREATED', 'SHA-256'], rows, right: [3] });
+}

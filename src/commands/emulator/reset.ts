@@ -1,0 +1,61 @@
+// `gamehost emulator reset`: deletes the emulator's data (lobbies, builds, exports, the token secret).
+import path from 'node:path';
+import readline from 'node:readline';
+import type { Context } from '../../context.js';
+import { emulatorDir } from '../../config/paths.js';
+import { UsageError } from '../../errors.js';
+import { writeJson } from '../../output/json.js';
+
+export interface ResetOptions {
+  dataDir: string;
+  yes: boolean;
+}
+
+export function parse(_args: string[], opts: Record<string, unknown>, ctx: Context): ResetOptions {
+  const yes = opts.yes === true;
+  // A script cannot answer a prompt: it must say --yes, and nothing is touched until it does.
+  if (!yes && (ctx.io.stdin.isTTY !== true || ctx.global.input === false)) {
+    const why = ctx.global.input === false ? '--no-input forbids the prompt' : 'stdin is not a terminal';
+    throw new UsageError(`emulator reset deletes the emulator data: pass --yes to confirm (${why})`);
+  }
+  if (opts.dataDir !== undefined && !String(opts.dataDir)) throw new UsageError('--data-dir is empty');
+  return {
+    dataDir: opts.dataDir !== undefined ? path.resolve(ctx.cwd, String(opts.dataDir)) : emulatorDir(ctx.env),
+    yes,
+  };
+}
+
+/** One line from the terminal; an empty answer or end of input is "no"; Ctrl-C interrupts. */
+async function ask(ctx: Context, question: string): Promise<boolean> {
+  ctx.io.stderr.write(question);
+  const rl = readline.createInterface({ input: ctx.io.stdin, terminal: false });
+  let onAbort = () => {};
+  try {
+    const answer = await new Promise<string>((resolve, reject) => {
+      onAbort = () => reject(ctx.signal.reason);
+      if (ctx.signal.aborted) return onAbort();
+      ctx.signal.addEventListener('abort', onAbort, { once: true });
+      rl.once('line', resolve);
+      rl.once('close', () => resolve(''));
+    });
+    return /^y(es)?$/i.test(answer.trim());
+  } finally {
+    ctx.signal.removeEventListener('abort', onAbort);
+    rl.close();
+  }
+}
+
+export async function run(ctx: Context, o: ResetOptions): Promise<void> {
+  if (!o.yes && !(await ask(ctx, `Delete every lobby, build, export and token of the emulator in ${o.dataDir}? [y/N] `))) {
+    ctx.info('Nothing was deleted.');
+    return;
+  }
+  const { resetDataDir } = await import('../../emulator/index.js');
+  const removed = resetDataDir(o.dataDir);
+  if (ctx.global.json) return writeJson(ctx, { data_dir: o.dataDir, removed });
+  ctx.info(
+    removed.length === 0
+      ? `No emulator data in ${o.dataDir}; nothing to delete.`
+      : `Deleted the emulator data in ${o.dataDir}; the next run starts afresh with new tokens.`,
+  );
+}

@@ -1,0 +1,110 @@
+// Fault injection, for tests and demos of the uploader: `put-error=0.1,put-reset=0.05,latency=50ms,rate-limit=0.05`
+// (`seed=N` makes the dice repeatable). Failed PUTs answer 500, reset ones lose their connection mid-body,
+// rate-limited API calls answer 429 with an HTTP-date Retry-After as production does.
+import { once } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { RequestContext } from './context.js';
+
+export interface Faults {
+  putError: number;
+  putReset: number;
+  rateLimit: number;
+  latencyMs: number;
+  random: () => number;
+}
+
+/** Parses the spec; throws an Error whose message names the bad entry. */
+export function parseFaults(spec: string): Faults {
+  const faults: Faults = { putError: 0, putReset: 0, rateLimit: 0, latencyMs: 0, random: Math.random };
+  for (const entry of spec.split(',').map((e) => e.trim()).filter(Boolean)) {
+    const [name, value = ''] = entry.split('=', 2).map((s) => s.trim()) as [string, string?];
+    const probability = () => {
+      const p = Number(value);
+      if (!/^\d*\.?\d+$/.test(value) || p < 0 || p > 1) throw new Error(`fault ${name} takes a probability from 0 to 1, not "${value}"`);
+      return p;
+    };
+    switch (name) {
+      case 'put-error':
+        faults.putError = probability();
+        break;
+      case 'put-reset':
+        faults.putReset = probability();
+        break;
+      case 'rate-limit':
+        faults.rateLimit = probability();
+        break;
+      case 'latency': {
+        const m = /^(\d+)(ms|s)?$/.exec(value);
+        if (!m) throw new Error(`fault latency takes a time such as 50ms, not "${value}"`);
+        faults.latencyMs = Number(m[1]) * (m[2] === 's' ? 1000 : 1);
+        break;
+      }
+      case 'seed': {
+        if (!/^\d+$/.test(value)) throw new Error(`fault seed takes a whole number, not "${value}"`);
+        faults.random = mulberry32(Number(value));
+        break;
+      }
+      default:
+        throw new Error(`unknown fault "${name}" (known: put-error, put-reset, rate-limit, latency, seed)`);
+    }
+  }
+  return faults;
+}
+
+function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Applies the faults to one request; true when the fault answered (or cut) it and the handler must not run. */
+export async function injectFault(faults: Faults, rc: RequestContext): Promise<boolean> {
+  if (rc.path.startsWith('/_emulator/')) return false;
+  if (faults.latencyMs) await sleep(faults.latencyMs);
+  const isPut = rc.method === 'PUT' && rc.path.startsWith('/_upload/');
+  const isApi = !isPut && !rc.path.startsWith('/_export/');
+  if (isPut && faults.putReset > 0 && faults.random() < faults.putReset) {
+    // Take part of the body, then drop the connection: the client sees a reset mid-upload.
+    const socket = rc.req.socket;
+    const half = Number(rc.req.headers['content-length'] ?? 0) / 2;
+    let seen = 0;
+    await new Promise<void>((resolve) => {
+      const onData = (chunk: Buffer) => {
+        seen += chunk.length;
+        if (seen < half) return;
+        rc.req.off('data', onData);
+        resolve();
+      };
+      rc.req.on('data', onData);
+      rc.req.once('end', resolve);
+      rc.req.once('error', resolve);
+    });
+    socket.destroy();
+    return true;
+  }
+  if (isPut && faults.putError > 0 && faults.random() < faults.putError) {
+    rc.req.resume();
+    if (!rc.req.readableEnded) await once(rc.req, 'end');
+    reply(rc, 500, 'ERROR', `An internal error has occurred (ray ${rc.rayId}).`);
+    return true;
+  }
+  if (isApi && faults.rateLimit > 0 && faults.random() < faults.rateLimit) {
+    const retryAt = Math.ceil((Date.now() + 1000) / 1000) * 1000;
+    reply(rc, 429, 'API_RATE_LIMIT', 'Too many requests; try again later.', {
+      'retry-after': new Date(retryAt).toUTCString(),
+    }, { retry_after_ms: retryAt - Date.now() });
+    return true;
+  }
+  return false;
+}
+
+function reply(rc: RequestContext, status: number, code: string, message: string, headers: Record<string, string> = {}, metadata?: unknown): void {
+  const body = JSON.stringify({ code, message, ray_id: rc.rayId, documentation: `https://rivet.gg/docs/general/errors#${code.toLowerCase().replace(/_/g, '-')}`, metadata });
+  rc.res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers });
+  rc.res.end(body);
+}

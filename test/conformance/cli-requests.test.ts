@@ -1,0 +1,148 @@
+// What the CLI puts on the wire, checked against the spec: the CLI runs against a recording proxy in front of the
+// emulator, and every request it sends (and every answer it gets) is validated afterwards.
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEVIATIONS } from '../../src/emulator/deviations.js';
+import { isolatedEnv, runCli, tempDir } from '../helpers/cli.js';
+import { startTestEmulator } from '../helpers/emulator.js';
+import { OPERATIONS, SPEC_PRESENT, Spec, type Exchange } from './openapi.js';
+
+/** Forwards every request to `target` unchanged (Host included, so presigned URLs lead back here) and keeps a copy. */
+async function recordingProxy(target: string): Promise<{ url: string; exchanges: Exchange[]; close(): Promise<void> }> {
+  const exchanges: Exchange[] = [];
+  const upstream = new URL(target);
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const requestBody = Buffer.concat(chunks);
+      const forward = http.request(
+        { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers },
+        (answer) => {
+          const back: Buffer[] = [];
+          answer.on('data', (c: Buffer) => back.push(c));
+          answer.on('end', () => {
+            const responseBody = Buffer.concat(back);
+            exchanges.push({
+              method: req.method!,
+              url: req.url!,
+              requestHeaders: { ...req.headers },
+              requestBody: requestBody.toString('utf8'),
+              status: answer.statusCode!,
+              responseHeaders: { ...answer.headers },
+              responseBody: responseBody.toString('utf8'),
+            });
+            res.writeHead(answer.statusCode!, answer.headers);
+            res.end(responseBody);
+          });
+        },
+      );
+      forward.on('error', () => res.destroy());
+      forward.end(requestBody);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    exchanges,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+describe.skipIf(!SPEC_PRESENT)('the requests the CLI sends conform to rivet-openapi.yml', () => {
+  let spec: Spec;
+  let emu: Awaited<ReturnType<typeof startTestEmulator>>;
+  let proxy: Awaited<ReturnType<typeof recordingProxy>>;
+  let env: Record<string, string | undefined>;
+  const dir = tempDir();
+
+  beforeAll(async () => {
+    spec = new Spec();
+    // Small parts, so a file of a few hundred KiB is a multipart upload.
+    emu = await startTestEmulator({ partSize: 64 * 1024, singlePartMax: 32 * 1024 });
+    proxy = await recordingProxy(emu.endpoint);
+    env = {
+      ...isolatedEnv(),
+      GAMEHOST_ENDPOINT: proxy.url,
+      GAMEHOST_TOKEN: emu.tokens.cloud,
+      GAMEHOST_NAMESPACE_TOKEN: emu.tokens.public,
+      GAMEHOST_GAME: emu.gameId,
+      GAMEHOST_NAMESPACE: emu.namespaceId,
+    };
+  });
+  afterAll(async () => {
+    await proxy.close();
+    await emu.close();
+  });
+
+  const run = async (args: string[]) => {
+    const r = await runCli(args, { env, cwd: dir });
+    expect(r.code, r.stderr).toBe(0);
+    return r;
+  };
+
+  it('runs every command that calls the service, through the proxy', async () => {
+    const created = await run([
+      'lobby', 'create', '--game-mode', 'duos', '--region', 'lnd-fra', '--max-players', '4', '--publicity', 'private',
+      '--tag', 'map=dust', '--tag', 'mode=ranked', '--config', '{"round":3}', '--verification', '{"v":[1,2]}',
+      '--hcaptcha', 'resp', '--json',
+    ]);
+    await run(['lobby', 'create', '--game-mode', 'default', '--turnstile', 'resp']);
+    await run(['lobby', 'create', '--game-mode', 'squads']);
+    await run(['stats', '--json']);
+    await run(['lobby', 'logs', JSON.parse(created.stdout).lobby.lobby_id, '--json']);
+    await run(['history', 'export', '--since', '1h', '-o', 'history.csv']);
+    expect(fs.readFileSync(path.join(dir, 'history.csv'), 'utf8')).toMatch(/^lobby_id,namespace_id,/);
+    fs.writeFileSync(path.join(dir, 'small.tar'), Buffer.alloc(1000, 1));
+    fs.writeFileSync(path.join(dir, 'large.tar'), Buffer.alloc(150 * 1024 + 7, 2));
+    await run(['build', 'push', 'small.tar', '--tag', 'game:small', '--json']);
+    await run(['build', 'push', 'large.tar', '--tag', 'game:large', '--name', 'Large build', '--kind', 'oci_bundle', '--content-type', 'application/octet-stream', '--json']);
+    const parts = proxy.exchanges.filter((x) => x.method === 'PUT');
+    expect(parts).toHaveLength(1 + 3);
+  });
+
+  it('every request to an operation matches its request schema, with a bearer token and a known length', () => {
+    const problems = proxy.exchanges.flatMap((x) => {
+      const op = spec.find(x.method, x.url);
+      return op ? spec.checkRequest(op, x).map((p) => `${x.method} ${x.url}: ${p}`) : [];
+    });
+    expect(problems).toEqual([]);
+  });
+
+  it('every answer the CLI got matches the spec too', () => {
+    const problems = proxy.exchanges.flatMap((x) => {
+      const op = spec.find(x.method, x.url);
+      return op ? spec.checkResponse(op, x).map((p) => `${x.method} ${x.url} → ${x.status}: ${p}`) : [];
+    });
+    expect(problems).toEqual([]);
+  });
+
+  it('covered every operation, and the request deviations the list names were all needed', () => {
+    const seen = new Set(proxy.exchanges.map((x) => spec.find(x.method, x.url)?.id));
+    for (const id of OPERATIONS) expect(seen.has(id), id).toBe(true);
+    expect(DEVIATIONS.filter((d) => d.kind === 'request-body' && !spec.used.has(d))).toEqual([]);
+  });
+
+  it('presigned requests carry no bearer token, and each PUT has its exact Content-Length', () => {
+    const presigned = proxy.exchanges.filter((x) => !spec.find(x.method, x.url));
+    expect(presigned.map((x) => `${x.method} ${x.url.split('/')[1]}`).sort()).toEqual([
+      'GET _export',
+      ...Array(4).fill('PUT _upload'),
+    ]);
+    for (const x of presigned) {
+      expect(x.requestHeaders.authorization).toBeUndefined();
+      expect(x.status).toBe(200);
+      if (x.method === 'PUT') {
+        expect(x.requestHeaders['transfer-encoding']).toBeUndefined();
+        expect(Number(x.requestHeaders['content-length'])).toBe(Buffer.byteLength(x.requestBody, 'utf8'));
+      }
+    }
+  });
+});

@@ -1,0 +1,232 @@
+// Every operation replayed against the emulator, in success and failure, each answer validated against the spec.
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEVIATIONS } from '../../src/emulator/deviations.js';
+import { GAME_ID, NAMESPACE_ID } from '../../src/emulator/index.js';
+import { startTestEmulator, type Call, type TestEmulator } from '../emulator/helpers.js';
+import { OPERATIONS, REPO_ROOT, SPEC_PRESENT, Spec } from './openapi.js';
+
+const UNKNOWN = '12345678-1234-4234-8234-123456789abc';
+
+describe.skipIf(!SPEC_PRESENT)('the emulator answers as rivet-openapi.yml says', () => {
+  let spec: Spec;
+  let t: TestEmulator;
+  let strict: TestEmulator;
+  const answered = new Map<string, Set<number>>();
+
+  beforeAll(async () => {
+    spec = new Spec();
+    t = await startTestEmulator({ startDelayMs: 0, readyDelayMs: 0, partSize: 10, singlePartMax: 20, maxUploadBytes: 1_000_000 });
+    strict = await startTestEmulator({ tokenless: false });
+  });
+  afterAll(async () => {
+    await t.stop();
+    await strict.stop();
+  });
+
+  /** Sends one request, checks the answer against the operation's spec, and expects `status`. */
+  async function replay(
+    operationId: (typeof OPERATIONS)[number],
+    status: number,
+    path: string,
+    opts: { token?: string | null; body?: unknown; on?: TestEmulator } = {},
+  ): Promise<Call> {
+    const op = spec.operation(operationId);
+    const res = await (opts.on ?? t).call(op.method, path, opts);
+    const problems = spec.checkResponse(op, {
+      status: res.status,
+      responseHeaders: Object.fromEntries(res.headers),
+      responseBody: res.text,
+    });
+    expect(problems, `${op.method} ${path} → ${res.status} ${res.text}`).toEqual([]);
+    expect(res.status, res.text).toBe(status);
+    if (!answered.has(operationId)) answered.set(operationId, new Set());
+    answered.get(operationId)!.add(status);
+    return res;
+  }
+
+  const tokens = () => t.emu.tokens;
+  const createPath = '/matchmaker/lobbies/create';
+  const statsPath = '/matchmaker/players/statistics';
+  const logsPath = (lobbyId: string) => `/cloud/games/${GAME_ID}/namespaces/${NAMESPACE_ID}/logs/lobbies/${lobbyId}`;
+  const exportPath = `/cloud/games/${GAME_ID}/matchmaker/lobbies/export-history`;
+  const buildsPath = (game = GAME_ID) => `/cloud/games/${game}/builds`;
+  const completePath = (uploadId: string) => `/cloud/uploads/${uploadId}/complete`;
+
+  let lobbyId = '';
+
+  describe('matchmaker_lobbies_create', () => {
+    it('200 with every field, tokenless, and the development token\'s mock', async () => {
+      const full = await replay('matchmaker_lobbies_create', 200, createPath, {
+        token: tokens().public,
+        body: {
+          game_mode: 'duos',
+          region: 'lnd-fra',
+          publicity: 'private',
+          tags: { map: 'dust' },
+          max_players: 4,
+          lobby_config: { round: 3 },
+          verification_data: { v: 1 },
+          captcha: { hcaptcha: { client_response: 'x' } },
+        },
+      });
+      lobbyId = full.json.lobby.lobby_id;
+      await replay('matchmaker_lobbies_create', 200, createPath, { token: null, body: { game_mode: 'default' } });
+      await replay('matchmaker_lobbies_create', 200, createPath, { token: tokens().dev, body: { game_mode: 'squads' } });
+    });
+
+    it.each([
+      ['unknown game mode', { game_mode: 'solo' }],
+      ['unknown region', { game_mode: 'default', region: 'lnd-mars' }],
+      ['nine tags', { game_mode: 'default', tags: Object.fromEntries([...Array(9).keys()].map((i) => [`t${i}`, 'v'])) }],
+      ['bad publicity', { game_mode: 'default', publicity: 'friends' }],
+      ['max_players 0', { game_mode: 'default', max_players: 0 }],
+      ['malformed JSON', '{"game_mode":'],
+    ])('400 for %s', async (_name, body) => {
+      await replay('matchmaker_lobbies_create', 400, createPath, { token: tokens().public, body });
+    });
+
+    it('401 without a token where tokenless is off, and for a malformed token; 403 for a cloud token', async () => {
+      await replay('matchmaker_lobbies_create', 401, createPath, { on: strict, token: null, body: { game_mode: 'default' } });
+      await replay('matchmaker_lobbies_create', 401, createPath, { token: 'cloud.garbage.sig', body: { game_mode: 'default' } });
+      await replay('matchmaker_lobbies_create', 403, createPath, { token: tokens().cloud, body: { game_mode: 'default' } });
+    });
+  });
+
+  describe('matchmaker_players_getStatistics', () => {
+    it('200 for the public token and the development token', async () => {
+      const res = await replay('matchmaker_players_getStatistics', 200, statsPath, { token: tokens().public });
+      expect(res.json.player_count).toBe(2);
+      await replay('matchmaker_players_getStatistics', 200, `${statsPath}?exclude_outdated=true`, { token: tokens().public });
+      await replay('matchmaker_players_getStatistics', 200, statsPath, { token: tokens().dev });
+    });
+
+    it('400 for a bad flag, 401 without a token, 403 for a cloud token', async () => {
+      await replay('matchmaker_players_getStatistics', 400, `${statsPath}?exclude_outdated=maybe`, { token: tokens().public });
+      await replay('matchmaker_players_getStatistics', 401, statsPath, { token: null });
+      await replay('matchmaker_players_getStatistics', 403, statsPath, { token: tokens().cloud });
+    });
+  });
+
+  describe('cloud_games_namespaces_logs_getNamespaceLobby', () => {
+    it('200 for a running lobby with metrics, and for a stopped one', async () => {
+      const running = await replay('cloud_games_namespaces_logs_getNamespaceLobby', 200, logsPath(lobbyId), { token: tokens().cloud });
+      expect(running.json.metrics.cpu.length).toBeGreaterThan(0);
+      await t.call('POST', `/_emulator/lobbies/${lobbyId}/stop`, { body: { exit_code: 1 } });
+      const stopped = await replay('cloud_games_namespaces_logs_getNamespaceLobby', 200, logsPath(lobbyId), { token: tokens().cloud });
+      expect(stopped.json.lobby.status.running).toBeNull();
+    });
+
+    it('404 for an unknown lobby (production: 500), 400 for a bad id, 401, 403', async () => {
+      await replay('cloud_games_namespaces_logs_getNamespaceLobby', 404, logsPath(UNKNOWN), { token: tokens().cloud });
+      await replay('cloud_games_namespaces_logs_getNamespaceLobby', 400, logsPath('nope'), { token: tokens().cloud });
+      await replay('cloud_games_namespaces_logs_getNamespaceLobby', 401, logsPath(lobbyId), { token: null });
+      await replay('cloud_games_namespaces_logs_getNamespaceLobby', 403, logsPath(lobbyId), { token: tokens().public });
+    });
+  });
+
+  describe('cloud_games_matchmaker_exportMatchmakerLobbyHistory', () => {
+    it('200 with a URL to the CSV; 400 for a bad window; 401; 403', async () => {
+      const res = await replay('cloud_games_matchmaker_exportMatchmakerLobbyHistory', 200, exportPath, {
+        token: tokens().cloud,
+        body: { query_start: 0, query_end: Date.now() },
+      });
+      expect((await fetch(res.json.url)).status).toBe(200);
+      await replay('cloud_games_matchmaker_exportMatchmakerLobbyHistory', 400, exportPath, { token: tokens().cloud, body: { query_start: 5, query_end: 1 } });
+      await replay('cloud_games_matchmaker_exportMatchmakerLobbyHistory', 401, exportPath, { token: null, body: { query_start: 0, query_end: 1 } });
+      await replay('cloud_games_matchmaker_exportMatchmakerLobbyHistory', 403, exportPath, { token: tokens().public, body: { query_start: 0, query_end: 1 } });
+    });
+  });
+
+  const buildBody = (tag: string, contentLength: number) => ({
+    display_name: 'Conformance',
+    image_tag: tag,
+    image_file: { path: 'image.tar', content_type: 'application/x-tar', content_length: contentLength },
+    kind: 'docker_image',
+    compression: 'none',
+  });
+
+  describe('cloud_games_builds_createGameBuild and cloud_uploads_completeUpload', () => {
+    it('200 for one part and for many; the upload completes with 200 {}', async () => {
+      await replay('cloud_games_builds_createGameBuild', 200, buildsPath(), { token: tokens().cloud, body: buildBody('conf:single', 5) });
+      const data = Buffer.from('0123456789abcdefghijklmnopqrstuvwxy'); // 35 bytes: 4 parts
+      const res = await replay('cloud_games_builds_createGameBuild', 200, buildsPath(), { token: tokens().cloud, body: buildBody('conf:multi', data.length) });
+      expect(res.json.image_presigned_requests).toHaveLength(4);
+      for (const r of res.json.image_presigned_requests) {
+        const put = await fetch(r.url, { method: 'PUT', body: data.subarray(r.byte_offset, r.byte_offset + r.content_length) });
+        expect(put.status).toBe(200);
+      }
+      await replay('cloud_uploads_completeUpload', 200, completePath(res.json.upload_id), { token: tokens().cloud, body: {} });
+    });
+
+    it('400 for a bad tag, a taken tag, a file too large; 401; 403', async () => {
+      await replay('cloud_games_builds_createGameBuild', 400, buildsPath(), { token: tokens().cloud, body: buildBody('Bad Tag', 5) });
+      await replay('cloud_games_builds_createGameBuild', 400, buildsPath(), { token: tokens().cloud, body: buildBody('conf:single', 5) });
+      await replay('cloud_games_builds_createGameBuild', 400, buildsPath(), { token: tokens().cloud, body: buildBody('conf:huge', 1_000_000) });
+      await replay('cloud_games_builds_createGameBuild', 401, buildsPath(), { token: null, body: buildBody('conf:a', 5) });
+      await replay('cloud_games_builds_createGameBuild', 403, buildsPath(UNKNOWN), { token: tokens().cloud, body: buildBody('conf:b', 5) });
+    });
+
+    it('complete: 400 for a missing part, 404 for an unknown upload, 401, 403', async () => {
+      const res = await t.call('POST', buildsPath(), { token: tokens().cloud, body: buildBody('conf:partial', 25) });
+      await replay('cloud_uploads_completeUpload', 400, completePath(res.json.upload_id), { token: tokens().cloud, body: {} });
+      await replay('cloud_uploads_completeUpload', 404, completePath(UNKNOWN), { token: tokens().cloud, body: {} });
+      await replay('cloud_uploads_completeUpload', 401, completePath(res.json.upload_id), { token: null, body: {} });
+      await replay('cloud_uploads_completeUpload', 403, completePath(res.json.upload_id), { token: tokens().dev, body: {} });
+    });
+  });
+
+  describe('coverage', () => {
+    it('every operation was replayed, each with a success', () => {
+      for (const id of OPERATIONS) expect([...(answered.get(id) ?? [])].some((s) => s < 300), id).toBe(true);
+    });
+
+    it('every answer deviation the list names was needed, so the list holds nothing stale', () => {
+      const unused = DEVIATIONS.filter((d) => d.kind !== 'request-body' && !spec.used.has(d));
+      expect(unused).toEqual([]);
+    });
+
+    it('the README lists the same deviations', () => {
+      const readme = fs.readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
+      for (const d of DEVIATIONS) expect(readme, d.summary).toContain(d.summary);
+    });
+  });
+});
+
+describe.skipIf(!SPEC_PRESENT)('the validator itself', () => {
+  it('refuses what the spec refuses, so a pass means something', () => {
+    const spec = new Spec();
+    const op = spec.operation('matchmaker_players_getStatistics');
+    const headers = { 'rvt-ray-id': 'x', 'content-type': 'application/json' };
+    expect(spec.checkResponse(op, { status: 200, responseHeaders: headers, responseBody: '{"player_count":1,"game_modes":{}}' })).toEqual([]);
+    expect(spec.checkResponse(op, { status: 200, responseHeaders: headers, responseBody: '{"player_count":"1","game_modes":{}}' })).toEqual([
+      '/player_count must be integer',
+    ]);
+    expect(spec.checkResponse(op, { status: 200, responseHeaders: headers, responseBody: '{"player_count":1,"game_modes":{},"extra":1}' })).toEqual([
+      '(body) must NOT have additional properties: extra',
+    ]);
+    expect(spec.checkResponse(op, { status: 418, responseHeaders: headers, responseBody: '{}' })).toEqual([
+      'matchmaker_players_getStatistics answered 418, a status the spec does not list',
+    ]);
+    expect(spec.checkResponse(op, { status: 200, responseHeaders: { 'content-type': 'application/json' }, responseBody: '{"player_count":1,"game_modes":{}}' })).toEqual([
+      'no rvt-ray-id header',
+    ]);
+    // A null only where the list allows it: the same null on a running lobby's summary elsewhere is refused.
+    const logs = spec.operation('cloud_games_namespaces_logs_getNamespaceLobby');
+    const body = (lobby: Record<string, unknown>) =>
+      JSON.stringify({ lobby: { lobby_id: UNKNOWN, namespace_id: NAMESPACE_ID, lobby_group_name_id: 'x', region_id: UNKNOWN, create_ts: '2026-01-01T00:00:00Z', ...lobby }, stdout_presigned_urls: [], stderr_presigned_urls: [], perf_lists: [] });
+    expect(spec.checkResponse(logs, { status: 200, responseHeaders: headers, responseBody: body({ status: { running: null, stopped: { stop_ts: '2026-01-01T00:00:01Z', failed: false, exit_code: 0 } } }) })).toEqual([]);
+    expect(spec.checkResponse(logs, { status: 200, responseHeaders: headers, responseBody: body({ status: { running: {} }, start_ts: null }) })).toEqual([
+      '/lobby/start_ts must be string',
+    ]);
+    const create = spec.operation('matchmaker_lobbies_create');
+    const request = (b: unknown) => ({ method: 'POST', url: '/matchmaker/lobbies/create', requestHeaders: { 'content-type': 'application/json', 'content-length': '2' }, requestBody: JSON.stringify(b) });
+    expect(spec.checkRequest(create, request({ game_mode: 'x', tags: { a: 'b' } }))).toEqual([]);
+    expect(spec.checkRequest(create, request({ game_mode: 'x', tags: { a: 1 } }))).toEqual(['/tags/a must be string']);
+    expect(spec.checkRequest(create, request({ gamemode: 'x' }))).toEqual([
+      "(body) must have required property 'game_mode'",
+      '(body) must NOT have additional properties: gamemode',
+    ]);
+  });
+});

@@ -1,0 +1,346 @@
+// The emulator's own commands, run in-process as a user would: lobby stop, builds, reset, and serve's options.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import readline from 'node:readline';
+import { PassThrough, Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli.js';
+import { emulatorTokens } from '../../src/emulator/index.js';
+import { isolatedEnv, plain, runCli, tempDir } from '../helpers/cli.js';
+import { endpointEnv, startTestEmulator } from '../helpers/emulator.js';
+
+const UNKNOWN = '12345678-1234-4234-8234-123456789abc';
+const BIN = path.resolve(import.meta.dirname, '../../bin/gamehost.js');
+
+/** The embedded emulator's data directory under an isolatedEnv(). */
+const dataDirOf = (env: Record<string, string | undefined>) => path.join(env.XDG_DATA_HOME!, 'gamehost', 'emulator');
+
+async function newLobby(env: Record<string, string | undefined>, extra: string[] = []): Promise<string> {
+  const r = await runCli(['lobby', 'create', '--game-mode', 'default', '--json', ...extra], { env });
+  expect(r.code).toBe(0);
+  return JSON.parse(r.stdout).lobby.lobby_id;
+}
+
+/** Piped `key<TAB>value` output as an object. */
+const record = (stdout: string) => Object.fromEntries(stdout.trim().split('\n').map((l) => l.split('\t') as [string, string]));
+
+describe('emulator lobby stop', () => {
+  const env = isolatedEnv();
+
+  it('stops a lobby of the embedded emulator; lobby logs then shows it stopped', async () => {
+    const lobbyId = await newLobby(env);
+    const r = await runCli(['emulator', 'lobby', 'stop', lobbyId, '--exit-code', '3'], { env });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe('');
+    expect(record(r.stdout)).toMatchObject({ lobby_id: lobbyId, status: 'failed', exit_code: '3' });
+    const logs = await runCli(['lobby', 'logs', lobbyId, '--json'], { env });
+    expect(JSON.parse(logs.stdout).lobby.status).toEqual({
+      running: null,
+      stopped: { stop_ts: expect.any(String), failed: true, exit_code: 3 },
+    });
+  });
+
+  it('--json prints the lobby summary; exit code 0 is a clean stop unless --failed', async () => {
+    const clean = await runCli(['emulator', 'lobby', 'stop', await newLobby(env), '--json'], { env });
+    expect(JSON.parse(clean.stdout).lobby.status.stopped).toMatchObject({ failed: false, exit_code: 0 });
+    const failed = await runCli(['emulator', 'lobby', 'stop', await newLobby(env), '--failed', '--json'], { env });
+    expect(JSON.parse(failed.stdout).lobby.status.stopped).toMatchObject({ failed: true, exit_code: 0 });
+  });
+
+  it('in a terminal shows the stopped badge and the timeline', async () => {
+    const lobbyId = await newLobby(env);
+    const r = await runCli(['emulator', 'lobby', 'stop', lobbyId], { env, tty: true });
+    const out = plain(r.stdout);
+    expect(out).toContain(`Lobby ${lobbyId}  ■ stopped (exit code 0)`);
+    expect(out).toMatch(/Timeline\n {2}created .*\n {2}started .*\n {2}ready .*\n {2}stopped /);
+  });
+
+  it('stopping twice keeps the first stop', async () => {
+    const lobbyId = await newLobby(env);
+    await runCli(['emulator', 'lobby', 'stop', lobbyId, '--exit-code', '2'], { env });
+    const again = await runCli(['emulator', 'lobby', 'stop', lobbyId, '--exit-code', '0', '--json'], { env });
+    expect(JSON.parse(again.stdout).lobby.status.stopped.exit_code).toBe(2);
+  });
+
+  it('an unknown lobby → exit 4, one error line', async () => {
+    const r = await runCli(['emulator', 'lobby', 'stop', UNKNOWN], { env });
+    expect(r.code).toBe(4);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(`error: Lobby ${UNKNOWN} not found in ${dataDirOf(env)}. (API_NOT_FOUND)\n`);
+  });
+
+  it('a data directory that does not exist is not created', async () => {
+    const dir = path.join(tempDir(), 'nothing-here');
+    const r = await runCli(['emulator', 'lobby', 'stop', UNKNOWN, '--data-dir', dir], { env });
+    expect(r.code).toBe(4);
+    expect(fs.existsSync(dir)).toBe(false);
+  });
+
+  it.each([
+    [['not-a-uuid'], /<lobby-id> must be a UUID, not "not-a-uuid"/],
+    [[UNKNOWN, '--exit-code', 'three'], /--exit-code must be a whole number, not "three"/],
+    [[UNKNOWN, '--exit-code', '2147483648'], /--exit-code must be from -2147483648 to 2147483647/],
+    [[UNKNOWN, '--data-dir', '/tmp/x', '--endpoint', 'http://127.0.0.1:1'], /--data-dir and --endpoint do not go together/],
+  ])('refuses %j with exit 2', async (args, message) => {
+    const r = await runCli(['emulator', 'lobby', 'stop', ...args], { env });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(message);
+  });
+
+  describe('beside a running emulator', () => {
+    let emu: Awaited<ReturnType<typeof startTestEmulator>>;
+    beforeAll(async () => {
+      emu = await startTestEmulator();
+    });
+    afterAll(() => emu.close());
+
+    const create = async () => {
+      const res = await fetch(`${emu.endpoint}/matchmaker/lobbies/create`, { method: 'POST', body: '{"game_mode":"duos"}' });
+      return ((await res.json()) as { lobby: { lobby_id: string } }).lobby.lobby_id;
+    };
+    const status = async (lobbyId: string) => {
+      const logs = await runCli(['lobby', 'logs', lobbyId, '--json'], { env: { ...isolatedEnv(), ...endpointEnv(emu) } });
+      return JSON.parse(logs.stdout).lobby.status;
+    };
+
+    it('--data-dir works on its store directly, while it serves', async () => {
+      const lobbyId = await create();
+      const r = await runCli(['emulator', 'lobby', 'stop', lobbyId, '--data-dir', emu.dataDir, '--exit-code', '1'], { env });
+      expect(r.code).toBe(0);
+      expect((await status(lobbyId)).stopped).toMatchObject({ exit_code: 1, failed: true });
+    });
+
+    it('--endpoint (or GAMEHOST_ENDPOINT) goes through its admin route', async () => {
+      const lobbyId = await create();
+      const r = await runCli(['emulator', 'lobby', 'stop', lobbyId, '--endpoint', emu.endpoint, '--exit-code', '137', '--json'], { env });
+      expect(r.code).toBe(0);
+      expect(JSON.parse(r.stdout).lobby.status.stopped).toMatchObject({ exit_code: 137, failed: true });
+      expect((await status(lobbyId)).stopped.exit_code).toBe(137);
+
+      const other = await create();
+      const viaEnv = await runCli(['emulator', 'lobby', 'stop', other], { env: { ...env, GAMEHOST_ENDPOINT: emu.endpoint } });
+      expect(viaEnv.code).toBe(0);
+      expect((await status(other)).stopped.exit_code).toBe(0);
+    });
+
+    it('an unknown lobby through the endpoint → exit 4 with the service error and its ray id', async () => {
+      const r = await runCli(['emulator', 'lobby', 'stop', UNKNOWN, '--endpoint', emu.endpoint], { env });
+      expect(r.code).toBe(4);
+      expect(r.stderr).toMatch(new RegExp(`^error: Lobby ${UNKNOWN} not found\\. \\(API_NOT_FOUND, ray [0-9a-f-]{36}\\)\\n`));
+    });
+  });
+});
+
+describe('emulator builds', () => {
+  const env = isolatedEnv();
+  const dir = tempDir();
+
+  it('with nothing pushed: a note in a terminal, nothing when piped, an empty list as JSON; no data dir is made', async () => {
+    const tty = await runCli(['emulator', 'builds'], { env, tty: true });
+    expect(plain(tty.stdout)).toBe('No builds yet: push one with `gamehost build push`.\n');
+    expect((await runCli(['emulator', 'builds'], { env })).stdout).toBe('');
+    expect(JSON.parse((await runCli(['emulator', 'builds', '--json'], { env })).stdout)).toEqual({ builds: [] });
+    expect(fs.existsSync(dataDirOf(env))).toBe(false);
+  });
+
+  it('lists pushed builds: tab-separated when piped, a table in a terminal, the full record as JSON', async () => {
+    const file = path.join(dir, 'server.tar');
+    fs.writeFileSync(file, Buffer.alloc(3000, 7));
+    const pushed = await runCli(['build', 'push', file, '--tag', 'game-server:v1', '--name', 'Server 1', '--json'], { env });
+    expect(pushed.code).toBe(0);
+    const { build_id: buildId, sha256 } = JSON.parse(pushed.stdout);
+
+    const piped = await runCli(['emulator', 'builds'], { env });
+    expect(piped.code).toBe(0);
+    const [row] = piped.stdout.trim().split('\n').map((l) => l.split('\t'));
+    expect(row).toEqual([buildId, 'game-server:v1', 'Server 1', '3000', 'complete', expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/), sha256]);
+
+    const tty = plain((await runCli(['emulator', 'builds'], { env, tty: true, columns: 200 })).stdout);
+    expect(tty).toMatch(/BUILD\s+TAG\s+NAME\s+SIZE\s+STATE\s+CREATED\s+SHA-256/);
+    expect(tty).toContain('2.93 KiB');
+    expect(tty).toContain(sha256.slice(0, 12));
+    expect(tty).not.toContain(sha256);
+
+    const json = JSON.parse((await runCli(['emulator', 'builds', '--json'], { env })).stdout);
+    expect(json.builds).toEqual([
+      {
+        build_id: buildId,
+        image_tag: 'game-server:v1',
+        display_name: 'Server 1',
+        kind: 'docker_image',
+        compression: 'none',
+        content_length: 3000,
+        sha256,
+        complete: true,
+        create_ts: expect.any(String),
+      },
+    ]);
+  });
+
+  it('--endpoint lists a running emulator, --data-dir any data directory', async () => {
+    const emu = await startTestEmulator();
+    try {
+      const file = path.join(dir, 'other.tar');
+      fs.writeFileSync(file, 'abc');
+      const pushEnv = { ...isolatedEnv(), ...endpointEnv(emu) };
+      expect((await runCli(['build', 'push', file, '--tag', 'other:v2'], { env: pushEnv })).code).toBe(0);
+      const viaEndpoint = JSON.parse((await runCli(['emulator', 'builds', '--endpoint', emu.endpoint, '--json'], { env })).stdout);
+      const viaDir = JSON.parse((await runCli(['emulator', 'builds', '--data-dir', emu.dataDir, '--json'], { env })).stdout);
+      expect(viaEndpoint.builds.map((b: { image_tag: string }) => b.image_tag)).toEqual(['other:v2']);
+      expect(viaDir).toEqual(viaEndpoint);
+    } finally {
+      await emu.close();
+    }
+  });
+});
+
+/** Runs the CLI with stdin as a terminal that types `typed`. */
+async function runWithTerminal(args: string[], env: Record<string, string | undefined>, typed: string) {
+  const stdin = Object.assign(new PassThrough(), { isTTY: true });
+  let stdout = '';
+  let stderr = '';
+  const sink = (write: (s: string) => void) =>
+    Object.assign(
+      new Writable({
+        write(chunk, _enc, cb) {
+          write(chunk.toString());
+          cb();
+        },
+      }),
+      { isTTY: true, columns: 100 },
+    );
+  const out = sink((s) => (stdout += s));
+  const err = sink((s) => {
+    stderr += s;
+    // Answer once the question is on screen, as a person would.
+    if (s.includes('[y/N]')) stdin.end(typed);
+  });
+  const code = await main(['node', 'gamehost', ...args], { io: { stdin, stdout: out, stderr: err }, env, signal: new AbortController().signal });
+  return { code, stdout, stderr: plain(stderr) };
+}
+
+describe('emulator reset', () => {
+  async function seeded() {
+    const env = isolatedEnv();
+    await newLobby(env);
+    return { env, dir: dataDirOf(env), tokens: emulatorTokens(dataDirOf(env)) };
+  }
+  const players = async (env: Record<string, string | undefined>) =>
+    JSON.parse((await runCli(['stats', '--json'], { env })).stdout).player_count as number;
+
+  it('piped without --yes: exit 2, one line naming --yes, nothing deleted', async () => {
+    const { env, dir } = await seeded();
+    const r = await runCli(['emulator', 'reset'], { env });
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe('error: emulator reset deletes the emulator data: pass --yes to confirm (stdin is not a terminal)\n');
+    expect(fs.existsSync(path.join(dir, 'emulator.db'))).toBe(true);
+    expect(await players(env)).toBe(1);
+  });
+
+  it('--yes deletes lobbies, builds and the token secret; the next run starts afresh', async () => {
+    const { env, dir, tokens } = await seeded();
+    const r = await runCli(['emulator', 'reset', '--yes'], { env });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(`Deleted the emulator data in ${dir}; the next run starts afresh with new tokens.\n`);
+    expect(fs.existsSync(dir)).toBe(false);
+    expect(await players(env)).toBe(0);
+    expect(emulatorTokens(dir).cloud).not.toBe(tokens.cloud);
+  });
+
+  it('--json names what was removed; files that are not the emulator\'s stay', async () => {
+    const { env, dir } = await seeded();
+    fs.writeFileSync(path.join(dir, 'notes.txt'), 'mine');
+    const r = await runCli(['emulator', 'reset', '--yes', '--json'], { env });
+    const out = JSON.parse(r.stdout);
+    expect(out.data_dir).toBe(dir);
+    expect(out.removed).toEqual(expect.arrayContaining(['emulator.db', 'secret', 'uploads', 'builds']));
+    expect(fs.readdirSync(dir)).toEqual(['notes.txt']);
+  });
+
+  it('--data-dir resets another directory; an empty one is fine', async () => {
+    const emu = await startTestEmulator();
+    await emu.close();
+    const r = await runCli(['emulator', 'reset', '--yes', '--data-dir', emu.dataDir], { env: isolatedEnv() });
+    expect(r.code).toBe(0);
+    expect(fs.existsSync(emu.dataDir)).toBe(false);
+    const again = await runCli(['emulator', 'reset', '--yes', '--data-dir', emu.dataDir], { env: isolatedEnv() });
+    expect(again.code).toBe(0);
+    expect(again.stderr).toBe(`No emulator data in ${emu.dataDir}; nothing to delete.\n`);
+  });
+
+  it('in a terminal asks first: "y" deletes', async () => {
+    const { env, dir } = await seeded();
+    const r = await runWithTerminal(['emulator', 'reset'], env, 'y\n');
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain(`Delete every lobby, build, export and token of the emulator in ${dir}? [y/N] `);
+    expect(fs.existsSync(dir)).toBe(false);
+  });
+
+  it('in a terminal asks first: anything else keeps everything', async () => {
+    const { env, dir } = await seeded();
+    for (const answer of ['n\n', '\n', '']) {
+      const r = await runWithTerminal(['emulator', 'reset'], env, answer);
+      expect(r.code).toBe(0);
+      expect(r.stderr).toContain('Nothing was deleted.');
+      expect(fs.existsSync(path.join(dir, 'emulator.db'))).toBe(true);
+    }
+  });
+
+  it('--no-input forbids the prompt even in a terminal', async () => {
+    const { env } = await seeded();
+    const r = await runWithTerminal(['emulator', 'reset', '--no-input'], env, 'y\n');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe('error: emulator reset deletes the emulator data: pass --yes to confirm (--no-input forbids the prompt)\n');
+  });
+});
+
+describe('emulator configuration', () => {
+  it('serve --part-size cuts uploads in parts of that size, over the config file', async () => {
+    const dir = tempDir();
+    const config = path.join(dir, 'emulator.json');
+    fs.writeFileSync(config, JSON.stringify({ partSize: 2 * 1024 * 1024 }));
+    const child = spawn(
+      process.execPath,
+      [BIN, 'emulator', 'serve', '--port', '0', '--json', '--data-dir', path.join(dir, 'data'), '--config', config, '--part-size', '1MiB'],
+      { env: { PATH: process.env.PATH, ...isolatedEnv() }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    try {
+      const line = await new Promise<string>((resolve) => readline.createInterface({ input: child.stdout! }).once('line', resolve));
+      const info = JSON.parse(line);
+      const res = await fetch(`${info.endpoint}/cloud/games/${info.game_id}/builds`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${info.tokens.cloud}` },
+        body: JSON.stringify({ display_name: 'x', image_tag: 'x:y', image_file: { path: 'x.tar', content_length: 5 * 1024 * 1024 + 1 } }),
+      });
+      const body = (await res.json()) as { image_presigned_requests: { content_length: number }[] };
+      expect(body.image_presigned_requests.map((r) => r.content_length)).toEqual([...Array(5).fill(1024 * 1024), 1]);
+    } finally {
+      child.kill('SIGTERM');
+    }
+  });
+
+  it.each([['0'], ['1.5MiB'], ['big'], ['-1']])('serve --part-size %s → exit 2', async (size) => {
+    const r = await runCli(['emulator', 'serve', '--port', '0', '--part-size', size], { env: isolatedEnv() });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`--part-size must be a positive size in bytes, or with KiB, MiB or GiB, not "${size}"`);
+  });
+
+  it('idleLifetimeMs in GAMEHOST_EMULATOR_CONFIG ends idle lobbies of the embedded emulator', async () => {
+    const env = isolatedEnv({}, { startDelayMs: 0, readyDelayMs: 0, idleLifetimeMs: 100 });
+    const lobbyId = await newLobby(env);
+    await new Promise((r) => setTimeout(r, 200));
+    const logs = JSON.parse((await runCli(['lobby', 'logs', lobbyId, '--json'], { env })).stdout);
+    expect(logs.lobby.status.stopped).toMatchObject({ failed: false, exit_code: 0 });
+    expect(Date.parse(logs.lobby.status.stopped.stop_ts) - Date.parse(logs.lobby.ready_ts)).toBe(100);
+  });
+
+  it('a bad idleLifetimeMs is a usage error naming the field', async () => {
+    const env = isolatedEnv({}, { idleLifetimeMs: -5 });
+    const r = await runCli(['stats'], { env });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('idleLifetimeMs must be a whole number of at least 0');
+  });
+});
