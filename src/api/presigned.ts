@@ -1,5 +1,6 @@
 // Requests to presigned URLs (the CSV download here, the part uploads in src/upload): no bearer token ever
 // goes with them, and they go through the process's one dispatcher.
+import './wasm-flags.js'; // before undici
 import { request, type Dispatcher } from 'undici';
 import type { Context } from '../context.js';
 import { ApiError, NetworkError } from '../errors.js';

@@ -36,3 +36,16 @@ export function partsFrom(res: CreateBuildResponse, size: number): Part[] {
   }
   return parts;
 }
+
+/** The service's layout (SERVICE-FACTS): one part below 5 MiB, else 100 MiB parts, the last one shorter. */
+export const SERVICE_PART_SIZE = 100 * 1024 * 1024;
+export const SERVICE_SINGLE_PART_MAX = 5 * 1024 * 1024;
+
+export function expectedParts(size: number): { offset: number; length: number }[] {
+  if (size < SERVICE_SINGLE_PART_MAX) return [{ offset: 0, length: size }];
+  const parts: { offset: number; length: number }[] = [];
+  for (let offset = 0; offset < size; offset += SERVICE_PART_SIZE) {
+    parts.push({ offset, length: Math.min(SERVICE_PART_SIZE, size - offset) });
+  }
+  return parts;
+}

@@ -65,7 +65,7 @@ describe('build push', () => {
 
   it.each([
     [['missing.tar', '--tag', 'a:b'], /<file> missing.tar: no such file/],
-    [['.', '--tag', 'a:b'], /<file> \.: is a directory/],
+    [['.', '--tag', 'a:b'], /<file> \.: a directory with neither manifest.json \(docker_image\) nor config.json and rootfs\/ \(oci_bundle\)/],
     [['empty.tar', '--tag', 'a:b'], /the file is empty/],
     [['ok.tar'], /--tag is required/],
     [['ok.tar', '--tag', 'noversion'], /--tag must be name:tag/],

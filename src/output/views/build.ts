@@ -26,3 +26,26 @@ export function renderPushed(ctx: Context, tag: string, r: PushResult): string {
   const c = styler(ctx, out);
   return `${c.green('✓')} Pushed ${c.bold(tag)}\n` + renderRecord(ctx, fields);
 }
+
+export interface DryRunResult {
+  dry_run: true;
+  kind: string;
+  compression: string;
+  bytes: number;
+  sha256: string;
+  parts: number;
+  part_size: number;
+}
+
+export function renderDryRun(ctx: Context, r: DryRunResult): string {
+  const tty = ctx.io.stdout.isTTY === true;
+  const fields = [
+    { label: 'Kind', key: 'kind', value: r.kind },
+    { label: 'Compression', key: 'compression', value: r.compression },
+    { label: 'Size', key: 'bytes', value: tty ? `${formatBytes(r.bytes)} (${r.bytes} bytes)` : r.bytes },
+    { label: 'SHA-256', key: 'sha256', value: r.sha256 },
+    { label: 'Parts', key: 'parts', value: tty ? `${r.parts} of up to ${formatBytes(r.part_size)}` : r.parts },
+  ];
+  if (!tty) return renderRecord(ctx, fields);
+  return `${styler(ctx, ctx.io.stdout).yellow('Dry run:')} nothing was sent\n` + renderRecord(ctx, fields);
+}
