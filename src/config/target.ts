@@ -103,7 +103,8 @@ export async function resolveTarget(ctx: Context): Promise<Target> {
     }
   }
   const emu = await startEmulator({ dataDir, config, faults });
-  ctx.info(`Using the local emulator (${dataDir}); set --endpoint or GAMEHOST_ENDPOINT for a real service.`);
+  ctx.info('Using the local emulator; pass --endpoint (or set GAMEHOST_ENDPOINT) for a real service.');
+  ctx.verbose(`emulator data: ${dataDir}`);
   const fromEmulator = (value: string): Sourced => ({ value, from: 'emulator' });
   const cloudToken = cloud ?? fromEmulator(emu.tokens.cloud);
   const nsToken = namespaceToken ?? (cloud?.from === '--token' ? cloud : fromEmulator(emu.tokens.public));
