@@ -103,6 +103,15 @@ function checkMode(ctx: Context, file: string, mode: number, data: ProfileData):
   ctx.warn(`${file} holds tokens and other users can read it (mode ${(mode & 0o777).toString(8).padStart(4, '0')}); run: chmod 600 ${file}`);
 }
 
+/** The stored object; a file that is not JSON is a usage error naming the file. */
+function readStore(file: string, conf: ConfStore): Record<string, unknown> {
+  try {
+    return conf.store;
+  } catch (err) {
+    throw unreadable(file, err);
+  }
+}
+
 /** The profiles on disk; none when the file does not exist (reading never creates it). */
 export async function readProfiles(ctx: Context): Promise<ProfileData> {
   const file = configFile(ctx.env);
@@ -113,14 +122,7 @@ export async function readProfiles(ctx: Context): Promise<ProfileData> {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { profiles: {} };
     throw unreadable(file, err);
   }
-  const conf = await openConf(ctx);
-  let raw: Record<string, unknown>;
-  try {
-    raw = conf.store;
-  } catch (err) {
-    throw unreadable(file, err);
-  }
-  const data = normalise(file, raw);
+  const data = normalise(file, readStore(file, await openConf(ctx)));
   checkMode(ctx, file, stat.mode, data);
   return data;
 }
@@ -136,13 +138,7 @@ export async function updateProfiles(ctx: Context, change: (data: ProfileData) =
     throw new UsageError(`cannot create ${dir}: ${describeFsError(err)}`);
   }
   const conf = await openConf(ctx);
-  let raw: Record<string, unknown>;
-  try {
-    raw = conf.store;
-  } catch (err) {
-    throw unreadable(file, err);
-  }
-  const next = change(normalise(file, raw));
+  const next = change(normalise(file, readStore(file, conf)));
   const stored: Record<string, unknown> = { profiles: next.profiles };
   if (next.current) stored.current = next.current;
   try {
