@@ -1,7 +1,7 @@
 // Shared set-up for emulator tests: a fresh data directory, a running emulator and a small HTTP helper.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { tempDir as sharedTempDir } from '../helpers/cli.js';
 import { startEmulator, type EmulatorConfig, type RunningEmulator } from '../../src/emulator/index.js';
 
 export interface Call {
@@ -20,7 +20,7 @@ export interface TestEmulator {
 }
 
 export function tempDir(prefix = 'gamehost-emu-'): string {
-  return mkdtempSync(join(tmpdir(), prefix));
+  return sharedTempDir(prefix);
 }
 
 export async function callAt(

@@ -86,8 +86,17 @@ export async function runCli(args: string[], opts: RunOptions = {}): Promise<Run
   return { code, stdout: stdout.text, stderr: stderr.text };
 }
 
+const created: string[] = [];
+
+/** A fresh directory under the system's temp dir, removed when the test file ends (test/helpers/setup.ts). */
 export function tempDir(prefix = 'gamehost-test-'): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  created.push(dir);
+  return dir;
+}
+
+export function removeTempDirs(): void {
+  for (const dir of created.splice(0)) fs.rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
 }
 
 /** An isolated home for the embedded emulator, with short lifecycle delays. */
