@@ -7,7 +7,7 @@ import { Agent, EnvHttpProxyAgent, request, type Dispatcher } from 'undici';
 import type { Context } from '../context.js';
 import type { Target } from '../config/target.js';
 import { ApiError, NetworkError, UsageError, type ApiErrorBody } from '../errors.js';
-import { backoffMs, errorCode, parseRetryAfter, sleep, wasNotSent } from './retry.js';
+import { backoffMs, errorCode, findCause, parseRetryAfter, sleep, wasNotSent } from './retry.js';
 import { version } from '../version.js';
 
 export type AuthKind = 'cloud' | 'namespace' | 'none';
@@ -224,11 +224,6 @@ export function toNetworkError(err: unknown, url: URL): NetworkError {
 
 /** TLS failures carry codes such as DEPTH_ZERO_SELF_SIGNED_CERT or ERR_SSL_WRONG_VERSION_NUMBER, anywhere in the cause chain. */
 function tlsFailure(err: unknown): { code: string; message: string } | undefined {
-  let e: unknown = err;
-  for (let depth = 0; e && depth < 4; depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string' && /CERT|SSL|TLS/i.test(code)) return { code, message: (e as Error).message ?? '' };
-    e = (e as { cause?: unknown }).cause;
-  }
-  return undefined;
+  const found = findCause(err, (code) => /CERT|SSL|TLS/i.test(code));
+  return found && { code: found.code, message: (found.error as Error).message ?? '' };
 }

@@ -48,36 +48,20 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 /** Error codes that mean the request never reached the server, so even a non-idempotent call may be re-sent. */
 const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
 
-/** Error codes of failures on the way: worth another attempt for a call that is safe to repeat. */
-const NETWORK_CODES = new Set([
-  ...NOT_SENT_CODES,
-  'ECONNRESET',
-  'EPIPE',
-  'ETIMEDOUT',
-  'ENETUNREACH',
-  'EHOSTUNREACH',
-  'ECONNABORTED',
-  'UND_ERR_SOCKET',
-  'UND_ERR_HEADERS_TIMEOUT',
-  'UND_ERR_BODY_TIMEOUT',
-  'UND_ERR_CLOSED',
-  'UND_ERR_REQ_CONTENT_LENGTH_MISMATCH',
-  'STALLED',
-]);
-
-export function errorCode(err: unknown): string | undefined {
+/** The first error on `err`'s cause chain whose code passes `match`, with that code. */
+export function findCause(err: unknown, match: (code: string) => boolean): { code: string; error: unknown } | undefined {
   let e: unknown = err;
   for (let depth = 0; e && depth < 4; depth++) {
     const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string' && (NETWORK_CODES.has(code) || code.startsWith('E'))) return code;
+    if (typeof code === 'string' && match(code)) return { code, error: e };
     e = (e as { cause?: unknown }).cause;
   }
   return undefined;
 }
 
-export function isNetworkFailure(err: unknown): boolean {
-  const code = errorCode(err);
-  return code !== undefined && NETWORK_CODES.has(code);
+/** The system or undici error code of a failed request (ECONNRESET, UND_ERR_SOCKET, our STALLED, …). */
+export function errorCode(err: unknown): string | undefined {
+  return findCause(err, (code) => /^(E[A-Z0-9_]+|UND_ERR_[A-Z_]+|STALLED)$/.test(code))?.code;
 }
 
 export function wasNotSent(err: unknown): boolean {
