@@ -1,9 +1,9 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isolatedEnv, runCli, tempDir } from '../helpers/cli.js';
-import { endpointEnv, listBuilds, startTestEmulator } from '../helpers/emulator.js';
+import { listBuilds, useEmulator } from '../helpers/emulator.js';
 
 function writeRandom(file: string, size: number): string {
   const data = crypto.randomBytes(size);
@@ -12,34 +12,27 @@ function writeRandom(file: string, size: number): string {
 }
 
 describe('build push', () => {
-  let emu: Awaited<ReturnType<typeof startTestEmulator>>;
-  let env: Record<string, string | undefined>;
+  // Small parts so a test file of a few hundred KiB is a real multipart upload.
+  const fx = useEmulator({ partSize: 64 * 1024, singlePartMax: 32 * 1024 });
   const dir = tempDir();
-
-  beforeAll(async () => {
-    // Small parts so a test file of a few hundred KiB is a real multipart upload.
-    emu = await startTestEmulator({ partSize: 64 * 1024, singlePartMax: 32 * 1024 });
-    env = { ...isolatedEnv(), ...endpointEnv(emu) };
-  });
-  afterAll(() => emu.close());
 
   it('uploads every part and completes; --json prints the result; the emulator holds the same bytes', async () => {
     const file = path.join(dir, 'server.tar');
     const sha = writeRandom(file, 300 * 1024 + 17);
-    const r = await runCli(['build', 'push', file, '--tag', 'game-server:v1', '--concurrency', '3', '--json'], { env });
+    const r = await runCli(['build', 'push', file, '--tag', 'game-server:v1', '--concurrency', '3', '--json'], { env: fx.env });
     expect(r.stderr).not.toContain('error');
     expect(r.code).toBe(0);
     const result = JSON.parse(r.stdout);
     expect(Object.keys(result).sort()).toEqual(['build_id', 'bytes', 'duration_ms', 'parts', 'sha256', 'upload_id']);
     expect(result).toMatchObject({ bytes: 300 * 1024 + 17, sha256: sha, parts: 5 });
-    const build = (await listBuilds(emu.endpoint)).find((b) => b.build_id === result.build_id);
+    const build = (await listBuilds(fx.emu.endpoint)).find((b) => b.build_id === result.build_id);
     expect(build).toMatchObject({ image_tag: 'game-server:v1', complete: true, sha256: sha, content_length: 300 * 1024 + 17 });
   });
 
   it('a small file is one part; in a terminal the summary names tag, size and hash', async () => {
     const file = path.join(dir, 'small.tar');
     const sha = writeRandom(file, 1000);
-    const r = await runCli(['build', 'push', file, '--tag', 'game-server:small', '--name', 'Small build'], { env: { ...env, NO_COLOR: '1' }, tty: true });
+    const r = await runCli(['build', 'push', file, '--tag', 'game-server:small', '--name', 'Small build'], { env: { ...fx.env, NO_COLOR: '1' }, tty: true });
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('✓ Pushed game-server:small');
     expect(r.stdout).toMatch(/Size\s+1000 B in 1 part\n/);
@@ -57,8 +50,8 @@ describe('build push', () => {
   it('a reused tag is refused by the service', async () => {
     const file = path.join(dir, 'dup.tar');
     writeRandom(file, 100);
-    expect((await runCli(['build', 'push', file, '--tag', 'dup:v1'], { env })).code).toBe(0);
-    const again = await runCli(['build', 'push', file, '--tag', 'dup:v1'], { env });
+    expect((await runCli(['build', 'push', file, '--tag', 'dup:v1'], { env: fx.env })).code).toBe(0);
+    const again = await runCli(['build', 'push', file, '--tag', 'dup:v1'], { env: fx.env });
     expect(again.code).toBe(1);
     expect(again.stderr).toMatch(/^error: .*\(.+, ray .+\)$/m);
   });
@@ -79,7 +72,7 @@ describe('build push', () => {
   ])('refuses %j with exit 2 and one line', async (args, message) => {
     fs.writeFileSync(path.join(dir, 'empty.tar'), '');
     fs.writeFileSync(path.join(dir, 'ok.tar'), 'data');
-    const r = await runCli(['build', 'push', ...(args as string[])], { env, cwd: dir });
+    const r = await runCli(['build', 'push', ...(args as string[])], { env: fx.env, cwd: dir });
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(message);
     expect(r.stdout).toBe('');

@@ -1,8 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isolatedEnv, runCli } from '../helpers/cli.js';
-import { endpointEnv, startTestEmulator } from '../helpers/emulator.js';
+import { useEmulator } from '../helpers/emulator.js';
 import { version } from '../../src/version.js';
 
 describe('the command tree', () => {
@@ -48,16 +48,10 @@ describe('the command tree', () => {
 });
 
 describe('failures map to documented exit codes with one line each', () => {
-  let emu: Awaited<ReturnType<typeof startTestEmulator>>;
-  let env: Record<string, string | undefined>;
-  beforeAll(async () => {
-    emu = await startTestEmulator();
-    env = { ...isolatedEnv(), ...endpointEnv(emu) };
-  });
-  afterAll(() => emu.close());
+  const fx = useEmulator();
 
   it('a bad token: exit 3 with the login hint, and the token never printed', async () => {
-    const r = await runCli(['history', 'export', '--since', '1h', '-o', '-', '--verbose'], { env: { ...env, GAMEHOST_TOKEN: 'cloud.bogus.sig' } });
+    const r = await runCli(['history', 'export', '--since', '1h', '-o', '-', '--verbose'], { env: { ...fx.env, GAMEHOST_TOKEN: 'cloud.bogus.sig' } });
     expect(r.code).toBe(3);
     expect(r.stderr).toMatch(/^error: .*\(API_UNAUTHORIZED, ray .+\)$/m);
     expect(r.stderr).toContain('gamehost login');
@@ -66,19 +60,19 @@ describe('failures map to documented exit codes with one line each', () => {
   });
 
   it('--verbose never prints a real token either', async () => {
-    const r = await runCli(['lobby', 'create', '--game-mode', 'default', '--verbose'], { env });
+    const r = await runCli(['lobby', 'create', '--game-mode', 'default', '--verbose'], { env: fx.env });
     expect(r.code).toBe(0);
     expect(r.stderr).toMatch(/^< 200 OK in \d+ ms \(ray .+\)$/m);
-    for (const t of Object.values(emu.tokens)) expect(r.stderr + r.stdout).not.toContain(t);
+    for (const t of Object.values(fx.emu.tokens)) expect(r.stderr + r.stdout).not.toContain(t);
   });
 
   it('flags win over the environment', async () => {
-    const r = await runCli(['stats', '--namespace-token', 'pub_x.bad.sig'], { env });
+    const r = await runCli(['stats', '--namespace-token', 'pub_x.bad.sig'], { env: fx.env });
     expect(r.code).toBe(3);
   });
 
   it('RIVET_API_ENDPOINT and RIVET_TOKEN are read as fallbacks', async () => {
-    const { GAMEHOST_ENDPOINT, GAMEHOST_TOKEN, ...rest } = env;
+    const { GAMEHOST_ENDPOINT, GAMEHOST_TOKEN, ...rest } = fx.env;
     const r = await runCli(['history', 'export', '--since', '1h', '-o', '-'], {
       env: { ...rest, RIVET_API_ENDPOINT: GAMEHOST_ENDPOINT, RIVET_TOKEN: GAMEHOST_TOKEN },
     });
@@ -91,7 +85,7 @@ describe('failures map to documented exit codes with one line each', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as AddressInfo).port;
     await new Promise((r) => server.close(r));
-    const r = await runCli(['stats'], { env: { ...env, GAMEHOST_ENDPOINT: `http://127.0.0.1:${port}` } });
+    const r = await runCli(['stats'], { env: { ...fx.env, GAMEHOST_ENDPOINT: `http://127.0.0.1:${port}` } });
     expect(r.code).toBe(6);
     expect(r.stderr.trim()).toBe(`error: could not reach 127.0.0.1:${port}: connection refused (ECONNREFUSED)`);
   });
@@ -106,7 +100,7 @@ describe('failures map to documented exit codes with one line each', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     try {
       const port = (server.address() as AddressInfo).port;
-      const r = await runCli(['stats'], { env: { ...env, GAMEHOST_ENDPOINT: `http://127.0.0.1:${port}` } });
+      const r = await runCli(['stats'], { env: { ...fx.env, GAMEHOST_ENDPOINT: `http://127.0.0.1:${port}` } });
       expect(r.code).toBe(5);
       expect(r.stderr.trim()).toBe('error: the service answered 502 Bad Gateway (an HTML page: "502 Bad Gateway") (HTTP_502)');
       expect(hits).toBe(3); // the test retry policy's attempts: GET is idempotent
@@ -126,7 +120,7 @@ describe('failures map to documented exit codes with one line each', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     try {
       const port = (server.address() as AddressInfo).port;
-      const e = { ...env, GAMEHOST_ENDPOINT: `http://127.0.0.1:${port}` };
+      const e = { ...fx.env, GAMEHOST_ENDPOINT: `http://127.0.0.1:${port}` };
       const r = await runCli(['lobby', 'create', '--game-mode', 'default'], { env: e });
       expect(r.code).toBe(5);
       expect(hits).toBe(1);
@@ -149,7 +143,7 @@ describe('failures map to documented exit codes with one line each', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     try {
       const port = (server.address() as AddressInfo).port;
-      const r = await runCli(['stats'], { env: { ...env, GAMEHOST_ENDPOINT: `http://127.0.0.1:${port}` } });
+      const r = await runCli(['stats'], { env: { ...fx.env, GAMEHOST_ENDPOINT: `http://127.0.0.1:${port}` } });
       expect(r.stderr.trim()).toBe('error: bad thing (X, ray r)');
     } finally {
       server.close();
@@ -157,7 +151,7 @@ describe('failures map to documented exit codes with one line each', () => {
   });
 
   it('under GitHub Actions a failure is also an ::error:: annotation', async () => {
-    const r = await runCli(['lobby', 'logs', '00000000-0000-4000-8000-000000000000'], { env: { ...env, GITHUB_ACTIONS: 'true' } });
+    const r = await runCli(['lobby', 'logs', '00000000-0000-4000-8000-000000000000'], { env: { ...fx.env, GITHUB_ACTIONS: 'true' } });
     expect(r.code).toBe(4);
     expect(r.stderr).toMatch(/^::error::.*API_NOT_FOUND/m);
   });

@@ -4,12 +4,10 @@ import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Env } from '../../src/context.js';
 import { isolatedEnv, runCli } from '../helpers/cli.js';
-import { endpointEnv, startTestEmulator } from '../helpers/emulator.js';
-
-type Emulator = Awaited<ReturnType<typeof startTestEmulator>>;
+import { useEmulator } from '../helpers/emulator.js';
 
 async function serve(handler: http.RequestListener) {
   const server = http.createServer(handler);
@@ -24,22 +22,16 @@ async function serve(handler: http.RequestListener) {
 }
 
 describe('exit codes', () => {
-  let emu: Emulator;
-  let env: Env;
-  beforeAll(async () => {
-    emu = await startTestEmulator();
-    env = { ...isolatedEnv(), ...endpointEnv(emu) };
-  });
-  afterAll(() => emu.close());
+  const fx = useEmulator();
 
   it('0: ok', async () => {
-    const r = await runCli(['stats', '--json'], { env });
+    const r = await runCli(['stats', '--json'], { env: fx.env });
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({ player_count: 0, game_modes: expect.any(Object) });
   });
 
   it('1: the service refused the request (400), with its code, ray id and docs link', async () => {
-    const r = await runCli(['lobby', 'create', '--game-mode', 'nope'], { env });
+    const r = await runCli(['lobby', 'create', '--game-mode', 'nope'], { env: fx.env });
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/^error: Game mode "nope" not found\. \(MATCHMAKER_GAME_MODE_NOT_FOUND, ray [\w-]+\)\n/);
     expect(r.stdout).toBe('');
@@ -49,7 +41,7 @@ describe('exit codes', () => {
     // A service answering 200 with a body of the wrong shape is what makes the CLI itself fail.
     const broken = await serve((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"player_count": 3, "game_modes": null}'));
     try {
-      const e: Env = { ...env, GAMEHOST_ENDPOINT: broken.endpoint };
+      const e: Env = { ...fx.env, GAMEHOST_ENDPOINT: broken.endpoint };
       const r = await runCli(['stats', '--verbose'], { env: e, tty: true });
       expect(r.code).toBe(1);
       const lines = r.stderr.split('\n').filter((l) => !/^[<>] |^target /.test(l));
@@ -62,7 +54,7 @@ describe('exit codes', () => {
       expect(body).toMatch(/^gamehost \S+ node \S+ /);
       expect(body).toMatch(/^\s+at /m);
       expect(fs.statSync(report!).mode & 0o777).toBe(0o600);
-      for (const t of Object.values(emu.tokens)) expect(body + r.stderr).not.toContain(t);
+      for (const t of Object.values(fx.emu.tokens)) expect(body + r.stderr).not.toContain(t);
     } finally {
       await broken.close();
     }
@@ -75,7 +67,7 @@ describe('exit codes', () => {
       res.writeHead(500).end();
     });
     try {
-      const e = { ...env, GAMEHOST_ENDPOINT: counter.endpoint };
+      const e = { ...fx.env, GAMEHOST_ENDPOINT: counter.endpoint };
       const cases: [string[], string][] = [
         [['lobby', 'logs', 'not-a-uuid'], 'error: <lobby-id> must be a UUID, not "not-a-uuid"\n'],
         [['stats', '--timeout', '0'], 'error: --timeout must be a positive number of seconds, not "0"\n'],
@@ -96,18 +88,18 @@ describe('exit codes', () => {
   });
 
   it('3: not authenticated (401) or forbidden (403), with the login hint', async () => {
-    const bad = await runCli(['lobby', 'logs', '00000000-0000-4000-8000-000000000000'], { env: { ...env, GAMEHOST_TOKEN: 'cloud.bogus.sig' } });
+    const bad = await runCli(['lobby', 'logs', '00000000-0000-4000-8000-000000000000'], { env: { ...fx.env, GAMEHOST_TOKEN: 'cloud.bogus.sig' } });
     expect(bad.code).toBe(3);
     expect(bad.stderr).toMatch(/^error: Unauthorized: .+ \(API_UNAUTHORIZED, ray [\w-]+\)\n/);
     expect(bad.stderr).toContain('  check the token, or run `gamehost login`\n');
     // A namespace token where a cloud token is needed: the service knows the token, and forbids the call.
-    const wrongKind = await runCli(['history', 'export', '--since', '1h', '-o', '-'], { env: { ...env, GAMEHOST_TOKEN: emu.tokens.public } });
+    const wrongKind = await runCli(['history', 'export', '--since', '1h', '-o', '-'], { env: { ...fx.env, GAMEHOST_TOKEN: fx.emu.tokens.public } });
     expect(wrongKind.code).toBe(3);
     expect(wrongKind.stderr).toMatch(/\(API_FORBIDDEN, ray [\w-]+\)\n(?: {2}docs: .+\n)? {2}check the token, or run `gamehost login`\n$/);
   });
 
   it('4: not found', async () => {
-    const r = await runCli(['lobby', 'logs', '00000000-0000-4000-8000-000000000000'], { env });
+    const r = await runCli(['lobby', 'logs', '00000000-0000-4000-8000-000000000000'], { env: fx.env });
     expect(r.code).toBe(4);
     expect(r.stderr).toMatch(/^error: .*not found.* \(API_NOT_FOUND, ray [\w-]+\)\n/);
   });
@@ -125,7 +117,7 @@ describe('exit codes', () => {
       res.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ code: 'ERROR', message: 'An internal error has occurred (ray r9).', ray_id: 'r9' }));
     });
     try {
-      const r = await runCli(['lobby', 'logs', '00000000-0000-4000-8000-000000000000'], { env: { ...env, GAMEHOST_ENDPOINT: down.endpoint } });
+      const r = await runCli(['lobby', 'logs', '00000000-0000-4000-8000-000000000000'], { env: { ...fx.env, GAMEHOST_ENDPOINT: down.endpoint } });
       expect(r.code).toBe(5);
       expect(r.stderr).toBe('error: An internal error has occurred (ray r9). (ERROR, ray r9)\n');
       expect(hits).toBe(3);
@@ -138,7 +130,7 @@ describe('exit codes', () => {
     const silent = await serve(() => {});
     try {
       const started = Date.now();
-      const r = await runCli(['stats', '--timeout', '0.2'], { env: { ...env, GAMEHOST_ENDPOINT: silent.endpoint } });
+      const r = await runCli(['stats', '--timeout', '0.2'], { env: { ...fx.env, GAMEHOST_ENDPOINT: silent.endpoint } });
       expect(r.code).toBe(6);
       expect(r.stderr).toBe(`error: could not reach ${new URL(silent.endpoint).host}: no answer in time (UND_ERR_HEADERS_TIMEOUT)\n`);
       // Three attempts of 0.2 s each, not the default 30 s.

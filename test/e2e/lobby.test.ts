@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isolatedEnv, plain, runCli } from '../helpers/cli.js';
-import { endpointEnv, startTestEmulator, stopLobby } from '../helpers/emulator.js';
+import { stopLobby, useEmulator } from '../helpers/emulator.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -69,23 +69,17 @@ describe('lobby create against the embedded emulator', () => {
 });
 
 describe('lobby logs', () => {
-  let emu: Awaited<ReturnType<typeof startTestEmulator>>;
-  let env: Record<string, string | undefined>;
-  beforeAll(async () => {
-    emu = await startTestEmulator();
-    env = { ...isolatedEnv(), ...endpointEnv(emu) };
-  });
-  afterAll(() => emu.close());
+  const fx = useEmulator();
 
   async function newLobby(): Promise<string> {
-    const r = await runCli(['lobby', 'create', '--game-mode', 'default', '--json'], { env });
+    const r = await runCli(['lobby', 'create', '--game-mode', 'default', '--json'], { env: fx.env });
     expect(r.code).toBe(0);
     return JSON.parse(r.stdout).lobby.lobby_id;
   }
 
   it('shows a running lobby with its timeline and metrics', async () => {
     const id = await newLobby();
-    const r = await runCli(['lobby', 'logs', id], { env, tty: true });
+    const r = await runCli(['lobby', 'logs', id], { env: fx.env, tty: true });
     expect(r.code).toBe(0);
     r.stdout = plain(r.stdout);
     expect(r.stdout).toContain(`Lobby ${id}`);
@@ -97,7 +91,7 @@ describe('lobby logs', () => {
 
   it('--json prints the body: status running', async () => {
     const id = await newLobby();
-    const r = await runCli(['lobby', 'logs', id, '--json'], { env });
+    const r = await runCli(['lobby', 'logs', id, '--json'], { env: fx.env });
     const body = JSON.parse(r.stdout);
     expect(body.lobby.lobby_id).toBe(id);
     expect(body.lobby.status.stopped ?? null).toBeNull();
@@ -106,14 +100,14 @@ describe('lobby logs', () => {
 
   it('shows a stopped lobby with its exit code, and a failed one', async () => {
     const ok = await newLobby();
-    await stopLobby(emu.endpoint, ok, { exit_code: 0 });
-    const clean = await runCli(['lobby', 'logs', ok], { env: { ...env, NO_COLOR: '1' }, tty: true });
+    await stopLobby(fx.emu.endpoint, ok, { exit_code: 0 });
+    const clean = await runCli(['lobby', 'logs', ok], { env: { ...fx.env, NO_COLOR: '1' }, tty: true });
     expect(clean.stdout).toContain('■ stopped (exit code 0)');
     expect(clean.stdout).toMatch(/stopped\s+\d{4}-\d{2}-\d{2}/);
 
     const bad = await newLobby();
-    await stopLobby(emu.endpoint, bad, { exit_code: 137, failed: true });
-    const failed = await runCli(['lobby', 'logs', bad], { env });
+    await stopLobby(fx.emu.endpoint, bad, { exit_code: 137, failed: true });
+    const failed = await runCli(['lobby', 'logs', bad], { env: fx.env });
     const fields = Object.fromEntries(failed.stdout.trim().split('\n').map((l) => l.split('\t')));
     expect(fields.status).toBe('failed');
     expect(fields.exit_code).toBe('137');
@@ -122,7 +116,7 @@ describe('lobby logs', () => {
 
   it('--chart draws CPU and memory with axes; --utc shows times in UTC', async () => {
     const id = await newLobby();
-    const r = await runCli(['lobby', 'logs', id, '--chart', '--utc'], { env: { ...env, NO_COLOR: '1' }, tty: true, columns: 80 });
+    const r = await runCli(['lobby', 'logs', id, '--chart', '--utc'], { env: { ...fx.env, NO_COLOR: '1' }, tty: true, columns: 80 });
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/created\s+\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC/);
     expect(r.stdout).toMatch(/^ {2}CPU \(% of one core\)$/m);
@@ -135,7 +129,7 @@ describe('lobby logs', () => {
 
   it('without --chart: sparklines against 100% CPU and the allocated memory', async () => {
     const id = await newLobby();
-    const r = await runCli(['lobby', 'logs', id], { env: { ...env, NO_COLOR: '1' }, tty: true, columns: 120 });
+    const r = await runCli(['lobby', 'logs', id], { env: { ...fx.env, NO_COLOR: '1' }, tty: true, columns: 120 });
     expect(r.stdout).toMatch(/^ {2}CPU +[▁▂▃▄▅▆▇█]+ +now [\d.]+% +peak [\d.]+% +mean [\d.]+%$/m);
     expect(r.stdout).toMatch(/^ {2}Memory +[▁▂▃▄▅▆▇█]+ +now /m);
   });
@@ -146,17 +140,17 @@ describe('lobby logs', () => {
     [['--watch', '--interval', 'soon'], /--interval must be a number of seconds/],
     [['--chart', '--json'], /--chart draws for people/],
   ])('refuses %j before any request, exit 2', async (extra, message) => {
-    const r = await runCli(['lobby', 'logs', '00000000-0000-4000-8000-000000000000', ...(extra as string[])], { env });
+    const r = await runCli(['lobby', 'logs', '00000000-0000-4000-8000-000000000000', ...(extra as string[])], { env: fx.env });
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(message);
     expect(r.stdout).toBe('');
   });
 
   it('an unknown lobby exits 4; a malformed id exits 2 before any request', async () => {
-    const missing = await runCli(['lobby', 'logs', '00000000-0000-4000-8000-000000000000'], { env });
+    const missing = await runCli(['lobby', 'logs', '00000000-0000-4000-8000-000000000000'], { env: fx.env });
     expect(missing.code).toBe(4);
     expect(missing.stderr).toMatch(/^error: .*\(API_NOT_FOUND, ray /m);
-    const malformed = await runCli(['lobby', 'logs', 'not-a-uuid'], { env });
+    const malformed = await runCli(['lobby', 'logs', 'not-a-uuid'], { env: fx.env });
     expect(malformed.code).toBe(2);
     expect(malformed.stderr).toContain('<lobby-id> must be a UUID');
   });

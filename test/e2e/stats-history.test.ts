@@ -2,32 +2,28 @@ import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { isolatedEnv, plain, runCli, tempDir } from '../helpers/cli.js';
-import { endpointEnv, startTestEmulator, stopLobby } from '../helpers/emulator.js';
+import { stopLobby, useEmulator } from '../helpers/emulator.js';
 import { parseCsv } from '../../src/output/csv.js';
 
 const COLUMNS = 'lobby_id,namespace_id,namespace_name,region_id,region_name,tier_name,version_id,version_name,lobby_group_id,lobby_group_name,start_ts,stop_ts,total_uptime_ms,query_uptime_ms';
 
 describe('stats and history against one emulator', () => {
-  let emu: Awaited<ReturnType<typeof startTestEmulator>>;
-  let env: Record<string, string | undefined>;
+  const fx = useEmulator();
   const lobbies: string[] = [];
 
   beforeAll(async () => {
-    emu = await startTestEmulator();
-    env = { ...isolatedEnv(), ...endpointEnv(emu) };
     const plan: [string, string][] = [['default', 'lnd-atl'], ['default', 'lnd-atl'], ['default', 'lnd-fra'], ['duos', 'lnd-sgp']];
     for (const [mode, region] of plan) {
-      const r = await runCli(['lobby', 'create', '--game-mode', mode, '--region', region, '--json'], { env });
+      const r = await runCli(['lobby', 'create', '--game-mode', mode, '--region', region, '--json'], { env: fx.env });
       expect(r.code).toBe(0);
       lobbies.push(JSON.parse(r.stdout).lobby.lobby_id);
     }
   });
-  afterAll(() => emu.close());
 
   it('stats --json counts the players of running lobbies per mode and region', async () => {
-    const r = await runCli(['stats', '--json'], { env });
+    const r = await runCli(['stats', '--json'], { env: fx.env });
     expect(r.code).toBe(0);
     const s = JSON.parse(r.stdout);
     expect(s.player_count).toBe(4);
@@ -37,7 +33,7 @@ describe('stats and history against one emulator', () => {
   });
 
   it('stats piped: one tab-separated row per mode and region, busiest first', async () => {
-    const r = await runCli(['stats'], { env });
+    const r = await runCli(['stats'], { env: fx.env });
     const rows = r.stdout.trim().split('\n').map((l) => l.split('\t'));
     expect(rows.filter((row) => row[2] !== '0')).toEqual([
       ['default', 'lnd-atl', '2'],
@@ -47,7 +43,7 @@ describe('stats and history against one emulator', () => {
   });
 
   it('stats in a terminal: the total and a table', async () => {
-    const r = await runCli(['stats'], { env, tty: true });
+    const r = await runCli(['stats'], { env: fx.env, tty: true });
     const text = plain(r.stdout);
     expect(text).toContain('Players in game: 4');
     // A table per game mode: default's lnd-atl has 2 of its 3 players, drawn as a bar and a share.
@@ -57,10 +53,10 @@ describe('stats and history against one emulator', () => {
   });
 
   it('history export writes the CSV with the service columns and reports the rows', async () => {
-    await stopLobby(emu.endpoint, lobbies[0]!, { exit_code: 1, failed: true });
+    await stopLobby(fx.emu.endpoint, lobbies[0]!, { exit_code: 1, failed: true });
     const dir = tempDir();
     const out = path.join(dir, 'h.csv');
-    const r = await runCli(['history', 'export', '--since', '1h', '-o', out, '--json'], { env, cwd: dir });
+    const r = await runCli(['history', 'export', '--since', '1h', '-o', out, '--json'], { env: fx.env, cwd: dir });
     expect(r.code).toBe(0);
     const summary = JSON.parse(r.stdout);
     expect(summary).toMatchObject({ output: out, rows: 4 });
@@ -75,21 +71,21 @@ describe('stats and history against one emulator', () => {
   });
 
   it('-o - streams the CSV to stdout; the default name follows the window', async () => {
-    const piped = await runCli(['history', 'export', '--since', '1h', '-o', '-'], { env });
+    const piped = await runCli(['history', 'export', '--since', '1h', '-o', '-'], { env: fx.env });
     expect(piped.code).toBe(0);
     expect(piped.stdout.split('\n')[0]).toBe(COLUMNS);
 
     const dir = tempDir();
-    const r = await runCli(['history', 'export', '--from', '2026-01-01T00:00:00Z', '--to', '2026-01-02T00:00:00Z'], { env, cwd: dir });
+    const r = await runCli(['history', 'export', '--from', '2026-01-01T00:00:00Z', '--to', '2026-01-02T00:00:00Z'], { env: fx.env, cwd: dir });
     expect(r.code).toBe(0);
     expect(fs.readdirSync(dir)).toEqual(['lobby-history-20260101T000000Z-20260102T000000Z.csv']);
     expect(r.stderr).toContain('Wrote 0 lobbies');
   });
 
   it('after a download, tells on stderr what the export holds: lobbies, lobby-hours, where', async () => {
-    await stopLobby(emu.endpoint, lobbies[0]!, { exit_code: 1, failed: true });
+    await stopLobby(fx.emu.endpoint, lobbies[0]!, { exit_code: 1, failed: true });
     const dir = tempDir();
-    const r = await runCli(['history', 'export', '--since', '1h', '-o', 'h.csv'], { env, cwd: dir });
+    const r = await runCli(['history', 'export', '--since', '1h', '-o', 'h.csv'], { env: fx.env, cwd: dir });
     expect(r.code).toBe(0);
     expect(r.stdout).toBe('');
     const lines = r.stderr.split('\n');
@@ -104,7 +100,7 @@ describe('stats and history against one emulator', () => {
 
   it('--json carries the same summary for scripts', async () => {
     const dir = tempDir();
-    const r = await runCli(['history', 'export', '--since', '1h', '-o', 'h.csv', '--json'], { env, cwd: dir });
+    const r = await runCli(['history', 'export', '--since', '1h', '-o', 'h.csv', '--json'], { env: fx.env, cwd: dir });
     const doc = JSON.parse(r.stdout);
     expect(doc).toMatchObject({ rows: 4, format: 'csv', summary: { lobbies: 4, running: 3, stopped: 1 } });
     expect(doc.summary.regions[0]).toMatchObject({ name: 'lnd-atl', lobbies: 2 });
@@ -113,7 +109,7 @@ describe('stats and history against one emulator', () => {
   });
 
   it('--format json -o -: one JSON object per row, numbers as numbers', async () => {
-    const r = await runCli(['history', 'export', '--since', '1h', '--format', 'json', '-o', '-'], { env });
+    const r = await runCli(['history', 'export', '--since', '1h', '--format', 'json', '-o', '-'], { env: fx.env });
     expect(r.code).toBe(0);
     const rows = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
     expect(rows.map((row) => row.lobby_id).sort()).toEqual([...lobbies].sort());
@@ -128,7 +124,7 @@ describe('stats and history against one emulator', () => {
 
   it('--format json to a file: JSON lines under a .jsonl name, written atomically', async () => {
     const dir = tempDir();
-    const r = await runCli(['history', 'export', '--from', '2026-01-01T00:00:00Z', '--to', '2099-01-01T00:00:00Z', '--format', 'json'], { env, cwd: dir });
+    const r = await runCli(['history', 'export', '--from', '2026-01-01T00:00:00Z', '--to', '2099-01-01T00:00:00Z', '--format', 'json'], { env: fx.env, cwd: dir });
     expect(r.code).toBe(0);
     expect(fs.readdirSync(dir)).toEqual(['lobby-history-20260101T000000Z-20990101T000000Z.jsonl']);
     const text = fs.readFileSync(path.join(dir, fs.readdirSync(dir)[0]!), 'utf8');
@@ -136,7 +132,7 @@ describe('stats and history against one emulator', () => {
   });
 
   it('--format table in an 80-column terminal: rows that fit, never wrapped', async () => {
-    const r = await runCli(['history', 'export', '--since', '1h', '--format', 'table', '--utc'], { env: { ...env, NO_COLOR: '1' }, tty: true, columns: 80 });
+    const r = await runCli(['history', 'export', '--since', '1h', '--format', 'table', '--utc'], { env: { ...fx.env, NO_COLOR: '1' }, tty: true, columns: 80 });
     expect(r.code).toBe(0);
     const lines = r.stdout.trimEnd().split('\n');
     expect(lines[0]).toMatch(/^LOBBY +GAME MODE +REGION +STARTED +STOPPED +UPTIME +IN WINDOW$/);
@@ -148,7 +144,7 @@ describe('stats and history against one emulator', () => {
   });
 
   it('--format table piped: tab-separated rows with RFC 3339 times and milliseconds', async () => {
-    const r = await runCli(['history', 'export', '--since', '1h', '--format', 'table'], { env });
+    const r = await runCli(['history', 'export', '--since', '1h', '--format', 'table'], { env: fx.env });
     const rows = r.stdout.trim().split('\n').map((l) => l.split('\t'));
     expect(rows).toHaveLength(4);
     const stopped = rows.find((row) => row[0] === lobbies[0])!;
@@ -161,7 +157,7 @@ describe('stats and history against one emulator', () => {
 
   it('an empty history window: the summary and the table say so', async () => {
     const window = ['--from', '2020-01-01T00:00:00Z', '--to', '2020-01-02T00:00:00Z', '--utc'];
-    const r = await runCli(['history', 'export', ...window, '--format', 'table'], { env: { ...env, NO_COLOR: '1' }, tty: true });
+    const r = await runCli(['history', 'export', ...window, '--format', 'table'], { env: { ...fx.env, NO_COLOR: '1' }, tty: true });
     expect(r.code).toBe(0);
     expect(r.stdout).toBe('No lobbies ran in this window.\n');
     expect(r.stderr).toContain('Window   2020-01-01 00:00:00 UTC → 2020-01-02 00:00:00 UTC (1d 0h)\nLobbies  none ran in this window\n');
@@ -169,7 +165,7 @@ describe('stats and history against one emulator', () => {
 
   it('--url-only prints the presigned URL and downloads nothing', async () => {
     const dir = tempDir();
-    const r = await runCli(['history', 'export', '--since', '1h', '--url-only'], { env, cwd: dir });
+    const r = await runCli(['history', 'export', '--since', '1h', '--url-only'], { env: fx.env, cwd: dir });
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\S+\n$/);
     expect(fs.readdirSync(dir)).toEqual([]);
@@ -177,7 +173,7 @@ describe('stats and history against one emulator', () => {
     // The URL works on its own, without the token.
     const csv = await (await fetch(r.stdout.trim())).text();
     expect(csv.split('\n')[0]).toBe(COLUMNS);
-    const json = await runCli(['history', 'export', '--since', '1h', '--url-only', '--json'], { env, cwd: dir });
+    const json = await runCli(['history', 'export', '--since', '1h', '--url-only', '--json'], { env: fx.env, cwd: dir });
     expect(Object.keys(JSON.parse(json.stdout))).toEqual(['url', 'query_start', 'query_end']);
   });
 
@@ -194,7 +190,7 @@ describe('stats and history against one emulator', () => {
     [['--since', '1h', '--format', 'xml'], /--format.*(choices|must be one of)/],
     [['--since', '1h', '--url-only', '-o', 'x.csv'], /--url-only downloads nothing: drop -o/],
   ])('refuses %j with exit 2', async (args, message) => {
-    const r = await runCli(['history', 'export', ...(args as string[])], { env });
+    const r = await runCli(['history', 'export', ...(args as string[])], { env: fx.env });
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(message);
     expect(r.stdout).toBe('');

@@ -2,32 +2,27 @@
 // for a pushed build.
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Env } from '../../src/context.js';
-import { isolatedEnv, runCli, tempDir } from '../helpers/cli.js';
-import { endpointEnv, startTestEmulator } from '../helpers/emulator.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { runCli, tempDir } from '../helpers/cli.js';
+import { useEmulator } from '../helpers/emulator.js';
 
 // Cursor hiding, movement and erasing: what a spinner or a redrawn progress line writes.
 // eslint-disable-next-line no-control-regex
 const ANIMATION = /\x1b\[\?25[lh]|\x1b\[\d*[ABCDGJK]|\r(?!\n)/;
 
 describe('CI', () => {
-  let emu: Awaited<ReturnType<typeof startTestEmulator>>;
-  let env: Env;
+  const fx = useEmulator();
   let dir: string;
   beforeAll(async () => {
-    emu = await startTestEmulator();
-    env = { ...isolatedEnv(), ...endpointEnv(emu) };
     dir = tempDir();
     fs.writeFileSync(path.join(dir, 'server.tar'), Buffer.alloc(256 * 1024, 1));
   });
-  afterAll(() => emu.close());
 
   it('build push appends a markdown summary to $GITHUB_STEP_SUMMARY', async () => {
     const summary = path.join(dir, 'summary.md');
     fs.writeFileSync(summary, '# Earlier step\n\n');
     const r = await runCli(['build', 'push', 'server.tar', '--tag', 'game-server:ci-1', '--json'], {
-      env: { ...env, GITHUB_ACTIONS: 'true', CI: 'true', GITHUB_STEP_SUMMARY: summary },
+      env: { ...fx.env, GITHUB_ACTIONS: 'true', CI: 'true', GITHUB_STEP_SUMMARY: summary },
       cwd: dir,
     });
     expect(r.code).toBe(0);
@@ -55,28 +50,28 @@ describe('CI', () => {
 
   it('no summary without $GITHUB_STEP_SUMMARY, and one that cannot be written is only a warning', async () => {
     const before = fs.readdirSync(dir).sort();
-    const plainRun = await runCli(['build', 'push', 'server.tar', '--tag', 'game-server:ci-2', '--json'], { env, cwd: dir });
+    const plainRun = await runCli(['build', 'push', 'server.tar', '--tag', 'game-server:ci-2', '--json'], { env: fx.env, cwd: dir });
     expect(plainRun.code).toBe(0);
     expect(fs.readdirSync(dir).sort()).toEqual(before);
 
-    const r = await runCli(['build', 'push', 'server.tar', '--tag', 'game-server:ci-3', '--json'], { env: { ...env, GITHUB_STEP_SUMMARY: dir }, cwd: dir });
+    const r = await runCli(['build', 'push', 'server.tar', '--tag', 'game-server:ci-3', '--json'], { env: { ...fx.env, GITHUB_STEP_SUMMARY: dir }, cwd: dir });
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout).build_id).toBeTruthy();
     expect(r.stderr).toContain(`warning: could not append to $GITHUB_STEP_SUMMARY (${dir}):`);
   });
 
   it('a failure is also a ::error:: annotation under GitHub Actions', async () => {
-    const r = await runCli(['lobby', 'create', '--game-mode', 'nope'], { env: { ...env, GITHUB_ACTIONS: 'true' } });
+    const r = await runCli(['lobby', 'create', '--game-mode', 'nope'], { env: { ...fx.env, GITHUB_ACTIONS: 'true' } });
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/^::error::Game mode "nope" not found\. \(MATCHMAKER_GAME_MODE_NOT_FOUND, ray [\w-]+\)$/m);
   });
 
   it('progress animates on a terminal, and never in CI even when stderr is a terminal', async () => {
-    const local = await runCli(['build', 'push', 'server.tar', '--tag', 'game-server:tty-1'], { env, cwd: dir, tty: true });
+    const local = await runCli(['build', 'push', 'server.tar', '--tag', 'game-server:tty-1'], { env: fx.env, cwd: dir, tty: true });
     expect(local.code).toBe(0);
     expect(local.stderr).toMatch(ANIMATION);
     for (const ci of [{ CI: 'true' }, { GITHUB_ACTIONS: 'true' }, { BUILDKITE: 'true' }, { JENKINS_URL: 'https://ci.example' }]) {
-      const r = await runCli(['build', 'push', 'server.tar', '--tag', `game-server:ci-${Object.keys(ci)[0]!.toLowerCase().replace(/_/g, '-')}`], { env: { ...env, ...ci }, cwd: dir, tty: true });
+      const r = await runCli(['build', 'push', 'server.tar', '--tag', `game-server:ci-${Object.keys(ci)[0]!.toLowerCase().replace(/_/g, '-')}`], { env: { ...fx.env, ...ci }, cwd: dir, tty: true });
       expect(r.code).toBe(0);
       expect(r.stderr).not.toMatch(ANIMATION);
     }

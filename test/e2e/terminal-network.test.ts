@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Env } from '../../src/context.js';
 import { isolatedEnv, runCli, tempDir } from '../helpers/cli.js';
-import { endpointEnv, startTestEmulator } from '../helpers/emulator.js';
+import { endpointEnv, startTestEmulator, useEmulator } from '../helpers/emulator.js';
 
 type Emulator = Awaited<ReturnType<typeof startTestEmulator>>;
 const BIN = path.resolve(__dirname, '../../bin/gamehost.js');
@@ -86,13 +86,7 @@ async function startTlsFront(emu: Emulator) {
 }
 
 describe('network', () => {
-  let emu: Emulator;
-  let env: Env;
-  beforeAll(async () => {
-    emu = await startTestEmulator();
-    env = { ...isolatedEnv(), ...endpointEnv(emu) };
-  });
-  afterAll(() => emu.close());
+  const fx = useEmulator();
 
   describe('HTTP_PROXY / HTTPS_PROXY / NO_PROXY', () => {
     let proxy: Awaited<ReturnType<typeof startProxy>>;
@@ -103,11 +97,11 @@ describe('network', () => {
 
     it('API calls and the presigned download go through the proxy', async () => {
       proxy.seen.length = 0;
-      const host = new URL(emu.endpoint).host;
-      const stats = await runCli(['stats', '--json'], { env: { ...env, HTTP_PROXY: proxy.url } });
+      const host = new URL(fx.emu.endpoint).host;
+      const stats = await runCli(['stats', '--json'], { env: { ...fx.env, HTTP_PROXY: proxy.url } });
       expect(stats.code).toBe(0);
       expect(JSON.parse(stats.stdout).player_count).toBe(0);
-      const history = await runCli(['history', 'export', '--since', '1h', '-o', '-'], { env: { ...env, HTTP_PROXY: proxy.url } });
+      const history = await runCli(['history', 'export', '--since', '1h', '-o', '-'], { env: { ...fx.env, HTTP_PROXY: proxy.url } });
       expect(history.code).toBe(0);
       expect(history.stdout).toMatch(/^lobby_id,namespace_id,/);
       // undici tunnels every request through the proxy with CONNECT: one tunnel per connection, at least one per run.
@@ -117,11 +111,11 @@ describe('network', () => {
 
     it('the lower-case variables work too, and NO_PROXY bypasses the proxy', async () => {
       proxy.seen.length = 0;
-      const lower = await runCli(['stats'], { env: { ...env, http_proxy: proxy.url } });
+      const lower = await runCli(['stats'], { env: { ...fx.env, http_proxy: proxy.url } });
       expect(lower.code).toBe(0);
       expect(proxy.seen.length).toBeGreaterThan(0);
       proxy.seen.length = 0;
-      const bypass = await runCli(['stats'], { env: { ...env, HTTP_PROXY: proxy.url, NO_PROXY: '127.0.0.1' } });
+      const bypass = await runCli(['stats'], { env: { ...fx.env, HTTP_PROXY: proxy.url, NO_PROXY: '127.0.0.1' } });
       expect(bypass.code).toBe(0);
       expect(proxy.seen).toEqual([]);
     });
@@ -134,7 +128,7 @@ describe('network', () => {
     });
 
     it('a proxy that is down is a network error, exit 6', async () => {
-      const r = await runCli(['stats'], { env: { ...env, HTTP_PROXY: 'http://127.0.0.1:9' } });
+      const r = await runCli(['stats'], { env: { ...fx.env, HTTP_PROXY: 'http://127.0.0.1:9' } });
       expect(r.code).toBe(6);
       expect(r.stderr).toMatch(/^error: could not reach .+\n$/);
     });
@@ -143,12 +137,12 @@ describe('network', () => {
   describe('TLS and NODE_EXTRA_CA_CERTS', () => {
     let front: Awaited<ReturnType<typeof startTlsFront>>;
     beforeAll(async () => {
-      front = await startTlsFront(emu);
+      front = await startTlsFront(fx.emu);
     });
     afterAll(() => front.close());
 
     it('an untrusted certificate is exit 6, at once, with the NODE_EXTRA_CA_CERTS hint', async () => {
-      const r = await runCli(['stats'], { env: { ...env, GAMEHOST_ENDPOINT: front.endpoint } });
+      const r = await runCli(['stats'], { env: { ...fx.env, GAMEHOST_ENDPOINT: front.endpoint } });
       expect(r.code).toBe(6);
       expect(r.stderr).toBe(
         `error: could not reach ${new URL(front.endpoint).host}: TLS failure: self-signed certificate (DEPTH_ZERO_SELF_SIGNED_CERT)\n` +
@@ -163,7 +157,7 @@ describe('network', () => {
       // Asynchronous: the https front answering the child lives in this process.
       const run = (extra: Env) =>
         new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-          const child = execFile(process.execPath, [BIN, 'stats', '--json'], { env: { PATH: process.env.PATH, ...env, GAMEHOST_ENDPOINT: front.endpoint, ...extra } as NodeJS.ProcessEnv, timeout: 15_000 }, (_err, stdout, stderr) =>
+          const child = execFile(process.execPath, [BIN, 'stats', '--json'], { env: { PATH: process.env.PATH, ...fx.env, GAMEHOST_ENDPOINT: front.endpoint, ...extra } as NodeJS.ProcessEnv, timeout: 15_000 }, (_err, stdout, stderr) =>
             resolve({ status: child.exitCode, stdout, stderr }),
           );
         });

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Env } from '../../src/context.js';
 import { isolatedEnv, plain, runCli } from '../helpers/cli.js';
-import { endpointEnv, startTestEmulator } from '../helpers/emulator.js';
+import { useEmulator } from '../helpers/emulator.js';
 
 // eslint-disable-next-line no-control-regex
 const SGR = /\x1b\[[0-9;]*m/;
@@ -22,17 +22,11 @@ async function serve(body: (path: string) => unknown) {
 }
 
 describe('colour', () => {
-  let emu: Awaited<ReturnType<typeof startTestEmulator>>;
-  let env: Env;
-  beforeAll(async () => {
-    emu = await startTestEmulator();
-    env = { ...isolatedEnv(), ...endpointEnv(emu) };
-  });
-  afterAll(() => emu.close());
+  const fx = useEmulator();
 
   // An error line on stderr shows the rules for any stream, piped or not; `error` is red when colour is on.
   const coloured = async (args: string[], extra: Env, tty: boolean) => {
-    const r = await runCli(['lobby', 'logs', 'x', ...args], { env: { ...env, ...extra }, tty });
+    const r = await runCli(['lobby', 'logs', 'x', ...args], { env: { ...fx.env, ...extra }, tty });
     expect(r.code).toBe(2);
     expect(plain(r.stderr)).toBe('error: <lobby-id> must be a UUID, not "x"\n');
     return SGR.test(r.stderr);
@@ -55,18 +49,18 @@ describe('colour', () => {
   });
 
   it('data on a terminal stdout is coloured by the same rules', async () => {
-    const on = await runCli(['stats'], { env, tty: true });
+    const on = await runCli(['stats'], { env: fx.env, tty: true });
     expect(on.stdout).toMatch(SGR);
     expect(plain(on.stdout)).toContain('Players in game: 0');
     for (const extra of [{ NO_COLOR: '1' }, { TERM: 'dumb' }]) {
-      const off = await runCli(['stats'], { env: { ...env, ...extra }, tty: true });
+      const off = await runCli(['stats'], { env: { ...fx.env, ...extra }, tty: true });
       expect(off.stdout).not.toMatch(SGR);
       expect(off.stdout).toContain('Players in game: 0');
     }
   });
 
   it('the error line keeps its exact colour codes', async () => {
-    const tty = await runCli(['lobby', 'logs', 'x'], { env, tty: true });
+    const tty = await runCli(['lobby', 'logs', 'x'], { env: fx.env, tty: true });
     expect(tty.stderr).toBe('\x1b[31merror\x1b[39m: <lobby-id> must be a UUID, not "x"\n');
   });
 });

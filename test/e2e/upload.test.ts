@@ -6,10 +6,10 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import readline from 'node:readline';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createRequire } from 'node:module';
 import { isolatedEnv, plain, runCli, tempDir } from '../helpers/cli.js';
-import { endpointEnv, listBuilds, startTestEmulator } from '../helpers/emulator.js';
+import { endpointEnv, listBuilds, startTestEmulator, useEmulator } from '../helpers/emulator.js';
 
 const BIN = path.resolve(__dirname, '../../bin/gamehost.js');
 const PART = 64 * 1024;
@@ -65,15 +65,8 @@ async function frontOf(endpoint: string, intercept: (req: http.IncomingMessage, 
 }
 
 describe('build push: robustness', () => {
-  let emu: Awaited<ReturnType<typeof startTestEmulator>>;
-  let env: Record<string, string | undefined>;
+  const fx = useEmulator({ partSize: PART, singlePartMax: 32 * 1024 });
   const dir = tempDir();
-
-  beforeAll(async () => {
-    emu = await startTestEmulator({ partSize: PART, singlePartMax: 32 * 1024 });
-    env = { ...isolatedEnv(), ...endpointEnv(emu) };
-  });
-  afterAll(() => emu.close());
 
   it('ends byte-exact through injected 500s and connection resets, retrying each failed part', async () => {
     const e = { ...isolatedEnv({ GAMEHOST_EMULATOR_FAULTS: 'put-error=0.25,put-reset=0.15,seed=11' }, { partSize: PART, singlePartMax: 32 * 1024, startDelayMs: 0, readyDelayMs: 0 }) };
@@ -176,12 +169,12 @@ describe('build push: robustness', () => {
   it('a file that changes during the upload fails with exit 7 and no completion', async () => {
     const file = path.join(dir, 'changing.tar');
     writeRandom(file, 8 * PART);
-    const running = runCli(['build', 'push', file, '--tag', 'changing:v1', '--limit-rate', '256K'], { env });
+    const running = runCli(['build', 'push', file, '--tag', 'changing:v1', '--limit-rate', '256K'], { env: fx.env });
     setTimeout(() => fs.appendFileSync(file, 'more'), 300);
     const r = await running;
     expect(r.code).toBe(7);
     expect(r.stderr).toMatch(/^error: .*changing\.tar changed during the upload; the build was not completed$/m);
-    const build = (await listBuilds(emu.endpoint)).find((b) => b.image_tag === 'changing:v1');
+    const build = (await listBuilds(fx.emu.endpoint)).find((b) => b.image_tag === 'changing:v1');
     expect(build?.complete).toBe(false);
   });
 
@@ -189,7 +182,7 @@ describe('build push: robustness', () => {
     const file = path.join(dir, 'limited.tar');
     writeRandom(file, 8 * PART);
     const started = Date.now();
-    const r = await runCli(['build', 'push', file, '--tag', 'limited:v1', '--limit-rate', '256K', '--concurrency', '4'], { env });
+    const r = await runCli(['build', 'push', file, '--tag', 'limited:v1', '--limit-rate', '256K', '--concurrency', '4'], { env: fx.env });
     expect(r.code).toBe(0);
     // 512 KiB at 256 KiB/s with one second of burst: at least about a second.
     expect(Date.now() - started).toBeGreaterThanOrEqual(900);
@@ -198,7 +191,7 @@ describe('build push: robustness', () => {
   it('--progress json: start, part, complete events on stderr; stdout keeps the result', async () => {
     const file = path.join(dir, 'events.tar');
     writeRandom(file, 3 * PART);
-    const r = await runCli(['build', 'push', file, '--tag', 'events:v1', '--progress', 'json', '--json'], { env });
+    const r = await runCli(['build', 'push', file, '--tag', 'events:v1', '--progress', 'json', '--json'], { env: fx.env });
     const ev = events(r.stderr);
     expect(ev[0]).toMatchObject({ type: 'start', bytes: 3 * PART, parts: 3, resumed_parts: 0 });
     expect(ev.filter((e) => e.type === 'part').map((e) => e.part).sort()).toEqual([1, 2, 3]);
@@ -208,13 +201,13 @@ describe('build push: robustness', () => {
   it('without a terminal: a plain line at each part; in a terminal: a live progress line', async () => {
     const file = path.join(dir, 'shown.tar');
     writeRandom(file, 3 * PART);
-    const piped = await runCli(['build', 'push', file, '--tag', 'shown:v1'], { env });
+    const piped = await runCli(['build', 'push', file, '--tag', 'shown:v1'], { env: fx.env });
     expect(piped.stderr).toMatch(/^part [123]\/3 done; uploading [\d.]+% \(.+ of 192 KiB\) at .+\/s.*, \d\/3 parts$/m);
-    const tty = await runCli(['build', 'push', file, '--tag', 'shown:v2'], { env, tty: true });
+    const tty = await runCli(['build', 'push', file, '--tag', 'shown:v2'], { env: fx.env, tty: true });
     expect(tty.code).toBe(0);
     expect(plain(tty.stderr)).toMatch(/uploading 0\.0% \(0 B of 192 KiB\)/);
     expect(tty.stderr).not.toMatch(/^part \d/m);
-    const quiet = await runCli(['build', 'push', file, '--tag', 'shown:v3', '--quiet'], { env });
+    const quiet = await runCli(['build', 'push', file, '--tag', 'shown:v3', '--quiet'], { env: fx.env });
     expect(quiet.stderr).toBe('');
   });
 
@@ -222,7 +215,7 @@ describe('build push: robustness', () => {
     for (const form of ['seconds', 'date'] as const) {
       const times: number[] = [];
       // A front that rate-limits the first build creation, then passes everything to the emulator.
-      const front = await frontOf(emu.endpoint, (req, res) => {
+      const front = await frontOf(fx.emu.endpoint, (req, res) => {
         if (req.method !== 'POST' || !req.url?.endsWith('/builds')) return false;
         times.push(Date.now());
         if (times.length > 1) return false;
@@ -235,7 +228,7 @@ describe('build push: robustness', () => {
       try {
         const file = path.join(dir, `ratelimited-${form}.tar`);
         const digest = writeRandom(file, 2 * PART);
-        const r = await runCli(['build', 'push', file, '--tag', `limited:${form}`, '--json'], { env: { ...env, GAMEHOST_ENDPOINT: front.endpoint } });
+        const r = await runCli(['build', 'push', file, '--tag', `limited:${form}`, '--json'], { env: { ...fx.env, GAMEHOST_ENDPOINT: front.endpoint } });
         expect(r.code).toBe(0);
         expect(JSON.parse(r.stdout).sha256).toBe(digest);
         expect(times).toHaveLength(2);
@@ -248,19 +241,13 @@ describe('build push: robustness', () => {
 });
 
 describe('build push: stalls and clean-up', () => {
-  let emu: Awaited<ReturnType<typeof startTestEmulator>>;
-  let env: Record<string, string | undefined>;
+  const fx = useEmulator({ partSize: PART, singlePartMax: 32 * 1024 });
   const dir = tempDir();
-  beforeAll(async () => {
-    emu = await startTestEmulator({ partSize: PART, singlePartMax: 32 * 1024 });
-    env = { ...isolatedEnv(), ...endpointEnv(emu) };
-  });
-  afterAll(() => emu.close());
 
   it('a part whose connection stalls is retried after --stall-timeout, then fails with exit 7', async () => {
     // A front that passes the API through but swallows part uploads without ever answering: a hung link.
     const hung: http.ServerResponse[] = [];
-    const front = await frontOf(emu.endpoint, (req, res) => {
+    const front = await frontOf(fx.emu.endpoint, (req, res) => {
       if (req.method !== 'PUT') return false;
       req.resume();
       hung.push(res);
@@ -271,7 +258,7 @@ describe('build push: stalls and clean-up', () => {
       writeRandom(file, PART);
       const started = Date.now();
       const r = await runCli(['build', 'push', file, '--tag', 'stalled:v1', '--stall-timeout', '1', '--progress', 'json'], {
-        env: { ...env, GAMEHOST_ENDPOINT: front.endpoint },
+        env: { ...fx.env, GAMEHOST_ENDPOINT: front.endpoint },
         retry: { attempts: 2, baseMs: 1, maxMs: 2 },
       });
       expect(r.code).toBe(7);
@@ -290,36 +277,29 @@ describe('build push: stalls and clean-up', () => {
     fs.mkdirSync(path.join(d, 'rootfs'), { recursive: true });
     fs.writeFileSync(path.join(d, 'config.json'), '{}');
     fs.writeFileSync(path.join(d, 'rootfs', 'server'), crypto.randomBytes(50_000));
-    const denied = await runCli(['build', 'push', d, '--tag', 'tmp:v1', '--compression', 'lz4'], { env: { ...env, TMPDIR: tmp, GAMEHOST_TOKEN: 'cloud.bad.token' } });
+    const denied = await runCli(['build', 'push', d, '--tag', 'tmp:v1', '--compression', 'lz4'], { env: { ...fx.env, TMPDIR: tmp, GAMEHOST_TOKEN: 'cloud.bad.token' } });
     expect(denied.code).toBe(3);
     expect(fs.readdirSync(tmp)).toEqual([]);
-    const ok = await runCli(['build', 'push', d, '--tag', 'tmp:v2', '--compression', 'lz4'], { env: { ...env, TMPDIR: tmp } });
+    const ok = await runCli(['build', 'push', d, '--tag', 'tmp:v2', '--compression', 'lz4'], { env: { ...fx.env, TMPDIR: tmp } });
     expect(ok.code).toBe(0);
     expect(fs.readdirSync(tmp)).toEqual([]);
   });
 });
 
 describe('build push: inputs', () => {
-  let emu: Awaited<ReturnType<typeof startTestEmulator>>;
-  let env: Record<string, string | undefined>;
+  const fx = useEmulator({ partSize: PART, singlePartMax: 32 * 1024 });
   const dir = tempDir();
 
-  beforeAll(async () => {
-    emu = await startTestEmulator({ partSize: PART, singlePartMax: 32 * 1024 });
-    env = { ...isolatedEnv(), ...endpointEnv(emu) };
-  });
-  afterAll(() => emu.close());
-
-  const stored = (buildId: string) => fs.readFileSync(path.join(emu.dataDir, 'builds', buildId));
+  const stored = (buildId: string) => fs.readFileSync(path.join(fx.emu.dataDir, 'builds', buildId));
 
   it('a docker save directory is packed into a tar and pushed as docker_image', async () => {
     const d = path.join(dir, 'docker');
     fs.mkdirSync(path.join(d, 'layer'), { recursive: true });
     fs.writeFileSync(path.join(d, 'manifest.json'), '[]');
     fs.writeFileSync(path.join(d, 'layer', 'layer.tar'), crypto.randomBytes(100_000));
-    const r = await runCli(['build', 'push', d, '--tag', 'dir:docker', '--json'], { env });
+    const r = await runCli(['build', 'push', d, '--tag', 'dir:docker', '--json'], { env: fx.env });
     expect(r.code).toBe(0);
-    const build = (await listBuilds(emu.endpoint)).find((b) => b.image_tag === 'dir:docker') as any;
+    const build = (await listBuilds(fx.emu.endpoint)).find((b) => b.image_tag === 'dir:docker') as any;
     expect(build.kind).toBe('docker_image');
     const tarBytes = stored(JSON.parse(r.stdout).build_id);
     expect(tarBytes.includes(Buffer.from('manifest.json'))).toBe(true);
@@ -331,15 +311,15 @@ describe('build push: inputs', () => {
     fs.mkdirSync(path.join(d, 'rootfs', 'bin'), { recursive: true });
     fs.writeFileSync(path.join(d, 'config.json'), '{}');
     fs.writeFileSync(path.join(d, 'rootfs', 'bin', 'server'), 'x');
-    const r = await runCli(['build', 'push', d, '--tag', 'dir:oci', '--json'], { env });
+    const r = await runCli(['build', 'push', d, '--tag', 'dir:oci', '--json'], { env: fx.env });
     expect(r.code).toBe(0);
-    const build = (await listBuilds(emu.endpoint)).find((b) => b.image_tag === 'dir:oci') as any;
+    const build = (await listBuilds(fx.emu.endpoint)).find((b) => b.image_tag === 'dir:oci') as any;
     expect(build.kind).toBe('oci_bundle');
   });
 
   it('- reads the build from standard input', async () => {
     const data = crypto.randomBytes(5 * PART + 7);
-    const r = await runCli(['build', 'push', '-', '--tag', 'stdin:v1', '--json'], { env, stdin: data });
+    const r = await runCli(['build', 'push', '-', '--tag', 'stdin:v1', '--json'], { env: fx.env, stdin: data });
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ sha256: sha(data), bytes: data.length });
   });
@@ -348,11 +328,11 @@ describe('build push: inputs', () => {
     const file = path.join(dir, 'big.tar');
     const data = Buffer.concat([crypto.randomBytes(50_000), Buffer.alloc(400_000, 7)]);
     fs.writeFileSync(file, data);
-    const r = await runCli(['build', 'push', file, '--tag', 'lz4:v1', '--compression', 'lz4', '--json'], { env });
+    const r = await runCli(['build', 'push', file, '--tag', 'lz4:v1', '--compression', 'lz4', '--json'], { env: fx.env });
     expect(r.code).toBe(0);
     const result = JSON.parse(r.stdout);
     expect(result.bytes).toBeLessThan(data.length);
-    const build = (await listBuilds(emu.endpoint)).find((b) => b.image_tag === 'lz4:v1') as any;
+    const build = (await listBuilds(fx.emu.endpoint)).find((b) => b.image_tag === 'lz4:v1') as any;
     expect(build.compression).toBe('lz4');
     expect(lz4.decompressFrameSync(stored(result.build_id)).equals(data)).toBe(true);
   });
@@ -361,22 +341,22 @@ describe('build push: inputs', () => {
     const file = path.join(dir, 'pre.lz4');
     const packed = lz4.compressFrameSync(Buffer.alloc(100_000, 3));
     fs.writeFileSync(file, packed);
-    const r = await runCli(['build', 'push', file, '--tag', 'lz4:pre', '--json'], { env });
+    const r = await runCli(['build', 'push', file, '--tag', 'lz4:pre', '--json'], { env: fx.env });
     expect(JSON.parse(r.stdout).sha256).toBe(sha(packed));
-    const build = (await listBuilds(emu.endpoint)).find((b) => b.image_tag === 'lz4:pre') as any;
+    const build = (await listBuilds(fx.emu.endpoint)).find((b) => b.image_tag === 'lz4:pre') as any;
     expect(build.compression).toBe('lz4');
   });
 
   it('--dry-run prints kind, compression, size, hash and parts, and sends nothing', async () => {
     const file = path.join(dir, 'dry.tar');
     const digest = writeRandom(file, 6 * 1024 * 1024);
-    const r = await runCli(['build', 'push', file, '--tag', 'dry:v1', '--dry-run', '--json'], { env: { ...env, GAMEHOST_ENDPOINT: 'http://127.0.0.1:9' } });
+    const r = await runCli(['build', 'push', file, '--tag', 'dry:v1', '--dry-run', '--json'], { env: { ...fx.env, GAMEHOST_ENDPOINT: 'http://127.0.0.1:9' } });
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({ dry_run: true, kind: 'docker_image', compression: 'none', bytes: 6 * 1024 * 1024, sha256: digest, parts: 1, part_size: 6 * 1024 * 1024 });
     const big = path.join(dir, 'dry-big.tar');
     fs.closeSync(fs.openSync(big, 'w'));
     fs.truncateSync(big, 250 * 1024 * 1024);
-    const many = await runCli(['build', 'push', big, '--tag', 'dry:v2', '--dry-run'], { env: { ...env, GAMEHOST_ENDPOINT: 'http://127.0.0.1:9' } });
+    const many = await runCli(['build', 'push', big, '--tag', 'dry:v2', '--dry-run'], { env: { ...fx.env, GAMEHOST_ENDPOINT: 'http://127.0.0.1:9' } });
     expect(many.stdout).toMatch(/^parts\t3$/m);
     fs.rmSync(big);
   });
@@ -392,7 +372,7 @@ describe('build push: inputs', () => {
     fs.closeSync(fs.openSync(huge, 'w'));
     fs.truncateSync(huge, 8_000_000_000); // sparse: no disk used
     fs.writeFileSync(path.join(dir, 'ok.tar'), 'data');
-    const r = await runCli(['build', 'push', ...(args as string[])], { env: { ...env, GAMEHOST_ENDPOINT: 'http://127.0.0.1:9' }, cwd: dir });
+    const r = await runCli(['build', 'push', ...(args as string[])], { env: { ...fx.env, GAMEHOST_ENDPOINT: 'http://127.0.0.1:9' }, cwd: dir });
     fs.rmSync(huge);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(message);

@@ -1,10 +1,10 @@
 // The --watch loops against a running emulator: the test changes the world mid-watch (stops the lobby, adds
 // players) and checks what a terminal, a pipe and a JSON reader saw, and the exit code.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli.js';
 import { InterruptedError } from '../../src/errors.js';
-import { Capture, FAST_RETRY, isolatedEnv, plain } from '../helpers/cli.js';
-import { endpointEnv, startTestEmulator, stopLobby } from '../helpers/emulator.js';
+import { Capture, FAST_RETRY, plain } from '../helpers/cli.js';
+import { stopLobby, useEmulator } from '../helpers/emulator.js';
 
 /** Starts the CLI and hands back its live output, so a test can act once something has been shown. */
 function start(args: string[], env: Record<string, string | undefined>, opts: { tty?: boolean; columns?: number } = {}) {
@@ -33,28 +33,22 @@ function start(args: string[], env: Record<string, string | undefined>, opts: { 
 }
 
 describe('lobby logs --watch', () => {
-  let emu: Awaited<ReturnType<typeof startTestEmulator>>;
-  let env: Record<string, string | undefined>;
-  beforeAll(async () => {
-    emu = await startTestEmulator();
-    env = { ...isolatedEnv(), ...endpointEnv(emu) };
-  });
-  afterAll(() => emu.close());
+  const fx = useEmulator();
 
   async function newLobby(mode = 'default'): Promise<string> {
-    const run = start(['lobby', 'create', '--game-mode', mode, '--json'], env);
+    const run = start(['lobby', 'create', '--game-mode', mode, '--json'], fx.env);
     expect(await run.done).toBe(0);
     return JSON.parse(run.stdout.text).lobby.lobby_id;
   }
 
   it('piped: a line per change until the lobby stops cleanly, then exit 0', async () => {
     const id = await newLobby();
-    const watch = start(['lobby', 'logs', id, '--watch', '--interval', '0.1'], env);
+    const watch = start(['lobby', 'logs', id, '--watch', '--interval', '0.1'], fx.env);
     await watch.until(/\trunning\t/);
     // Several polls with nothing new: still one line.
     await new Promise((r) => setTimeout(r, 350));
     expect(watch.stdout.text.trim().split('\n')).toHaveLength(1);
-    await stopLobby(emu.endpoint, id, { exit_code: 0 });
+    await stopLobby(fx.emu.endpoint, id, { exit_code: 0 });
     expect(await watch.done).toBe(0);
 
     const lines = watch.stdout.text.trim().split('\n').map((l) => l.split('\t'));
@@ -65,9 +59,9 @@ describe('lobby logs --watch', () => {
 
   it('piped: a failed lobby ends the watch with exit 1 and shows its exit code', async () => {
     const id = await newLobby();
-    const watch = start(['lobby', 'logs', id, '--watch', '--interval', '0.1'], env);
+    const watch = start(['lobby', 'logs', id, '--watch', '--interval', '0.1'], fx.env);
     await watch.until(/\trunning\t/);
-    await stopLobby(emu.endpoint, id, { exit_code: 137, failed: true });
+    await stopLobby(fx.emu.endpoint, id, { exit_code: 137, failed: true });
     expect(await watch.done).toBe(1);
     expect(watch.stdout.text.trim().split('\n').at(-1)!.split('\t').slice(1)).toEqual(['failed', 'stopped', '137', '-', '-']);
     expect(watch.stderr.text).toContain('failed with exit code 137');
@@ -75,9 +69,9 @@ describe('lobby logs --watch', () => {
 
   it('--json: one JSON body per line, per change', async () => {
     const id = await newLobby();
-    const watch = start(['lobby', 'logs', id, '--watch', '--interval', '0.1', '--json'], env);
+    const watch = start(['lobby', 'logs', id, '--watch', '--interval', '0.1', '--json'], fx.env);
     await watch.until(/"running":\{\}/);
-    await stopLobby(emu.endpoint, id, { exit_code: 3, failed: true });
+    await stopLobby(fx.emu.endpoint, id, { exit_code: 3, failed: true });
     expect(await watch.done).toBe(1);
     const bodies = watch.stdout.text.trim().split('\n').map((l) => JSON.parse(l));
     expect(bodies[0].lobby.lobby_id).toBe(id);
@@ -89,10 +83,10 @@ describe('lobby logs --watch', () => {
 
   it('in a terminal: redraws in place with the cursor hidden, ends on the stopped lobby and gives the cursor back', async () => {
     const id = await newLobby();
-    const watch = start(['lobby', 'logs', id, '--watch', '--interval', '0.1'], { ...env, NO_COLOR: '1' }, { tty: true, columns: 80 });
+    const watch = start(['lobby', 'logs', id, '--watch', '--interval', '0.1'], { ...fx.env, NO_COLOR: '1' }, { tty: true, columns: 80 });
     await watch.until(/Every 0\.1 s · updated \d{2}:\d{2}:\d{2} · Ctrl-C to stop/);
     await watch.until(/\x1b\[\d+A/);
-    await stopLobby(emu.endpoint, id, { exit_code: 0 });
+    await stopLobby(fx.emu.endpoint, id, { exit_code: 0 });
     expect(await watch.done).toBe(0);
 
     const text = watch.stdout.text;
@@ -111,7 +105,7 @@ describe('lobby logs --watch', () => {
 
   it('Ctrl-C ends the watch at once, exit 130, cursor restored', async () => {
     const id = await newLobby();
-    const watch = start(['lobby', 'logs', id, '--watch', '--interval', '30'], env, { tty: true });
+    const watch = start(['lobby', 'logs', id, '--watch', '--interval', '30'], fx.env, { tty: true });
     await watch.until(/● running/);
     const began = Date.now();
     watch.interrupt();
@@ -123,35 +117,29 @@ describe('lobby logs --watch', () => {
 
   it('a lobby that already stopped: one answer and its exit code', async () => {
     const id = await newLobby();
-    await stopLobby(emu.endpoint, id, { exit_code: 1, failed: true });
-    const watch = start(['lobby', 'logs', id, '--watch'], env);
+    await stopLobby(fx.emu.endpoint, id, { exit_code: 1, failed: true });
+    const watch = start(['lobby', 'logs', id, '--watch'], fx.env);
     expect(await watch.done).toBe(1);
     expect(watch.stdout.text.trim().split('\n')).toHaveLength(1);
   });
 });
 
 describe('stats --watch', () => {
-  let emu: Awaited<ReturnType<typeof startTestEmulator>>;
-  let env: Record<string, string | undefined>;
-  beforeAll(async () => {
-    emu = await startTestEmulator();
-    env = { ...isolatedEnv(), ...endpointEnv(emu) };
-  });
-  afterAll(() => emu.close());
+  const fx = useEmulator();
 
   async function newLobby(mode: string, region: string): Promise<string> {
-    const run = start(['lobby', 'create', '--game-mode', mode, '--region', region, '--json'], env);
+    const run = start(['lobby', 'create', '--game-mode', mode, '--region', region, '--json'], fx.env);
     expect(await run.done).toBe(0);
     return JSON.parse(run.stdout.text).lobby.lobby_id;
   }
 
   it('piped: every row first, then a line for each row that changed, until Ctrl-C', async () => {
     const first = await newLobby('duos', 'lnd-fra');
-    const watch = start(['stats', '--watch', '0.1'], env);
+    const watch = start(['stats', '--watch', '0.1'], fx.env);
     await watch.until(/\tduos\tlnd-fra\t1\t\+1\n/);
     await newLobby('duos', 'lnd-fra');
     await watch.until(/\tduos\tlnd-fra\t2\t\+1\n/);
-    await stopLobby(emu.endpoint, first);
+    await stopLobby(fx.emu.endpoint, first);
     await watch.until(/\tduos\tlnd-fra\t1\t-1\n/);
     watch.interrupt();
     expect(await watch.done).toBe(130);
@@ -164,7 +152,7 @@ describe('stats --watch', () => {
   });
 
   it('in a terminal: refreshes in place and shows the change since the last refresh', async () => {
-    const watch = start(['stats', '--watch', '0.1', '--utc'], { ...env, NO_COLOR: '1' }, { tty: true, columns: 80 });
+    const watch = start(['stats', '--watch', '0.1', '--utc'], { ...fx.env, NO_COLOR: '1' }, { tty: true, columns: 80 });
     await watch.until(/Every 0\.1 s · updated \d{2}:\d{2}:\d{2} UTC/);
     await newLobby('squads', 'lnd-atl');
     await watch.until(/lnd-atl\s+1\s+█+\s+100%\s+\+1/);
@@ -175,7 +163,7 @@ describe('stats --watch', () => {
   });
 
   it('--json: the body again, one line each time it changed', async () => {
-    const watch = start(['stats', '--watch', '0.1', '--json'], env);
+    const watch = start(['stats', '--watch', '0.1', '--json'], fx.env);
     await watch.until(/\n/);
     await newLobby('default', 'lnd-sgp');
     await watch.until(/\n.*\n/);

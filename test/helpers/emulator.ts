@@ -1,6 +1,7 @@
 // A long-lived emulator for tests that need one beside the CLI (admin calls, --endpoint runs).
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
-import { tempDir } from './cli.js';
+import { afterAll, beforeAll } from 'vitest';
+import { isolatedEnv, tempDir } from './cli.js';
 
 export async function startTestEmulator(config: Record<string, unknown> = {}, dataDir = tempDir('gamehost-emu-')): Promise<RunningEmulator & { dataDir: string }> {
   const emu = await startEmulator({ dataDir, config: { startDelayMs: 0, readyDelayMs: 0, ...config } });
@@ -38,4 +39,21 @@ export function endpointEnv(emu: RunningEmulator): Record<string, string> {
     GAMEHOST_GAME: emu.gameId,
     GAMEHOST_NAMESPACE: emu.namespaceId,
   };
+}
+
+export interface EmulatorFixture {
+  emu: Awaited<ReturnType<typeof startTestEmulator>>;
+  /** An isolated environment pointing the CLI at `emu`, as a CI job would. */
+  env: Record<string, string | undefined>;
+}
+
+/** An emulator for the enclosing describe block: started before its tests, closed after; fields set in beforeAll. */
+export function useEmulator(config: Record<string, unknown> = {}): EmulatorFixture {
+  const fixture = {} as EmulatorFixture;
+  beforeAll(async () => {
+    fixture.emu = await startTestEmulator(config);
+    fixture.env = { ...isolatedEnv(), ...endpointEnv(fixture.emu) };
+  });
+  afterAll(() => fixture.emu.close());
+  return fixture;
 }
