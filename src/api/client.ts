@@ -72,6 +72,11 @@ export class ApiClient {
   }
 
   async call<T>(spec: CallSpec): Promise<T> {
+    return (await this.callWithText<T>(spec)).value;
+  }
+
+  /** The parsed answer and the text it was parsed from, for printing the service's body losslessly. */
+  async callWithText<T>(spec: CallSpec): Promise<{ value: T; text: string }> {
     const policy = this.ctx.retry;
     for (let attempt = 1; ; attempt++) {
       try {
@@ -110,7 +115,7 @@ export class ApiClient {
     return headers;
   }
 
-  private async once<T>(spec: CallSpec): Promise<T> {
+  private async once<T>(spec: CallSpec): Promise<{ value: T; text: string }> {
     const url = new URL(this.target.endpoint + spec.path);
     for (const [k, v] of Object.entries(spec.query ?? {})) url.searchParams.set(k, v);
     const payload = spec.body === undefined ? undefined : JSON.stringify(spec.body);
@@ -144,9 +149,9 @@ export class ApiClient {
       error.retryAfterMs = parseRetryAfter(res.headers['retry-after'], Date.now());
       throw error;
     }
-    if (text.trim() === '') return {} as T;
+    if (text.trim() === '') return { value: {} as T, text: '{}' };
     try {
-      return JSON.parse(text) as T;
+      return { value: JSON.parse(text) as T, text };
     } catch {
       throw new ApiError(res.statusCode, {
         code: 'BAD_RESPONSE',
