@@ -97,3 +97,13 @@ export class InterruptedError extends CliError {
     this.hint = hint;
   }
 }
+
+/** An answer that is not what the service sends (an export that is not its CSV): nothing is kept of it. */
+export class InvalidAnswerError extends CliError {
+  readonly exitCode = ExitCode.UNEXPECTED;
+  constructor(message: string, hint?: string) {
+    super(message);
+    this.name = 'InvalidAnswerError';
+    this.hint = hint;
+  }
+}

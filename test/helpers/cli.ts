@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
 import { main } from '../../src/cli.js';
+import { CsvStreamParser } from '../../src/output/csv.js';
 import type { Env } from '../../src/context.js';
 
 export interface RunResult {
@@ -112,4 +113,10 @@ export function isolatedEnv(extra: Env = {}, config: Record<string, unknown> = {
     GAMEHOST_EMULATOR_CONFIG: configFile,
     ...extra,
   };
+}
+
+/** Every record of a CSV text, through the CLI's own strict reader. */
+export function readCsv(text: string): string[][] {
+  const parser = new CsvStreamParser();
+  return [...parser.push(text), ...parser.end()];
 }

@@ -4,16 +4,17 @@ import type { Context } from '../../context.js';
 import { exportLobbyHistory } from '../../api/operations.js';
 import { openPresignedGet } from '../../api/presigned.js';
 import { toNetworkError } from '../../api/client.js';
-import { UsageError } from '../../errors.js';
+import { InvalidAnswerError, UsageError } from '../../errors.js';
 import { canAnimate } from '../../output/ci.js';
-import { CsvStreamParser } from '../../output/csv.js';
+import { CsvError, CsvStreamParser } from '../../output/csv.js';
 import { formatBytes } from '../../output/format.js';
 import { jsonLine, writeJson } from '../../output/json.js';
 import {
   HistoryTally,
+  checkHistoryHeader,
   formatDownloadProgress,
   formatHistorySummary,
-  formatHistoryTable,
+  historyTableChunks,
   historyJson,
   historyRecord,
   historyRow,
@@ -36,6 +37,8 @@ export interface ExportOptions {
   /** Print the presigned URL and download nothing. */
   urlOnly: boolean;
   utc: boolean;
+  /** --format table: every column at full width. */
+  wide: boolean;
 }
 
 /** Downloads at least this big get a progress line (on a terminal, outside CI). */
@@ -64,10 +67,12 @@ export function parse(_args: string[], opts: Record<string, unknown>, ctx: Conte
   const format = opts.format === undefined ? 'csv' : parseChoice('--format', opts.format, FORMATS);
   const urlOnly = opts.urlOnly === true;
   const utc = opts.utc === true;
+  const wide = opts.wide === true;
+  if (wide && format !== 'table') throw new UsageError('--wide goes with --format table');
   if (urlOnly) {
     if (opts.output !== undefined) throw new UsageError('--url-only downloads nothing: drop -o');
     if (opts.format !== undefined) throw new UsageError('--url-only downloads nothing: drop --format');
-    return { queryStart: start, queryEnd: end, output: '-', format, urlOnly, utc };
+    return { queryStart: start, queryEnd: end, output: '-', format, urlOnly, utc, wide };
   }
   if (format === 'table') {
     // A table is for reading, so it goes where it can be read; files get csv or json.
@@ -75,11 +80,11 @@ export function parse(_args: string[], opts: Record<string, unknown>, ctx: Conte
       throw new UsageError('--format table prints on stdout: drop -o', 'to keep the rows in a file, use --format csv or --format json');
     }
     if (ctx.global.json) throw new UsageError('--json prints a summary on stdout: --format table cannot print there too');
-    return { queryStart: start, queryEnd: end, output: '-', format, urlOnly, utc };
+    return { queryStart: start, queryEnd: end, output: '-', format, urlOnly, utc, wide };
   }
   const output = opts.output === undefined ? defaultOutputName(start, end, format) : String(opts.output);
   if (output === '-' && ctx.global.json) throw new UsageError('--json prints a summary on stdout: give -o <file>, not -o -');
-  return { queryStart: start, queryEnd: end, output: output === '-' ? '-' : path.resolve(ctx.cwd, output), format, urlOnly, utc };
+  return { queryStart: start, queryEnd: end, output: output === '-' ? '-' : path.resolve(ctx.cwd, output), format, urlOnly, utc, wide };
 }
 
 /** Where the rows go: stdout (with backpressure), or a temporary file renamed into place at the end. */
@@ -190,10 +195,10 @@ export async function run(ctx: Context, o: ExportOptions): Promise<void> {
   const take = async (records: string[][]) => {
     for (const fields of records) {
       if (!header) {
+        checkHistoryHeader(fields);
         header = fields;
         continue;
       }
-      if (fields.length === 1 && fields[0] === '') continue;
       rows++;
       const record = historyRecord(header, fields);
       tally.add(record);
@@ -207,11 +212,16 @@ export async function run(ctx: Context, o: ExportOptions): Promise<void> {
       for await (const chunk of res.body as AsyncIterable<Buffer>) {
         downloaded += chunk.length;
         progress.update(downloaded);
-        if (o.format === 'csv') await write(chunk);
+        // Parsed before it is written: bytes that are not the service's CSV never reach stdout.
         await take(parser.push(chunk));
+        if (o.format === 'csv') await write(chunk);
       }
       await take(parser.end());
+      if (!header) throw new CsvError(1, 'empty: not even a header');
     } catch (err) {
+      if (err instanceof CsvError) {
+        throw new InvalidAnswerError(`the export is not the service's lobby history CSV: ${err.message}`, 'nothing was kept; export again, and if it persists the service is at fault');
+      }
       if (err instanceof UsageError) throw err;
       throw ctx.signal.aborted ? ctx.signal.reason : toNetworkError(err, new URL(url));
     } finally {
@@ -223,10 +233,20 @@ export async function run(ctx: Context, o: ExportOptions): Promise<void> {
     throw err;
   }
 
-  if (o.format === 'table') ctx.io.stdout.write(formatHistoryTable(tableRows, viewOptions(ctx, ctx.io.stdout, o.utc)));
+  if (o.format === 'table') {
+    const out = ctx.io.stdout;
+    for (const chunk of historyTableChunks(tableRows, { ...viewOptions(ctx, out, o.utc), wide: o.wide })) {
+      if (!out.write(chunk)) await new Promise((resolve) => out.once('drain', resolve));
+    }
+  }
   const summary = tally.summary();
   if (ctx.global.json) {
     return writeJson(ctx, { url, ...window, output: o.output, format: o.format, rows, bytes: written, summary });
+  }
+  // -q: the one thing a script wants, the file written.
+  if (ctx.global.quiet) {
+    if (o.output !== '-') ctx.io.stdout.write(o.output + '\n');
+    return;
   }
   if (o.output !== '-') {
     ctx.info(`Wrote ${rows} lobb${rows === 1 ? 'y' : 'ies'} (${formatBytes(written)}) to ${path.relative(ctx.cwd, o.output) || o.output}`);
