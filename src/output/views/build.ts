@@ -5,6 +5,8 @@ import { formatBytes, formatDuration, formatRate } from '../format.js';
 import { renderRecord } from '../record.js';
 
 export function renderPushed(ctx: Context, tag: string, r: PushResult): string {
+  // -q: the build id alone, for `BUILD=$(gamehost build push -q …)`.
+  if (ctx.global.quiet) return r.build_id + '\n';
   const out = ctx.io.stdout;
   const fields = [
     { label: 'Build', key: 'build_id', value: r.build_id },
