@@ -26,7 +26,8 @@ export function meanOf(values: readonly number[]): number | undefined {
   if (n === 0) return undefined;
   let mean = 0;
   for (const v of values) if (Number.isFinite(v)) mean += v / n;
-  return mean;
+  // Rounding can carry a mean of values at the very top of the range just past it.
+  return Math.min(Number.MAX_VALUE, Math.max(-Number.MAX_VALUE, mean));
 }
 
 // A leap second (23:59:60, valid RFC 3339) that Date.parse refuses: counted as the second after, as Unix time does.
@@ -129,7 +130,7 @@ export function formatTime(
 
 /** A change between two readings for people: `+3`, `−1` (a true minus sign), and `` for none. */
 export function formatChange(delta: number): string {
-  if (delta === 0) return '';
+  if (delta === 0 || !Number.isFinite(delta)) return '';
   return delta > 0 ? `+${delta}` : `\u2212${Math.abs(delta)}`;
 }
 
@@ -153,6 +154,7 @@ export function formatHours(ms: number): string {
 export function formatShare(part: number, whole: number): string {
   if (!(whole > 0) || !Number.isFinite(whole) || !Number.isFinite(part)) return '-';
   const p = 100 * (part / whole);
+  if (!Number.isFinite(p)) return '-';
   if (p > 0 && p < 0.5) return '<1%';
   return `${Math.round(p)}%`;
 }

@@ -140,10 +140,14 @@ export function* tableChunks(spec: TableSpec, layout: TableLayout, screenful = S
   const c = new Chalk({ level: layout.color ? 1 : 0 });
   const p = plan(spec, cells, layout);
   const right = new Set(spec.right ?? []);
-  const cut = (line: string) => (p.limit === Infinity ? line : fitLine(line, p.limit));
-  const note = p.dropped.length
-    ? c.dim(`${p.dropped.join(', ')} left out to fit: --wide shows ${p.dropped.length === 1 ? 'it' : 'them'}`) + '\n'
-    : '';
+  // Lines only need cutting when the columns alone overflow (the narrowest widths did not fit).
+  const overflows = total(p.widths) > p.limit;
+  const cut = (line: string) => (overflows ? fitLine(line, p.limit) : line);
+  const n = p.dropped.length;
+  const them = `--wide shows ${n === 1 ? 'it' : 'them'}`;
+  let note = n ? `${p.dropped.join(', ')} left out to fit: ${them}` : '';
+  if (visibleWidth(note) > layout.columns - 1) note = fitLine(`${n} column${n === 1 ? '' : 's'} left out: ${them}`, layout.columns - 1);
+  if (note) note = c.dim(note) + '\n';
   if (cells.length <= screenful) {
     yield viaCliTable(spec, cells, p, right, c).map((l) => cut(l) + '\n').join('') + note;
     return;
@@ -154,8 +158,13 @@ export function* tableChunks(spec: TableSpec, layout: TableLayout, screenful = S
       p.shown
         .map((col, i) => {
           const w = p.widths[i]!;
-          const cell = fitLine(row[col] ?? '', w);
-          const pad = ' '.repeat(Math.max(0, w - visibleWidth(cell)));
+          let cell = row[col] ?? '';
+          let width = visibleWidth(cell);
+          if (width > w) {
+            cell = fitLine(cell, w);
+            width = visibleWidth(cell);
+          }
+          const pad = ' '.repeat(Math.max(0, w - width));
           return right.has(col) ? pad + cell : cell + pad;
         })
         .join(' '.repeat(GAP))

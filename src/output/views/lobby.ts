@@ -166,7 +166,8 @@ function renderForScripts(res: LobbyLogsResponse, o: ViewOptions): string {
   return keyValues(rows);
 }
 
-const round2 = (v: number) => Math.round(v * 100) / 100;
+// Beyond 1e15 a double has no hundredths to round (and v * 100 could overflow).
+const round2 = (v: number) => (Math.abs(v) >= 1e15 ? v : Math.round(v * 100) / 100);
 
 function renderForPeople(res: LobbyLogsResponse, o: LobbyViewOptions): string {
   const c = paint(o);
@@ -188,11 +189,13 @@ function renderForPeople(res: LobbyLogsResponse, o: LobbyViewOptions): string {
   ];
   if (stopped) facts.push(['Lifetime', since(parseTimestamp(stopped.stop_ts), created)]);
 
-  let text = `Lobby ${c.bold(sanitizeLine(l.lobby_id))}  ${badge}\n`;
-  text += labelled(o, facts);
+  // The id is never cut: when it and the badge do not fit on one line, the badge goes under it.
+  const id = `Lobby ${c.bold(sanitizeLine(l.lobby_id))}`;
+  const header = visibleWidth(`${id}  ${badge}`) <= o.columns - 1 ? `${id}  ${badge}` : `${id}\n${fit(badge, o)}`;
+  let text = labelled(o, facts);
   text += `\n${c.bold('Timeline')}\n` + timeline(res, o);
   text += '\n' + metrics(res, o);
-  return fitBlock(text, o);
+  return `${header}\n${fitBlock(text, o)}`;
 }
 
 /** created → started → ready → stopped: when each step was reached and how long it took to get there. */

@@ -67,7 +67,7 @@ export function formatStats(stats: PlayerStatistics, o: StatsViewOptions): strin
     .map((mode) => ({ mode, players: playersIn(stats, mode), before: playersIn(o.previous, mode) }))
     .filter((m) => m.players > 0 || m.before > 0)
     .sort((a, b) => b.players - a.players || a.mode.localeCompare(b.mode));
-  if (modes.length === 0) return text + c.dim('No game mode has players yet.') + '\n';
+  if (modes.length === 0) return fitBlock(text + c.dim('No game mode has players yet.') + '\n', o);
 
   for (const m of modes) {
     const regionNames = new Set([
