@@ -73,8 +73,14 @@ export function niceScale(min: number, max: number, rows: number): Scale & { ste
     if (Number.isFinite(lo) && Number.isFinite(hi) && hi >= max - step * 1e-9) return { min: lo, max: hi, step };
     step = niceStep(step * 1.000001);
   }
-  const hi = max > min ? max : min + Math.max(Math.abs(min) * 0.1, 1);
-  return { min, max: Number.isFinite(hi) ? hi : max, step: hi / intervals - min / intervals };
+  let [lo, hi] = [min, max];
+  if (!(hi > lo)) {
+    // A flat series: the band above it, or below when above would overflow.
+    const band = Math.max(Math.abs(min) * 0.1, 1);
+    hi = min + band;
+    if (!Number.isFinite(hi)) [lo, hi] = [min - band, max];
+  }
+  return { min: lo, max: hi, step: hi / intervals - lo / intervals };
 }
 
 export interface LineChartOptions {

@@ -125,7 +125,9 @@ function plan(spec: TableSpec, cells: string[][], layout: TableLayout): Plan {
     if (keep.has(col)) keptEnd = end;
   });
   const dropped = all.filter((i) => !shown.includes(i)).map((i) => spec.head[i]!);
-  return { shown, widths, limit: Math.max(width, keptEnd), dropped };
+  // Past a kept column that overflows, the line is cut after it and its gap: `<id> …`.
+  const limit = Math.max(width, keptEnd < end ? keptEnd + GAP : keptEnd);
+  return { shown, widths, limit, dropped };
 }
 
 /** The table in pieces: a screenful in one, more in chunks of rows. */

@@ -729,7 +729,7 @@ describe('CsvStreamParser', () => {
 
 class Screen extends Writable {
   text = '';
-  constructor(readonly columns: number) {
+  constructor(public columns: number) {
     super();
   }
   readonly isTTY = true;
@@ -757,6 +757,29 @@ describe('LiveFrame', () => {
     frame.draw('0123456789abcdef\n');
     frame.close();
     expect(screen.text).toContain('01234567…\x1b[K\n');
+  });
+
+  it('a view taller than the screen loses its lower lines, never the footer', () => {
+    const screen = Object.assign(new Screen(40), { rows: 6 });
+    const frame = new LiveFrame(screen);
+    frame.draw(Array.from({ length: 20 }, (_, i) => `line ${i}`).join('\n') + '\n', 'Every 2 s · Ctrl-C to stop\n');
+    frame.close();
+    const lines = screen.text.replace(HIDE_CURSOR, '').replace(SHOW_CURSOR, '').split('\x1b[K\n');
+    // rows - 1 lines: three of the view, a blank line, the footer.
+    expect(lines.slice(0, 5)).toEqual(['line 0', 'line 1', 'line 2', '', 'Every 2 s · Ctrl-C to stop']);
+  });
+
+  it('after a resize, the screen is cleared and redrawn rather than moved over by the old line count', () => {
+    const screen = new Screen(40);
+    const frame = new LiveFrame(screen);
+    frame.draw('a line that is long enough to wrap once narrower\n');
+    frame.draw('same width: moved over\n');
+    screen.columns = 20;
+    screen.text = '';
+    frame.draw('narrower now\n');
+    frame.close();
+    expect(screen.text.startsWith('\x1b[H\x1b[2Jnarrower now\x1b[K\n')).toBe(true);
+    expect(screen.text).not.toContain('\x1b[1A');
   });
 
   it('the footer says how often, when, and how to stop', () => {
