@@ -120,12 +120,22 @@ export function formatTime(
   const d = value instanceof Date ? value : new Date(typeof value === 'string' ? parseTimestamp(value) : value);
   if (Number.isNaN(d.getTime())) return String(value);
   if (!style.local) return d.toISOString().replace('.000Z', 'Z');
-  const f = fields(d, style.utc === true);
-  const clock = `${pad(f.h)}:${pad(f.mi)}:${pad(f.s)}`;
-  if (form === 'clock') return clock;
-  if (form === 'short') return `${pad(f.mo)}-${pad(f.da)} ${pad(f.h)}:${pad(f.mi)}`;
-  const datetime = `${f.y}-${pad(f.mo)}-${pad(f.da)} ${clock}`;
-  return form === 'datetime' ? datetime : `${datetime} ${zoneLabel(d, style.utc === true)}`;
+  const utc = style.utc === true;
+  // The moment shifted by the zone's offset then, so the native ISO form reads as the local wall clock: one native
+  // call instead of six field getters (a table of 200,000 rows formats 400,000 times).
+  const wall = utc ? d : new Date(d.getTime() - d.getTimezoneOffset() * 60_000);
+  const iso = wall.toISOString();
+  let datetime: string;
+  if (iso.length === 24) {
+    datetime = `${iso.slice(0, 10)} ${iso.slice(11, 19)}`;
+  } else {
+    // Years past 9999 (or before 0) make the ISO form longer: the fields, one by one.
+    const f = fields(d, utc);
+    datetime = `${f.y}-${pad(f.mo)}-${pad(f.da)} ${pad(f.h)}:${pad(f.mi)}:${pad(f.s)}`;
+  }
+  if (form === 'clock') return datetime.slice(-8);
+  if (form === 'short') return datetime.slice(-14, -3);
+  return form === 'datetime' ? datetime : `${datetime} ${zoneLabel(d, utc)}`;
 }
 
 /** A change between two readings for people: `+3`, `−1` (a true minus sign), and `` for none. */

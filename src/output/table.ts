@@ -95,11 +95,14 @@ interface Plan {
   dropped: string[];
 }
 
-function plan(spec: TableSpec, cells: string[][], layout: TableLayout): Plan {
+/** A cell as it is shown: server text made safe for a terminal, on one line. */
+const cellText = (value: string | number | undefined) => (value === undefined ? '' : sanitizeLine(String(value)));
+
+function plan(spec: TableSpec, layout: TableLayout): Plan {
   const natural = spec.head.map((h) => visibleWidth(h));
-  for (const row of cells) {
+  for (const row of spec.rows) {
     for (let i = 0; i < natural.length; i++) {
-      const w = visibleWidth(row[i] ?? '');
+      const w = visibleWidth(cellText(row[i]));
       if (w > natural[i]!) natural[i] = w;
     }
   }
@@ -132,15 +135,19 @@ function plan(spec: TableSpec, cells: string[][], layout: TableLayout): Plan {
 
 /** The table in pieces: a screenful in one, more in chunks of rows. */
 export function* tableChunks(spec: TableSpec, layout: TableLayout, screenful = SCREENFUL): Generator<string> {
-  const cells = spec.rows.map((r) => r.map((c) => sanitizeLine(String(c))));
+  // Cells are made safe as they are measured and written, never copied whole: a copy of 200,000 rows is mostly
+  // work for the garbage collector.
+  const rows = spec.rows;
   if (!layout.tty) {
-    for (let i = 0; i < cells.length; i += CHUNK) {
-      yield cells.slice(i, i + CHUNK).map((r) => r.join('\t') + '\n').join('');
+    for (let i = 0; i < rows.length; i += CHUNK) {
+      let text = '';
+      for (const row of rows.slice(i, i + CHUNK)) text += row.map(cellText).join('\t') + '\n';
+      yield text;
     }
     return;
   }
   const c = new Chalk({ level: layout.color ? 1 : 0 });
-  const p = plan(spec, cells, layout);
+  const p = plan(spec, layout);
   const right = new Set(spec.right ?? []);
   // Lines only need cutting when the columns alone overflow (the narrowest widths did not fit).
   const overflows = total(p.widths) > p.limit;
@@ -150,17 +157,17 @@ export function* tableChunks(spec: TableSpec, layout: TableLayout, screenful = S
   let note = n ? `${p.dropped.join(', ')} left out to fit: ${them}` : '';
   if (visibleWidth(note) > layout.columns - 1) note = fitLine(`${n} column${n === 1 ? '' : 's'} left out: ${them}`, layout.columns - 1);
   if (note) note = c.dim(note) + '\n';
-  if (cells.length <= screenful) {
-    yield viaCliTable(spec, cells, p, right, c).map((l) => cut(l) + '\n').join('') + note;
+  if (rows.length <= screenful) {
+    yield viaCliTable(spec, p, right, c).map((l) => cut(l) + '\n').join('') + note;
     return;
   }
   // Fixed widths, a row at a time: each cell cut to its column and padded, as cli-table3 does.
-  const line = (row: string[]) =>
+  const line = (text: (col: number) => string) =>
     cut(
       p.shown
         .map((col, i) => {
           const w = p.widths[i]!;
-          let cell = row[col] ?? '';
+          let cell = text(col);
           let width = visibleWidth(cell);
           if (width > w) {
             cell = fitLine(cell, w);
@@ -172,16 +179,20 @@ export function* tableChunks(spec: TableSpec, layout: TableLayout, screenful = S
         .join(' '.repeat(GAP))
         .trimEnd(),
     ) + '\n';
-  yield line(spec.head.map((h) => c.bold(h)));
-  for (let i = 0; i < cells.length; i += CHUNK) {
+  // The head is ours, with its colour: written as is.
+  yield line((col) => c.bold(spec.head[col]!));
+  for (let i = 0; i < rows.length; i += CHUNK) {
     let text = '';
-    for (const row of cells.slice(i, i + CHUNK)) text += line(row);
+    for (let j = i; j < Math.min(rows.length, i + CHUNK); j++) {
+      const row = rows[j]!;
+      text += line((col) => cellText(row[col]));
+    }
     yield text;
   }
   yield note;
 }
 
-function viaCliTable(spec: TableSpec, cells: string[][], p: Plan, right: Set<number>, c: InstanceType<typeof Chalk>): string[] {
+function viaCliTable(spec: TableSpec, p: Plan, right: Set<number>, c: InstanceType<typeof Chalk>): string[] {
   const table = new Table({
     head: p.shown.map((i) => c.bold(spec.head[i]!)),
     chars: NO_BORDER,
@@ -192,6 +203,6 @@ function viaCliTable(spec: TableSpec, cells: string[][], p: Plan, right: Set<num
     truncate: '…',
     style: { head: [], border: [], 'padding-left': 0, 'padding-right': GAP, compact: true },
   });
-  for (const r of cells) table.push(p.shown.map((i) => r[i] ?? ''));
+  for (const r of spec.rows) table.push(p.shown.map((i) => cellText(r[i])));
   return table.toString().split('\n').map((l) => l.trimEnd());
 }
