@@ -8,7 +8,7 @@ import {
   HistoryTally,
   formatDownloadProgress,
   formatHistorySummary,
-  formatHistoryTable,
+  historyTableChunks,
   historyJson,
   historyRecord,
   historyRow,
@@ -19,6 +19,9 @@ import { formatLobbyLogs, lobbyChangeLine, type LobbyViewOptions } from '../../s
 import { formatStats, statsChangeLines, type StatsViewOptions } from '../../src/output/views/stats.js';
 import { plain, readCsv } from '../helpers/cli.js';
 import { Writable } from 'node:stream';
+
+/** The history table as one text, its chunks joined. */
+const historyTable = (...args: Parameters<typeof historyTableChunks>) => [...historyTableChunks(...args)].join('');
 
 const golden = (lines: string[]) => lines.join('\n') + '\n';
 
@@ -640,7 +643,7 @@ describe('history export views', () => {
     [120, SUMMARY_EMPTY_120],
   ])('an empty history window at %i columns', (columns, expected) => {
     expect(seen(formatHistorySummary(summaryOf([]), WINDOW, term(columns)), columns)).toBe(expected);
-    expect(seen(formatHistoryTable([], term(columns)), columns)).toBe(TABLE_EMPTY);
+    expect(seen(historyTable([], term(columns)), columns)).toBe(TABLE_EMPTY);
   });
 
   it('the summary adds up lobby-hours and counts running and stopped lobbies', () => {
@@ -654,11 +657,11 @@ describe('history export views', () => {
     [80, TABLE_80],
     [120, TABLE_120],
   ])('--format table at %i columns: short times, names cut and columns left out before an id is cut', (columns, expected) => {
-    expect(seen(formatHistoryTable(records.map(historyRow), term(columns)), columns)).toBe(expected);
+    expect(seen(historyTable(records.map(historyRow), term(columns)), columns)).toBe(expected);
   });
 
   it('--format table piped: whole ids, RFC 3339 times, milliseconds, - for a running lobby', () => {
-    expect(formatHistoryTable(records.map(historyRow), pipe)).toBe(TABLE_PIPED);
+    expect(historyTable(records.map(historyRow), pipe)).toBe(TABLE_PIPED);
   });
 
   it('--format json: the CSV columns with numbers as numbers, null when empty, and RFC 3339 times beside', () => {

@@ -213,13 +213,6 @@ export function* historyTableChunks(rows: readonly HistoryRow[], o: ViewOptions 
   yield c.dim(`${rows.length.toLocaleString('en-US')} lobb${rows.length === 1 ? 'y' : 'ies'} · times in ${zone}`) + '\n';
 }
 
-/** The whole of historyTableChunks in one string. */
-export function formatHistoryTable(rows: readonly HistoryRow[], o: ViewOptions & { wide?: boolean }): string {
-  let text = '';
-  for (const chunk of historyTableChunks(rows, o)) text += chunk;
-  return text;
-}
-
 /** The progress line of a download, for stderr on a terminal: bytes, share and rate. */
 export function formatDownloadProgress(bytes: number, total: number | undefined, elapsedMs: number, columns: number): string {
   const rate = elapsedMs > 0 ? ` · ${formatRate((bytes * 1000) / elapsedMs)}` : '';
