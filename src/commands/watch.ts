@@ -31,13 +31,23 @@ export async function watch<T>(ctx: Context, loop: WatchLoop<T>): Promise<number
   const out = ctx.io.stdout;
   const frame = isLive(ctx) ? new LiveFrame(out) : undefined;
   let previous: Answer<T> | undefined;
+  // The last frame drawn, to draw again at once when the terminal is resized (not at the next poll).
+  let redraw: (() => void) | undefined;
+  const onResize = () => redraw?.();
+  if (frame) out.on('resize', onResize);
   try {
     for (;;) {
       const answer = await loop.poll();
       const code = loop.done?.(answer.value);
       if (frame) {
-        const view = viewOptions(ctx, out, loop.utc);
-        frame.draw(loop.frame(answer.value, previous?.value, view), code === undefined ? watchFooter(view, loop.everyMs) : undefined);
+        const before = previous?.value;
+        const at = ctx.now();
+        redraw = () => {
+          // Redrawn at the new size, but still the answer of `at`: the footer says when it was fetched.
+          const view = { ...viewOptions(ctx, out, loop.utc), now: at };
+          frame.draw(loop.frame(answer.value, before, view), code === undefined ? watchFooter(view, loop.everyMs) : undefined);
+        };
+        redraw();
       } else if (ctx.global.json) {
         const line = reformatJson(answer.text, 0);
         if (previous === undefined || line !== reformatJson(previous.text, 0)) out.write(line + '\n');
@@ -52,6 +62,7 @@ export async function watch<T>(ctx: Context, loop: WatchLoop<T>): Promise<number
     if (ctx.signal.aborted && err === ctx.signal.reason && err instanceof InterruptedError) return err.exitCode;
     throw err;
   } finally {
+    out.off('resize', onResize);
     frame?.close();
   }
 }

@@ -162,6 +162,20 @@ describe('stats --watch', () => {
     expect(watch.stdout.text.endsWith('\x1b[?25h')).toBe(true);
   });
 
+  it('in a terminal: a resize redraws at once, clearing the screen rather than leaving a stale copy', async () => {
+    // A long interval: the redraw cannot come from a poll.
+    const watch = start(['stats', '--watch', '60', '--utc'], { ...fx.env, NO_COLOR: '1' }, { tty: true, columns: 100 });
+    await watch.until(/Ctrl-C to stop/);
+    const before = watch.stdout.text.length;
+    watch.stdout.columns = 40;
+    watch.stdout.emit('resize');
+    const redrawn = watch.stdout.text.slice(before);
+    watch.interrupt();
+    expect(await watch.done).toBe(130);
+    expect(redrawn.startsWith('\x1b[H\x1b[2J')).toBe(true);
+    for (const line of plain(redrawn).replace('\x1b[H\x1b[2J', '').split('\x1b[K\n').slice(0, -1)) expect([...line].length).toBeLessThanOrEqual(39);
+  });
+
   it('--json: the body again, one line each time it changed', async () => {
     const watch = start(['stats', '--watch', '0.1', '--json'], fx.env);
     await watch.until(/\n/);

@@ -37,7 +37,8 @@ export class Capture extends Writable {
   text = '';
   constructor(
     readonly isTTY: boolean,
-    readonly columns: number,
+    /** Changeable, with a 'resize' event, as a terminal's is. */
+    public columns: number,
   ) {
     super();
   }
