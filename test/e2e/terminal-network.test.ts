@@ -130,7 +130,7 @@ describe('network', () => {
     it('a proxy that is down is a network error, exit 6', async () => {
       const r = await runCli(['stats'], { env: { ...fx.env, HTTP_PROXY: 'http://127.0.0.1:9' } });
       expect(r.code).toBe(6);
-      expect(r.stderr).toMatch(/^error: could not reach .+\n$/);
+      expect(r.stderr).toMatch(/^error: could not reach .+\n  nothing listens there: start the emulator with `gamehost emulator serve`\n$/);
     });
   });
 
