@@ -16,7 +16,15 @@ export const PROGRESS_FLAGS: readonly ProgressFlag[] = ['auto', 'plain', 'json',
 export function progressMode(ctx: Context, flag: ProgressFlag): ProgressMode {
   if (flag === 'json' || flag === 'none' || flag === 'plain') return flag;
   if (ctx.global.quiet) return 'none';
-  return canAnimate(ctx) ? 'tty' : 'plain';
+  return canRedraw(ctx) ? 'tty' : 'plain';
+}
+
+/**
+ * A live line needs a terminal of known width: a pseudo-terminal without a window size (script(1) under a
+ * harness, `docker run -t` in some CI) reports 0 columns, and the spinner would count its line as endless.
+ */
+export function canRedraw(ctx: Context): boolean {
+  return canAnimate(ctx) && (ctx.io.stderr.columns ?? 0) > 0;
 }
 
 const PLAIN_EVERY_MS = 5_000;

@@ -62,6 +62,7 @@ export async function pushSession(ctx: Context, api: ApiClient, o: SessionOption
   const journal = journalFor(ctx, api, o, input);
   let parts: Part[] = [];
   const done = new Set<number>();
+  let hashing: Promise<string> | undefined;
   try {
     await progress.open();
     let build = resumable(ctx, journal, o, input, progress, done);
@@ -93,7 +94,7 @@ export async function pushSession(ctx: Context, api: ApiClient, o: SessionOption
     const resumedBytes = parts.filter((p) => done.has(p.number)).reduce((sum, p) => sum + p.length, 0);
     progress.start({ file: input.source, total: input.size, parts: parts.length, resumedBytes, resumedParts: done.size });
     // Hashed alongside the upload on a worker (the same bytes once more, from the page cache); stopped on failure.
-    const hashing = sha256File(input.file, session.signal);
+    hashing = sha256File(input.file, session.signal);
     hashing.catch(() => {});
     let sent = 0;
     await uploadParts({
@@ -148,6 +149,8 @@ export async function pushSession(ctx: Context, api: ApiClient, o: SessionOption
     throw err;
   } finally {
     session.abort();
+    // The hash worker is stopped by the abort; its thread is gone before the session returns.
+    await hashing?.catch(() => {});
     ctx.signal.removeEventListener('abort', onAbort);
     api.onRetry = priorRetry;
     progress.stop();

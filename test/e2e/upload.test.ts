@@ -3,13 +3,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import readline from 'node:readline';
 import { describe, expect, it } from 'vitest';
 import { createRequire } from 'node:module';
 import { isolatedEnv, plain, runCli, tempDir } from '../helpers/cli.js';
-import { endpointEnv, listBuilds, startTestEmulator, useEmulator } from '../helpers/emulator.js';
+import { endpointEnv, frontOf, listBuilds, startTestEmulator, useEmulator } from '../helpers/emulator.js';
 
 const BIN = path.resolve(__dirname, '../../bin/gamehost.js');
 const PART = 64 * 1024;
@@ -44,24 +43,6 @@ function spawnPush(args: string[], env: Record<string, string | undefined>, read
     });
     exit.then((code) => reject(new Error(`exited ${code} before ready: ${err}`)));
   });
-}
-
-/**
- * A front for the emulator that answers some requests itself (`intercept` returns true) and passes the rest on:
- * for failures the emulator never produces, such as a rate limit on one call or a link that hangs.
- */
-async function frontOf(endpoint: string, intercept: (req: http.IncomingMessage, res: http.ServerResponse) => boolean): Promise<{ endpoint: string; close(): void }> {
-  const target = new URL(endpoint);
-  const front = http.createServer((req, res) => {
-    if (intercept(req, res)) return;
-    const up = http.request({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers, agent: false }, (r) => {
-      res.writeHead(r.statusCode!, r.headers);
-      r.pipe(res);
-    });
-    req.pipe(up);
-  });
-  await new Promise<void>((r) => front.listen(0, '127.0.0.1', r));
-  return { endpoint: `http://127.0.0.1:${(front.address() as AddressInfo).port}`, close: () => front.close() };
 }
 
 describe('build push: robustness', () => {
@@ -110,6 +91,8 @@ describe('build push: robustness', () => {
       // Under --progress json every line on stderr is one JSON object, notices included.
       expect(second.stderr.trim().split('\n').every((l) => l.startsWith('{'))).toBe(true);
       expect(JSON.parse(second.stdout).sha256).toBe(digest);
+      // Throughput is this run's bytes only: what the first run sent is not counted again.
+      expect(JSON.parse(second.stdout).bytes_sent).toBe(sent * PART);
       const builds = (await listBuilds(slow.endpoint)).filter((b) => b.image_tag === 'killed:v1');
       expect(builds).toHaveLength(1);
       expect(builds[0]).toMatchObject({ complete: true, sha256: digest });

@@ -3,6 +3,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
+import { syncBuiltinESMExports } from 'node:module';
+import threads from 'node:worker_threads';
 import { main } from '../../src/cli.js';
 import type { Env } from '../../src/context.js';
 
@@ -71,9 +73,22 @@ export class Capture extends Writable {
 /** A fast retry policy so failure tests do not sleep for seconds. */
 export const FAST_RETRY = { attempts: 3, baseMs: 1, maxMs: 5 };
 
+// Worker threads are not in process.getActiveResourcesInfo(): count the ones alive, for the check below.
+let liveWorkers = 0;
+const NodeWorker = threads.Worker;
+threads.Worker = class CountedWorker extends NodeWorker {
+  constructor(...args: ConstructorParameters<typeof NodeWorker>) {
+    super(...args);
+    liveWorkers++;
+    this.once('exit', () => liveWorkers--);
+  }
+};
+syncBuiltinESMExports();
+
 /** What keeps the event loop alive (timers, sockets, workers, children), counted by kind. */
 function activeResources(): Map<string, number> {
   const counts = new Map<string, number>();
+  if (liveWorkers > 0) counts.set('Worker', liveWorkers);
   for (const kind of process.getActiveResourcesInfo()) {
     // Immediates and file requests finish on their own; they cannot keep a process from exiting.
     if (kind === 'Immediate' || kind.startsWith('FSReq')) continue;

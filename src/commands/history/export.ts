@@ -5,7 +5,6 @@ import { exportLobbyHistory } from '../../api/operations.js';
 import { openPresignedGet } from '../../api/presigned.js';
 import { checkServiceUrl, toNetworkError } from '../../api/transport.js';
 import { UsageError } from '../../errors.js';
-import { canAnimate } from '../../output/ci.js';
 import { CsvStreamParser } from '../../output/csv.js';
 import { formatBytes } from '../../output/format.js';
 import { jsonLine, writeJson } from '../../output/json.js';
@@ -19,7 +18,7 @@ import {
   type HistoryRow,
 } from '../../output/views/history.js';
 import { viewOptions } from '../../output/views/options.js';
-import { TransferProgress } from '../../upload/progress.js';
+import { TransferProgress, canRedraw } from '../../upload/progress.js';
 import { parseDuration, parseTime } from '../../timeparse.js';
 import { describeFsError, parseChoice } from '../args.js';
 
@@ -153,7 +152,7 @@ export async function run(ctx: Context, o: ExportOptions): Promise<void> {
   const length = Number(res.headers['content-length']);
   const total = Number.isFinite(length) && length > 0 ? length : undefined;
   // The upload's progress display, on a terminal for a download worth watching; nothing in pipes, CI or --quiet.
-  const progress = new TransferProgress(ctx, canAnimate(ctx) && (total ?? 0) >= PROGRESS_MIN_BYTES ? 'tty' : 'none');
+  const progress = new TransferProgress(ctx, canRedraw(ctx) && (total ?? 0) >= PROGRESS_MIN_BYTES ? 'tty' : 'none');
   await progress.open();
   progress.start({ file: o.output, total }, 'downloading');
   const sink = o.format === 'table' ? undefined : o.output === '-' ? stdoutSink(ctx) : await fileSink(o.output);
