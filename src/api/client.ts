@@ -7,7 +7,7 @@ import { Agent, EnvHttpProxyAgent, type Dispatcher } from 'undici';
 import type { Context } from '../context.js';
 import type { Target } from '../config/target.js';
 import { ApiError, UsageError } from '../errors.js';
-import { describeBody, failureWords, parseErrorBody, readText, responseError, send, toNetworkError, withRetries, type RetryNotice } from './transport.js';
+import { describeBody, failureWords, parseErrorBody, proxyFor, readText, responseError, send, toNetworkError, withRetries, type RetryNotice } from './transport.js';
 import { version } from '../version.js';
 
 export type AuthKind = 'cloud' | 'namespace' | 'none';
@@ -52,6 +52,11 @@ export class ApiClient {
   ) {
     this.ctx = ctx;
     this.dispatcher = createDispatcher(ctx, target.embedded);
+  }
+
+  /** The proxy a request to `url` goes through, if any (never for the embedded emulator). */
+  proxyFor(url: URL): URL | undefined {
+    return this.target.embedded ? undefined : proxyFor(this.ctx.env, url);
   }
 
   async close(): Promise<void> {

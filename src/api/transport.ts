@@ -203,3 +203,28 @@ export function toNetworkError(err: unknown, url: URL): NetworkError {
   else if (code === 'ECONNREFUSED' && isLoopback(url.hostname)) error.hint = 'nothing listens there: start the emulator with `gamehost emulator serve`';
   return error;
 }
+
+/**
+ * The proxy for `url` from HTTPS_PROXY / HTTP_PROXY (or lower case; https falls back to HTTP_PROXY) unless NO_PROXY
+ * names its host: the same choice undici's EnvHttpProxyAgent makes for API calls, for the part uploads that go
+ * through node:http.
+ */
+export function proxyFor(env: Record<string, string | undefined>, url: URL): URL | undefined {
+  const http = env.HTTP_PROXY ?? env.http_proxy;
+  const raw = url.protocol === 'https:' ? (env.HTTPS_PROXY ?? env.https_proxy ?? http) : http;
+  if (!raw) return undefined;
+  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  const port = url.port || (url.protocol === 'https:' ? '443' : '80');
+  for (const entry of (env.NO_PROXY ?? env.no_proxy ?? '').split(/[\s,]+/).filter(Boolean)) {
+    if (entry === '*') return undefined;
+    const m = /^(?:\*?\.)?(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(entry.toLowerCase());
+    if (!m || (m[2] && m[2] !== port)) continue;
+    const name = m[1]!.replace(/^\[|\]$/g, '');
+    if (host === name || host.endsWith(`.${name}`)) return undefined;
+  }
+  try {
+    return new URL(raw.includes('://') ? raw : `http://${raw}`);
+  } catch {
+    return undefined;
+  }
+}

@@ -7,6 +7,8 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
+import net from 'node:net';
+import tls from 'node:tls';
 import pLimit from 'p-limit';
 import { USER_AGENT } from '../api/client.js';
 import { isRetryable, readText, responseError, toNetworkError, withRetries } from '../api/transport.js';
@@ -34,6 +36,8 @@ export interface UploadJob {
   stallMs: number;
   /** Caps the bytes per second of all parts together. */
   limiter?: RateLimiter;
+  /** The proxy for a part URL, if one applies (HTTPS_PROXY and the like). */
+  proxy?: (url: URL) => URL | undefined;
   signal: AbortSignal;
   events?: UploadEvents;
 }
@@ -85,12 +89,12 @@ export async function uploadParts(job: UploadJob): Promise<void> {
   job.signal.addEventListener('abort', onAbort, { once: true });
   const concurrency = Math.min(job.concurrency, job.parts.length);
   const limit = pLimit(Math.max(1, concurrency));
-  const agentOptions = { keepAlive: true, maxSockets: concurrency };
   const sender: Sender = {
     job,
     fd: await fs.promises.open(job.file, 'r'),
     pool: new BufferPool(concurrency * BUFFERS_PER_PART, chunkSize(job.limiter)),
-    agents: { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) },
+    agents: new Map(),
+    concurrency,
   };
   try {
     await Promise.all(
@@ -112,8 +116,7 @@ export async function uploadParts(job: UploadJob): Promise<void> {
   } finally {
     job.signal.removeEventListener('abort', onAbort);
     group.abort();
-    sender.agents.http.destroy();
-    sender.agents.https.destroy();
+    for (const agent of sender.agents.values()) agent.destroy();
     await sender.fd.close();
   }
 }
@@ -128,7 +131,37 @@ interface Sender {
   job: UploadJob;
   fd: fs.promises.FileHandle;
   pool: BufferPool;
-  agents: { http: http.Agent; https: https.Agent };
+  /** Keep-alive agents by scheme and proxy. */
+  agents: Map<string, http.Agent>;
+  concurrency: number;
+}
+
+/** The keep-alive agent for `url`: direct, or through a CONNECT tunnel of its proxy (as undici does for API calls). */
+function agentFor(s: Sender, url: URL): http.Agent {
+  const proxy = s.job.proxy?.(url);
+  const key = `${url.protocol}${proxy?.href ?? ''}`;
+  let agent = s.agents.get(key);
+  if (agent) return agent;
+  const secure = url.protocol === 'https:';
+  agent = new (secure ? https.Agent : http.Agent)({ keepAlive: true, maxSockets: s.concurrency });
+  if (proxy) {
+    type Done = (err: Error | null, socket?: net.Socket) => void;
+    (agent as unknown as { createConnection: (o: tls.ConnectionOptions & { host: string; port: number }, done: Done) => undefined }).createConnection = (options, done) => {
+      const tunnel = http.request({ host: proxy.hostname, port: proxy.port || 80, method: 'CONNECT', path: `${options.host}:${options.port}`, headers: { host: `${options.host}:${options.port}` }, agent: false });
+      tunnel.once('connect', (res, socket) => {
+        if (res.statusCode !== 200) {
+          socket.destroy();
+          return done(Object.assign(new Error(`the proxy ${proxy.host} answered ${res.statusCode} to CONNECT`), { code: 'EPROXY' }));
+        }
+        done(null, secure ? tls.connect({ ...options, socket, servername: options.servername ?? (net.isIP(options.host) ? undefined : options.host) }) : socket);
+      });
+      tunnel.once('error', (err) => done(err));
+      tunnel.end();
+      return undefined;
+    };
+  }
+  s.agents.set(key, agent);
+  return agent;
 }
 
 async function uploadPart(s: Sender, part: Part, signal: AbortSignal): Promise<void> {
@@ -181,8 +214,7 @@ async function putOnce(s: Sender, part: Part, signal: AbortSignal, moved: (n: nu
 
   const headers: Record<string, string> = { 'content-length': String(part.length), 'user-agent': USER_AGENT };
   if (job.contentType) headers['content-type'] = job.contentType;
-  const https_ = url.protocol === 'https:';
-  const req = (https_ ? https : http).request(url, { method: 'PUT', headers, agent: https_ ? s.agents.https : s.agents.http });
+  const req = (url.protocol === 'https:' ? https : http).request(url, { method: 'PUT', headers, agent: agentFor(s, url) });
   let answer: http.IncomingMessage | undefined;
   let failure: Error | undefined;
   const settled = new Promise<http.IncomingMessage>((resolve, reject) => {
