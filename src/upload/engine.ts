@@ -217,15 +217,18 @@ async function putOnce(s: Sender, part: Part, signal: AbortSignal, moved: (n: nu
   const req = (url.protocol === 'https:' ? https : http).request(url, { method: 'PUT', headers, agent: agentFor(s, url) });
   let answer: http.IncomingMessage | undefined;
   let failure: Error | undefined;
+  let wake: (() => void) | undefined;
   const settled = new Promise<http.IncomingMessage>((resolve, reject) => {
     req.on('response', (res) => {
       answer = res;
       resolve(res);
+      wake?.();
     });
     // After an answer, a refused body's EPIPE is expected: the answer is what counts.
     req.on('error', (err) => {
       failure ??= err;
       reject(err);
+      wake?.();
     });
     attempt.signal.addEventListener('abort', () => reject(attempt.signal.reason), { once: true });
   });
@@ -236,9 +239,15 @@ async function putOnce(s: Sender, part: Part, signal: AbortSignal, moved: (n: nu
   let lent = 0;
   let over = false;
   let drained: (() => void) | undefined;
+  // Wakes the loop when the attempt ends while it waits for a buffer of its own.
+  const wakeOnAbort = () => wake?.();
+  attempt.signal.addEventListener('abort', wakeOnAbort, { once: true });
 
   try {
     for (let offset = 0; offset < part.length && !answer && !failure; ) {
+      // At most two buffers per part on their way: a slow connection never holds the buffers of a fast one.
+      if (lent >= BUFFERS_PER_PART) await new Promise<void>((resolve) => (wake = resolve));
+      if (attempt.signal.aborted || answer || failure) break;
       const buf = await s.pool.take(attempt.signal);
       const want = Math.min(buf.length, part.length - offset);
       let read: number;
@@ -246,7 +255,7 @@ async function putOnce(s: Sender, part: Part, signal: AbortSignal, moved: (n: nu
         ({ bytesRead: read } = await s.fd.read(buf, 0, want, part.offset + offset));
       } catch (err) {
         s.pool.give(buf);
-        throw err;
+        throw new UploadError(`cannot read ${job.file}: ${(err as Error).message}`, undefined, { cause: err });
       }
       if (read !== want) {
         s.pool.give(buf);
@@ -263,6 +272,8 @@ async function putOnce(s: Sender, part: Part, signal: AbortSignal, moved: (n: nu
         if (over) return;
         lent--;
         s.pool.give(buf);
+        wake?.();
+        wake = undefined;
         if (lent === 0) drained?.();
         if (err) return;
         last = performance.now();
@@ -289,6 +300,7 @@ async function putOnce(s: Sender, part: Part, signal: AbortSignal, moved: (n: nu
     clearInterval(watchdog);
     signal.removeEventListener('abort', onAbort);
     attempt.signal.removeEventListener('abort', stop);
+    attempt.signal.removeEventListener('abort', wakeOnAbort);
     if (!answer?.complete || !req.writableFinished) req.destroy();
     over = true;
     for (; lent > 0; lent--) s.pool.give(Buffer.allocUnsafeSlow(s.pool.size));

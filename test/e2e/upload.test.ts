@@ -164,16 +164,6 @@ describe('build push: robustness', () => {
     expect(build?.complete).toBe(false);
   });
 
-  it('--limit-rate caps the rate of the whole upload', async () => {
-    const file = path.join(dir, 'limited.tar');
-    writeRandom(file, 8 * PART);
-    const started = Date.now();
-    const r = await runCli(['build', 'push', file, '--tag', 'limited:v1', '--limit-rate', '256K', '--concurrency', '4'], { env: fx.env });
-    expect(r.code).toBe(0);
-    // 512 KiB at 256 KiB/s with one second of burst: at least about a second.
-    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
-  });
-
   it('--progress json: create, start, part, completing, complete events on stderr, one JSON object a line; stdout keeps the result', async () => {
     const file = path.join(dir, 'events.tar');
     writeRandom(file, 3 * PART);
