@@ -178,7 +178,7 @@ describe('build push: the session ends cleanly on every path', () => {
     process.on('warning', onWarning);
     try {
       const limit = 256 * 1024;
-      const r = await runCli(['build', 'push', file('paced.tar', 4 * PART), '--tag', 'paced:v1', '--limit-rate', '256K', '--concurrency', '4', '--progress', 'json'], { env: fx.env });
+      const r = await runCli(['build', 'push', file('paced.tar', 2 * PART), '--tag', 'paced:v1', '--limit-rate', '256K', '--concurrency', '4', '--progress', 'json'], { env: fx.env });
       expect(r.code).toBe(0);
       const rated = events(r.stderr).filter((e) => e.type === 'progress' || e.type === 'completing');
       expect(rated.at(-1)!.type).toBe('completing');
