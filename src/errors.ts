@@ -17,6 +17,8 @@ export abstract class CliError extends Error {
   abstract readonly exitCode: number;
   /** A second line telling the user what to do, shown after the message. */
   hint?: string;
+  /** Already reported in the command's own form (a JSON event under --progress json): print nothing more. */
+  reported?: boolean;
 }
 
 /** Bad input, found before any request was sent. */
@@ -63,6 +65,16 @@ export class ApiError extends CliError {
     if (this.status === 404) return ExitCode.NOT_FOUND;
     if (this.status === 429 || this.status >= 500) return ExitCode.UNAVAILABLE;
     return ExitCode.UNEXPECTED;
+  }
+}
+
+/** The service answered something the client cannot use (a link that is not a URL, a malformed plan). */
+export class ResponseError extends CliError {
+  readonly exitCode = ExitCode.UNEXPECTED;
+  constructor(message: string, hint?: string) {
+    super(message);
+    this.name = 'ResponseError';
+    this.hint = hint;
   }
 }
 

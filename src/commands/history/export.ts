@@ -3,16 +3,14 @@ import path from 'node:path';
 import type { Context } from '../../context.js';
 import { exportLobbyHistory } from '../../api/operations.js';
 import { openPresignedGet } from '../../api/presigned.js';
-import { toNetworkError } from '../../api/client.js';
+import { checkServiceUrl, toNetworkError } from '../../api/transport.js';
 import { InvalidAnswerError, UsageError } from '../../errors.js';
-import { canAnimate } from '../../output/ci.js';
 import { CsvError, CsvStreamParser } from '../../output/csv.js';
 import { formatBytes } from '../../output/format.js';
 import { jsonLine, writeJson } from '../../output/json.js';
 import {
   HistoryTally,
   checkHistoryHeader,
-  formatDownloadProgress,
   formatHistorySummary,
   historyTableChunks,
   historyJson,
@@ -21,6 +19,7 @@ import {
   type HistoryRow,
 } from '../../output/views/history.js';
 import { viewOptions } from '../../output/views/options.js';
+import { TransferProgress, canRedraw } from '../../upload/progress.js';
 import { parseDuration, parseTime } from '../../timeparse.js';
 import { describeFsError, parseChoice } from '../args.js';
 
@@ -43,7 +42,6 @@ export interface ExportOptions {
 
 /** Downloads at least this big get a progress line (on a terminal, outside CI). */
 export const PROGRESS_MIN_BYTES = 1024 * 1024;
-const PROGRESS_EVERY_MS = 100;
 
 function compact(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z').replace(/[-:]/g, '');
@@ -140,28 +138,6 @@ async function fileSink(target: string): Promise<Sink> {
   };
 }
 
-/** A redrawn line on stderr for a large download; nothing for small ones, pipes, CI or --quiet. */
-function progressLine(ctx: Context, total: number | undefined) {
-  const enabled = canAnimate(ctx);
-  const started = Date.now();
-  let last = 0;
-  let drawn = false;
-  return {
-    update(bytes: number, force = false) {
-      if (!enabled || Math.max(bytes, total ?? 0) < PROGRESS_MIN_BYTES) return;
-      const now = Date.now();
-      if (!force && now - last < PROGRESS_EVERY_MS) return;
-      last = now;
-      drawn = true;
-      ctx.io.stderr.write(`\r${formatDownloadProgress(bytes, total, now - started, ctx.io.stderr.columns || 80)}\x1b[K`);
-    },
-    clear() {
-      if (drawn) ctx.io.stderr.write('\r\x1b[K');
-      drawn = false;
-    },
-  };
-}
-
 export async function run(ctx: Context, o: ExportOptions): Promise<void> {
   if (o.output !== '-') {
     const dir = path.dirname(o.output);
@@ -170,6 +146,7 @@ export async function run(ctx: Context, o: ExportOptions): Promise<void> {
   const api = await ctx.api();
   const window = { query_start: o.queryStart, query_end: o.queryEnd };
   const { url } = await exportLobbyHistory(api, window);
+  const link = checkServiceUrl('export url', url);
   if (o.urlOnly) {
     if (ctx.global.json) return writeJson(ctx, { url, ...window });
     ctx.io.stdout.write(url + '\n');
@@ -178,14 +155,17 @@ export async function run(ctx: Context, o: ExportOptions): Promise<void> {
 
   const res = await openPresignedGet(ctx, api.dispatcher, url);
   const length = Number(res.headers['content-length']);
-  const progress = progressLine(ctx, Number.isFinite(length) && length > 0 ? length : undefined);
+  const total = Number.isFinite(length) && length > 0 ? length : undefined;
+  // The upload's progress display, on a terminal for a download worth watching; nothing in pipes, CI or --quiet.
+  const progress = new TransferProgress(ctx, canRedraw(ctx) && (total ?? 0) >= PROGRESS_MIN_BYTES ? 'tty' : 'none');
+  await progress.open();
+  progress.start({ file: o.output, total }, 'downloading');
   const sink = o.format === 'table' ? undefined : o.output === '-' ? stdoutSink(ctx) : await fileSink(o.output);
   const parser = new CsvStreamParser();
   const tally = new HistoryTally();
   const tableRows: HistoryRow[] = [];
   let header: string[] | undefined;
   let rows = 0;
-  let downloaded = 0;
   let written = 0;
 
   const write = async (data: string | Uint8Array) => {
@@ -210,8 +190,7 @@ export async function run(ctx: Context, o: ExportOptions): Promise<void> {
   try {
     try {
       for await (const chunk of res.body as AsyncIterable<Buffer>) {
-        downloaded += chunk.length;
-        progress.update(downloaded);
+        progress.add(chunk.length);
         // Parsed before it is written: bytes that are not the service's CSV never reach stdout.
         await take(parser.push(chunk));
         if (o.format === 'csv') await write(chunk);
@@ -223,9 +202,9 @@ export async function run(ctx: Context, o: ExportOptions): Promise<void> {
         throw new InvalidAnswerError(`the export is not the service's lobby history CSV: ${err.message}`, 'nothing was kept; export again, and if it persists the service is at fault');
       }
       if (err instanceof UsageError) throw err;
-      throw ctx.signal.aborted ? ctx.signal.reason : toNetworkError(err, new URL(url));
+      throw ctx.signal.aborted ? ctx.signal.reason : toNetworkError(err, link);
     } finally {
-      progress.clear();
+      progress.stop();
     }
     await sink?.commit();
   } catch (err) {
