@@ -1,13 +1,12 @@
-// The thin HTTP layer: one keep-alive dispatcher for the process, bearer auth, JSON in and out, every non-2xx
+// The thin HTTP layer: the process's keep-alive agents (agents.ts), bearer auth, JSON in and out, every non-2xx
 // turned into an ApiError, and the retry rules of transport.ts. It prints nothing but the --verbose request log
 // (which never shows a token) and, on a terminal, a line per retry.
-import './wasm-flags.js';
-import { STATUS_CODES } from 'node:http';
-import { Agent, EnvHttpProxyAgent, type Dispatcher } from 'undici';
+import { STATUS_CODES, type IncomingHttpHeaders } from 'node:http';
+import { Agents, proxyFor } from './agents.js';
 import type { Context } from '../context.js';
 import type { Target } from '../config/target.js';
 import { ApiError, UsageError } from '../errors.js';
-import { describeBody, failureWords, parseErrorBody, proxyFor, readText, responseError, send, toNetworkError, withRetries, type RetryNotice } from './transport.js';
+import { describeBody, failureWords, parseErrorBody, readText, responseError, send, toNetworkError, withRetries, type RetryNotice } from './transport.js';
 import { version } from '../version.js';
 
 export type AuthKind = 'cloud' | 'namespace' | 'none';
@@ -26,24 +25,9 @@ export const USER_AGENT = `gamehost/${version} node/${process.versions.node}`;
 
 const MAX_ERROR_BODY = 64 * 1024;
 
-export function createDispatcher(ctx: Context, embedded: boolean): Dispatcher {
-  const timeouts = {
-    headersTimeout: ctx.global.timeoutMs,
-    bodyTimeout: ctx.global.timeoutMs,
-    connect: { timeout: ctx.global.timeoutMs },
-    keepAliveTimeout: 30_000,
-  };
-  // The embedded emulator is on loopback: never send it through a proxy.
-  if (embedded) return new Agent(timeouts);
-  const env = ctx.env;
-  const httpProxy = env.HTTP_PROXY ?? env.http_proxy;
-  const httpsProxy = env.HTTPS_PROXY ?? env.https_proxy;
-  if (!httpProxy && !httpsProxy) return new Agent(timeouts);
-  return new EnvHttpProxyAgent({ ...timeouts, httpProxy, httpsProxy, noProxy: env.NO_PROXY ?? env.no_proxy });
-}
-
 export class ApiClient {
-  readonly dispatcher: Dispatcher;
+  /** Every connection this command opens, API calls, presigned GETs and part PUTs alike; closed by close(). */
+  readonly agents: Agents;
   private readonly ctx: Context;
 
   constructor(
@@ -51,16 +35,12 @@ export class ApiClient {
     { ctx }: { ctx: Context },
   ) {
     this.ctx = ctx;
-    this.dispatcher = createDispatcher(ctx, target.embedded);
-  }
-
-  /** The proxy a request to `url` goes through, if any (never for the embedded emulator). */
-  proxyFor(url: URL): URL | undefined {
-    return this.target.embedded ? undefined : proxyFor(this.ctx.env, url);
+    // The embedded emulator is on loopback: never send it through a proxy.
+    this.agents = new Agents(target.embedded ? undefined : (url) => proxyFor(ctx.env, url));
   }
 
   async close(): Promise<void> {
-    await this.dispatcher.close();
+    this.agents.close();
   }
 
   /** The game id from flags, environment or the embedded emulator; a clear usage error when none is known. */
@@ -121,30 +101,31 @@ export class ApiClient {
     const headers = this.headers(spec.auth, payload !== undefined);
     const started = performance.now();
     this.ctx.verbose(`> ${spec.method} ${url.origin}${url.pathname}${url.search}`);
-    const res = await send(url, { method: spec.method, headers, body: payload, dispatcher: this.dispatcher, signal: this.ctx.signal });
+    const res = await send(url, { method: spec.method, headers, body: payload, agents: this.agents, signal: this.ctx.signal, timeoutMs: this.ctx.global.timeoutMs });
+    const status = res.statusCode!;
     const rayId = header(res.headers, 'rvt-ray-id');
-    const text = await readText(res.body, res.statusCode >= 300 ? MAX_ERROR_BODY : Infinity).catch((err) => {
+    const text = await readText(res, status >= 300 ? MAX_ERROR_BODY : Infinity).catch((err) => {
       if (this.ctx.signal.aborted) throw this.ctx.signal.reason;
       throw toNetworkError(err, url);
     });
     this.ctx.verbose(
-      `< ${res.statusCode} ${STATUS_CODES[res.statusCode] ?? ''} in ${Math.round(performance.now() - started)} ms` +
+      `< ${status} ${STATUS_CODES[status] ?? ''} in ${Math.round(performance.now() - started)} ms` +
         (rayId ? ` (ray ${rayId})` : ''),
     );
-    if (res.statusCode < 200 || res.statusCode >= 300) throw responseError(res.statusCode, res.headers, text, { rayId });
+    if (status < 200 || status >= 300) throw responseError(status, res.headers, text, { rayId });
     if (text.trim() === '') return { value: {} as T, text: '{}' };
     try {
       return { value: JSON.parse(text) as T, text };
     } catch {
-      throw new ApiError(res.statusCode, {
+      throw new ApiError(status, {
         code: 'BAD_RESPONSE',
-        message: `the service answered ${res.statusCode} with a body that is not JSON (${describeBody(text)})`,
+        message: `the service answered ${status} with a body that is not JSON (${describeBody(text)})`,
       }, rayId);
     }
   }
 }
 
-function header(headers: Dispatcher.ResponseData['headers'], name: string): string | undefined {
+function header(headers: IncomingHttpHeaders, name: string): string | undefined {
   const v = headers[name];
   return Array.isArray(v) ? v[0] : v;
 }

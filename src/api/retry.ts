@@ -46,7 +46,7 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 }
 
 /** Error codes that mean the request never reached the server, so even a non-idempotent call may be re-sent. */
-const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'CONNECT_TIMEOUT']);
 
 /** The first error on `err`'s cause chain whose code passes `match`, with that code. */
 export function findCause(err: unknown, match: (code: string) => boolean): { code: string; error: unknown } | undefined {
@@ -59,9 +59,9 @@ export function findCause(err: unknown, match: (code: string) => boolean): { cod
   return undefined;
 }
 
-/** The system or undici error code of a failed request (ECONNRESET, UND_ERR_SOCKET, our STALLED, …). */
+/** The system error code of a failed request (ECONNRESET, ENOTFOUND, …) or ours (HEADERS_TIMEOUT, STALLED, …). */
 export function errorCode(err: unknown): string | undefined {
-  return findCause(err, (code) => /^(E[A-Z0-9_]+|UND_ERR_[A-Z_]+|STALLED)$/.test(code))?.code;
+  return findCause(err, (code) => /^(E[A-Z0-9_]+|(CONNECT|HEADERS|BODY)_TIMEOUT|STALLED)$/.test(code))?.code;
 }
 
 export function wasNotSent(err: unknown): boolean {

@@ -1,10 +1,11 @@
 // The one transport-and-retry layer under every request: API calls (client.ts), presigned GETs (presigned.ts)
-// and presigned part PUTs (src/upload/send.ts). The same rules for all of them: which failures are worth another
-// attempt, how long to wait, how an answer or a failure becomes one readable error, and that a URL the service
-// gave us is checked before it is used.
-import './wasm-flags.js'; // before undici
-import { STATUS_CODES } from 'node:http';
-import { request, type Dispatcher } from 'undici';
+// and presigned part PUTs (src/upload/engine.ts), all over node:http(s) and the process's agents (agents.ts). The
+// same rules for all of them: which failures are worth another attempt, how long to wait, how an answer or a
+// failure becomes one readable error, and that a URL the service gave us is checked before it is used.
+import http, { STATUS_CODES, type IncomingMessage } from 'node:http';
+import https from 'node:https';
+import tls from 'node:tls';
+import type { Agents } from './agents.js';
 import { ApiError, NetworkError, ResponseError, type ApiErrorBody } from '../errors.js';
 import { backoffMs, errorCode, findCause, parseRetryAfter, sleep, wasNotSent, type RetryPolicy } from './retry.js';
 
@@ -83,17 +84,83 @@ export function checkServiceUrl(field: string, value: unknown, fail: (message: s
   return url;
 }
 
-/** Sends one request through undici; a failure to get an answer becomes a NetworkError naming the host. */
-export async function send(
-  url: URL,
-  init: { method: string; headers: Record<string, string>; body?: string; dispatcher: Dispatcher; signal: AbortSignal },
-): Promise<Dispatcher.ResponseData> {
+export interface SendInit {
+  method: string;
+  headers: Record<string, string>;
+  body?: string;
+  agents: Agents;
+  signal: AbortSignal;
+  /** --timeout: the longest wait for the connection, for the answer's headers, and between two pieces of its body. */
+  timeoutMs: number;
+}
+
+/**
+ * Sends one request; resolves with the answer once its headers are in, and its body streams (an async iterable of
+ * Buffers). A failure to get an answer becomes a NetworkError naming the host; an aborted signal throws its reason.
+ */
+export async function send(url: URL, init: SendInit): Promise<IncomingMessage> {
+  if (init.signal.aborted) throw init.signal.reason;
   try {
-    return await request(url, { method: init.method as Dispatcher.HttpMethod, headers: init.headers, body: init.body, dispatcher: init.dispatcher, signal: init.signal });
+    return await request(url, init);
   } catch (err) {
     if (init.signal.aborted) throw init.signal.reason;
     throw toNetworkError(err, url);
   }
+}
+
+function request(url: URL, init: SendInit): Promise<IncomingMessage> {
+  const { signal, timeoutMs } = init;
+  const headers = init.body === undefined ? init.headers : { ...init.headers, 'content-length': String(Buffer.byteLength(init.body)) };
+  const req = (url.protocol === 'https:' ? https : http).request(url, { method: init.method, headers, agent: init.agents.for(url) });
+  let timer: NodeJS.Timeout | undefined;
+  // Each phase has its own limit and its own words: a connect timeout means the request never left.
+  const limit = (code: string, what: string) => {
+    clearTimeout(timer);
+    timer = setTimeout(() => req.destroy(timeoutError(code, `${what} in ${timeoutMs} ms`)), timeoutMs);
+  };
+  const onAbort = () => req.destroy(signal.reason);
+  signal.addEventListener('abort', onAbort, { once: true });
+  req.once('close', () => {
+    clearTimeout(timer);
+    signal.removeEventListener('abort', onAbort);
+  });
+  limit('CONNECT_TIMEOUT', 'no connection');
+  req.once('socket', (socket) => {
+    const connected = () => limit('HEADERS_TIMEOUT', 'no answer');
+    if (req.reusedSocket) connected();
+    else if (socket instanceof tls.TLSSocket) socket.once('secureConnect', connected);
+    else if (socket.connecting) socket.once('connect', connected);
+    else connected();
+  });
+  return new Promise((resolve, reject) => {
+    req.once('error', reject);
+    req.once('response', (res) => {
+      clearTimeout(timer);
+      idleBody(res, timeoutMs);
+      resolve(res);
+    });
+    req.end(init.body);
+  });
+}
+
+/**
+ * Fails the body when no byte of it comes for `ms`; time the reader spends with bytes already in hand (a slow
+ * pipe downstream) is not the server's idleness and does not count.
+ */
+function idleBody(res: IncomingMessage, ms: number): void {
+  const socket = res.socket;
+  if (!socket) return;
+  const onIdle = () => {
+    if (res.readableLength > 0) socket.setTimeout(ms);
+    else res.destroy(timeoutError('BODY_TIMEOUT', `no bytes of the answer for ${ms} ms`));
+  };
+  socket.setTimeout(ms);
+  socket.on('timeout', onIdle);
+  res.once('close', () => socket.off('timeout', onIdle));
+}
+
+function timeoutError(code: string, message: string): Error {
+  return Object.assign(new Error(message), { code });
 }
 
 /** Reads a body as text, keeping at most `limit` bytes (the rest is drained). */
@@ -178,10 +245,9 @@ const NETWORK_WORDS: Record<string, string> = {
   ECONNRESET: 'connection reset',
   EPIPE: 'connection closed while sending',
   ETIMEDOUT: 'timed out',
-  UND_ERR_CONNECT_TIMEOUT: 'connect timed out',
-  UND_ERR_HEADERS_TIMEOUT: 'no answer in time',
-  UND_ERR_BODY_TIMEOUT: 'the answer stalled',
-  UND_ERR_SOCKET: 'the connection closed unexpectedly',
+  CONNECT_TIMEOUT: 'connect timed out',
+  HEADERS_TIMEOUT: 'no answer in time',
+  BODY_TIMEOUT: 'the answer stalled',
 };
 
 /** 127.0.0.0/8, localhost and ::1: where `gamehost emulator serve` listens. */
@@ -195,36 +261,15 @@ export function toNetworkError(err: unknown, url: URL): NetworkError {
   const tlsError = findCause(err, (code) => /CERT|SSL|TLS/i.test(code));
   const code = errorCode(err) ?? tlsError?.code ?? 'ENETWORK';
   if (code === 'STALLED') return new NetworkError(`the connection to ${url.host} stalled: ${(err as Error).message}`, code, { cause: err });
-  const tls = /CERT|SSL|TLS/i.test(code);
+  const isTls = /CERT|SSL|TLS/i.test(code);
   const tlsMessage = (tlsError?.error as Error | undefined)?.message;
-  const words = NETWORK_WORDS[code] ?? (tls ? `TLS failure${tlsMessage ? `: ${tlsMessage}` : ''}` : (err as Error)?.message || 'network error');
+  // node says `socket hang up` when the server closed the connection before answering.
+  const hangUp = code === 'ECONNRESET' && (err as Error)?.message === 'socket hang up';
+  const words = hangUp
+    ? 'the connection closed before an answer'
+    : (NETWORK_WORDS[code] ?? (isTls ? `TLS failure${tlsMessage ? `: ${tlsMessage}` : ''}` : (err as Error)?.message || 'network error'));
   const error = new NetworkError(`could not reach ${url.host}: ${words} (${code})`, code, { cause: err });
-  if (tls) error.hint = 'for a private CA, point NODE_EXTRA_CA_CERTS at its bundle';
+  if (isTls) error.hint = 'for a private CA, point NODE_EXTRA_CA_CERTS at its bundle';
   else if (code === 'ECONNREFUSED' && isLoopback(url.hostname)) error.hint = 'nothing listens there: start the emulator with `gamehost emulator serve`';
   return error;
-}
-
-/**
- * The proxy for `url` from HTTPS_PROXY / HTTP_PROXY (or lower case; https falls back to HTTP_PROXY) unless NO_PROXY
- * names its host: the same choice undici's EnvHttpProxyAgent makes for API calls, for the part uploads that go
- * through node:http.
- */
-export function proxyFor(env: Record<string, string | undefined>, url: URL): URL | undefined {
-  const http = env.HTTP_PROXY ?? env.http_proxy;
-  const raw = url.protocol === 'https:' ? (env.HTTPS_PROXY ?? env.https_proxy ?? http) : http;
-  if (!raw) return undefined;
-  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  const port = url.port || (url.protocol === 'https:' ? '443' : '80');
-  for (const entry of (env.NO_PROXY ?? env.no_proxy ?? '').split(/[\s,]+/).filter(Boolean)) {
-    if (entry === '*') return undefined;
-    const m = /^(?:\*?\.)?(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(entry.toLowerCase());
-    if (!m || (m[2] && m[2] !== port)) continue;
-    const name = m[1]!.replace(/^\[|\]$/g, '');
-    if (host === name || host.endsWith(`.${name}`)) return undefined;
-  }
-  try {
-    return new URL(raw.includes('://') ? raw : `http://${raw}`);
-  } catch {
-    return undefined;
-  }
 }

@@ -7,9 +7,8 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
-import net from 'node:net';
-import tls from 'node:tls';
 import pLimit from 'p-limit';
+import type { Agents } from '../api/agents.js';
 import { USER_AGENT } from '../api/client.js';
 import { isRetryable, readText, responseError, toNetworkError, withRetries } from '../api/transport.js';
 import type { RetryPolicy } from '../api/retry.js';
@@ -36,8 +35,8 @@ export interface UploadJob {
   stallMs: number;
   /** Caps the bytes per second of all parts together. */
   limiter?: RateLimiter;
-  /** The proxy for a part URL, if one applies (HTTPS_PROXY and the like). */
-  proxy?: (url: URL) => URL | undefined;
+  /** The process's keep-alive connections (direct, or through HTTPS_PROXY and the like). */
+  agents: Agents;
   signal: AbortSignal;
   events?: UploadEvents;
 }
@@ -93,8 +92,6 @@ export async function uploadParts(job: UploadJob): Promise<void> {
     job,
     fd: await fs.promises.open(job.file, 'r'),
     pool: new BufferPool(concurrency * BUFFERS_PER_PART, chunkSize(job.limiter)),
-    agents: new Map(),
-    concurrency,
   };
   try {
     await Promise.all(
@@ -116,7 +113,6 @@ export async function uploadParts(job: UploadJob): Promise<void> {
   } finally {
     job.signal.removeEventListener('abort', onAbort);
     group.abort();
-    for (const agent of sender.agents.values()) agent.destroy();
     await sender.fd.close();
   }
 }
@@ -131,37 +127,6 @@ interface Sender {
   job: UploadJob;
   fd: fs.promises.FileHandle;
   pool: BufferPool;
-  /** Keep-alive agents by scheme and proxy. */
-  agents: Map<string, http.Agent>;
-  concurrency: number;
-}
-
-/** The keep-alive agent for `url`: direct, or through a CONNECT tunnel of its proxy (as undici does for API calls). */
-function agentFor(s: Sender, url: URL): http.Agent {
-  const proxy = s.job.proxy?.(url);
-  const key = `${url.protocol}${proxy?.href ?? ''}`;
-  let agent = s.agents.get(key);
-  if (agent) return agent;
-  const secure = url.protocol === 'https:';
-  agent = new (secure ? https.Agent : http.Agent)({ keepAlive: true, maxSockets: s.concurrency });
-  if (proxy) {
-    type Done = (err: Error | null, socket?: net.Socket) => void;
-    (agent as unknown as { createConnection: (o: tls.ConnectionOptions & { host: string; port: number }, done: Done) => undefined }).createConnection = (options, done) => {
-      const tunnel = http.request({ host: proxy.hostname, port: proxy.port || 80, method: 'CONNECT', path: `${options.host}:${options.port}`, headers: { host: `${options.host}:${options.port}` }, agent: false });
-      tunnel.once('connect', (res, socket) => {
-        if (res.statusCode !== 200) {
-          socket.destroy();
-          return done(Object.assign(new Error(`the proxy ${proxy.host} answered ${res.statusCode} to CONNECT`), { code: 'EPROXY' }));
-        }
-        done(null, secure ? tls.connect({ ...options, socket, servername: options.servername ?? (net.isIP(options.host) ? undefined : options.host) }) : socket);
-      });
-      tunnel.once('error', (err) => done(err));
-      tunnel.end();
-      return undefined;
-    };
-  }
-  s.agents.set(key, agent);
-  return agent;
 }
 
 async function uploadPart(s: Sender, part: Part, signal: AbortSignal): Promise<void> {
@@ -214,7 +179,7 @@ async function putOnce(s: Sender, part: Part, signal: AbortSignal, moved: (n: nu
 
   const headers: Record<string, string> = { 'content-length': String(part.length), 'user-agent': USER_AGENT };
   if (job.contentType) headers['content-type'] = job.contentType;
-  const req = (url.protocol === 'https:' ? https : http).request(url, { method: 'PUT', headers, agent: agentFor(s, url) });
+  const req = (url.protocol === 'https:' ? https : http).request(url, { method: 'PUT', headers, agent: job.agents.for(url) });
   let answer: http.IncomingMessage | undefined;
   let failure: Error | undefined;
   let wake: (() => void) | undefined;

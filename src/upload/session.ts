@@ -106,7 +106,7 @@ export async function pushSession(ctx: Context, api: ApiClient, o: SessionOption
       retry: ctx.retry,
       stallMs: o.stallMs,
       limiter: o.limitRate ? new RateLimiter(o.limitRate) : undefined,
-      proxy: (url) => api.proxyFor(url),
+      agents: api.agents,
       signal: session.signal,
       events: {
         progress: (n) => {

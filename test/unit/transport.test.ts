@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { checkServiceUrl, isRetryable, parseErrorBody, proxyFor, responseError } from '../../src/api/transport.js';
+import { proxyFor } from '../../src/api/agents.js';
+import { checkServiceUrl, isRetryable, parseErrorBody, responseError } from '../../src/api/transport.js';
 import { ApiError, NetworkError, ResponseError } from '../../src/errors.js';
 
 const api = (status: number) => new ApiError(status, { code: 'X', message: 'm' });

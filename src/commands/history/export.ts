@@ -153,7 +153,7 @@ export async function run(ctx: Context, o: ExportOptions): Promise<void> {
     return;
   }
 
-  const res = await openPresignedGet(ctx, api.dispatcher, url);
+  const res = await openPresignedGet(ctx, api.agents, url);
   const length = Number(res.headers['content-length']);
   const total = Number.isFinite(length) && length > 0 ? length : undefined;
   // The upload's progress display, on a terminal for a download worth watching; nothing in pipes, CI or --quiet.
@@ -189,7 +189,7 @@ export async function run(ctx: Context, o: ExportOptions): Promise<void> {
 
   try {
     try {
-      for await (const chunk of res.body as AsyncIterable<Buffer>) {
+      for await (const chunk of res as AsyncIterable<Buffer>) {
         progress.add(chunk.length);
         // Parsed before it is written: bytes that are not the service's CSV never reach stdout.
         await take(parser.push(chunk));
