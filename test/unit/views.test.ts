@@ -6,7 +6,6 @@ import { CsvError, CsvStreamParser } from '../../src/output/csv.js';
 import { formatTime, visibleWidth } from '../../src/output/format.js';
 import {
   HistoryTally,
-  formatDownloadProgress,
   formatHistorySummary,
   historyTableChunks,
   historyJson,
@@ -539,12 +538,6 @@ const TABLE_EMPTY = golden([
   'No lobbies ran in this window.',
 ]);
 
-const PROGRESS = golden([
-  'Downloading [██████████··········] 1.50 MiB / 3.00 MiB 50% · 2.00 MiB/s',
-  'Downloading lobby history: 2.50 MiB · 2.50 MiB/s',
-  'Downloading [██████████··········] 1.5…',
-]);
-
 describe('lobby logs view', () => {
   it.each([
     ['a running lobby at 80 columns: sparklines under their numbers', running, 80, RUNNING_80],
@@ -678,15 +671,6 @@ describe('history export views', () => {
       stop_time: null,
     });
     expect(Object.keys(row).slice(0, 14)).toEqual(CSV_HEADER.split(','));
-  });
-
-  it('the download progress line fits the terminal', () => {
-    const lines = [
-      formatDownloadProgress(1572864, 3145728, 750, 80),
-      formatDownloadProgress(2621440, undefined, 1000, 80),
-      formatDownloadProgress(1572864, 3145728, 750, 40),
-    ];
-    expect(golden(lines)).toBe(PROGRESS);
   });
 });
 

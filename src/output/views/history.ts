@@ -1,6 +1,6 @@
 // `history export`: what an export holds, told on stderr after the download (lobbies, lobby-hours, where), and
 // the rows rendered as JSON lines or a table instead of the raw CSV.
-import { fitLine, formatBytes, formatDuration, formatHours, formatRate, formatShare, formatTime, visibleWidth, zoneLabel } from '../format.js';
+import { formatDuration, formatHours, formatTime, visibleWidth, zoneLabel } from '../format.js';
 import { CsvError } from '../csv.js';
 import { sanitizeLine } from '../sanitize.js';
 import { tableChunks } from '../table.js';
@@ -211,16 +211,4 @@ export function* historyTableChunks(rows: readonly HistoryRow[], o: ViewOptions 
   const zone = o.utc ? 'UTC' : `local time (${zoneLabel(o.now, false)})`;
   yield* tableChunks({ head, rows: cells, right: [5, 6], keep: [0], shrink: [1, 2], drop: [6, 3, 5, 2, 1] }, o);
   yield c.dim(`${rows.length.toLocaleString('en-US')} lobb${rows.length === 1 ? 'y' : 'ies'} · times in ${zone}`) + '\n';
-}
-
-/** The progress line of a download, for stderr on a terminal: bytes, share and rate. */
-export function formatDownloadProgress(bytes: number, total: number | undefined, elapsedMs: number, columns: number): string {
-  const rate = elapsedMs > 0 ? ` · ${formatRate((bytes * 1000) / elapsedMs)}` : '';
-  if (total !== undefined && total > 0) {
-    const cells = 20;
-    const done = Math.min(cells, Math.floor((bytes / total) * cells));
-    const bar = `[${'█'.repeat(done)}${'·'.repeat(cells - done)}]`;
-    return fitLine(`Downloading ${bar} ${formatBytes(bytes)} / ${formatBytes(total)} ${formatShare(bytes, total)}${rate}`, columns - 1);
-  }
-  return fitLine(`Downloading lobby history: ${formatBytes(bytes)}${rate}`, columns - 1);
 }
