@@ -177,9 +177,9 @@ export async function readText(body: AsyncIterable<Buffer>, limit = Infinity): P
 /** Where a presigned URL leads: no token goes with it, so a 403 there is never the token's fault. */
 export type PresignedUse = 'export' | 'part';
 
-const PRESIGNED_403_HINT: Record<PresignedUse, string> = {
+// A part's hint is the upload session's to give: it knows whether the upload can go on and what holds its tag.
+const PRESIGNED_403_HINT: Partial<Record<PresignedUse, string>> = {
   export: 'the download link was refused (it may have expired): run `gamehost history export` again for a new one',
-  part: 'this upload cannot be resumed: run the same command again to start a new one',
 };
 
 /** A non-2xx answer as an ApiError: the service's JSON error, S3's XML error, or one line about anything else. */

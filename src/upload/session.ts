@@ -63,9 +63,11 @@ export async function pushSession(ctx: Context, api: ApiClient, o: SessionOption
   let parts: Part[] = [];
   const done = new Set<number>();
   let hashing: Promise<string> | undefined;
+  // Set once the service holds a build for this upload (created now, or by the run being resumed).
+  let build: CreateBuildResponse | undefined;
   try {
     await progress.open();
-    let build = resumable(ctx, journal, o, input, progress, done);
+    build = resumable(ctx, journal, o, input, progress, done);
     if (!build) {
       progress.creating(o.tag);
       build = await createBuild(api, {
@@ -75,6 +77,11 @@ export async function pushSession(ctx: Context, api: ApiClient, o: SessionOption
         kind: o.kind,
         compression: o.compression,
         multipart_upload: true,
+      }).catch((err) => {
+        if (err instanceof ApiError && err.code === 'BUILD_TAG_TAKEN') {
+          err.hint = `tags are unique per game, and an unfinished push holds its tag too: push with a new one (--tag ${newTag(o.tag)})`;
+        }
+        throw err;
       });
       // Checked before anything is journalled: a plan that cannot work is never replayed.
       parts = partsFrom(build, input.size);
@@ -144,7 +151,7 @@ export async function pushSession(ctx: Context, api: ApiClient, o: SessionOption
     return result;
   } catch (caught) {
     const err = ctx.signal.aborted ? ctx.signal.reason : caught;
-    if (err instanceof CliError) explain(err, journal, done.size, parts.length);
+    if (err instanceof CliError) explain(err, { journal, doneParts: done.size, totalParts: parts.length, tag: build ? o.tag : undefined });
     else journal?.remove();
     progress.fail(err);
     throw err;
@@ -161,24 +168,40 @@ export async function pushSession(ctx: Context, api: ApiClient, o: SessionOption
 /**
  * Keeps the journal and says "run the same command again to resume" only where that is true: a network error,
  * a 5xx (or 408/429) after its retries, Ctrl-C, SIGTERM. Anything else (a presigned URL refused with 403 or 404,
- * a plan the client refused, a 4xx from complete, a changed file) removes the journal: the next run starts over.
+ * a plan the client refused, a 4xx from complete, a changed file) removes the journal: the next run starts over,
+ * with a new build, and `tag` (given when the service already holds a build for this upload) may still be held by
+ * the unfinished one, which the hint says.
  */
-function explain(err: CliError, journal: Journal | undefined, doneParts: number, totalParts: number): void {
+function explain(err: CliError, at: { journal?: Journal; doneParts: number; totalParts: number; tag?: string }): void {
+  const { journal, tag } = at;
   const cause = err instanceof UploadError && err.cause ? err.cause : err;
   const canResume = err instanceof InterruptedError || cause instanceof NetworkError || (cause instanceof ApiError && isRetryable(cause, true));
-  if (!journal) {
-    if (canResume && (err instanceof InterruptedError || err instanceof UploadError)) err.hint = 'run the same command again to start over';
+  if (canResume && journal?.exists()) {
+    err.hint = `run the same command again to resume: ${at.doneParts} of ${at.totalParts} parts are up`;
     return;
   }
-  if (canResume && journal.exists()) {
-    err.hint = `run the same command again to resume: ${doneParts} of ${totalParts} parts are up`;
+  journal?.remove();
+  if (tag === undefined) {
+    if (canResume && !journal && err instanceof InterruptedError) err.hint = 'run the same command again to start over';
     return;
   }
-  const existed = journal.exists();
-  journal.remove();
-  if (existed && !err.hint) {
-    err.hint = 'this upload cannot be resumed: run the same command again to start a new one';
+  // The service's own hint (check the token) stays; ours gain what the next push needs to know.
+  if (err.hint && cause instanceof ApiError) return;
+  if (canResume) {
+    // Resumable, but this input was made for this run (stdin, a directory, an LZ4 copy): nothing was kept.
+    if (err instanceof InterruptedError || err instanceof UploadError) err.hint = `push the build again to start over; ${heldTag(tag)}`;
+    return;
   }
+  err.hint = `${err.hint ?? 'this upload cannot be resumed: push the build again'}; ${heldTag(tag)}`;
+}
+
+function heldTag(tag: string): string {
+  return `the unfinished build may still hold ${tag}, so the next push may need a new tag (--tag ${newTag(tag)})`;
+}
+
+/** `base:<new-tag>` for `base:tag`: the form a new tag takes, for hints. */
+function newTag(tag: string): string {
+  return `${tag.split(':')[0]}:<new-tag>`;
 }
 
 /** The earlier run's build when it can still be finished, with its finished parts in `done`; else undefined. */

@@ -55,7 +55,9 @@ describe('build push: the session ends cleanly on every path', () => {
       // eslint-disable-next-line no-control-regex
       const text = r.stderr.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
       expect(text).toContain('completing the upload…');
-      expect(text).toContain('error: Invalid upload: part 2 of 3 is missing. (UPLOAD_INVALID, ray r1)\n  this upload cannot be resumed: run the same command again to start a new one\n');
+      expect(text).toContain(
+        'error: Invalid upload: part 2 of 3 is missing. (UPLOAD_INVALID, ray r1)\n  this upload cannot be resumed: push the build again; the unfinished build may still hold refused:v1, so the next push may need a new tag (--tag refused:<new-tag>)\n',
+      );
       expect(text).not.toContain('to resume');
       expect(journals(env)).toEqual([]);
     } finally {
@@ -111,15 +113,27 @@ describe('build push: the session ends cleanly on every path', () => {
       const second = await runCli(args, { env });
       expect(second.code).toBe(7);
       expect(second.stderr).toContain('Resuming build');
-      expect(second.stderr).toMatch(/^error: part 6 of 6 failed: 403 AccessDenied: Request has expired\n  this upload cannot be resumed: run the same command again to start a new one\n$/m);
+      expect(second.stderr).toMatch(
+        /^error: part 6 of 6 failed: 403 AccessDenied: Request has expired\n  this upload cannot be resumed: push the build again; the unfinished build may still hold expired:v1, so the next push may need a new tag \(--tag expired:<new-tag>\)\n$/m,
+      );
       expect(second.stderr).not.toMatch(/<Error>|gamehost login|to resume/);
       expect(journals(env)).toEqual([]);
 
-      // So the next run starts over: a new build, no resume.
+      // So the next run starts over: a new build, no resume; the unfinished build holds the tag, as the hint said.
       mode = 'none';
       const third = await runCli([...args, '--progress', 'json'], { env });
+      expect(third.code).toBe(1);
       expect(events(third.stderr)[0]).toMatchObject({ type: 'create', tag: 'expired:v1' });
       expect(events(third.stderr).some((e) => e.type === 'resume')).toBe(false);
+      expect(events(third.stderr).at(-1)).toMatchObject({
+        type: 'error',
+        message: 'Image tag "expired:v1" is already used by another build of this game.',
+        hint: 'tags are unique per game, and an unfinished push holds its tag too: push with a new one (--tag expired:<new-tag>)',
+      });
+      // The fix the hint names works.
+      const fourth = await runCli(['build', 'push', f, '--tag', 'expired:v2', '--json'], { env });
+      expect(fourth.code).toBe(0);
+      expect(JSON.parse(fourth.stdout).parts).toBe(6);
     } finally {
       front.close();
     }
@@ -132,10 +146,19 @@ describe('build push: the session ends cleanly on every path', () => {
     });
     try {
       const env = { ...fx.env, XDG_STATE_HOME: path.join(tempDir(), 'state'), GAMEHOST_ENDPOINT: front.endpoint };
-      const r = await runCli(['build', 'push', file('forged.tar', 3 * PART), '--tag', 'forged:v1', '--concurrency', '1'], { env });
+      const args = ['build', 'push', file('forged.tar', 3 * PART), '--tag', 'forged:v1', '--concurrency', '1'];
+      const r = await runCli(args, { env });
       expect(r.code).toBe(7);
-      expect(r.stderr).toMatch(/^error: part 2 of 3 failed: 403 PRESIGN_INVALID: The presigned URL signature does not match\.( \(ray [\w-]+\))?\n  this upload cannot be resumed: run the same command again to start a new one\n$/m);
+      expect(r.stderr).toMatch(
+        /^error: part 2 of 3 failed: 403 PRESIGN_INVALID: The presigned URL signature does not match\.( \(ray [\w-]+\))?\n  this upload cannot be resumed: push the build again; the unfinished build may still hold forged:v1, so the next push may need a new tag \(--tag forged:<new-tag>\)\n$/m,
+      );
       expect(journals(env)).toEqual([]);
+      // Pushed again as it was: the unfinished build holds the tag, and the error names the fix.
+      const again = await runCli(args, { env: { ...env, GAMEHOST_ENDPOINT: fx.emu.endpoint } });
+      expect(again.code).toBe(1);
+      expect(again.stderr).toMatch(
+        /^error: Image tag "forged:v1" is already used by another build of this game\. \(BUILD_TAG_TAKEN, ray [\w-]+\)\n  docs: \S+build-tag-taken\n  tags are unique per game, and an unfinished push holds its tag too: push with a new one \(--tag forged:<new-tag>\)\n$/m,
+      );
     } finally {
       front.close();
     }
