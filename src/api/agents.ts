@@ -40,6 +40,8 @@ type ConnectOptions = tls.ConnectionOptions & { host: string; port: number };
 
 export class Agents {
   private readonly agents = new Map<string, http.Agent>();
+  /** CONNECT requests whose tunnel is not open yet: a proxy that never answers must not keep the process alive. */
+  private readonly tunnels = new Set<http.ClientRequest>();
 
   /** `proxy` picks the proxy for a URL (none for the embedded emulator, which is on loopback). */
   constructor(private readonly proxy: (url: URL) => URL | undefined = () => undefined) {}
@@ -56,7 +58,10 @@ export class Agents {
       (agent as unknown as { createConnection: (o: ConnectOptions, done: Done) => undefined }).createConnection = (options, done) => {
         const target = `${options.host}:${options.port}`;
         const tunnel = http.request({ host: proxy.hostname, port: proxy.port || 80, method: 'CONNECT', path: target, headers: { host: target }, agent: false });
+        this.tunnels.add(tunnel);
+        tunnel.once('close', () => this.tunnels.delete(tunnel));
         tunnel.once('connect', (res, socket) => {
+          this.tunnels.delete(tunnel);
           if (res.statusCode !== 200) {
             socket.destroy();
             return done(Object.assign(new Error(`the proxy ${proxy.host} answered ${res.statusCode} to CONNECT`), { code: 'EPROXY' }));
@@ -74,6 +79,8 @@ export class Agents {
 
   /** Closes every connection, idle or not: nothing outlives the command. */
   close(): void {
+    for (const tunnel of this.tunnels) tunnel.destroy();
+    this.tunnels.clear();
     for (const agent of this.agents.values()) agent.destroy();
     this.agents.clear();
   }

@@ -112,29 +112,37 @@ function request(url: URL, init: SendInit): Promise<IncomingMessage> {
   const { signal, timeoutMs } = init;
   const headers = init.body === undefined ? init.headers : { ...init.headers, 'content-length': String(Buffer.byteLength(init.body)) };
   const req = (url.protocol === 'https:' ? https : http).request(url, { method: init.method, headers, agent: init.agents.for(url) });
-  let timer: NodeJS.Timeout | undefined;
-  // Each phase has its own limit and its own words: a connect timeout means the request never left.
-  const limit = (code: string, what: string) => {
-    clearTimeout(timer);
-    timer = setTimeout(() => req.destroy(timeoutError(code, `${what} in ${timeoutMs} ms`)), timeoutMs);
-  };
-  const onAbort = () => req.destroy(signal.reason);
-  signal.addEventListener('abort', onAbort, { once: true });
-  req.once('close', () => {
-    clearTimeout(timer);
-    signal.removeEventListener('abort', onAbort);
-  });
-  limit('CONNECT_TIMEOUT', 'no connection');
-  req.once('socket', (socket) => {
-    const connected = () => limit('HEADERS_TIMEOUT', 'no answer');
-    if (req.reusedSocket) connected();
-    else if (socket instanceof tls.TLSSocket) socket.once('secureConnect', connected);
-    else if (socket.connecting) socket.once('connect', connected);
-    else connected();
-  });
   return new Promise((resolve, reject) => {
-    req.once('error', reject);
+    let timer: NodeJS.Timeout | undefined;
+    const onAbort = () => fail(signal.reason);
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+    };
+    // Settles at once: a request still waiting for its connection (a proxy's tunnel) emits nothing until it has one.
+    const fail = (err: Error) => {
+      done();
+      reject(err);
+      req.destroy(err);
+    };
+    // Each phase has its own limit and its own words: a connect timeout means the request never left.
+    const limit = (code: string, what: string) => {
+      clearTimeout(timer);
+      timer = setTimeout(() => fail(timeoutError(code, `${what} in ${timeoutMs} ms`)), timeoutMs);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    req.once('close', done);
+    req.on('error', fail);
+    limit('CONNECT_TIMEOUT', 'no connection');
+    req.once('socket', (socket) => {
+      const connected = () => limit('HEADERS_TIMEOUT', 'no answer');
+      if (req.reusedSocket) connected();
+      else if (socket instanceof tls.TLSSocket) socket.once('secureConnect', connected);
+      else if (socket.connecting) socket.once('connect', connected);
+      else connected();
+    });
     req.once('response', (res) => {
+      // The abort listener stays until the request closes: Ctrl-C also stops a body on its way.
       clearTimeout(timer);
       idleBody(res, timeoutMs);
       resolve(res);

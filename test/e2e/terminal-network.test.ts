@@ -36,9 +36,13 @@ zeTKrYMCIQCHI+Y10qA4FtCg0YQDNiFSuVcAGkOeVpx8hjJhMylIhQ==
 -----END CERTIFICATE-----
 `;
 
-/** A forward proxy on loopback: CONNECT tunnels (what the CLI uses) and absolute-form requests, each one recorded. */
-async function startProxy() {
+/**
+ * A forward proxy on loopback: CONNECT tunnels (what the CLI uses) and absolute-form requests, each one recorded.
+ * The first `hold` CONNECTs are left unanswered, as a proxy that cannot reach the host leaves them.
+ */
+async function startProxy(hold = 0) {
   const seen: string[] = [];
+  const held: net.Socket[] = [];
   const server = http.createServer((req, res) => {
     seen.push(`${req.method} ${req.url}`);
     const target = new URL(req.url!);
@@ -51,6 +55,8 @@ async function startProxy() {
   });
   server.on('connect', (req, client: net.Socket, head) => {
     seen.push(`CONNECT ${req.url}`);
+    // Held until the client gives up (the server side would stay half-open after the client's end).
+    if (held.length < hold) return void held.push(client.on('error', () => {}).on('end', () => client.destroy()));
     const [host, port] = req.url!.split(':');
     // `emulator.test` is a name only this proxy knows: a request that reaches it went through the proxy.
     const upstream = net.connect(Number(port), host === 'emulator.test' ? '127.0.0.1' : host, () => {
@@ -67,6 +73,7 @@ async function startProxy() {
     seen,
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     close: () => {
+      for (const socket of held) socket.destroy();
       server.closeAllConnections();
       return new Promise((r) => server.close(r));
     },
@@ -131,6 +138,23 @@ describe('network', () => {
       const bypass = await runCli(['build', 'push', file, '--tag', 'proxied:v2'], { env: { ...fx.env, HTTP_PROXY: proxy.url, NO_PROXY: 'localhost, 127.0.0.1' } });
       expect(bypass.code).toBe(0);
       expect(proxy.seen).toEqual([]);
+    });
+
+    it('a connection not made within --timeout never left: even the build create (not idempotent) is sent again', async () => {
+      const stalling = await startProxy(1);
+      try {
+        const host = new URL(fx.emu.endpoint).host;
+        const file = path.join(tempDir(), 'stalled-proxy.tar');
+        fs.writeFileSync(file, crypto.randomBytes(1000));
+        const r = await runCli(['build', 'push', file, '--tag', 'stalled-proxy:v1', '--json', '--verbose', '--timeout', '0.3'], { env: { ...fx.env, HTTP_PROXY: stalling.url } });
+        expect(r.code).toBe(0);
+        expect(JSON.parse(r.stdout).bytes).toBe(1000);
+        expect(r.stderr).toMatch(new RegExp(`^retrying POST /cloud/games/[\\w-]+/builds in \\d+ ms \\(could not reach ${host}: connect timed out \\(CONNECT_TIMEOUT\\)\\)$`, 'm'));
+        // The held tunnel, then one that carries the rest of the push.
+        expect(stalling.seen).toEqual([`CONNECT ${host}`, `CONNECT ${host}`]);
+      } finally {
+        await stalling.close();
+      }
     });
 
     it('the lower-case variables work too, and NO_PROXY bypasses the proxy', async () => {
