@@ -248,7 +248,14 @@ async function exportService(answer: { url: (origin: string) => string; download
     GAMEHOST_TOKEN: 'cloud.test-token',
     GAMEHOST_GAME: '00000000-0000-4000-8000-000000000001',
   };
-  return { env, hits, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return {
+    env,
+    hits,
+    close: () => {
+      server.closeAllConnections();
+      return new Promise<void>((r) => server.close(() => r()));
+    },
+  };
 }
 
 describe('history export: the links the service gives', () => {
@@ -281,6 +288,44 @@ describe('history export: the links the service gives', () => {
       expect(r.code).toBe(3);
       expect(r.stderr).toBe('error: 403 AccessDenied: Request has expired (ray 4D2C9F1B)\n  the download link was refused (it may have expired): run `gamehost history export` again for a new one\n');
       expect(svc.hits.downloads).toBe(1);
+    } finally {
+      await svc.close();
+    }
+  });
+});
+
+describe('history export: --timeout applies to the presigned download too', () => {
+  const HEADER = 'lobby_id,namespace_id,namespace_name,region_id,region_name,tier_name,version_id,version_name,lobby_group_id,lobby_group_name,start_ts,stop_ts,total_uptime_ms,query_uptime_ms\n';
+
+  it('a link that never answers: retried, then one line, exit 6, no file', async () => {
+    const svc = await exportService({ url: (origin) => `${origin}/bucket/export.csv`, download: () => {} });
+    try {
+      const cwd = tempDir();
+      const r = await runCli(['history', 'export', '--since', '1h', '-o', 'out.csv', '--timeout', '0.2'], { env: svc.env, cwd });
+      expect(r.code).toBe(6);
+      expect(r.stderr).toBe(`error: could not reach ${new URL(svc.env.GAMEHOST_ENDPOINT).host}: no answer in time (HEADERS_TIMEOUT)\n`);
+      expect(svc.hits).toEqual({ exports: 1, downloads: 3 });
+      expect(fs.readdirSync(cwd)).toEqual([]);
+    } finally {
+      await svc.close();
+    }
+  });
+
+  it('a body that stops coming: one line, exit 6, nothing half-written', async () => {
+    const svc = await exportService({
+      url: (origin) => `${origin}/bucket/export.csv`,
+      download: (res) => {
+        res.writeHead(200, { 'content-type': 'text/csv', 'content-length': String(HEADER.length + 1000) });
+        res.write(HEADER);
+      },
+    });
+    try {
+      const cwd = tempDir();
+      const r = await runCli(['history', 'export', '--since', '1h', '-o', 'out.csv', '--timeout', '0.2'], { env: svc.env, cwd });
+      expect(r.code).toBe(6);
+      expect(r.stderr).toBe(`error: could not reach ${new URL(svc.env.GAMEHOST_ENDPOINT).host}: the answer stalled (BODY_TIMEOUT)\n`);
+      expect(svc.hits.downloads).toBe(1);
+      expect(fs.readdirSync(cwd)).toEqual([]);
     } finally {
       await svc.close();
     }
