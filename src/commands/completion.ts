@@ -1,18 +1,32 @@
-// `gamehost completion bash|zsh|fish`: a completion script generated from the command tree itself, so every
-// command, option and choice the CLI knows is completed, and nothing it does not.
+// `gamehost completion bash|zsh|fish`: a completion script generated from the command definitions themselves
+// (through the commander tree built from them, as help is), so every command, option and choice the CLI knows is
+// completed, and nothing it does not.
 import type { Command, Option } from 'commander';
 import type { Context } from '../context.js';
 import { parseChoice } from './args.js';
+import { defineCommand, type CommandDef, type TreeNode } from './command.js';
+import { createProgram } from './program.js';
 
 export const SHELLS = ['bash', 'zsh', 'fish'] as const;
 export type Shell = (typeof SHELLS)[number];
 
-export interface CompletionOptions {
-  shell: Shell;
-}
-
-export function parse(args: string[]): CompletionOptions {
-  return { shell: parseChoice('<shell>', args[0], SHELLS) };
+/** The completion command for `tree`, which holds the command itself: hence a function returning the tree. */
+export function completionCommand(tree: () => readonly TreeNode[]): CommandDef {
+  return defineCommand({
+    name: 'completion',
+    operands: ['<shell>'],
+    summary: 'Print a shell completion script: bash, zsh or fish',
+    examples: [
+      'gamehost completion bash > ~/.local/share/bash-completion/completions/gamehost',
+      'gamehost completion zsh > "${fpath[1]}/_gamehost"; gamehost completion fish > ~/.config/fish/completions/gamehost.fish',
+      'gamehost completion bash | bash -n   # in CI: the script parses',
+    ],
+    parse: (v) => parseChoice('<shell>', v.shell, SHELLS),
+    async run(ctx: Context, shell) {
+      const { root, globals } = describeTree(createProgram(tree(), ctx.io, async () => {}));
+      ctx.io.stdout.write(GENERATORS[shell](root, globals));
+    },
+  });
 }
 
 /** What may follow an option or stand as an operand. */
@@ -313,9 +327,3 @@ function fish(root: CommandSpec, globals: OptionSpec[]): string {
 }
 
 const GENERATORS: Record<Shell, (root: CommandSpec, globals: OptionSpec[]) => string> = { bash, zsh, fish };
-
-export async function run(ctx: Context, o: CompletionOptions): Promise<void> {
-  const { buildProgram } = await import('../cli.js');
-  const { root, globals } = describeTree(buildProgram(ctx.io, async () => {}));
-  ctx.io.stdout.write(GENERATORS[o.shell](root, globals));
-}

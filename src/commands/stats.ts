@@ -4,10 +4,8 @@ import type { PlayerStatistics } from '../api/types.js';
 import { getStatistics } from '../api/operations.js';
 import { sleep } from '../api/retry.js';
 import { jsonLine, writeJson } from '../output/json.js';
-import { LiveFrame, watchFooter } from '../output/views/live.js';
-import { viewOptions } from '../output/views/options.js';
-import { formatStats, statsChangeLines } from '../output/views/stats.js';
-import { parseSeconds } from './lobby/logs.js';
+import { milliseconds } from './args.js';
+import { defineCommand } from './command.js';
 
 /**
  * Statistics have no end to wait for, so a watch runs until Ctrl-C: every 10 s keeps it inside the service's
@@ -21,22 +19,37 @@ export interface StatsOptions {
   utc: boolean;
 }
 
-export function parse(_args: string[] = [], opts: Record<string, unknown> = {}): StatsOptions {
-  const w = opts.watch;
-  const watchMs = w === undefined || w === false ? undefined : w === true ? DEFAULT_WATCH_MS : parseSeconds('--watch', w);
-  return { watchMs, utc: opts.utc === true };
-}
+export default defineCommand({
+  name: 'stats',
+  summary: 'Show player statistics: total, per game mode and per region',
+  options: [
+    { flags: '--watch [seconds]', description: 'refresh every few seconds (default: 10) and show the change since the last refresh', value: milliseconds },
+    { flags: '--utc', description: 'show times in UTC instead of the local zone' },
+  ],
+  examples: ['gamehost stats', 'gamehost stats --watch 5', 'gamehost stats --json | jq .player_count   # in CI'],
+  parse: (v): StatsOptions => ({ watchMs: v.watch === true ? DEFAULT_WATCH_MS : v.watch, utc: v.utc }),
+  run,
+});
 
-export async function run(ctx: Context, o: StatsOptions): Promise<void> {
+async function run(ctx: Context, o: StatsOptions): Promise<void> {
   const api = await ctx.api();
   if (o.watchMs !== undefined) return watch(ctx, api, o, o.watchMs);
-  const stats = await getStatistics(api);
+  const [stats, { formatStats }, { viewOptions }] = await Promise.all([
+    getStatistics(api),
+    import('../output/views/stats.js'),
+    import('../output/views/options.js'),
+  ]);
   if (ctx.global.json) return writeJson(ctx, stats);
   ctx.io.stdout.write(formatStats(stats, viewOptions(ctx, ctx.io.stdout, o.utc)));
 }
 
 /** Refreshes until Ctrl-C: redrawn in place on a terminal, changed rows on a pipe, changed bodies with --json. */
 async function watch(ctx: Context, api: ApiClient, o: StatsOptions, everyMs: number): Promise<void> {
+  const [{ LiveFrame, watchFooter }, { formatStats, statsChangeLines }, { viewOptions }] = await Promise.all([
+    import('../output/views/live.js'),
+    import('../output/views/stats.js'),
+    import('../output/views/options.js'),
+  ]);
   const out = ctx.io.stdout;
   const frame = out.isTTY === true && !ctx.global.json ? new LiveFrame(out) : undefined;
   let previous: PlayerStatistics | undefined;

@@ -2,8 +2,7 @@
 // embedded one): a JSON object with any of the EmulatorConfig fields.
 import fs from 'node:fs';
 import type { EmulatorConfig } from '../emulator/index.js';
-import { UsageError } from '../errors.js';
-import { describeFsError } from '../commands/args.js';
+import { UsageError, describeFsError } from '../errors.js';
 
 const NUMBER_FIELDS = ['startDelayMs', 'readyDelayMs', 'idleLifetimeMs', 'partSize', 'singlePartMax', 'maxUploadBytes'] as const;
 // Delays may be zero; sizes may not.

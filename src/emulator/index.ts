@@ -128,9 +128,14 @@ export function resetDataDir(dataDir: string): string[] {
   return removed;
 }
 
+/** Whether a data directory holds an emulator's store; asking never creates one. */
+export function holdsStore(dataDir: string): boolean {
+  return existsSync(dataDirPaths(dataDir).db);
+}
+
 /** Opens the store only when the directory has one, so reading never creates a data directory. */
 function withStore<T, E>(dataDir: string, absent: E, use: (store: Store) => T): T | E {
-  if (!existsSync(dataDirPaths(dataDir).db)) return absent;
+  if (!holdsStore(dataDir)) return absent;
   const { paths } = prepareDataDir(dataDir);
   const store = Store.open(paths.db);
   try {

@@ -2,26 +2,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Context } from '../../context.js';
 import { exportLobbyHistory } from '../../api/operations.js';
-import { openPresignedGet } from '../../api/presigned.js';
-import { toNetworkError } from '../../api/client.js';
-import { UsageError } from '../../errors.js';
+import { UsageError, describeFsError } from '../../errors.js';
 import { canAnimate } from '../../output/ci.js';
 import { CsvStreamParser } from '../../output/csv.js';
 import { formatBytes } from '../../output/format.js';
 import { jsonLine, writeJson } from '../../output/json.js';
-import {
-  HistoryTally,
-  formatDownloadProgress,
-  formatHistorySummary,
-  formatHistoryTable,
-  historyJson,
-  historyRecord,
-  historyRow,
-  type HistoryRow,
-} from '../../output/views/history.js';
-import { viewOptions } from '../../output/views/options.js';
+import type { HistoryRow } from '../../output/views/history.js';
 import { parseDuration, parseTime } from '../../timeparse.js';
-import { describeFsError, parseChoice } from '../args.js';
+import { defineCommand } from '../command.js';
 
 export const FORMATS = ['csv', 'json', 'table'] as const;
 export type ExportFormat = (typeof FORMATS)[number];
@@ -50,37 +38,53 @@ export function defaultOutputName(start: number, end: number, format: ExportForm
   return `lobby-history-${compact(start)}-${compact(end)}.${format === 'json' ? 'jsonl' : 'csv'}`;
 }
 
-export function parse(_args: string[], opts: Record<string, unknown>, ctx: Context): ExportOptions {
-  const since = opts.since as string | undefined;
-  const from = opts.from as string | undefined;
-  if (since !== undefined && from !== undefined) throw new UsageError('give either --since or --from, not both');
-  if (since === undefined && from === undefined) {
-    throw new UsageError('a window is required: --since <duration> or --from <time>', 'e.g. --since 24h');
-  }
-  const end = opts.to !== undefined ? parseTime('--to', String(opts.to)) : ctx.now();
-  const start = since !== undefined ? end - parseDuration('--since', since) : parseTime('--from', from!);
-  if (start < 0) throw new UsageError('--since reaches before 1970');
-  if (start >= end) throw new UsageError('--from must be before --to');
-  const format = opts.format === undefined ? 'csv' : parseChoice('--format', opts.format, FORMATS);
-  const urlOnly = opts.urlOnly === true;
-  const utc = opts.utc === true;
-  if (urlOnly) {
-    if (opts.output !== undefined) throw new UsageError('--url-only downloads nothing: drop -o');
-    if (opts.format !== undefined) throw new UsageError('--url-only downloads nothing: drop --format');
-    return { queryStart: start, queryEnd: end, output: '-', format, urlOnly, utc };
-  }
-  if (format === 'table') {
-    // A table is for reading, so it goes where it can be read; files get csv or json.
-    if (opts.output !== undefined && opts.output !== '-') {
-      throw new UsageError('--format table prints on stdout: drop -o', 'to keep the rows in a file, use --format csv or --format json');
+export default defineCommand({
+  name: 'export',
+  summary: 'Export the lobby history of a time window as CSV',
+  options: [
+    { flags: '--since <duration>', description: 'window ending now, e.g. 90m, 24h, 7d' },
+    { flags: '--from <time>', description: 'window start: RFC 3339 or epoch ms' },
+    { flags: '--to <time>', description: 'window end: RFC 3339 or epoch ms (default: now)' },
+    { flags: '-o, --output <file>', description: 'where to write the rows; - for stdout (default: a file named after the window)' },
+    { flags: '--format <format>', description: 'csv as served, json (JSON lines), or table (on stdout)', choices: FORMATS },
+    { flags: '--url-only', description: 'print the presigned URL of the CSV and download nothing' },
+    { flags: '--utc', description: 'show times in UTC instead of the local zone' },
+  ],
+  examples: [
+    'gamehost history export --since 7d --format table',
+    'gamehost history export --from 2026-11-01T00:00:00Z --to 2026-11-08T00:00:00Z -o week.csv',
+    'gamehost history export --since 24h --format json -o - | jq .query_uptime_ms   # in CI',
+  ],
+  parse(v, ctx): ExportOptions {
+    const { since, from, urlOnly, utc } = v;
+    if (since !== undefined && from !== undefined) throw new UsageError('give either --since or --from, not both');
+    if (since === undefined && from === undefined) {
+      throw new UsageError('a window is required: --since <duration> or --from <time>', 'e.g. --since 24h');
     }
-    if (ctx.global.json) throw new UsageError('--json prints a summary on stdout: --format table cannot print there too');
-    return { queryStart: start, queryEnd: end, output: '-', format, urlOnly, utc };
-  }
-  const output = opts.output === undefined ? defaultOutputName(start, end, format) : String(opts.output);
-  if (output === '-' && ctx.global.json) throw new UsageError('--json prints a summary on stdout: give -o <file>, not -o -');
-  return { queryStart: start, queryEnd: end, output: output === '-' ? '-' : path.resolve(ctx.cwd, output), format, urlOnly, utc };
-}
+    const end = v.to !== undefined ? parseTime('--to', v.to) : ctx.now();
+    const start = since !== undefined ? end - parseDuration('--since', since) : parseTime('--from', from!);
+    if (start < 0) throw new UsageError('--since reaches before 1970');
+    if (start >= end) throw new UsageError('--from must be before --to');
+    const format = v.format ?? 'csv';
+    if (urlOnly) {
+      if (v.output !== undefined) throw new UsageError('--url-only downloads nothing: drop -o');
+      if (v.format !== undefined) throw new UsageError('--url-only downloads nothing: drop --format');
+      return { queryStart: start, queryEnd: end, output: '-', format, urlOnly, utc };
+    }
+    if (format === 'table') {
+      // A table is for reading, so it goes where it can be read; files get csv or json.
+      if (v.output !== undefined && v.output !== '-') {
+        throw new UsageError('--format table prints on stdout: drop -o', 'to keep the rows in a file, use --format csv or --format json');
+      }
+      if (ctx.global.json) throw new UsageError('--json prints a summary on stdout: --format table cannot print there too');
+      return { queryStart: start, queryEnd: end, output: '-', format, urlOnly, utc };
+    }
+    const output = v.output ?? defaultOutputName(start, end, format);
+    if (output === '-' && ctx.global.json) throw new UsageError('--json prints a summary on stdout: give -o <file>, not -o -');
+    return { queryStart: start, queryEnd: end, output: output === '-' ? '-' : path.resolve(ctx.cwd, output), format, urlOnly, utc };
+  },
+  run,
+});
 
 /** Where the rows go: stdout (with backpressure), or a temporary file renamed into place at the end. */
 interface Sink {
@@ -136,7 +140,7 @@ async function fileSink(target: string): Promise<Sink> {
 }
 
 /** A redrawn line on stderr for a large download; nothing for small ones, pipes, CI or --quiet. */
-function progressLine(ctx: Context, total: number | undefined) {
+function progressLine(ctx: Context, total: number | undefined, formatDownloadProgress: (bytes: number, total: number | undefined, ms: number, columns: number) => string) {
   const enabled = canAnimate(ctx);
   const started = Date.now();
   let last = 0;
@@ -157,7 +161,14 @@ function progressLine(ctx: Context, total: number | undefined) {
   };
 }
 
-export async function run(ctx: Context, o: ExportOptions): Promise<void> {
+async function run(ctx: Context, o: ExportOptions): Promise<void> {
+  const [{ openPresignedGet }, { toNetworkError }, history, { viewOptions }] = await Promise.all([
+    import('../../api/presigned.js'),
+    import('../../api/client.js'),
+    import('../../output/views/history.js'),
+    import('../../output/views/options.js'),
+  ]);
+  const { HistoryTally, formatHistorySummary, formatHistoryTable, historyJson, historyRecord, historyRow } = history;
   if (o.output !== '-') {
     const dir = path.dirname(o.output);
     if (!fs.existsSync(dir)) throw new UsageError(`-o: directory ${dir} does not exist`);
@@ -173,7 +184,7 @@ export async function run(ctx: Context, o: ExportOptions): Promise<void> {
 
   const res = await openPresignedGet(ctx, api.dispatcher, url);
   const length = Number(res.headers['content-length']);
-  const progress = progressLine(ctx, Number.isFinite(length) && length > 0 ? length : undefined);
+  const progress = progressLine(ctx, Number.isFinite(length) && length > 0 ? length : undefined, history.formatDownloadProgress);
   const sink = o.format === 'table' ? undefined : o.output === '-' ? stdoutSink(ctx) : await fileSink(o.output);
   const parser = new CsvStreamParser();
   const tally = new HistoryTally();

@@ -5,10 +5,9 @@ import { getLobbyLogs } from '../../api/operations.js';
 import { sleep } from '../../api/retry.js';
 import { UsageError } from '../../errors.js';
 import { jsonLine, writeJson } from '../../output/json.js';
-import { LiveFrame, watchFooter } from '../../output/views/live.js';
-import { formatLobbyLogs, lobbyChangeKey, lobbyChangeLine, type LobbyViewOptions } from '../../output/views/lobby.js';
-import { viewOptions } from '../../output/views/options.js';
-import { parseLobbyId } from '../args.js';
+import type { LobbyViewOptions } from '../../output/views/lobby.js';
+import { milliseconds, parseLobbyId } from '../args.js';
+import { defineCommand } from '../command.js';
 
 export const DEFAULT_INTERVAL_MS = 2000;
 
@@ -22,33 +21,38 @@ export interface LogsOptions {
   utc: boolean;
 }
 
-/** `--interval 2`, `--interval 0.5`: seconds, at least a tenth. */
-export function parseSeconds(flag: string, raw: unknown): number {
-  const text = String(raw).trim();
-  const seconds = /^\d+(\.\d+)?$/.test(text) ? Number(text) : NaN;
-  if (!(seconds >= 0.1)) throw new UsageError(`${flag} must be a number of seconds of at least 0.1, not "${raw}"`);
-  return Math.round(seconds * 1000);
-}
+export default defineCommand({
+  name: 'logs',
+  operands: ['<lobby-id>'],
+  summary: "Show a lobby's status, timeline and job metrics",
+  options: [
+    { flags: '--watch', description: 'poll until the lobby stops; exit 0 if it stopped cleanly, 1 if it failed' },
+    { flags: '--interval <seconds>', description: 'seconds between polls with --watch (default: 2)', value: milliseconds },
+    { flags: '--chart', description: 'draw CPU and memory as line charts with axes' },
+    { flags: '--utc', description: 'show times in UTC instead of the local zone' },
+  ],
+  examples: [
+    'gamehost lobby logs "$LOBBY" --watch --chart',
+    'gamehost lobby logs "$LOBBY" --json | jq .lobby.status   # in CI',
+    'gamehost lobby logs "$LOBBY" --watch --interval 5 > lobby.log   # in CI: one line per change, exit 1 if it failed',
+  ],
+  parse(v, ctx): LogsOptions {
+    const lobbyId = parseLobbyId(v.lobbyId);
+    if (v.interval !== undefined && !v.watch) throw new UsageError('--interval goes with --watch');
+    if (v.chart && ctx.global.json) throw new UsageError('--chart draws for people; --json already carries every sample');
+    return { lobbyId, watch: v.watch, intervalMs: v.interval ?? DEFAULT_INTERVAL_MS, chart: v.chart, utc: v.utc };
+  },
+  run,
+});
 
-export function parse(args: string[], opts: Record<string, unknown> = {}, ctx?: Context): LogsOptions {
-  const lobbyId = parseLobbyId(args[0]!);
-  const watch = opts.watch === true;
-  if (opts.interval !== undefined && !watch) throw new UsageError('--interval goes with --watch');
-  const chart = opts.chart === true;
-  if (chart && ctx?.global.json) throw new UsageError('--chart draws for people; --json already carries every sample');
-  return {
-    lobbyId,
-    watch,
-    intervalMs: opts.interval === undefined ? DEFAULT_INTERVAL_MS : parseSeconds('--interval', opts.interval),
-    chart,
-    utc: opts.utc === true,
-  };
-}
-
-export async function run(ctx: Context, o: LogsOptions): Promise<number | void> {
+async function run(ctx: Context, o: LogsOptions): Promise<number | void> {
   const api = await ctx.api();
   if (o.watch) return watch(ctx, api, o);
-  const logs = await getLobbyLogs(api, o.lobbyId);
+  const [logs, { formatLobbyLogs }, { viewOptions }] = await Promise.all([
+    getLobbyLogs(api, o.lobbyId),
+    import('../../output/views/lobby.js'),
+    import('../../output/views/options.js'),
+  ]);
   if (ctx.global.json) return writeJson(ctx, logs);
   ctx.io.stdout.write(formatLobbyLogs(logs, { ...viewOptions(ctx, ctx.io.stdout, o.utc), chart: o.chart }));
 }
@@ -58,6 +62,11 @@ export async function run(ctx: Context, o: LogsOptions): Promise<number | void> 
  * body per change. Exits 0 when the lobby stopped cleanly and 1 when it failed; Ctrl-C ends the wait at once.
  */
 async function watch(ctx: Context, api: ApiClient, o: LogsOptions): Promise<number> {
+  const [{ LiveFrame, watchFooter }, { formatLobbyLogs, lobbyChangeKey, lobbyChangeLine }, { viewOptions }] = await Promise.all([
+    import('../../output/views/live.js'),
+    import('../../output/views/lobby.js'),
+    import('../../output/views/options.js'),
+  ]);
   const out = ctx.io.stdout;
   const frame = out.isTTY === true && !ctx.global.json ? new LiveFrame(out) : undefined;
   let last: string | undefined;

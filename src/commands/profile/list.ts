@@ -3,19 +3,21 @@ import type { Context } from '../../context.js';
 import { readProfiles, type Profile } from '../../config/profiles.js';
 import { redactToken } from '../../config/redact.js';
 import { writeJson } from '../../output/json.js';
-import { renderTable } from '../../output/table.js';
+import { defineCommand } from '../command.js';
 
-export type ListOptions = Record<string, never>;
-
-export function parse(): ListOptions {
-  return {};
-}
+export default defineCommand({
+  name: 'list',
+  summary: 'List the saved profiles; the current one is marked *',
+  examples: ['gamehost profile list', "gamehost profile list --json | jq -r '.profiles[].name'   # in CI"],
+  parse: () => ({}),
+  run,
+});
 
 function tokenKinds(p: Profile): string {
   return [p.token && 'cloud', p.namespace_token && 'namespace'].filter(Boolean).join('+') || '-';
 }
 
-export async function run(ctx: Context, _o: ListOptions): Promise<void> {
+async function run(ctx: Context): Promise<void> {
   const data = await readProfiles(ctx);
   const names = Object.keys(data.profiles).sort();
   if (ctx.global.json) {
@@ -39,6 +41,7 @@ export async function run(ctx: Context, _o: ListOptions): Promise<void> {
     ctx.info('No profiles yet: save one with `gamehost login`.');
     return;
   }
+  const { renderTable } = await import('../../output/table.js');
   const tty = ctx.io.stdout.isTTY === true;
   const rows = names.map((name) => {
     const p = data.profiles[name]!;

@@ -2,16 +2,22 @@
 import type { Context } from '../../context.js';
 import { noSuchProfile, updateProfiles, validateProfileName } from '../../config/profiles.js';
 import { writeJson } from '../../output/json.js';
+import { defineCommand } from '../command.js';
 
 export interface UseOptions {
   name: string;
 }
 
-export function parse(args: string[]): UseOptions {
-  return { name: validateProfileName(args[0]!, '<name>') };
-}
+export default defineCommand({
+  name: 'use',
+  operands: ['<name>'],
+  summary: 'Make a profile the current one',
+  examples: ['gamehost profile use staging', 'GAMEHOST_PROFILE=staging gamehost stats   # in CI: one command, without changing the current profile'],
+  parse: (v): UseOptions => ({ name: validateProfileName(v.name, '<name>') }),
+  run,
+});
 
-export async function run(ctx: Context, o: UseOptions): Promise<void> {
+async function run(ctx: Context, o: UseOptions): Promise<void> {
   const data = await updateProfiles(ctx, (data) => {
     if (!data.profiles[o.name]) throw noSuchProfile(o.name, '<name>', data);
     return { ...data, current: o.name };

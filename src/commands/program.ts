@@ -1,0 +1,123 @@
+// Commander's tree, built from the command definitions: options, defaults, choices, examples and notes come from
+// each definition, so help, parsing and completion cannot disagree with the code that runs.
+import { createRequire } from 'node:module';
+import type { GlobalOptions, IOStreams } from '../context.js';
+import { UsageError } from '../errors.js';
+import { version } from '../version.js';
+import { readValues, type CommandDef, type GroupDef, type OptionSpec, type TreeNode } from './command.js';
+import { GLOBAL_OPTIONS, readGlobals } from './globals.js';
+
+// Commander's CommonJS entry loads measurably faster than its ESM wrapper, and --help pays for every ms.
+const { Command, CommanderError, Option } = createRequire(import.meta.url)('commander') as typeof import('commander');
+export { CommanderError };
+type Command = import('commander').Command;
+
+export const EXIT_CODES_HELP = `Exit codes:
+  0    ok
+  1    unexpected error
+  2    usage or invalid input (nothing was sent)
+  3    not authenticated or forbidden (401/403); try gamehost login
+  4    not found
+  5    rate limited or service unavailable, after retries
+  6    network error (DNS, refused, timeout, TLS)
+  7    upload failed (a part failed after retries, or the file changed)
+  130  interrupted (Ctrl-C)
+  143  terminated (SIGTERM)
+`;
+
+/** Runs a command with its operands, its options as commander parsed them, and the parsed globals. */
+export type Runner = (def: CommandDef, operands: (string | undefined)[], opts: Record<string, unknown>, globals: GlobalOptions) => Promise<void>;
+
+function toOption(spec: OptionSpec) {
+  const option = new Option(spec.flags, spec.description);
+  if (spec.default !== undefined) option.default(spec.default);
+  if (spec.choices) option.choices(spec.choices);
+  if (spec.repeatable) option.argParser((value: string, previous: string[] = []) => [...previous, value]);
+  if (spec.conflicts) option.conflicts(spec.conflicts);
+  return option;
+}
+
+export function createProgram(tree: readonly TreeNode[], io: IOStreams, runner: Runner): Command {
+  const program = new Command('gamehost');
+  program
+    .description('Run your multiplayer backend: push builds, create lobbies, read logs, export history, watch players.')
+    .version(version, '--version', 'print the version')
+    .helpOption('-h, --help', 'show help')
+    .helpCommand(false);
+  for (const spec of GLOBAL_OPTIONS) program.addOption(toOption(spec));
+  program
+    .showSuggestionAfterError(true)
+    // Subcommand help lists the global options too, so each command's --help is complete on its own.
+    .configureHelp({ showGlobalOptions: true })
+    .addHelpText(
+      'after',
+      `\n${EXIT_CODES_HELP}\nEnvironment: GAMEHOST_ENDPOINT, GAMEHOST_TOKEN, GAMEHOST_NAMESPACE_TOKEN,\n` +
+        '  GAMEHOST_GAME, GAMEHOST_NAMESPACE, GAMEHOST_PROFILE (RIVET_API_ENDPOINT and\n' +
+        '  RIVET_TOKEN are read as fallbacks). Each value comes from the first of: flag,\n' +
+        '  environment, selected profile, embedded emulator.\n',
+    );
+
+  const attach = (parent: Command, def: CommandDef) => {
+    const cmd = parent.command([def.name, ...def.operands].join(' ')).description(def.summary);
+    for (const spec of def.options) cmd.addOption(toOption(spec));
+    if (def.notes) cmd.addHelpText('after', `\n${def.notes}`);
+    cmd.addHelpText('after', '\nExamples:\n' + def.examples.map((e) => `  $ ${e}`).join('\n') + '\n');
+    cmd.action(async (...received: unknown[]) => {
+      const command = received.at(-1) as Command;
+      const operands = received.slice(0, def.operands.length) as (string | undefined)[];
+      const globals = readGlobals(readValues([], GLOBAL_OPTIONS, [], command.optsWithGlobals()) as Parameters<typeof readGlobals>[0]);
+      await runner(def, operands, command.opts(), globals);
+    });
+  };
+  const addGroup = (parent: Command, def: GroupDef) => {
+    const group = parent.command(def.name).description(def.summary).helpCommand(false);
+    for (const node of def.commands) add(group, node);
+  };
+  const add = (parent: Command, node: TreeNode) => (node.kind === 'group' ? addGroup(parent, node) : attach(parent, node));
+  for (const node of tree) add(program, node);
+
+  program
+    .command('help [topic...]')
+    .description('show help for a command, or `gamehost help exit-codes`')
+    .action((topic: string[]) => {
+      if (topic.join(' ') === 'exit-codes') {
+        io.stdout.write(EXIT_CODES_HELP);
+        return;
+      }
+      let cmd: Command = program;
+      for (const word of topic) {
+        const next = cmd.commands.find((c) => c.name() === word);
+        if (!next) throw new UsageError(`no help topic "${topic.join(' ')}"`, 'run `gamehost --help` for the commands');
+        cmd = next;
+      }
+      cmd.outputHelp();
+    });
+
+  const configure = (cmd: Command) => {
+    cmd.exitOverride().configureOutput({
+      writeOut: (s) => io.stdout.write(s),
+      writeErr: (s) => io.stderr.write(s),
+      outputError: (s, write) => write(s),
+      // Help wraps to the width of the stream it is written to, not to the process's own stdout.
+      getOutHelpWidth: () => (io.stdout.isTTY ? (io.stdout.columns ?? 80) : 80),
+      getErrHelpWidth: () => (io.stderr.isTTY ? (io.stderr.columns ?? 80) : 80),
+    });
+    cmd.commands.forEach(configure);
+  };
+  configure(program);
+  return program;
+}
+
+/** `lobby create ` for `gamehost lobby create --bad`: the words of argv that name commands. */
+export function commandPath(tree: readonly TreeNode[], argv: string[]): string {
+  const words: string[] = [];
+  let level = tree;
+  for (const word of argv.slice(2)) {
+    const node = level.find((d) => d.name === word);
+    if (!node) continue;
+    words.push(word);
+    if (node.kind === 'command') break;
+    level = node.commands;
+  }
+  return words.map((w) => w + ' ').join('');
+}
