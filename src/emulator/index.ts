@@ -39,11 +39,6 @@ export interface StartEmulatorOptions {
 }
 
 /** The tokens of a data directory; they depend only on its secret, so they survive restarts. */
-export function emulatorTokens(dataDir: string): RunningEmulator['tokens'] {
-  const { secret } = prepareDataDir(dataDir);
-  return tokensFor(secret);
-}
-
 function tokensFor(secret: Buffer): RunningEmulator['tokens'] {
   return {
     cloud: signToken(secret, { kind: 'cloud', game_id: GAME_ID }),

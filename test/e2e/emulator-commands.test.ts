@@ -6,7 +6,7 @@ import readline from 'node:readline';
 import { PassThrough, Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli.js';
-import { emulatorTokens } from '../../src/emulator/index.js';
+import { startEmulator } from '../../src/emulator/index.js';
 import { isolatedEnv, plain, runCli, tempDir } from '../helpers/cli.js';
 import { endpointEnv, startTestEmulator } from '../helpers/emulator.js';
 
@@ -220,11 +220,18 @@ async function runWithTerminal(args: string[], env: Record<string, string | unde
   return { code, stdout, stderr: plain(stderr) };
 }
 
+/** The tokens an emulator on this data directory hands out (they follow from its secret). */
+async function tokensOf(dataDir: string) {
+  const emu = await startEmulator({ dataDir });
+  await emu.close();
+  return emu.tokens;
+}
+
 describe('emulator reset', () => {
   async function seeded() {
     const env = isolatedEnv();
     await newLobby(env);
-    return { env, dir: dataDirOf(env), tokens: emulatorTokens(dataDirOf(env)) };
+    return { env, dir: dataDirOf(env), tokens: await tokensOf(dataDirOf(env)) };
   }
   const players = async (env: Record<string, string | undefined>) =>
     JSON.parse((await runCli(['stats', '--json'], { env })).stdout).player_count as number;
@@ -247,7 +254,7 @@ describe('emulator reset', () => {
     expect(r.stderr).toBe(`Deleted the emulator data in ${dir}; the next run starts afresh with new tokens.\n`);
     expect(fs.existsSync(dir)).toBe(false);
     expect(await players(env)).toBe(0);
-    expect(emulatorTokens(dir).cloud).not.toBe(tokens.cloud);
+    expect((await tokensOf(dir)).cloud).not.toBe(tokens.cloud);
   });
 
   it('--json names what was removed; files that are not the emulator\'s stay', async () => {
