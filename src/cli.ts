@@ -1,46 +1,39 @@
 // The command tree, in the order help lists it, and the mapping of errors to exit codes. Each command is declared
-// once, in its own file (src/commands/<noun>/<verb>.ts); a definition imports only what parsing needs, so `--help`
-// and `--version` never load undici, SQLite or the emulator.
+// once, in its own file (src/commands/<noun>/<verb>.ts), and loaded only when an invocation needs it: `--help`
+// and `--version` never load undici, SQLite or the emulator, nor the definitions they do not show.
 import type { Context, ContextInit, IOStreams } from './context.js';
 import { ExitCode, InterruptedError } from './errors.js';
-import { defineGroup, readValues, type TreeNode } from './commands/command.js';
+import { command, group, readValues, type TreeNode } from './commands/command.js';
 import { CommanderError, commandPath, createProgram, type Runner } from './commands/program.js';
-import push from './commands/build/push.js';
-import lobbyCreate from './commands/lobby/create.js';
-import lobbyLogs from './commands/lobby/logs.js';
-import historyExport from './commands/history/export.js';
-import stats from './commands/stats.js';
-import emulatorServe from './commands/emulator/serve.js';
-import emulatorBuilds from './commands/emulator/builds.js';
-import emulatorLobbyStop from './commands/emulator/lobby-stop.js';
-import emulatorReset from './commands/emulator/reset.js';
-import login from './commands/login.js';
-import logout from './commands/logout.js';
-import profileList from './commands/profile/list.js';
-import profileUse from './commands/profile/use.js';
-import profileShow from './commands/profile/show.js';
-import { completionCommand } from './commands/completion.js';
 
 const TREE: readonly TreeNode[] = [
-  defineGroup('build', 'Push game server builds', [push]),
-  defineGroup('lobby', 'Create lobbies and read their logs', [lobbyCreate, lobbyLogs]),
-  defineGroup('history', 'Lobby history', [historyExport]),
-  stats,
-  defineGroup('emulator', 'Run the local emulator of the service', [
-    emulatorServe,
-    emulatorBuilds,
-    defineGroup('lobby', "Act on the emulator's lobbies", [emulatorLobbyStop]),
-    emulatorReset,
+  group('build', 'Push game server builds', [command('push', () => import('./commands/build/push.js'))]),
+  group('lobby', 'Create lobbies and read their logs', [
+    command('create', () => import('./commands/lobby/create.js')),
+    command('logs', () => import('./commands/lobby/logs.js')),
   ]),
-  login,
-  logout,
-  defineGroup('profile', 'List, pick and show saved profiles', [profileList, profileUse, profileShow]),
+  group('history', 'Lobby history', [command('export', () => import('./commands/history/export.js'))]),
+  command('stats', () => import('./commands/stats.js')),
+  group('emulator', 'Run the local emulator of the service', [
+    command('serve', () => import('./commands/emulator/serve.js')),
+    command('builds', () => import('./commands/emulator/builds.js')),
+    group('lobby', "Act on the emulator's lobbies", [command('stop', () => import('./commands/emulator/lobby-stop.js'))]),
+    command('reset', () => import('./commands/emulator/reset.js')),
+  ]),
+  command('login', () => import('./commands/login.js')),
+  command('logout', () => import('./commands/logout.js')),
+  group('profile', 'List, pick and show saved profiles', [
+    command('list', () => import('./commands/profile/list.js')),
+    command('use', () => import('./commands/profile/use.js')),
+    command('show', () => import('./commands/profile/show.js')),
+  ]),
   // Completion is generated from this very tree.
-  completionCommand(() => TREE),
+  command('completion', () => import('./commands/completion.js').then((m) => m.completionCommand(() => TREE))),
 ];
 
-export function buildProgram(io: IOStreams, runner: Runner) {
-  return createProgram(TREE, io, runner);
+/** The program with the definitions `words` (argv after the script) need; every definition without `words`. */
+export function buildProgram(io: IOStreams, runner: Runner, words?: readonly string[]) {
+  return createProgram(TREE, io, runner, words);
 }
 
 function installSignals(controller: AbortController): () => void {
@@ -80,12 +73,16 @@ export async function main(argv: string[], init: ContextInit = {}): Promise<numb
   let ctx: Context | undefined;
   let code: number = ExitCode.OK;
   try {
-    const program = buildProgram(io, async (def, operands, opts, globals) => {
-      const { createContext } = await import('./context.js');
-      ctx = createContext(full, globals);
-      const result = await def.run(ctx, def.parse(readValues(def.operands, def.options, operands, opts), ctx));
-      if (typeof result === 'number') code = result;
-    });
+    const program = await buildProgram(
+      io,
+      async (def, operands, opts, globals) => {
+        const { createContext } = await import('./context.js');
+        ctx = createContext(full, globals);
+        const result = await def.run(ctx, await def.parse(readValues(def.operands, def.options, operands, opts), ctx));
+        if (typeof result === 'number') code = result;
+      },
+      argv.slice(2),
+    );
     await program.parseAsync(argv);
   } catch (err) {
     code = await reportError(argv, full, ctx, signal.aborted ? signal.reason : err);

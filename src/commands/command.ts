@@ -1,11 +1,12 @@
-// A command declared once: its name, operands, options (with types, defaults and choices), examples, `parse`
+// A command declared once: its summary, operands, options (with types, defaults and choices), examples, `parse`
 // (typed values in, the command's own options out, every check a one-line UsageError) and `run`. The values
 // `parse` receives are typed from the declaration itself: rename `--game-mode` and `values.gameMode` stops
-// compiling. src/cli.ts lists the definitions; src/commands/program.ts builds commander's tree from them, and
-// src/commands/completion.ts the shell scripts.
+// compiling. src/cli.ts names each definition in the tree and loads it only when argv needs it (to run it, show
+// its help, or list it); src/commands/program.ts builds commander's tree from them, completion.ts the scripts.
 //
-// A definition is loaded for every `--help`, so its module imports only what parsing needs; `run` imports the
-// implementation (the API client, renderers, SQLite, the emulator) when the command runs.
+// Each module loaded costs start-up time, so a command file imports statically only small modules that import
+// nothing heavy; `parse` and `run` import the rest (profiles, renderers, undici, SQLite, the emulator) when the
+// command runs.
 import type { Context } from '../context.js';
 
 /** An option as the user writes it; `flags` in commander's syntax: `-o, --output <file>`, `--no-resume`, `--watch [seconds]`. */
@@ -52,7 +53,6 @@ export type OperandValues<As extends readonly string[]> = {
 export type Values<As extends readonly string[], Os extends readonly OptionSpec[]> = OperandValues<As> & OptionValues<Os>;
 
 export interface CommandSpec<As extends readonly string[], Os extends readonly OptionSpec[], P> {
-  name: string;
   summary: string;
   /** `<file>` (required) or `[name]` (optional), in order. */
   operands?: As;
@@ -61,16 +61,17 @@ export interface CommandSpec<As extends readonly string[], Os extends readonly O
   notes?: string;
   /** Two or three, one of them for CI. */
   examples: string[];
-  /** Values → the command's options; checks everything that can be checked before a request. */
+  /**
+   * Values → the command's options; checks everything that can be checked before a request. May be async, to
+   * import what it checks with only when the command runs.
+   */
   parse(values: Values<As, Os>, ctx: Context): P;
   /** Does the work; a number is the exit code. */
-  run(ctx: Context, options: P): Promise<number | void>;
+  run(ctx: Context, options: Awaited<P>): Promise<number | void>;
 }
 
 /** A definition with its types erased, as the tree holds it. */
 export interface CommandDef {
-  readonly kind: 'command';
-  readonly name: string;
   readonly summary: string;
   readonly operands: readonly string[];
   readonly options: readonly OptionSpec[];
@@ -80,7 +81,14 @@ export interface CommandDef {
   run(ctx: Context, options: unknown): Promise<number | void>;
 }
 
-export interface GroupDef {
+/** A command's place in the tree: its name, and how to load its definition. */
+export interface CommandNode {
+  readonly kind: 'command';
+  readonly name: string;
+  load(): Promise<CommandDef>;
+}
+
+export interface GroupNode {
   readonly kind: 'group';
   readonly name: string;
   readonly summary: string;
@@ -88,24 +96,33 @@ export interface GroupDef {
   readonly commands: readonly TreeNode[];
 }
 
-export type TreeNode = CommandDef | GroupDef;
+export type TreeNode = CommandNode | GroupNode;
 
 export function defineCommand<const As extends readonly string[] = [], const Os extends readonly OptionSpec[] = [], P = unknown>(
   spec: CommandSpec<As, Os, P>,
 ): CommandDef {
   const { operands = [], options = [], ...rest } = spec;
   return {
-    kind: 'command',
     ...rest,
     operands,
     options,
     parse: (values, ctx) => spec.parse(values as Values<As, Os>, ctx),
-    run: (ctx, options) => spec.run(ctx, options as P),
+    run: (ctx, options) => spec.run(ctx, options as Awaited<P>),
   };
 }
 
-export function defineGroup(name: string, summary: string, commands: readonly TreeNode[]): GroupDef {
+export function group(name: string, summary: string, commands: readonly TreeNode[]): GroupNode {
   return { kind: 'group', name, summary, commands };
+}
+
+/** `command('push', () => import('./commands/build/push.js'))`: loaded once, when first needed. */
+export function command(name: string, load: () => Promise<{ default: CommandDef } | CommandDef>): CommandNode {
+  let loaded: Promise<CommandDef> | undefined;
+  return {
+    kind: 'command',
+    name,
+    load: () => (loaded ??= load().then((m) => ('default' in m ? m.default : m))),
+  };
 }
 
 // ---- the values a declaration yields, at run time ----------------------------------------------------------

@@ -13,7 +13,6 @@ export type Shell = (typeof SHELLS)[number];
 /** The completion command for `tree`, which holds the command itself: hence a function returning the tree. */
 export function completionCommand(tree: () => readonly TreeNode[]): CommandDef {
   return defineCommand({
-    name: 'completion',
     operands: ['<shell>'],
     summary: 'Print a shell completion script: bash, zsh or fish',
     examples: [
@@ -23,7 +22,7 @@ export function completionCommand(tree: () => readonly TreeNode[]): CommandDef {
     ],
     parse: (v) => parseChoice('<shell>', v.shell, SHELLS),
     async run(ctx: Context, shell) {
-      const { root, globals } = describeTree(createProgram(tree(), ctx.io, async () => {}));
+      const { root, globals } = describeTree(await createProgram(tree(), ctx.io, async () => {}));
       ctx.io.stdout.write(GENERATORS[shell](root, globals));
     },
   });

@@ -2,11 +2,7 @@
 // on a terminal or from stdin, never from flags (flags end up in shell history and process lists).
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
-import { normalizeEndpoint } from '../config/endpoint.js';
-import { DEFAULT_PROFILE, configFile, updateProfiles, validateProfileName, type Profile } from '../config/profiles.js';
-import { assertCanPrompt, promptHidden, readStdinLines } from '../config/prompt.js';
-import { redactToken } from '../config/redact.js';
-import { writeJson } from '../output/json.js';
+import type { Profile } from '../config/profiles.js';
 import { defineCommand } from './command.js';
 
 /** The production service, as the official CLI's default. */
@@ -22,7 +18,6 @@ export interface LoginOptions {
 }
 
 export default defineCommand({
-  name: 'login',
   summary: 'Save an endpoint, tokens and ids as a profile',
   options: [
     { flags: '--token-stdin', description: 'read the cloud token from stdin (default: a hidden prompt on a terminal)' },
@@ -39,7 +34,12 @@ export default defineCommand({
     'gamehost login --profile staging --endpoint https://staging.example.com',
     'printf \'%s\\n%s\\n\' "$CLOUD_TOKEN" "$NS_TOKEN" | gamehost login --token-stdin --namespace-token-stdin --no-input   # in CI',
   ],
-  parse(v, ctx): LoginOptions {
+  async parse(v, ctx): Promise<LoginOptions> {
+    const [{ normalizeEndpoint }, { DEFAULT_PROFILE, validateProfileName }, { assertCanPrompt }] = await Promise.all([
+      import('../config/endpoint.js'),
+      import('../config/profiles.js'),
+      import('../config/prompt.js'),
+    ]);
     const g = ctx.global;
     const env = ctx.env;
     if (g.profile === false) throw new UsageError('--no-profile cannot go with login', 'name the profile with --profile <name>');
@@ -73,6 +73,7 @@ interface Tokens {
 }
 
 async function readTokens(ctx: Context, o: LoginOptions): Promise<Tokens> {
+  const { promptHidden, readStdinLines } = await import('../config/prompt.js');
   if (!o.tokenStdin && !o.namespaceTokenStdin) {
     const [token, namespaceToken] = await promptHidden(ctx, [
       `Cloud token for ${o.endpoint} (Enter to skip): `,
@@ -112,6 +113,11 @@ function checkTokens(ctx: Context, tokens: Tokens): void {
 }
 
 async function run(ctx: Context, o: LoginOptions): Promise<void> {
+  const [{ configFile, updateProfiles }, { redactToken }, { writeJson }] = await Promise.all([
+    import('../config/profiles.js'),
+    import('../config/redact.js'),
+    import('../output/json.js'),
+  ]);
   const tokens = await readTokens(ctx, o);
   checkTokens(ctx, tokens);
   let madeCurrent = false;

@@ -1,8 +1,6 @@
 // `gamehost logout`: removes a profile, and with it the tokens it held.
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
-import { configFile, noSuchProfile, readProfiles, updateProfiles, validateProfileName } from '../config/profiles.js';
-import { writeJson } from '../output/json.js';
 import { defineCommand } from './command.js';
 
 export interface LogoutOptions {
@@ -12,11 +10,11 @@ export interface LogoutOptions {
 }
 
 export default defineCommand({
-  name: 'logout',
   summary: 'Remove a profile and its tokens',
   notes: 'Removes the profile named by --profile or GAMEHOST_PROFILE, else the current one.',
   examples: ['gamehost logout', 'gamehost logout --profile staging', 'gamehost logout --profile ci --no-input || true   # in CI, when the job ends'],
-  parse(_v, ctx): LogoutOptions {
+  async parse(_v, ctx): Promise<LogoutOptions> {
+    const { validateProfileName } = await import('../config/profiles.js');
     const flag = ctx.global.profile;
     if (flag === false) throw new UsageError('--no-profile cannot go with logout', 'name the profile with --profile <name>');
     if (flag !== undefined) return { name: validateProfileName(flag), from: '--profile' };
@@ -27,6 +25,10 @@ export default defineCommand({
 });
 
 async function run(ctx: Context, o: LogoutOptions): Promise<void> {
+  const [{ configFile, noSuchProfile, readProfiles, updateProfiles }, { writeJson }] = await Promise.all([
+    import('../config/profiles.js'),
+    import('../output/json.js'),
+  ]);
   const before = await readProfiles(ctx);
   const name = o.name ?? before.current;
   if (!name) throw new UsageError('no profile to log out of: none is current', 'name one with --profile <name>; see `gamehost profile list`');

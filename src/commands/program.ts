@@ -1,10 +1,11 @@
 // Commander's tree, built from the command definitions: options, defaults, choices, examples and notes come from
-// each definition, so help, parsing and completion cannot disagree with the code that runs.
+// each definition, so help, parsing and completion cannot disagree with the code that runs. Only the definitions
+// an invocation can use are loaded: the one it runs, and those whose summaries its help lists.
 import { createRequire } from 'node:module';
 import type { GlobalOptions, IOStreams } from '../context.js';
 import { UsageError } from '../errors.js';
 import { version } from '../version.js';
-import { readValues, type CommandDef, type GroupDef, type OptionSpec, type TreeNode } from './command.js';
+import { readValues, type CommandDef, type CommandNode, type GroupNode, type OptionSpec, type TreeNode } from './command.js';
 import { GLOBAL_OPTIONS, readGlobals } from './globals.js';
 
 // Commander's CommonJS entry loads measurably faster than its ESM wrapper, and --help pays for every ms.
@@ -37,7 +38,26 @@ function toOption(spec: OptionSpec) {
   return option;
 }
 
-export function createProgram(tree: readonly TreeNode[], io: IOStreams, runner: Runner): Command {
+/**
+ * The definitions `words` (argv after the script) can need: every command named in them, those of every group
+ * named in them (its help lists them), and the top-level ones (the program's help lists them); all without words.
+ */
+async function loadFor(tree: readonly TreeNode[], words: readonly string[] | undefined): Promise<Map<CommandNode, CommandDef>> {
+  const named = new Set(words);
+  const wanted: CommandNode[] = [];
+  const walk = (nodes: readonly TreeNode[], listed: boolean) => {
+    for (const node of nodes) {
+      if (node.kind === 'group') walk(node.commands, !words || named.has(node.name));
+      else if (listed || named.has(node.name)) wanted.push(node);
+    }
+  };
+  walk(tree, true);
+  return new Map(await Promise.all(wanted.map(async (node) => [node, await node.load()] as const)));
+}
+
+/** The program for `words` (argv after the script; undefined: every command loaded, for completion and tests). */
+export async function createProgram(tree: readonly TreeNode[], io: IOStreams, runner: Runner, words?: readonly string[]): Promise<Command> {
+  const loaded = await loadFor(tree, words);
   const program = new Command('gamehost');
   program
     .description('Run your multiplayer backend: push builds, create lobbies, read logs, export history, watch players.')
@@ -57,8 +77,11 @@ export function createProgram(tree: readonly TreeNode[], io: IOStreams, runner: 
         '  environment, selected profile, embedded emulator.\n',
     );
 
-  const attach = (parent: Command, def: CommandDef) => {
-    const cmd = parent.command([def.name, ...def.operands].join(' ')).description(def.summary);
+  const attach = (parent: Command, node: CommandNode) => {
+    const def = loaded.get(node);
+    // Not needed by this invocation: commander still knows the name, for its suggestions.
+    if (!def) return parent.command(node.name);
+    const cmd = parent.command([node.name, ...def.operands].join(' ')).description(def.summary);
     for (const spec of def.options) cmd.addOption(toOption(spec));
     if (def.notes) cmd.addHelpText('after', `\n${def.notes}`);
     cmd.addHelpText('after', '\nExamples:\n' + def.examples.map((e) => `  $ ${e}`).join('\n') + '\n');
@@ -69,7 +92,7 @@ export function createProgram(tree: readonly TreeNode[], io: IOStreams, runner: 
       await runner(def, operands, command.opts(), globals);
     });
   };
-  const addGroup = (parent: Command, def: GroupDef) => {
+  const addGroup = (parent: Command, def: GroupNode) => {
     const group = parent.command(def.name).description(def.summary).helpCommand(false);
     for (const node of def.commands) add(group, node);
   };

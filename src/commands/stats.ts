@@ -1,9 +1,6 @@
 import type { Context } from '../context.js';
 import type { ApiClient } from '../api/client.js';
 import type { PlayerStatistics } from '../api/types.js';
-import { getStatistics } from '../api/operations.js';
-import { sleep } from '../api/retry.js';
-import { jsonLine, writeJson } from '../output/json.js';
 import { milliseconds } from './args.js';
 import { defineCommand } from './command.js';
 
@@ -20,7 +17,6 @@ export interface StatsOptions {
 }
 
 export default defineCommand({
-  name: 'stats',
   summary: 'Show player statistics: total, per game mode and per region',
   options: [
     { flags: '--watch [seconds]', description: 'refresh every few seconds (default: 10) and show the change since the last refresh', value: milliseconds },
@@ -32,6 +28,7 @@ export default defineCommand({
 });
 
 async function run(ctx: Context, o: StatsOptions): Promise<void> {
+  const [{ getStatistics }, { writeJson }] = await Promise.all([import('../api/operations.js'), import('../output/json.js')]);
   const api = await ctx.api();
   if (o.watchMs !== undefined) return watch(ctx, api, o, o.watchMs);
   const [stats, { formatStats }, { viewOptions }] = await Promise.all([
@@ -45,7 +42,10 @@ async function run(ctx: Context, o: StatsOptions): Promise<void> {
 
 /** Refreshes until Ctrl-C: redrawn in place on a terminal, changed rows on a pipe, changed bodies with --json. */
 async function watch(ctx: Context, api: ApiClient, o: StatsOptions, everyMs: number): Promise<void> {
-  const [{ LiveFrame, watchFooter }, { formatStats, statsChangeLines }, { viewOptions }] = await Promise.all([
+  const [{ getStatistics }, { sleep }, { jsonLine }, { LiveFrame, watchFooter }, { formatStats, statsChangeLines }, { viewOptions }] = await Promise.all([
+    import('../api/operations.js'),
+    import('../api/retry.js'),
+    import('../output/json.js'),
     import('../output/views/live.js'),
     import('../output/views/stats.js'),
     import('../output/views/options.js'),

@@ -17,7 +17,6 @@ const options = [
 describe('defineCommand', () => {
   it('types parse from the declaration', () => {
     const def = defineCommand({
-      name: 'demo',
       operands: ['<lobby-id>', '[name]'],
       options,
       summary: 'demo',
@@ -40,7 +39,8 @@ describe('defineCommand', () => {
       },
       run: async () => {},
     });
-    expect(def.kind).toBe('command');
+    expect(def.operands).toEqual(['<lobby-id>', '[name]']);
+    expect(def.options).toBe(options);
   });
 
   it('reads operands and options by name, converted, with defaults and booleans', () => {

@@ -2,18 +2,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Context } from '../../context.js';
 import { BUILD_COMPRESSIONS, BUILD_KINDS, type BuildCompression, type BuildKind, type CreateBuildResponse } from '../../api/types.js';
-import { completeUpload, createBuild } from '../../api/operations.js';
 import { emulatorDir, stateDir } from '../../config/paths.js';
 import { InterruptedError, UploadError, UsageError, describeFsError } from '../../errors.js';
-import { appendBuildSummary } from '../../output/ci.js';
-import { formatTime } from '../../output/format.js';
-import { writeJson } from '../../output/json.js';
-import { sha256File } from '../../upload/hash.js';
-import { prepareInput, type PreparedInput } from '../../upload/input.js';
-import { Journal } from '../../upload/journal.js';
-import { expectedParts, partsFrom, type Part } from '../../upload/plan.js';
-import { PROGRESS_FLAGS, UploadProgress, progressMode, type ProgressFlag } from '../../upload/progress.js';
-import { RateLimiter } from '../../upload/ratelimit.js';
+import type { PreparedInput } from '../../upload/input.js';
+import type { Journal } from '../../upload/journal.js';
+import type { Part } from '../../upload/plan.js';
+import type { ProgressFlag } from '../../upload/progress.js';
 import { bytesPerSecond, integer } from '../args.js';
 import { defineCommand } from '../command.js';
 
@@ -78,7 +72,6 @@ function checkSize(source: string, size: number): void {
 }
 
 export default defineCommand({
-  name: 'push',
   operands: ['<file>'],
   summary: 'Upload a game server image (file, directory or - for stdin) and register it as a build',
   options: [
@@ -98,7 +91,7 @@ export default defineCommand({
     {
       flags: '--progress <mode>',
       description: 'progress on stderr: auto (a live line on a terminal, plain lines otherwise), plain, json, none',
-      choices: PROGRESS_FLAGS,
+      choices: ['auto', 'plain', 'json', 'none'] satisfies ProgressFlag[],
       default: 'auto',
     },
     { flags: '--dry-run', description: 'show kind, compression, size, SHA-256 and parts; send nothing' },
@@ -145,7 +138,12 @@ export default defineCommand({
 
 async function run(ctx: Context, o: PushOptions): Promise<void> {
   const started = performance.now();
-  const { renderPushed } = await import('../../output/views/build.js');
+  const [{ prepareInput }, { appendBuildSummary }, { writeJson }, { renderPushed }] = await Promise.all([
+    import('../../upload/input.js'),
+    import('../../output/ci.js'),
+    import('../../output/json.js'),
+    import('../../output/views/build.js'),
+  ]);
   const input = await prepareInput(ctx, o.source, { kind: o.kind, compression: o.compression });
   try {
     checkSize(o.source, input.size);
@@ -160,7 +158,12 @@ async function run(ctx: Context, o: PushOptions): Promise<void> {
 }
 
 async function dryRun(ctx: Context, input: PreparedInput): Promise<void> {
-  const { renderDryRun } = await import('../../output/views/build.js');
+  const [{ sha256File }, { expectedParts }, { writeJson }, { renderDryRun }] = await Promise.all([
+    import('../../upload/hash.js'),
+    import('../../upload/plan.js'),
+    import('../../output/json.js'),
+    import('../../output/views/build.js'),
+  ]);
   const sha256 = await sha256File(input.file, ctx.signal);
   const plan = expectedParts(input.size);
   const result = { dry_run: true as const, kind: input.kind, compression: input.compression, bytes: input.size, sha256, parts: plan.length, part_size: plan[0]!.length };
@@ -169,17 +172,27 @@ async function dryRun(ctx: Context, input: PreparedInput): Promise<void> {
 }
 
 /** Where this upload's resume journal lives; none for a file we made ourselves (it differs every run). */
-function journalFor(ctx: Context, endpoint: string, embedded: boolean, game: string, o: PushOptions, input: PreparedInput): Journal | undefined {
+async function journalFor(ctx: Context, endpoint: string, embedded: boolean, game: string, o: PushOptions, input: PreparedInput): Promise<Journal | undefined> {
   if (input.temporary) return undefined;
   // The embedded emulator listens on a new port each run: key it by its data directory instead.
   const key = embedded ? `embedded:${emulatorDir(ctx.env)}` : endpoint;
+  const { Journal } = await import('../../upload/journal.js');
   return new Journal(path.join(stateDir(ctx.env), 'uploads'), { endpoint: key, game, tag: o.tag, file: input.file, size: input.size, mtimeMs: input.mtimeMs });
 }
 
 async function push(ctx: Context, o: PushOptions, input: PreparedInput, started: number): Promise<PushResult> {
-  const { uploadParts } = await import('../../upload/engine.js');
+  const [{ completeUpload, createBuild }, { formatTime }, { uploadParts }, { sha256File }, { partsFrom }, { UploadProgress, progressMode }, { RateLimiter }] =
+    await Promise.all([
+      import('../../api/operations.js'),
+      import('../../output/format.js'),
+      import('../../upload/engine.js'),
+      import('../../upload/hash.js'),
+      import('../../upload/plan.js'),
+      import('../../upload/progress.js'),
+      import('../../upload/ratelimit.js'),
+    ]);
   const api = await ctx.api();
-  const journal = journalFor(ctx, api.target.endpoint, api.target.embedded, api.gameId(), o, input);
+  const journal = await journalFor(ctx, api.target.endpoint, api.target.embedded, api.gameId(), o, input);
   let previous = journal?.read();
   if (previous && !o.resume) {
     journal!.remove();

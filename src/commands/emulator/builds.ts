@@ -11,7 +11,6 @@ export interface BuildsOptions {
 }
 
 export default defineCommand({
-  name: 'builds',
   summary: 'List the builds the emulator holds, newest first',
   options: [DATA_DIR_OPTION],
   examples: [

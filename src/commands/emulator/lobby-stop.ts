@@ -15,7 +15,6 @@ export interface LobbyStopOptions {
 }
 
 export default defineCommand({
-  name: 'stop',
   operands: ['<lobby-id>'],
   summary: 'Stop a lobby as if its server process had exited',
   options: [

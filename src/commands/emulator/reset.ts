@@ -1,5 +1,4 @@
 // `gamehost emulator reset`: deletes the emulator's data (lobbies, builds, exports, the token secret).
-import readline from 'node:readline';
 import type { Context } from '../../context.js';
 import { emulatorDir } from '../../config/paths.js';
 import { UsageError } from '../../errors.js';
@@ -13,7 +12,6 @@ export interface ResetOptions {
 }
 
 export default defineCommand({
-  name: 'reset',
   summary: "Delete the emulator's lobbies, builds, exports and tokens",
   options: [
     { flags: '--yes', description: 'do not ask (required when stdin is not a terminal)' },
@@ -34,6 +32,7 @@ export default defineCommand({
 /** One line from the terminal; an empty answer or end of input is "no"; Ctrl-C interrupts. */
 async function ask(ctx: Context, question: string): Promise<boolean> {
   ctx.io.stderr.write(question);
+  const { default: readline } = await import('node:readline');
   const rl = readline.createInterface({ input: ctx.io.stdin, terminal: false });
   let onAbort = () => {};
   try {

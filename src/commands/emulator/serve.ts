@@ -1,10 +1,8 @@
 import path from 'node:path';
 import type { Context } from '../../context.js';
 import { emulatorDir } from '../../config/paths.js';
-import { loadEmulatorConfig } from '../../config/emulator-config.js';
 import type { EmulatorConfig } from '../../emulator/index.js';
 import { UsageError } from '../../errors.js';
-import { parseFaults } from '../../emulator/faults.js';
 import { jsonLine } from '../../output/json.js';
 import { bytes, integer } from '../args.js';
 import { defineCommand } from '../command.js';
@@ -17,8 +15,9 @@ export interface ServeOptions {
   faults?: string;
 }
 
-function parseFaultsOption(raw: string | undefined): string | undefined {
+async function parseFaultsOption(raw: string | undefined): Promise<string | undefined> {
   if (raw === undefined) return undefined;
+  const { parseFaults } = await import('../../emulator/faults.js');
   try {
     parseFaults(raw);
   } catch (err) {
@@ -28,7 +27,6 @@ function parseFaultsOption(raw: string | undefined): string | undefined {
 }
 
 export default defineCommand({
-  name: 'serve',
   summary: 'Run the emulator as a long-lived local server',
   options: [
     { flags: '--host <host>', description: 'address to listen on', default: '127.0.0.1' },
@@ -39,8 +37,9 @@ export default defineCommand({
     { flags: '--faults <spec>', description: 'inject failures, e.g. put-error=0.1,put-reset=0.05,latency=50ms,rate-limit=0.05' },
   ],
   examples: ['gamehost emulator serve', 'gamehost emulator serve --port 0 --data-dir .emulator --json > emulator.json &   # in CI'],
-  parse(v, ctx): ServeOptions {
+  async parse(v, ctx): Promise<ServeOptions> {
     if (!v.host) throw new UsageError('--host is empty');
+    const { loadEmulatorConfig } = await import('../../config/emulator-config.js');
     let config = v.config !== undefined ? loadEmulatorConfig(path.resolve(ctx.cwd, v.config)) : undefined;
     // The flag wins over the config file, as flags do everywhere.
     if (v.partSize !== undefined) config = { ...config, partSize: v.partSize };
@@ -49,7 +48,7 @@ export default defineCommand({
       port: v.port,
       dataDir: v.dataDir !== undefined ? path.resolve(ctx.cwd, v.dataDir) : emulatorDir(ctx.env),
       config,
-      faults: parseFaultsOption(v.faults),
+      faults: await parseFaultsOption(v.faults),
     };
   },
   run,

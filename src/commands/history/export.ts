@@ -3,12 +3,8 @@ import path from 'node:path';
 import type { Context } from '../../context.js';
 import { exportLobbyHistory } from '../../api/operations.js';
 import { UsageError, describeFsError } from '../../errors.js';
-import { canAnimate } from '../../output/ci.js';
-import { CsvStreamParser } from '../../output/csv.js';
-import { formatBytes } from '../../output/format.js';
 import { jsonLine, writeJson } from '../../output/json.js';
 import type { HistoryRow } from '../../output/views/history.js';
-import { parseDuration, parseTime } from '../../timeparse.js';
 import { defineCommand } from '../command.js';
 
 export const FORMATS = ['csv', 'json', 'table'] as const;
@@ -39,7 +35,6 @@ export function defaultOutputName(start: number, end: number, format: ExportForm
 }
 
 export default defineCommand({
-  name: 'export',
   summary: 'Export the lobby history of a time window as CSV',
   options: [
     { flags: '--since <duration>', description: 'window ending now, e.g. 90m, 24h, 7d' },
@@ -55,7 +50,8 @@ export default defineCommand({
     'gamehost history export --from 2026-11-01T00:00:00Z --to 2026-11-08T00:00:00Z -o week.csv',
     'gamehost history export --since 24h --format json -o - | jq .query_uptime_ms   # in CI',
   ],
-  parse(v, ctx): ExportOptions {
+  async parse(v, ctx): Promise<ExportOptions> {
+    const { parseDuration, parseTime } = await import('../../timeparse.js');
     const { since, from, urlOnly, utc } = v;
     if (since !== undefined && from !== undefined) throw new UsageError('give either --since or --from, not both');
     if (since === undefined && from === undefined) {
@@ -140,8 +136,12 @@ async function fileSink(target: string): Promise<Sink> {
 }
 
 /** A redrawn line on stderr for a large download; nothing for small ones, pipes, CI or --quiet. */
-function progressLine(ctx: Context, total: number | undefined, formatDownloadProgress: (bytes: number, total: number | undefined, ms: number, columns: number) => string) {
-  const enabled = canAnimate(ctx);
+function progressLine(
+  ctx: Context,
+  total: number | undefined,
+  enabled: boolean,
+  formatDownloadProgress: (bytes: number, total: number | undefined, ms: number, columns: number) => string,
+) {
   const started = Date.now();
   let last = 0;
   let drawn = false;
@@ -162,9 +162,12 @@ function progressLine(ctx: Context, total: number | undefined, formatDownloadPro
 }
 
 async function run(ctx: Context, o: ExportOptions): Promise<void> {
-  const [{ openPresignedGet }, { toNetworkError }, history, { viewOptions }] = await Promise.all([
+  const [{ openPresignedGet }, { toNetworkError }, { canAnimate }, { CsvStreamParser }, { formatBytes }, history, { viewOptions }] = await Promise.all([
     import('../../api/presigned.js'),
     import('../../api/client.js'),
+    import('../../output/ci.js'),
+    import('../../output/csv.js'),
+    import('../../output/format.js'),
     import('../../output/views/history.js'),
     import('../../output/views/options.js'),
   ]);
@@ -184,7 +187,7 @@ async function run(ctx: Context, o: ExportOptions): Promise<void> {
 
   const res = await openPresignedGet(ctx, api.dispatcher, url);
   const length = Number(res.headers['content-length']);
-  const progress = progressLine(ctx, Number.isFinite(length) && length > 0 ? length : undefined, history.formatDownloadProgress);
+  const progress = progressLine(ctx, Number.isFinite(length) && length > 0 ? length : undefined, canAnimate(ctx), history.formatDownloadProgress);
   const sink = o.format === 'table' ? undefined : o.output === '-' ? stdoutSink(ctx) : await fileSink(o.output);
   const parser = new CsvStreamParser();
   const tally = new HistoryTally();

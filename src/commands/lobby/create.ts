@@ -16,7 +16,6 @@ export interface CreateOptions {
 }
 
 export default defineCommand({
-  name: 'create',
   summary: 'Create a lobby and join it as a player',
   options: [
     { flags: '--game-mode <mode>', description: 'game mode of the lobby (required)' },

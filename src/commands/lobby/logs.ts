@@ -22,7 +22,6 @@ export interface LogsOptions {
 }
 
 export default defineCommand({
-  name: 'logs',
   operands: ['<lobby-id>'],
   summary: "Show a lobby's status, timeline and job metrics",
   options: [

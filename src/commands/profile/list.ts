@@ -1,12 +1,9 @@
 // `gamehost profile list`: the saved profiles, the current one marked; tokens only as which kinds are stored.
 import type { Context } from '../../context.js';
-import { readProfiles, type Profile } from '../../config/profiles.js';
-import { redactToken } from '../../config/redact.js';
-import { writeJson } from '../../output/json.js';
+import type { Profile } from '../../config/profiles.js';
 import { defineCommand } from '../command.js';
 
 export default defineCommand({
-  name: 'list',
   summary: 'List the saved profiles; the current one is marked *',
   examples: ['gamehost profile list', "gamehost profile list --json | jq -r '.profiles[].name'   # in CI"],
   parse: () => ({}),
@@ -18,6 +15,11 @@ function tokenKinds(p: Profile): string {
 }
 
 async function run(ctx: Context): Promise<void> {
+  const [{ readProfiles }, { redactToken }, { writeJson }] = await Promise.all([
+    import('../../config/profiles.js'),
+    import('../../config/redact.js'),
+    import('../../output/json.js'),
+  ]);
   const data = await readProfiles(ctx);
   const names = Object.keys(data.profiles).sort();
   if (ctx.global.json) {

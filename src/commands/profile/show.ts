@@ -2,9 +2,7 @@
 // win over them.
 import type { Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
-import { configFile, noSuchProfile, readProfiles, selectProfile, validateProfileName, type Profile } from '../../config/profiles.js';
-import { redactToken } from '../../config/redact.js';
-import { writeJson } from '../../output/json.js';
+import type { Profile } from '../../config/profiles.js';
 import { defineCommand } from '../command.js';
 
 export interface ShowOptions {
@@ -12,11 +10,14 @@ export interface ShowOptions {
 }
 
 export default defineCommand({
-  name: 'show',
   operands: ['[name]'],
   summary: 'Show a profile, tokens redacted (default: the selected one)',
   examples: ['gamehost profile show', 'gamehost profile show staging', 'gamehost profile show --json | jq -r .endpoint   # in CI'],
-  parse: (v): ShowOptions => ({ name: v.name === undefined ? undefined : validateProfileName(v.name, '[name]') }),
+  async parse(v): Promise<ShowOptions> {
+    if (v.name === undefined) return {};
+    const { validateProfileName } = await import('../../config/profiles.js');
+    return { name: validateProfileName(v.name, '[name]') };
+  },
   run,
 });
 
@@ -30,6 +31,11 @@ const OVERRIDES: [what: string, vars: string[]][] = [
 ];
 
 async function run(ctx: Context, o: ShowOptions): Promise<void> {
+  const [{ configFile, noSuchProfile, readProfiles, selectProfile }, { redactToken }, { writeJson }] = await Promise.all([
+    import('../../config/profiles.js'),
+    import('../../config/redact.js'),
+    import('../../output/json.js'),
+  ]);
   const data = await readProfiles(ctx);
   let name: string;
   let profile: Profile;
