@@ -1,4 +1,3 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import type { Context } from '../../context.js';
 import { BUILD_COMPRESSIONS, BUILD_KINDS, type BuildCompression, type BuildKind, type CreateBuildResponse } from '../../api/types.js';
@@ -101,14 +100,15 @@ export default defineCommand({
     'gamehost build push ./bundle --tag game-server:v2 --compression lz4   # a directory, packed and compressed',
     'docker save game:v1 | gamehost build push - --tag game-server:${GITHUB_SHA::12} --progress json --json   # in CI',
   ],
-  parse(v, ctx): PushOptions {
+  async parse(v, ctx): Promise<PushOptions> {
     if (v.tag === undefined) throw new UsageError('--tag is required', 'e.g. --tag game-server:v1');
     const tag = validateTag(v.tag);
     const name = validateDisplayName(v.name ?? tag);
     const source = v.file;
     if (source !== '-') {
+      const { default: fs } = await import('node:fs');
       const file = path.resolve(ctx.cwd, source);
-      let stat: fs.Stats;
+      let stat: import('node:fs').Stats;
       try {
         stat = fs.statSync(file);
         if (!stat.isDirectory()) fs.accessSync(file, fs.constants.R_OK);
@@ -181,8 +181,9 @@ async function journalFor(ctx: Context, endpoint: string, embedded: boolean, gam
 }
 
 async function push(ctx: Context, o: PushOptions, input: PreparedInput, started: number): Promise<PushResult> {
-  const [{ completeUpload, createBuild }, { formatTime }, { uploadParts }, { sha256File }, { partsFrom }, { UploadProgress, progressMode }, { RateLimiter }] =
+  const [{ default: fs }, { completeUpload, createBuild }, { formatTime }, { uploadParts }, { sha256File }, { partsFrom }, { UploadProgress, progressMode }, { RateLimiter }] =
     await Promise.all([
+      import('node:fs'),
       import('../../api/operations.js'),
       import('../../output/format.js'),
       import('../../upload/engine.js'),

@@ -1,11 +1,11 @@
 // Which emulator an `emulator ...` admin command acts on: a data directory (the default, so it works with no server
 // running: the command starts one in-process on it), or a running emulator when an endpoint is given. Either way
 // the command talks to the emulator's admin API.
+import path from 'node:path';
 import type { ApiClient } from '../../api/client.js';
 import type { Context } from '../../context.js';
 import { emulatorDir } from '../../config/paths.js';
 import { UsageError } from '../../errors.js';
-import { resolvePath } from '../args.js';
 
 export type EmulatorPlace = { kind: 'data-dir'; dir: string } | { kind: 'endpoint' };
 
@@ -34,4 +34,10 @@ export async function adminApi(ctx: Context, place: EmulatorPlace): Promise<ApiC
   if (place.kind === 'endpoint') return ctx.api();
   const { holdsStore } = await import('../../emulator/index.js');
   return holdsStore(place.dir) ? ctx.emulatorApi(place.dir) : undefined;
+}
+
+/** A path option that must not be empty, resolved against the working directory. */
+export function resolvePath(flag: string, raw: string, cwd: string): string {
+  if (!raw) throw new UsageError(`${flag} is empty`);
+  return path.resolve(cwd, raw);
 }

@@ -3,8 +3,8 @@ import type { Context } from '../../context.js';
 import { emulatorDir } from '../../config/paths.js';
 import { UsageError } from '../../errors.js';
 import { writeJson } from '../../output/json.js';
-import { resolvePath } from '../args.js';
 import { defineCommand } from '../command.js';
+import { resolvePath } from './local.js';
 
 export interface ResetOptions {
   dataDir: string;

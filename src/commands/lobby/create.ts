@@ -1,9 +1,11 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import type { Context } from '../../context.js';
 import { createLobby } from '../../api/operations.js';
 import type { CreateLobbyRequest } from '../../api/types.js';
-import { UsageError } from '../../errors.js';
+import { UsageError, describeFsError } from '../../errors.js';
 import { writeJson } from '../../output/json.js';
-import { integer, parseJsonArg, parseKeyValues } from '../args.js';
+import { integer, parseKeyValues } from '../args.js';
 import { defineCommand } from '../command.js';
 
 // The service's tag limits, checked here so a bad tag costs no request.
@@ -63,4 +65,24 @@ async function run(ctx: Context, options: CreateOptions): Promise<void> {
   const lobby = await createLobby(await ctx.api(), options.body);
   if (ctx.global.json) return writeJson(ctx, lobby);
   ctx.io.stdout.write(renderCreatedLobby(ctx, lobby));
+}
+
+/** `--flag <json|@file>`: inline JSON, or @path to a JSON file (relative to cwd). */
+function parseJsonArg(flag: string, raw: string, cwd: string): unknown {
+  let text = raw;
+  let source = 'the value';
+  if (raw.startsWith('@')) {
+    const file = path.resolve(cwd, raw.slice(1));
+    source = file;
+    try {
+      text = fs.readFileSync(file, 'utf8');
+    } catch (err) {
+      throw new UsageError(`${flag}: cannot read ${file}: ${describeFsError(err)}`);
+    }
+  }
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new UsageError(`${flag}: ${source} is not valid JSON (${(err as Error).message})`);
+  }
 }
