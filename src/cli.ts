@@ -27,6 +27,7 @@ const TREE: readonly TreeNode[] = [
     command('use', () => import('./commands/profile/use.js')),
     command('show', () => import('./commands/profile/show.js')),
   ]),
+  command('version', () => import('./commands/version.js')),
   // Completion is generated from this very tree.
   command('completion', () => import('./commands/completion.js').then((m) => m.completionCommand(() => TREE))),
 ];

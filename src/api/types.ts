@@ -132,3 +132,6 @@ export interface EmulatorStopLobbyRequest {
   /** Default: failed when the exit code is not 0. */
   failed?: boolean;
 }
+
+/** The lobby's summary, and whether it had stopped before this call (then it keeps that first stop). */
+export type EmulatorStopLobbyResponse = LobbyLogsResponse & { already_stopped?: boolean };

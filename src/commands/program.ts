@@ -34,7 +34,7 @@ export const GLOBAL_OPTIONS = [
   { flags: '--game <id>', description: 'game id' },
   { flags: '--namespace <id>', description: 'namespace id' },
   { flags: '--json', description: 'print one JSON document on stdout' },
-  { flags: '-q, --quiet', description: 'print nothing but errors and data' },
+  { flags: '-q, --quiet', description: 'print only what a script wants (each command says what) and errors' },
   { flags: '--no-color', description: 'no colour' },
   { flags: '-v, --verbose', description: 'log requests and timings on stderr (never tokens)' },
   { flags: '--timeout <seconds>', description: 'timeout of each API call', default: String(DEFAULT_GLOBALS.timeoutMs / 1000), value: timeoutMs },
@@ -100,7 +100,7 @@ export async function createProgram(tree: readonly TreeNode[], io: IOStreams, ru
   const program = new Command('gamehost');
   program
     .description('Run your multiplayer backend: push builds, create lobbies, read logs, export history, watch players.')
-    .version(version, '--version', 'print the version')
+    .version(version, '-V, --version', 'print the version')
     .helpOption('-h, --help', 'show help')
     .helpCommand(false);
   for (const spec of GLOBAL_OPTIONS) program.addOption(toOption(spec));

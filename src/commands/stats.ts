@@ -1,6 +1,4 @@
 import type { Context } from '../context.js';
-import type { ApiClient } from '../api/client.js';
-import type { PlayerStatistics } from '../api/types.js';
 import { milliseconds } from './args.js';
 import { defineCommand } from './command.js';
 
@@ -27,47 +25,26 @@ export default defineCommand({
   run,
 });
 
-async function run(ctx: Context, o: StatsOptions): Promise<void> {
-  const [{ getStatistics }, { writeJson }] = await Promise.all([import('../api/operations.js'), import('../output/json.js')]);
-  const api = await ctx.api();
-  if (o.watchMs !== undefined) return watch(ctx, api, o, o.watchMs);
-  const [stats, { formatStats }, { viewOptions }] = await Promise.all([
-    getStatistics(api),
-    import('../output/views/stats.js'),
-    import('../output/views/options.js'),
-  ]);
-  if (ctx.global.json) return writeJson(ctx, stats);
-  ctx.io.stdout.write(formatStats(stats, viewOptions(ctx, ctx.io.stdout, o.utc)));
-}
-
-/** Refreshes until Ctrl-C: redrawn in place on a terminal, changed rows on a pipe, changed bodies with --json. */
-async function watch(ctx: Context, api: ApiClient, o: StatsOptions, everyMs: number): Promise<void> {
-  const [{ getStatistics }, { sleep }, { jsonLine }, { LiveFrame, watchFooter }, { formatStats, statsChangeLines }, { viewOptions }] = await Promise.all([
+async function run(ctx: Context, o: StatsOptions): Promise<number | void> {
+  const [{ getStatistics }, { writeJsonText }, { formatStats, statsChangeLines }, { viewOptions }] = await Promise.all([
     import('../api/operations.js'),
-    import('../api/retry.js'),
     import('../output/json.js'),
-    import('../output/views/live.js'),
     import('../output/views/stats.js'),
     import('../output/views/options.js'),
   ]);
-  const out = ctx.io.stdout;
-  const frame = out.isTTY === true && !ctx.global.json ? new LiveFrame(out) : undefined;
-  let previous: PlayerStatistics | undefined;
-  try {
-    for (;;) {
-      const stats = await getStatistics(api);
-      if (frame) {
-        const view = viewOptions(ctx, out, o.utc);
-        frame.draw(formatStats(stats, { ...view, previous, watch: true }) + '\n' + watchFooter(view, everyMs));
-      } else if (ctx.global.json) {
-        if (JSON.stringify(stats) !== JSON.stringify(previous)) out.write(jsonLine(stats));
-      } else {
-        out.write(statsChangeLines(stats, previous, ctx.now()));
-      }
-      previous = stats;
-      await sleep(everyMs, ctx.signal);
-    }
-  } finally {
-    frame?.close();
+  const api = await ctx.api();
+  if (o.watchMs !== undefined) {
+    const { watch } = await import('./watch.js');
+    // Refreshes until Ctrl-C, showing the change since the last refresh.
+    return watch(ctx, {
+      everyMs: o.watchMs,
+      utc: o.utc,
+      poll: () => getStatistics(api),
+      frame: (stats, previous, view) => formatStats(stats, { ...view, previous, watch: true }),
+      lines: statsChangeLines,
+    });
   }
+  const { value, text } = await getStatistics(api);
+  if (ctx.global.json) return writeJsonText(ctx, text);
+  ctx.io.stdout.write(formatStats(value, viewOptions(ctx, ctx.io.stdout, o.utc)));
 }

@@ -227,14 +227,17 @@ export interface StopOptions {
   failed?: boolean;
 }
 
-/** Stops a lobby (idempotent: a stopped lobby keeps its first stop) and returns its summary, or null if unknown. */
+/**
+ * Stops a lobby (idempotent: a stopped lobby keeps its first stop) and returns its summary, with
+ * `already_stopped` true when this call changed nothing; null if the lobby is unknown.
+ */
 export function stopLobbyInStore(store: Store, lobbyId: string, opts: StopOptions, now: number): JsonObject | null {
   const exitCode = opts.exitCode ?? 0;
   // A lobby that already stopped by itself keeps that stop.
   store.expireIdle(now);
-  store.stopLobby(lobbyId, now, exitCode, opts.failed ?? exitCode !== 0);
+  const stopped = store.stopLobby(lobbyId, now, exitCode, opts.failed ?? exitCode !== 0);
   const row = store.getLobby(lobbyId);
-  return row === undefined ? null : lobbySummary(row, now);
+  return row === undefined ? null : { ...lobbySummary(row, now), already_stopped: !stopped };
 }
 
 export async function adminStopLobby(rc: RequestContext): Promise<Reply> {

@@ -1,5 +1,6 @@
 // The SQLite store shared by every emulator process over one data directory.
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { openDatabase } from './sqlite.js';
 import { sleepSync } from './datadir.js';
 
 export interface LobbyRow {
@@ -295,7 +296,7 @@ export class Store {
   >;
 
   static open(file: string): Store {
-    const db = new Database(file, { timeout: 5000 });
+    const db = openDatabase(file, { timeout: 5000 });
     try {
       db.pragma('busy_timeout = 5000');
       retryBusy(() => db.pragma('journal_mode = WAL'));

@@ -138,11 +138,13 @@ function compileEmulator(): string {
   const dest = join(out, 'emulator');
   mkdirSync(dest);
   const srcDir = join(ROOT, 'src/emulator');
-  for (const name of readdirSync(srcDir).filter((n) => n.endsWith('.ts'))) {
-    const { outputText } = ts.transpileModule(readFileSync(join(srcDir, name), 'utf8'), {
+  // The emulator's files, and the one module outside it they import (the CLI's error classes).
+  const sources = [...readdirSync(srcDir).filter((n) => n.endsWith('.ts')).map((n) => [join(srcDir, n), join(dest, n)]), [join(ROOT, 'src/errors.ts'), join(out, 'errors.ts')]];
+  for (const [from, to] of sources) {
+    const { outputText } = ts.transpileModule(readFileSync(from!, 'utf8'), {
       compilerOptions: { module: ts.ModuleKind.ES2022, target: ts.ScriptTarget.ES2022, esModuleInterop: true },
     });
-    writeFileSync(join(dest, name.replace(/\.ts$/, '.js')), outputText);
+    writeFileSync(to!.replace(/\.ts$/, '.js'), outputText);
   }
   writeFileSync(join(out, 'package.json'), '{"type":"module"}');
   symlinkSync(join(ROOT, 'node_modules'), join(out, 'node_modules'), 'dir');

@@ -8,17 +8,20 @@ import { DATA_DIR_OPTION, adminApi, emulatorPlace, type EmulatorPlace } from './
 
 export interface BuildsOptions {
   place: EmulatorPlace;
+  /** Every column at full width (--wide). */
+  wide: boolean;
 }
 
 export default defineCommand({
   summary: 'List the builds the emulator holds, newest first',
-  options: [DATA_DIR_OPTION],
+  options: [DATA_DIR_OPTION, { flags: '--wide', description: 'every column at full width, none left out' }],
+  notes: 'With -q, prints the build ids alone, one a line.',
   examples: [
     'gamehost emulator builds',
     'gamehost emulator builds --json | jq -r \'.builds[] | select(.complete) | .image_tag\'   # in CI',
     'gamehost emulator builds --endpoint http://127.0.0.1:6420   # a running emulator serve',
   ],
-  parse: (v, ctx): BuildsOptions => ({ place: emulatorPlace(v.dataDir, ctx) }),
+  parse: (v, ctx): BuildsOptions => ({ place: emulatorPlace(v.dataDir, ctx), wide: v.wide }),
   run,
 });
 
@@ -26,10 +29,13 @@ async function run(ctx: Context, o: BuildsOptions): Promise<void> {
   const api = await adminApi(ctx, o.place);
   const { builds } = api ? await listEmulatorBuilds(api) : { builds: [] };
   if (ctx.global.json) return writeJson(ctx, { builds });
-  ctx.io.stdout.write(await renderBuilds(ctx, builds));
+  const { sanitizeLine } = await import('../../output/sanitize.js');
+  // -q: the build ids alone, one a line, newest first.
+  if (ctx.global.quiet) return void ctx.io.stdout.write(builds.map((b) => sanitizeLine(b.build_id) + '\n').join(''));
+  ctx.io.stdout.write(await renderBuilds(ctx, builds, o.wide));
 }
 
-async function renderBuilds(ctx: Context, builds: EmulatorBuild[]): Promise<string> {
+async function renderBuilds(ctx: Context, builds: EmulatorBuild[], wide: boolean): Promise<string> {
   const [{ styler }, { formatBytes, formatTime }, { renderTable }] = await Promise.all([
     import('../../output/color.js'),
     import('../../output/format.js'),
@@ -47,5 +53,7 @@ async function renderBuilds(ctx: Context, builds: EmulatorBuild[]): Promise<stri
     // A terminal shows the start of the hash, as git shows commits; scripts get all of it.
     b.sha256 === null ? '-' : tty ? b.sha256.slice(0, 12) : b.sha256,
   ]);
-  return renderTable(ctx, { head: ['BUILD', 'TAG', 'NAME', 'SIZE', 'STATE', 'CREATED', 'SHA-256'], rows, right: [3] });
+  // The build id is what the next command takes: never cut; names shrink, then hash, time, name and size go.
+  const spec = { head: ['BUILD', 'TAG', 'NAME', 'SIZE', 'STATE', 'CREATED', 'SHA-256'], rows, right: [3], keep: [0], shrink: [1, 2], drop: [6, 5, 2, 3] };
+  return renderTable(ctx, spec, ctx.io.stdout, wide);
 }

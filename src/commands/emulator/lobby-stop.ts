@@ -23,6 +23,7 @@ export default defineCommand({
     { flags: '--failed', description: 'mark the lobby failed (default: failed when the exit code is not 0)' },
     DATA_DIR_OPTION,
   ],
+  notes: 'With -q, prints the lobby id alone.',
   examples: [
     'gamehost emulator lobby stop "$LOBBY"',
     'gamehost emulator lobby stop "$LOBBY" --exit-code 137 --json | jq .lobby.status   # in CI',
@@ -41,6 +42,14 @@ export default defineCommand({
 async function run(ctx: Context, o: LobbyStopOptions): Promise<void> {
   const summary = await stop(ctx, o);
   if (ctx.global.json) return writeJson(ctx, summary);
+  const first = summary.lobby.status.stopped;
+  if (summary.already_stopped && first) {
+    const { formatTime } = await import('../../output/format.js');
+    const asked = o.body.exit_code !== undefined || o.body.failed !== undefined ? ': this stop changed nothing' : '';
+    ctx.info(`lobby ${o.lobbyId} had already stopped at ${formatTime(first.stop_ts, { local: ctx.io.stderr.isTTY === true })} with exit code ${first.exit_code}; it keeps that stop${asked}`);
+  }
+  // -q: the lobby id alone.
+  if (ctx.global.quiet) return void ctx.io.stdout.write(o.lobbyId + '\n');
   const { renderLobbyLogs } = await import('../../output/views/lobby.js');
   ctx.io.stdout.write(renderLobbyLogs(ctx, summary));
 }

@@ -13,6 +13,13 @@ export interface ServeOptions {
   dataDir: string;
   config?: Partial<EmulatorConfig>;
   faults?: string;
+  /** Print `export GAMEHOST_…=…` lines for a shell (--env). */
+  env: boolean;
+}
+
+/** A value quoted for a POSIX shell: single quotes, each ' written as '\''. */
+export function shellQuote(value: string): string {
+  return /^[A-Za-z0-9_./:@%+=,-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
 async function parseFaultsOption(raw: string | undefined): Promise<string | undefined> {
@@ -35,10 +42,17 @@ export default defineCommand({
     { flags: '--config <file>', description: 'JSON file with game modes, regions, delays and limits' },
     { flags: '--part-size <bytes>', description: 'multipart part size, e.g. 64KiB or 1MiB (default 100MiB; for tests)', value: bytes },
     { flags: '--faults <spec>', description: 'inject failures, e.g. put-error=0.1,put-reset=0.05,latency=50ms,rate-limit=0.05' },
+    { flags: '--env', description: 'print export GAMEHOST_…=… lines for a shell instead of the table' },
   ],
-  examples: ['gamehost emulator serve', 'gamehost emulator serve --port 0 --data-dir .emulator --json > emulator.json &   # in CI'],
+  notes: 'With -q, prints the endpoint alone.',
+  examples: [
+    'gamehost emulator serve',
+    'gamehost emulator serve --env > emulator.env & sleep 1; . ./emulator.env; gamehost stats',
+    'gamehost emulator serve --port 0 --data-dir .emulator --json > emulator.json &   # in CI',
+  ],
   async parse(v, ctx): Promise<ServeOptions> {
     if (!v.host) throw new UsageError('--host is empty');
+    if (v.env && ctx.global.json) throw new UsageError('give either --env or --json, not both');
     const { loadEmulatorConfig } = await import('../../config/emulator-config.js');
     let config = v.config !== undefined ? loadEmulatorConfig(path.resolve(ctx.cwd, v.config)) : undefined;
     // The flag wins over the config file, as flags do everywhere.
@@ -49,6 +63,7 @@ export default defineCommand({
       dataDir: v.dataDir !== undefined ? path.resolve(ctx.cwd, v.dataDir) : emulatorDir(ctx.env),
       config,
       faults: await parseFaultsOption(v.faults),
+      env: v.env,
     };
   },
   run,
@@ -69,6 +84,20 @@ async function run(ctx: Context, o: ServeOptions): Promise<void> {
   };
   if (ctx.global.json) {
     ctx.io.stdout.write(jsonLine(info));
+  } else if (o.env) {
+    // For `eval`/`source`: the variables every command reads, pointing at this emulator.
+    const vars: [string, string][] = [
+      ['GAMEHOST_ENDPOINT', info.endpoint],
+      ['GAMEHOST_TOKEN', info.tokens.cloud],
+      ['GAMEHOST_NAMESPACE_TOKEN', info.tokens.public],
+      ['GAMEHOST_GAME', info.game_id],
+      ['GAMEHOST_NAMESPACE', info.namespace_id],
+    ];
+    ctx.io.stdout.write(vars.map(([k, v]) => `export ${k}=${shellQuote(v)}\n`).join(''));
+    ctx.info(`Data in ${o.dataDir}. Press Ctrl-C to stop.`);
+  } else if (ctx.global.quiet) {
+    // -q: the endpoint alone.
+    ctx.io.stdout.write(info.endpoint + '\n');
   } else {
     ctx.io.stdout.write(
       renderRecord(ctx, [
@@ -81,6 +110,7 @@ async function run(ctx: Context, o: ServeOptions): Promise<void> {
       ]),
     );
     ctx.info(`\nData in ${o.dataDir}. Try: GAMEHOST_ENDPOINT=${info.endpoint} GAMEHOST_TOKEN=<cloud token> gamehost stats`);
+    ctx.info('(--env prints these as export lines for your shell.)');
     ctx.info('Press Ctrl-C to stop.');
   }
   // Serve until interrupted; a stop by signal is this command's normal end.

@@ -4,7 +4,8 @@ import type { Context } from '../../context.js';
 import { createLobby } from '../../api/operations.js';
 import type { CreateLobbyRequest } from '../../api/types.js';
 import { UsageError, describeFsError } from '../../errors.js';
-import { writeJson } from '../../output/json.js';
+import { writeJsonText } from '../../output/json.js';
+import { sanitizeLine } from '../../output/sanitize.js';
 import { integer, parseKeyValues } from '../args.js';
 import { defineCommand } from '../command.js';
 
@@ -30,10 +31,11 @@ export default defineCommand({
     { flags: '--hcaptcha <response>', description: 'hCaptcha client response', conflicts: 'turnstile' },
     { flags: '--turnstile <response>', description: 'Turnstile client response', conflicts: 'hcaptcha' },
   ],
+  notes: 'With -q, prints the lobby id alone.',
   examples: [
     'gamehost lobby create --game-mode duos --region lnd-fra',
     'gamehost lobby create --game-mode default --tag map=dust --config \'{"round":3}\'',
-    'LOBBY=$(gamehost lobby create --game-mode squads --json | jq -r .lobby.lobby_id)   # in CI',
+    'LOBBY=$(gamehost lobby create --game-mode squads -q)   # in CI',
   ],
   parse(v, ctx): CreateOptions {
     if (!v.gameMode) throw new UsageError('--game-mode is required', 'e.g. --game-mode default');
@@ -61,10 +63,12 @@ export default defineCommand({
 });
 
 async function run(ctx: Context, options: CreateOptions): Promise<void> {
+  const { value, text } = await createLobby(await ctx.api(), options.body);
+  if (ctx.global.json) return writeJsonText(ctx, text);
+  // -q: the lobby id alone, for `LOBBY=$(gamehost lobby create -q …)`.
+  if (ctx.global.quiet) return void ctx.io.stdout.write(sanitizeLine(value.lobby.lobby_id) + '\n');
   const { renderCreatedLobby } = await import('../../output/views/lobby.js');
-  const lobby = await createLobby(await ctx.api(), options.body);
-  if (ctx.global.json) return writeJson(ctx, lobby);
-  ctx.io.stdout.write(renderCreatedLobby(ctx, lobby));
+  ctx.io.stdout.write(renderCreatedLobby(ctx, value));
 }
 
 /** `--flag <json|@file>`: inline JSON, or @path to a JSON file (relative to cwd). */

@@ -2,9 +2,8 @@ import type { Context } from '../../context.js';
 import type { ApiClient } from '../../api/client.js';
 import type { LobbyLogsResponse } from '../../api/types.js';
 import { getLobbyLogs } from '../../api/operations.js';
-import { sleep } from '../../api/retry.js';
 import { UsageError } from '../../errors.js';
-import { jsonLine, writeJson } from '../../output/json.js';
+import { writeJsonText } from '../../output/json.js';
 import type { LobbyViewOptions } from '../../output/views/lobby.js';
 import { milliseconds, parseLobbyId } from '../args.js';
 import { defineCommand } from '../command.js';
@@ -46,50 +45,41 @@ export default defineCommand({
 
 async function run(ctx: Context, o: LogsOptions): Promise<number | void> {
   const api = await ctx.api();
-  if (o.watch) return watch(ctx, api, o);
-  const [logs, { formatLobbyLogs }, { viewOptions }] = await Promise.all([
+  if (o.watch) return watchLobby(ctx, api, o);
+  const [{ value, text }, { formatLobbyLogs }, { viewOptions }] = await Promise.all([
     getLobbyLogs(api, o.lobbyId),
     import('../../output/views/lobby.js'),
     import('../../output/views/options.js'),
   ]);
-  if (ctx.global.json) return writeJson(ctx, logs);
-  ctx.io.stdout.write(formatLobbyLogs(logs, { ...viewOptions(ctx, ctx.io.stdout, o.utc), chart: o.chart }));
+  if (ctx.global.json) return writeJsonText(ctx, text);
+  ctx.io.stdout.write(formatLobbyLogs(value, { ...viewOptions(ctx, ctx.io.stdout, o.utc), chart: o.chart }));
 }
 
 /**
- * Polls until the lobby stops: a terminal sees the view redrawn in place, a pipe one line per change, --json one
- * body per change. Exits 0 when the lobby stopped cleanly and 1 when it failed; Ctrl-C ends the wait at once.
+ * Polls until the lobby stops: exits 0 when it stopped cleanly and 1 when it failed; Ctrl-C ends the wait at once.
+ * A stopped lobby reports no metrics, so a terminal keeps showing the last ones seen.
  */
-async function watch(ctx: Context, api: ApiClient, o: LogsOptions): Promise<number> {
-  const [{ LiveFrame, watchFooter }, { formatLobbyLogs, lobbyChangeKey, lobbyChangeLine }, { viewOptions }] = await Promise.all([
-    import('../../output/views/live.js'),
+async function watchLobby(ctx: Context, api: ApiClient, o: LogsOptions): Promise<number> {
+  const [{ isLive, watch }, { formatLobbyLogs, lobbyChangeKey, lobbyChangeLine }] = await Promise.all([
+    import('../watch.js'),
     import('../../output/views/lobby.js'),
-    import('../../output/views/options.js'),
   ]);
-  const out = ctx.io.stdout;
-  const frame = out.isTTY === true && !ctx.global.json ? new LiveFrame(out) : undefined;
-  let last: string | undefined;
   let lastSeen: LobbyViewOptions['lastSeen'];
-  try {
-    for (;;) {
-      const logs: LobbyLogsResponse = await getLobbyLogs(api, o.lobbyId);
+  return watch<LobbyLogsResponse>(ctx, {
+    everyMs: o.intervalMs,
+    utc: o.utc,
+    poll: () => getLobbyLogs(api, o.lobbyId),
+    frame(logs, _previous, view) {
+      const text = formatLobbyLogs(logs, { ...view, chart: o.chart, lastSeen });
+      if (logs.metrics && (logs.metrics.cpu.length || logs.metrics.memory?.length)) lastSeen = { metrics: logs.metrics, at: view.now };
+      return text;
+    },
+    lines: (logs, previous, at) => (previous && lobbyChangeKey(logs) === lobbyChangeKey(previous) ? '' : lobbyChangeLine(logs, at)),
+    done(logs) {
       const stopped = logs.lobby.status.stopped;
-      if (frame) {
-        const view = viewOptions(ctx, out, o.utc);
-        frame.draw(formatLobbyLogs(logs, { ...view, chart: o.chart, lastSeen }) + (stopped ? '' : '\n' + watchFooter(view, o.intervalMs)));
-        if (logs.metrics && (logs.metrics.cpu.length || logs.metrics.memory?.length)) lastSeen = { metrics: logs.metrics, at: view.now };
-      } else {
-        const key = ctx.global.json ? JSON.stringify(logs) : lobbyChangeKey(logs);
-        if (key !== last) out.write(ctx.global.json ? jsonLine(logs) : lobbyChangeLine(logs, ctx.now()));
-        last = key;
-      }
-      if (stopped) {
-        if (!frame) ctx.info(`lobby ${o.lobbyId} ${stopped.failed ? 'failed' : 'stopped'} with exit code ${stopped.exit_code}`);
-        return stopped.failed ? 1 : 0;
-      }
-      await sleep(o.intervalMs, ctx.signal);
-    }
-  } finally {
-    frame?.close();
-  }
+      if (!stopped) return undefined;
+      if (!isLive(ctx)) ctx.info(`lobby ${o.lobbyId} ${stopped.failed ? 'failed' : 'stopped'} with exit code ${stopped.exit_code}`);
+      return stopped.failed ? 1 : 0;
+    },
+  });
 }

@@ -3,10 +3,17 @@ import type { Context } from '../../context.js';
 import type { Profile } from '../../config/profiles.js';
 import { defineCommand } from '../command.js';
 
+export interface ListOptions {
+  /** Every column at full width (--wide). */
+  wide: boolean;
+}
+
 export default defineCommand({
   summary: 'List the saved profiles; the current one is marked *',
+  options: [{ flags: '--wide', description: 'every column at full width, none left out' }],
+  notes: 'With -q, prints the profile names alone, one a line.',
   examples: ['gamehost profile list', "gamehost profile list --json | jq -r '.profiles[].name'   # in CI"],
-  parse: () => ({}),
+  parse: (v): ListOptions => ({ wide: v.wide }),
   run,
 });
 
@@ -14,7 +21,7 @@ function tokenKinds(p: Profile): string {
   return [p.token && 'cloud', p.namespace_token && 'namespace'].filter(Boolean).join('+') || '-';
 }
 
-async function run(ctx: Context): Promise<void> {
+async function run(ctx: Context, o: ListOptions): Promise<void> {
   const [{ readProfiles }, { redactToken }, { writeJson }] = await Promise.all([
     import('../../config/profiles.js'),
     import('../../config/redact.js'),
@@ -39,6 +46,8 @@ async function run(ctx: Context): Promise<void> {
       }),
     });
   }
+  // -q: the names alone, one a line.
+  if (ctx.global.quiet) return void ctx.io.stdout.write(names.map((n) => n + '\n').join(''));
   if (!names.length) {
     ctx.info('No profiles yet: save one with `gamehost login`.');
     return;
@@ -52,5 +61,8 @@ async function run(ctx: Context): Promise<void> {
     return tty ? [name === data.current ? '*' : '', ...cells] : [...cells, name === data.current ? 'current' : ''];
   });
   const head = ['NAME', 'ENDPOINT', 'GAME', 'NAMESPACE', 'TOKENS'];
-  ctx.io.stdout.write(renderTable(ctx, { head: tty ? ['', ...head] : [...head, 'CURRENT'], rows }));
+  // Names and ids are never cut: the endpoint shrinks, then the token kinds and the endpoint go.
+  const at = (i: number) => (tty ? i + 1 : i);
+  const spec = { head: tty ? ['', ...head] : [...head, 'CURRENT'], rows, keep: [at(0), at(2), at(3)], shrink: [at(1)], drop: [at(4), at(1)] };
+  ctx.io.stdout.write(renderTable(ctx, spec, ctx.io.stdout, o.wide));
 }
