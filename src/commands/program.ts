@@ -27,7 +27,7 @@ export const EXIT_CODES_HELP = `Exit codes:
 `;
 
 /** The options every command takes, declared like a command's own, and read into the context's GlobalOptions. */
-export const GLOBAL_OPTIONS = [
+const GLOBAL_OPTIONS = [
   { flags: '--endpoint <url>', description: 'service endpoint (default: the embedded local emulator)' },
   { flags: '--token <token>', description: 'cloud token' },
   { flags: '--namespace-token <token>', description: 'namespace token for matchmaker calls (default: --token)' },
@@ -47,7 +47,7 @@ export const GLOBAL_OPTIONS = [
 /** `--profile` and `--no-profile` share one key: a name, false when profiles are ignored, undefined when neither. */
 type GlobalValues = Omit<OptionValues<typeof GLOBAL_OPTIONS>, 'profile'> & { profile: string | boolean | undefined };
 
-export function readGlobals(v: GlobalValues): GlobalOptions {
+function readGlobals(v: GlobalValues): GlobalOptions {
   return {
     endpoint: v.endpoint,
     token: v.token,
