@@ -83,7 +83,7 @@ describe('build push: robustness', () => {
     expect(result).toMatchObject({ sha256: digest, parts: 21 });
     // The emulator hashed what it assembled: the same bytes arrived.
     const { listBuilds: list } = await import('../../src/emulator/index.js');
-    const build = list(path.join(e.XDG_DATA_HOME!, 'gamehost', 'emulator')).find((b) => b.build_id === result.build_id);
+    const build = (await list(path.join(e.XDG_DATA_HOME!, 'gamehost', 'emulator'))).find((b) => b.build_id === result.build_id);
     expect(build).toMatchObject({ complete: true, sha256: digest });
   });
 

@@ -34,7 +34,7 @@ export async function run(ctx: Context, o: BuildsOptions): Promise<void> {
 
 async function listInDataDir(dir: string): Promise<EmulatorBuild[]> {
   const { listBuilds } = await import('../../emulator/index.js');
-  return listBuilds(dir) as unknown as EmulatorBuild[];
+  return (await listBuilds(dir)) as unknown as EmulatorBuild[];
 }
 
 async function listThroughEndpoint(ctx: Context): Promise<EmulatorBuild[]> {

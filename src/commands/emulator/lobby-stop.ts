@@ -32,7 +32,7 @@ export async function run(ctx: Context, o: LobbyStopOptions): Promise<void> {
 
 async function stopInDataDir(o: LobbyStopOptions, dir: string): Promise<LobbyLogsResponse> {
   const { stopLobby } = await import('../../emulator/index.js');
-  const summary = stopLobby(dir, o.lobbyId, { exitCode: o.exitCode, failed: o.failed });
+  const summary = await stopLobby(dir, o.lobbyId, { exitCode: o.exitCode, failed: o.failed });
   // The same answer the admin route gives, so both ways read alike.
   if (summary === null) throw new ApiError(404, { code: 'API_NOT_FOUND', message: `Lobby ${o.lobbyId} not found in ${dir}.` });
   return summary as unknown as LobbyLogsResponse;
