@@ -105,12 +105,11 @@ describe('lobby logs --watch', () => {
 
   it('Ctrl-C ends the watch at once, exit 130, cursor restored', async () => {
     const id = await newLobby();
-    const watch = start(['lobby', 'logs', id, '--watch', '--interval', '30'], fx.env, { tty: true });
+    // An hour between polls: the watch ends only if Ctrl-C cuts the wait short (else the test times out).
+    const watch = start(['lobby', 'logs', id, '--watch', '--interval', '3600'], fx.env, { tty: true });
     await watch.until(/● running/);
-    const began = Date.now();
     watch.interrupt();
     expect(await watch.done).toBe(130);
-    expect(Date.now() - began).toBeLessThan(1000);
     expect(watch.stdout.text.endsWith('\x1b[?25h')).toBe(true);
     expect(watch.stderr.text).toMatch(/interrupted/);
   });
