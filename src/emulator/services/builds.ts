@@ -8,8 +8,8 @@ import type { Clock } from './clock.js';
 export const MAX_PARTS = 10_000;
 export const BUILD_KINDS = ['docker_image', 'oci_bundle'] as const;
 export const BUILD_COMPRESSIONS = ['none', 'lz4'] as const;
-export const UPLOAD_SINGLE_TTL_MS = 60 * 60 * 1000;
-export const UPLOAD_MULTIPART_TTL_MS = 6 * 60 * 60 * 1000;
+const UPLOAD_SINGLE_TTL_MS = 60 * 60 * 1000;
+const UPLOAD_MULTIPART_TTL_MS = 6 * 60 * 60 * 1000;
 const DISPLAY_NAME_MAX_BYTES = 128;
 const IMAGE_TAG_PART_RE = /^[0-9a-z_-]+$/;
 // A crashed assembler's claim is taken over after this long.

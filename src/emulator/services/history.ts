@@ -6,7 +6,7 @@ import type { Clock } from './clock.js';
 import { toCsv, type CsvValue } from './csv.js';
 import { NAMESPACE_ID, NAMESPACE_NAME, TIER_NAME, VERSION_ID, VERSION_NAME, lobbyGroupUuid, regionUuid } from './ids.js';
 
-export const EXPORT_TTL_MS = 60 * 60 * 1000;
+const EXPORT_TTL_MS = 60 * 60 * 1000;
 
 export const EXPORT_COLUMNS = [
   'lobby_id',
