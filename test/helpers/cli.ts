@@ -29,11 +29,14 @@ export interface RunOptions {
   stdin?: string | Buffer;
   signal?: AbortSignal;
   retry?: { attempts: number; baseMs: number; maxMs: number };
+  /** Called with all of stdout so far after each write: act on what the command has shown, not after a sleep. */
+  onStdout?: (text: string) => void;
 }
 
 /** A stdout or stderr that keeps what was written, and is a terminal when asked to be. */
 export class Capture extends Writable {
   text = '';
+  onWrite?: (text: string) => void;
   constructor(
     readonly isTTY: boolean,
     readonly columns: number,
@@ -42,6 +45,7 @@ export class Capture extends Writable {
   }
   override _write(chunk: Buffer | string, _enc: BufferEncoding, cb: () => void): void {
     this.text += chunk.toString();
+    this.onWrite?.(this.text);
     cb();
   }
   // What a terminal's WriteStream offers, for spinners and in-place redraws.
@@ -74,6 +78,7 @@ export const FAST_RETRY = { attempts: 3, baseMs: 1, maxMs: 5 };
 export async function runCli(args: string[], opts: RunOptions = {}): Promise<RunResult> {
   const stdout = new Capture(opts.tty ?? false, opts.columns ?? 80);
   const stderr = new Capture(opts.tty ?? false, opts.columns ?? 80);
+  stdout.onWrite = opts.onStdout;
   const stdin = new PassThrough();
   stdin.end(opts.stdin ?? '');
   const code = await main(['node', 'gamehost', ...args], {
