@@ -60,6 +60,7 @@ const TREE: (GroupDef | CommandDef)[] = [
           new Option('--progress <mode>', 'progress on stderr: auto (a live line on a terminal, plain lines otherwise), plain, json, none').choices(['auto', 'plain', 'json', 'none']).default('auto'),
           ['--dry-run', 'show kind, compression, size, SHA-256 and parts; send nothing'],
         ],
+        notes: 'With -q, prints the build id alone.',
         examples: [
           'gamehost build push server.tar --tag game-server:v1-4-2',
           'gamehost build push ./bundle --tag game-server:v2 --compression lz4   # a directory, packed and compressed',
@@ -87,10 +88,11 @@ const TREE: (GroupDef | CommandDef)[] = [
           new Option('--hcaptcha <response>', 'hCaptcha client response').conflicts('turnstile'),
           new Option('--turnstile <response>', 'Turnstile client response').conflicts('hcaptcha'),
         ],
+        notes: 'With -q, prints the lobby id alone.',
         examples: [
           'gamehost lobby create --game-mode duos --region lnd-fra',
           'gamehost lobby create --game-mode default --tag map=dust --config \'{"round":3}\'',
-          'LOBBY=$(gamehost lobby create --game-mode squads --json | jq -r .lobby.lobby_id)   # in CI',
+          'LOBBY=$(gamehost lobby create --game-mode squads -q)   # in CI',
         ],
         load: () => import('./commands/lobby/create.js'),
       },
@@ -128,7 +130,9 @@ const TREE: (GroupDef | CommandDef)[] = [
           new Option('--format <format>', 'csv as served, json (JSON lines), or table (on stdout)').choices(['csv', 'json', 'table']),
           ['--url-only', 'print the presigned URL of the CSV and download nothing'],
           ['--utc', 'show times in UTC instead of the local zone'],
+          ['--wide', 'with --format table: every column at full width, none left out'],
         ],
+        notes: 'With -q, prints the path of the file written alone.',
         examples: [
           'gamehost history export --since 7d --format table',
           'gamehost history export --from 2026-11-01T00:00:00Z --to 2026-11-08T00:00:00Z -o week.csv',
@@ -162,9 +166,12 @@ const TREE: (GroupDef | CommandDef)[] = [
           ['--config <file>', 'JSON file with game modes, regions, delays and limits'],
           ['--part-size <bytes>', 'multipart part size, e.g. 64KiB or 1MiB (default 100MiB; for tests)'],
           ['--faults <spec>', 'inject failures, e.g. put-error=0.1,put-reset=0.05,latency=50ms,rate-limit=0.05'],
+          ['--env', 'print export GAMEHOST_…=… lines for a shell instead of the table'],
         ],
+        notes: 'With -q, prints the endpoint alone.',
         examples: [
           'gamehost emulator serve',
+          'gamehost emulator serve --env > emulator.env & sleep 1; . ./emulator.env; gamehost stats',
           'gamehost emulator serve --port 0 --data-dir .emulator --json > emulator.json &   # in CI',
         ],
         load: () => import('./commands/emulator/serve.js'),
@@ -172,7 +179,11 @@ const TREE: (GroupDef | CommandDef)[] = [
       {
         name: 'builds',
         summary: 'List the builds the emulator holds, newest first',
-        options: [['--data-dir <dir>', "the emulator's data directory (default: the embedded emulator's; with --endpoint: that server's)"]],
+        options: [
+          ['--data-dir <dir>', "the emulator's data directory (default: the embedded emulator's; with --endpoint: that server's)"],
+          ['--wide', 'every column at full width, none left out'],
+        ],
+        notes: 'With -q, prints the build ids alone, one a line.',
         examples: [
           'gamehost emulator builds',
           'gamehost emulator builds --json | jq -r \'.builds[] | select(.complete) | .image_tag\'   # in CI',
@@ -193,6 +204,7 @@ const TREE: (GroupDef | CommandDef)[] = [
               ['--failed', 'mark the lobby failed (default: failed when the exit code is not 0)'],
               ['--data-dir <dir>', "the emulator's data directory (default: the embedded emulator's; with --endpoint: that server's)"],
             ],
+            notes: 'With -q, prints the lobby id alone.',
             examples: [
               'gamehost emulator lobby stop "$LOBBY"',
               'gamehost emulator lobby stop "$LOBBY" --exit-code 137 --json | jq .lobby.status   # in CI',
@@ -252,6 +264,8 @@ const TREE: (GroupDef | CommandDef)[] = [
       {
         name: 'list',
         summary: 'List the saved profiles; the current one is marked *',
+        options: [['--wide', 'every column at full width, none left out']],
+        notes: 'With -q, prints the profile names alone, one a line.',
         examples: ['gamehost profile list', "gamehost profile list --json | jq -r '.profiles[].name'   # in CI"],
         load: () => import('./commands/profile/list.js'),
       },
@@ -277,6 +291,12 @@ const TREE: (GroupDef | CommandDef)[] = [
         load: () => import('./commands/profile/show.js'),
       },
     ],
+  },
+  {
+    name: 'version',
+    summary: 'Print the version (as --version and -V do)',
+    examples: ['gamehost version', 'gamehost version --json   # in CI: with the Node.js version and platform'],
+    load: () => import('./commands/version.js'),
   },
   {
     name: 'completion',
@@ -338,7 +358,7 @@ export function buildProgram(io: IOStreams, runner: Runner): Command {
   const program = new Command('gamehost');
   program
     .description('Run your multiplayer backend: push builds, create lobbies, read logs, export history, watch players.')
-    .version(version, '--version', 'print the version')
+    .version(version, '-V, --version', 'print the version')
     .helpOption('-h, --help', 'show help')
     .helpCommand(false)
     .option('--endpoint <url>', 'service endpoint (default: the embedded local emulator)')
@@ -347,7 +367,7 @@ export function buildProgram(io: IOStreams, runner: Runner): Command {
     .option('--game <id>', 'game id')
     .option('--namespace <id>', 'namespace id')
     .option('--json', 'print one JSON document on stdout')
-    .option('-q, --quiet', 'print nothing but errors and data')
+    .option('-q, --quiet', 'print only what a script wants (each command says what) and errors')
     .option('--no-color', 'no colour')
     .option('-v, --verbose', 'log requests and timings on stderr (never tokens)')
     .option('--timeout <seconds>', 'timeout of each API call', String(DEFAULT_TIMEOUT_S))

@@ -17,6 +17,8 @@ export abstract class CliError extends Error {
   abstract readonly exitCode: number;
   /** A second line telling the user what to do, shown after the message. */
   hint?: string;
+  /** Already reported in the command's own form (a JSON event under --progress json): print nothing more. */
+  reported?: boolean;
 }
 
 /** Bad input, found before any request was sent. */
@@ -66,6 +68,16 @@ export class ApiError extends CliError {
   }
 }
 
+/** The service answered something the client cannot use (a link that is not a URL, a malformed plan). */
+export class ResponseError extends CliError {
+  readonly exitCode = ExitCode.UNEXPECTED;
+  constructor(message: string, hint?: string) {
+    super(message);
+    this.name = 'ResponseError';
+    this.hint = hint;
+  }
+}
+
 /** The request never got an HTTP answer: DNS, refused, reset, timeout, TLS. */
 export class NetworkError extends CliError {
   readonly exitCode = ExitCode.NETWORK;
@@ -94,6 +106,16 @@ export class InterruptedError extends CliError {
     super(signal === 'SIGINT' ? 'interrupted' : 'terminated');
     this.name = 'InterruptedError';
     this.exitCode = signal === 'SIGINT' ? ExitCode.SIGINT : ExitCode.SIGTERM;
+    this.hint = hint;
+  }
+}
+
+/** An answer that is not what the service sends (an export that is not its CSV): nothing is kept of it. */
+export class InvalidAnswerError extends CliError {
+  readonly exitCode = ExitCode.UNEXPECTED;
+  constructor(message: string, hint?: string) {
+    super(message);
+    this.name = 'InvalidAnswerError';
     this.hint = hint;
   }
 }

@@ -1,13 +1,13 @@
 // The thin HTTP layer: one keep-alive dispatcher for the process, bearer auth, JSON in and out, every non-2xx
-// turned into an ApiError, and the retry policy for calls that are safe to repeat. It never prints, except
-// the --verbose request log (which never shows a token).
+// turned into an ApiError, and the retry rules of transport.ts. It prints nothing but the --verbose request log
+// (which never shows a token) and, on a terminal, a line per retry.
 import './wasm-flags.js';
 import { STATUS_CODES } from 'node:http';
-import { Agent, EnvHttpProxyAgent, request, type Dispatcher } from 'undici';
+import { Agent, EnvHttpProxyAgent, type Dispatcher } from 'undici';
 import type { Context } from '../context.js';
 import type { Target } from '../config/target.js';
-import { ApiError, NetworkError, UsageError, type ApiErrorBody } from '../errors.js';
-import { backoffMs, errorCode, findCause, parseRetryAfter, sleep, wasNotSent } from './retry.js';
+import { ApiError, UsageError } from '../errors.js';
+import { describeBody, failureWords, parseErrorBody, proxyFor, readText, responseError, send, toNetworkError, withRetries, type RetryNotice } from './transport.js';
 import { version } from '../version.js';
 
 export type AuthKind = 'cloud' | 'namespace' | 'none';
@@ -54,6 +54,11 @@ export class ApiClient {
     this.dispatcher = createDispatcher(ctx, target.embedded);
   }
 
+  /** The proxy a request to `url` goes through, if any (never for the embedded emulator). */
+  proxyFor(url: URL): URL | undefined {
+    return this.target.embedded ? undefined : proxyFor(this.ctx.env, url);
+  }
+
   async close(): Promise<void> {
     await this.dispatcher.close();
   }
@@ -71,36 +76,30 @@ export class ApiClient {
     return this.target.namespaceId;
   }
 
+  /** Set by a command that shows retries its own way (the upload's progress display); else a line on a terminal. */
+  onRetry?: (notice: RetryNotice, spec: CallSpec) => void;
+
   async call<T>(spec: CallSpec): Promise<T> {
     return (await this.callWithText<T>(spec)).value;
   }
 
   /** The parsed answer and the text it was parsed from, for printing the service's body losslessly. */
   async callWithText<T>(spec: CallSpec): Promise<{ value: T; text: string }> {
-    const policy = this.ctx.retry;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.once<T>(spec);
-      } catch (err) {
-        if (this.ctx.signal.aborted || attempt >= policy.attempts) throw err;
-        let retryAfter: number | undefined;
-        if (err instanceof ApiError) {
-          // A 429 means the service did not act: safe to repeat whatever the call.
-          const retryable = err.status === 429 || (spec.idempotent && (err.status === 408 || err.status >= 500));
-          if (!retryable) throw err;
-          retryAfter = err.retryAfterMs;
-        } else if (err instanceof NetworkError) {
-          // A certificate the client does not trust stays untrusted: no retry.
-          if (/CERT|SSL|TLS/i.test(err.code)) throw err;
-          if (!spec.idempotent && !wasNotSent(err)) throw err;
-        } else {
-          throw err;
-        }
-        const wait = backoffMs(policy, attempt, retryAfter);
-        this.ctx.verbose(`retrying ${spec.method} ${spec.path} in ${wait} ms (${(err as Error).message})`);
-        await sleep(wait, this.ctx.signal);
-      }
-    }
+    const ctx = this.ctx;
+    return withRetries(
+      {
+        policy: ctx.retry,
+        signal: ctx.signal,
+        idempotent: spec.idempotent,
+        onRetry: (notice) => {
+          ctx.verbose(`retrying ${spec.method} ${spec.path} in ${notice.waitMs} ms (${notice.error.message})`);
+          if (this.onRetry) return this.onRetry(notice, spec);
+          // Seen on a terminal only: a pipe or a CI log gets the final error, not the attempts before it.
+          if (ctx.io.stderr.isTTY === true && !ctx.global.quiet && !ctx.global.verbose) ctx.io.stderr.write(retryLine(notice) + '\n');
+        },
+      },
+      () => this.once<T>(spec),
+    );
   }
 
   private headers(auth: AuthKind, hasBody: boolean): Record<string, string> {
@@ -122,19 +121,7 @@ export class ApiClient {
     const headers = this.headers(spec.auth, payload !== undefined);
     const started = performance.now();
     this.ctx.verbose(`> ${spec.method} ${url.origin}${url.pathname}${url.search}`);
-    let res: Dispatcher.ResponseData;
-    try {
-      res = await request(url, {
-        method: spec.method,
-        headers,
-        body: payload,
-        dispatcher: this.dispatcher,
-        signal: this.ctx.signal,
-      });
-    } catch (err) {
-      if (this.ctx.signal.aborted) throw this.ctx.signal.reason;
-      throw toNetworkError(err, url);
-    }
+    const res = await send(url, { method: spec.method, headers, body: payload, dispatcher: this.dispatcher, signal: this.ctx.signal });
     const rayId = header(res.headers, 'rvt-ray-id');
     const text = await readText(res.body, res.statusCode >= 300 ? MAX_ERROR_BODY : Infinity).catch((err) => {
       if (this.ctx.signal.aborted) throw this.ctx.signal.reason;
@@ -144,11 +131,7 @@ export class ApiClient {
       `< ${res.statusCode} ${STATUS_CODES[res.statusCode] ?? ''} in ${Math.round(performance.now() - started)} ms` +
         (rayId ? ` (ray ${rayId})` : ''),
     );
-    if (res.statusCode < 200 || res.statusCode >= 300) {
-      const error = new ApiError(res.statusCode, parseErrorBody(res.statusCode, text), rayId);
-      error.retryAfterMs = parseRetryAfter(res.headers['retry-after'], Date.now());
-      throw error;
-    }
+    if (res.statusCode < 200 || res.statusCode >= 300) throw responseError(res.statusCode, res.headers, text, { rayId });
     if (text.trim() === '') return { value: {} as T, text: '{}' };
     try {
       return { value: JSON.parse(text) as T, text };
@@ -166,69 +149,10 @@ function header(headers: Dispatcher.ResponseData['headers'], name: string): stri
   return Array.isArray(v) ? v[0] : v;
 }
 
-/** Reads a body as text, keeping at most `limit` bytes (the rest is drained). */
-export async function readText(body: AsyncIterable<Buffer>, limit = Infinity): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    if (size < limit) chunks.push(chunk);
-    size += chunk.length;
-  }
-  return Buffer.concat(chunks).toString('utf8');
+/** `retrying in 1.2 s (2/6): connection refused` */
+export function retryLine(notice: RetryNotice): string {
+  return `retrying in ${(notice.waitMs / 1000).toFixed(1)} s (${notice.attempt}/${notice.attempts}): ${failureWords(notice.error)}`;
 }
 
-/** Understands the service's error body; anything else (an HTML 502 page, cut-off JSON) still gets one clear line. */
-export function parseErrorBody(status: number, text: string): ApiErrorBody {
-  try {
-    const parsed = JSON.parse(text) as Partial<ApiErrorBody>;
-    if (parsed && typeof parsed.code === 'string' && typeof parsed.message === 'string') return parsed as ApiErrorBody;
-  } catch {
-    // not JSON: described below
-  }
-  const reason = STATUS_CODES[status] ?? 'error';
-  return {
-    code: `HTTP_${status}`,
-    message: `the service answered ${status} ${reason}` + (text.trim() ? ` (${describeBody(text)})` : ' with no body'),
-  };
-}
-
-function describeBody(text: string): string {
-  const t = text.trim();
-  if (/^<(!doctype|html)/i.test(t)) {
-    const title = /<title>([^<]*)<\/title>/i.exec(t)?.[1]?.trim();
-    return title ? `an HTML page: "${title.slice(0, 80)}"` : 'an HTML page';
-  }
-  if (/^[{[]/.test(t)) return 'malformed JSON';
-  return `"${t.slice(0, 80).replace(/\s+/g, ' ')}${t.length > 80 ? '…' : ''}"`;
-}
-
-const NETWORK_WORDS: Record<string, string> = {
-  ECONNREFUSED: 'connection refused',
-  ENOTFOUND: 'host not found',
-  EAI_AGAIN: 'DNS lookup failed',
-  ECONNRESET: 'connection reset',
-  ETIMEDOUT: 'timed out',
-  UND_ERR_CONNECT_TIMEOUT: 'connect timed out',
-  UND_ERR_HEADERS_TIMEOUT: 'no answer in time',
-  UND_ERR_BODY_TIMEOUT: 'the answer stalled',
-  UND_ERR_SOCKET: 'the connection closed unexpectedly',
-};
-
-export function toNetworkError(err: unknown, url: URL): NetworkError {
-  if (err instanceof NetworkError) return err;
-  const tlsError = tlsFailure(err);
-  const code = errorCode(err) ?? tlsError?.code ?? 'ENETWORK';
-  if (code === 'STALLED') return new NetworkError(`the connection to ${url.host} stalled: ${(err as Error).message}`, code, { cause: err });
-  const tls = /CERT|SSL|TLS/i.test(code);
-  const words = NETWORK_WORDS[code] ?? (tls ? `TLS failure${tlsError?.message ? `: ${tlsError.message}` : ''}` : (err as Error)?.message || 'network error');
-  const hint = tls ? 'for a private CA, point NODE_EXTRA_CA_CERTS at its bundle' : undefined;
-  const error = new NetworkError(`could not reach ${url.host}: ${words} (${code})`, code, { cause: err });
-  if (hint) error.hint = hint;
-  return error;
-}
-
-/** TLS failures carry codes such as DEPTH_ZERO_SELF_SIGNED_CERT or ERR_SSL_WRONG_VERSION_NUMBER, anywhere in the cause chain. */
-function tlsFailure(err: unknown): { code: string; message: string } | undefined {
-  const found = findCause(err, (code) => /CERT|SSL|TLS/i.test(code));
-  return found && { code: found.code, message: (found.error as Error).message ?? '' };
-}
+// Kept here too: the API layer's public surface.
+export { parseErrorBody, readText, toNetworkError };

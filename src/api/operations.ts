@@ -12,20 +12,26 @@ import type {
 
 const seg = encodeURIComponent;
 
+/** An answer and the text it was parsed from: `--json` prints the text, so the service's numbers stay intact. */
+export interface Answer<T> {
+  value: T;
+  text: string;
+}
+
 /** lobbies.create: not idempotent (each call makes a lobby), so never re-sent once it left. */
-export function createLobby(api: ApiClient, body: CreateLobbyRequest): Promise<CreateLobbyResponse> {
-  return api.call({ method: 'POST', path: '/matchmaker/lobbies/create', body, auth: 'namespace', idempotent: false });
+export function createLobby(api: ApiClient, body: CreateLobbyRequest): Promise<Answer<CreateLobbyResponse>> {
+  return api.callWithText({ method: 'POST', path: '/matchmaker/lobbies/create', body, auth: 'namespace', idempotent: false });
 }
 
 /** players.getStatistics */
-export function getStatistics(api: ApiClient): Promise<PlayerStatistics> {
-  return api.call({ method: 'GET', path: '/matchmaker/players/statistics', auth: 'namespace', idempotent: true });
+export function getStatistics(api: ApiClient): Promise<Answer<PlayerStatistics>> {
+  return api.callWithText({ method: 'GET', path: '/matchmaker/players/statistics', auth: 'namespace', idempotent: true });
 }
 
 /** games.namespaces.logs.getNamespaceLobby */
-export function getLobbyLogs(api: ApiClient, lobbyId: string): Promise<LobbyLogsResponse> {
+export function getLobbyLogs(api: ApiClient, lobbyId: string): Promise<Answer<LobbyLogsResponse>> {
   const path = `/cloud/games/${seg(api.gameId())}/namespaces/${seg(api.namespaceId())}/logs/lobbies/${seg(lobbyId)}`;
-  return api.call({ method: 'GET', path, auth: 'cloud', idempotent: true });
+  return api.callWithText({ method: 'GET', path, auth: 'cloud', idempotent: true });
 }
 
 /** games.matchmaker.exportMatchmakerLobbyHistory; times in ms since the epoch. Asking twice is harmless. */

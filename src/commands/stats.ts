@@ -1,13 +1,10 @@
 import type { Context } from '../context.js';
-import type { ApiClient } from '../api/client.js';
-import type { PlayerStatistics } from '../api/types.js';
 import { getStatistics } from '../api/operations.js';
-import { sleep } from '../api/retry.js';
-import { jsonLine, writeJson } from '../output/json.js';
-import { LiveFrame, watchFooter } from '../output/views/live.js';
+import { writeJsonText } from '../output/json.js';
 import { viewOptions } from '../output/views/options.js';
 import { formatStats, statsChangeLines } from '../output/views/stats.js';
-import { parseSeconds } from './lobby/logs.js';
+import { parseSeconds } from './args.js';
+import { watch } from './watch.js';
 
 /**
  * Statistics have no end to wait for, so a watch runs until Ctrl-C: every 10 s keeps it inside the service's
@@ -27,34 +24,19 @@ export function parse(_args: string[] = [], opts: Record<string, unknown> = {}):
   return { watchMs, utc: opts.utc === true };
 }
 
-export async function run(ctx: Context, o: StatsOptions): Promise<void> {
+export async function run(ctx: Context, o: StatsOptions): Promise<number | void> {
   const api = await ctx.api();
-  if (o.watchMs !== undefined) return watch(ctx, api, o, o.watchMs);
-  const stats = await getStatistics(api);
-  if (ctx.global.json) return writeJson(ctx, stats);
-  ctx.io.stdout.write(formatStats(stats, viewOptions(ctx, ctx.io.stdout, o.utc)));
-}
-
-/** Refreshes until Ctrl-C: redrawn in place on a terminal, changed rows on a pipe, changed bodies with --json. */
-async function watch(ctx: Context, api: ApiClient, o: StatsOptions, everyMs: number): Promise<void> {
-  const out = ctx.io.stdout;
-  const frame = out.isTTY === true && !ctx.global.json ? new LiveFrame(out) : undefined;
-  let previous: PlayerStatistics | undefined;
-  try {
-    for (;;) {
-      const stats = await getStatistics(api);
-      if (frame) {
-        const view = viewOptions(ctx, out, o.utc);
-        frame.draw(formatStats(stats, { ...view, previous, watch: true }) + '\n' + watchFooter(view, everyMs));
-      } else if (ctx.global.json) {
-        if (JSON.stringify(stats) !== JSON.stringify(previous)) out.write(jsonLine(stats));
-      } else {
-        out.write(statsChangeLines(stats, previous, ctx.now()));
-      }
-      previous = stats;
-      await sleep(everyMs, ctx.signal);
-    }
-  } finally {
-    frame?.close();
+  if (o.watchMs !== undefined) {
+    // Refreshes until Ctrl-C, showing the change since the last refresh.
+    return watch(ctx, {
+      everyMs: o.watchMs,
+      utc: o.utc,
+      poll: () => getStatistics(api),
+      frame: (stats, previous, view) => formatStats(stats, { ...view, previous, watch: true }),
+      lines: statsChangeLines,
+    });
   }
+  const { value, text } = await getStatistics(api);
+  if (ctx.global.json) return writeJsonText(ctx, text);
+  ctx.io.stdout.write(formatStats(value, viewOptions(ctx, ctx.io.stdout, o.utc)));
 }

@@ -7,7 +7,7 @@ import { resolveConfig, type EmulatorConfig } from './config.js';
 import { DATA_DIR_ENTRIES, dataDirPaths, prepareDataDir } from './datadir.js';
 import { parseFaults } from './faults.js';
 import { buildView } from './routes/builds.js';
-import { lobbySummary } from './routes/lobbies.js';
+import { stopView } from './routes/lobbies.js';
 import { createEmulatorServer, type Front } from './routes/server.js';
 import { tokensFor, type EmulatorTokens } from './services/auth.js';
 import { systemClock, type Clock } from './services/clock.js';
@@ -114,11 +114,11 @@ export async function listBuilds(dataDir: string): Promise<ReturnType<typeof bui
   return withServices(dataDir, [], async (services) => (await services.builds.list(GAME_ID)).map(buildView));
 }
 
-/** Stops a lobby and returns its logs summary (as POST /_emulator/lobbies/{id}/stop), or null when unknown. */
+/** Stops a lobby and answers as POST /_emulator/lobbies/{id}/stop does, or null when the lobby is unknown. */
 export async function stopLobby(dataDir: string, lobbyId: string, opts: StopOptions = {}): Promise<Record<string, unknown> | null> {
   return withServices(dataDir, null, async (services) => {
     const state = await services.lobbies.stop(lobbyId.toLowerCase(), opts);
-    return state === null ? null : lobbySummary(state);
+    return state === null ? null : stopView(state);
   });
 }
 

@@ -1,5 +1,8 @@
 // Charts for a terminal: a one-line sparkline and a small line chart with axes, drawn with block and box
-// characters. Pure functions of the samples, so they render the same everywhere.
+// characters. Pure functions of the samples, so they render the same everywhere. Every loop here is bounded by the
+// samples shown or by a fixed count, whatever the values: samples near ±1.8e308 must not overflow the arithmetic
+// into Infinity (or NaN), and non-finite samples are left out.
+import { maxOf, minOf } from './format.js';
 
 const BLOCKS = '▁▂▃▄▅▆▇█';
 
@@ -9,21 +12,35 @@ export interface Scale {
 }
 
 /**
+ * Where `v` sits between `min` and `max`, 0 to 1 (clamped), NaN for a non-finite sample. Halved first, so
+ * `max - min` cannot overflow for finite bounds.
+ */
+export function position(v: number, min: number, max: number): number {
+  const range = max / 2 - min / 2;
+  if (!Number.isFinite(v) || !(range > 0)) return Number.isFinite(v) ? 0 : NaN;
+  return Math.min(1, Math.max(0, (v / 2 - min / 2) / range));
+}
+
+/** The value a fraction `t` (0 to 1) of the way from `min` to `max`, finite for finite bounds. */
+function between(min: number, max: number, t: number): number {
+  return min * (1 - t) + max * t;
+}
+
+/**
  * One character per sample, the last `width` samples. Against a fixed scale (0 to 100%, 0 to the allocation) the
  * height itself says how full a resource is; without one, the samples' own range is used.
  */
 export function sparkline(values: readonly number[], opts: { width?: number; scale?: Scale } = {}): string {
   const shown = opts.width !== undefined ? values.slice(Math.max(0, values.length - opts.width)) : values;
   if (shown.length === 0) return '';
-  const min = opts.scale?.min ?? Math.min(...shown);
-  const max = opts.scale?.max ?? Math.max(...shown);
-  const range = max - min;
+  const min = opts.scale?.min ?? minOf(shown);
+  const max = opts.scale?.max ?? maxOf(shown);
   return shown
     .map((v) => {
-      if (!(range > 0)) return BLOCKS[0];
+      const p = position(v, min, max);
+      if (Number.isNaN(p)) return ' ';
       // Eight equal bins over the scale; the top value falls in the last.
-      const level = Math.floor(((v - min) / range) * BLOCKS.length);
-      return BLOCKS[Math.min(BLOCKS.length - 1, Math.max(0, level))];
+      return BLOCKS[Math.min(BLOCKS.length - 1, Math.floor(p * BLOCKS.length))];
     })
     .join('');
 }
@@ -36,19 +53,34 @@ export function niceStep(raw: number): number {
   return 10 * power;
 }
 
-/** Axis bounds with round numbers on every one of `rows` rows that cover [min, max]. */
+/**
+ * Axis bounds with round numbers on every one of `rows` rows that cover [min, max]. Terminates for any input:
+ * a handful of candidate steps are tried, and when none is finite and covers the range (values near the ends of
+ * the double range), the samples' own bounds are the axis.
+ */
 export function niceScale(min: number, max: number, rows: number): Scale & { step: number } {
   const intervals = Math.max(1, rows - 1);
+  if (!Number.isFinite(min) || !Number.isFinite(max)) return { min: 0, max: intervals, step: 1 };
+  if (min > max) [min, max] = [max, min];
   // A flat series still gets a visible band around it.
   const span = max - min > 0 ? max - min : Math.max(Math.abs(max) * 0.1, 1);
   let step = niceStep(span / intervals);
-  for (;;) {
+  // Each candidate is at least 1.25 times the last: 40 tries cover any finite span.
+  for (let tries = 0; tries < 40 && Number.isFinite(step); tries++) {
     let lo = Math.floor(min / step) * step;
     if (min >= 0 && lo < 0) lo = 0;
     const hi = lo + step * intervals;
-    if (hi >= max - step * 1e-9) return { min: lo, max: hi, step };
+    if (Number.isFinite(lo) && Number.isFinite(hi) && hi >= max - step * 1e-9) return { min: lo, max: hi, step };
     step = niceStep(step * 1.000001);
   }
+  let [lo, hi] = [min, max];
+  if (!(hi > lo)) {
+    // A flat series: the band above it, or below when above would overflow.
+    const band = Math.max(Math.abs(min) * 0.1, 1);
+    hi = min + band;
+    if (!Number.isFinite(hi)) [lo, hi] = [min - band, max];
+  }
+  return { min: lo, max: hi, step: hi / intervals - lo / intervals };
 }
 
 export interface LineChartOptions {
@@ -78,11 +110,9 @@ export interface LineChartOptions {
 export function lineChart(values: readonly number[], o: LineChartOptions): string[] {
   const height = Math.max(2, o.height);
   if (values.length === 0) return [];
-  const provisional = o.scale ?? niceScale(Math.min(...values), Math.max(...values), height);
-  const labels = Array.from({ length: height }, (_, row) =>
-    o.format(provisional.min + ((provisional.max - provisional.min) * row) / (height - 1)),
-  );
-  const labelWidth = Math.max(...labels.map((l) => l.length));
+  const provisional = o.scale ?? niceScale(minOf(values), maxOf(values), height);
+  const labels = Array.from({ length: height }, (_, row) => o.format(between(provisional.min, provisional.max, row / (height - 1))));
+  const labelWidth = maxOf(labels.map((l) => l.length), 0);
   const plotWidth = Math.max(1, o.width - labelWidth - 2);
 
   // Each sample takes up to 3 columns so a short series still reads as a line; a long one keeps its newest part.
@@ -90,13 +120,18 @@ export function lineChart(values: readonly number[], o: LineChartOptions): strin
   const stretch = Math.max(1, Math.min(3, Math.floor(plotWidth / shown.length)));
   const series = shown.flatMap((v) => Array<number>(stretch).fill(v));
   const { min, max } = provisional;
-  const rowOf = (v: number) =>
-    max > min ? Math.min(height - 1, Math.max(0, Math.round(((v - min) / (max - min)) * (height - 1)))) : 0;
+  // A non-finite sample has no row: it leaves a gap (-1).
+  const rowOf = (v: number) => {
+    const p = position(v, min, max);
+    return Number.isNaN(p) ? -1 : Math.round(p * (height - 1));
+  };
 
   const grid = Array.from({ length: height }, () => Array<string>(series.length).fill(' '));
   for (let x = 0; x < series.length; x++) {
     const y = rowOf(series[x]!);
-    const prev = x === 0 ? y : rowOf(series[x - 1]!);
+    if (y < 0) continue;
+    const before = x === 0 ? y : rowOf(series[x - 1]!);
+    const prev = before < 0 ? y : before;
     if (y === prev) {
       grid[y]![x] = '─';
       continue;

@@ -56,3 +56,19 @@ export function appendBuildSummary(ctx: Context, tag: string, build: PushedBuild
     ctx.warn(`could not append to $GITHUB_STEP_SUMMARY (${file}): ${(err as Error).message}`);
   }
 }
+
+/**
+ * Under GitHub Actions, makes `build_id`, `upload_id` and `sha256` step outputs ($GITHUB_OUTPUT), so the next
+ * step can use `${{ steps.push.outputs.build_id }}`. A file that cannot be written is a warning, never a failed push.
+ */
+export function writeStepOutputs(ctx: Context, outputs: Record<string, string>): void {
+  const file = ctx.env.GITHUB_OUTPUT;
+  if (!file) return;
+  // Values are ids and hex digests; a newline in one would forge another output, so it is dropped.
+  const text = Object.entries(outputs).map(([k, v]) => `${k}=${v.replace(/[\r\n]/g, '')}\n`).join('');
+  try {
+    fs.appendFileSync(file, text);
+  } catch (err) {
+    ctx.warn(`could not append to $GITHUB_OUTPUT (${file}): ${(err as Error).message}`);
+  }
+}

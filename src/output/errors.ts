@@ -19,7 +19,10 @@ export function describeError(err: CliError): string {
   let line = sanitizeLine(err.message);
   if (err instanceof ApiError) {
     const code = sanitizeLine(err.code);
-    line += err.rayId ? ` (${code}, ray ${sanitizeLine(err.rayId)})` : ` (${code})`;
+    // A presigned answer already reads `403 AccessDenied: Request has expired`: the code is not repeated.
+    const named = line.includes(`${err.status} ${code}:`);
+    if (err.rayId) line += named ? ` (ray ${sanitizeLine(err.rayId)})` : ` (${code}, ray ${sanitizeLine(err.rayId)})`;
+    else if (!named) line += ` (${code})`;
   }
   return line;
 }
@@ -30,6 +33,7 @@ export function printError(ctx: Context, err: unknown): number {
   const known = [ctx.global.token, ctx.global.namespaceToken, ...envTokens(ctx.env)];
   const out = { write: (text: string) => ctx.io.stderr.write(scrubTokens(text, known)) };
   if (err instanceof CliError) {
+    if (err.reported) return err.exitCode;
     const line = describeError(err);
     out.write(`${c.red('error')}: ${line}\n`);
     if (err instanceof ApiError && err.documentation) out.write(`  docs: ${sanitizeLine(err.documentation)}\n`);

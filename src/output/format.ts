@@ -2,7 +2,47 @@
 
 const UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
 
+/**
+ * The largest of `values` and `floor`, non-finite values ignored. A loop, not `Math.max(...values)`: spreading an
+ * array into a call overflows the stack at around 125,000 elements.
+ */
+export function maxOf(values: Iterable<number>, floor = -Infinity): number {
+  let max = floor;
+  for (const v of values) if (Number.isFinite(v) && v > max) max = v;
+  return max;
+}
+
+/** The smallest of `values` and `ceiling`, non-finite values ignored (see maxOf). */
+export function minOf(values: Iterable<number>, ceiling = Infinity): number {
+  let min = ceiling;
+  for (const v of values) if (Number.isFinite(v) && v < min) min = v;
+  return min;
+}
+
+/** The mean of the finite values, without overflow for values near ±1.8e308; undefined when there are none. */
+export function meanOf(values: readonly number[]): number | undefined {
+  let n = 0;
+  for (const v of values) if (Number.isFinite(v)) n++;
+  if (n === 0) return undefined;
+  let mean = 0;
+  for (const v of values) if (Number.isFinite(v)) mean += v / n;
+  // Rounding can carry a mean of values at the very top of the range just past it.
+  return Math.min(Number.MAX_VALUE, Math.max(-Number.MAX_VALUE, mean));
+}
+
+// A leap second (23:59:60, valid RFC 3339) that Date.parse refuses: counted as the second after, as Unix time does.
+const LEAP_SECOND = /^(\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}):60(\.\d+)?(.*)$/;
+
+/** Milliseconds since the epoch of an RFC 3339 time (leap seconds included); NaN when it does not parse. */
+export function parseTimestamp(text: string): number {
+  const ms = Date.parse(text);
+  if (!Number.isNaN(ms)) return ms;
+  const leap = LEAP_SECOND.exec(text.trim());
+  return leap ? Date.parse(`${leap[1]}:59${leap[2] ?? ''}${leap[3]}`) + 1000 : NaN;
+}
+
 export function formatBytes(bytes: number): string {
+  if (!Number.isFinite(bytes)) return '-';
   let value = bytes;
   let unit = 0;
   while (Math.abs(value) >= 1024 && unit < UNITS.length - 1) {
@@ -32,6 +72,12 @@ export function formatDuration(ms: number): string {
     else out = `${m}m ${String(s).padStart(2, '0')}s`;
   }
   return negative ? `-${out}` : out;
+}
+
+/** The time from one moment to a later one: `+4.2 s`; a later moment that is earlier (out of order): `−1h 00m`. */
+export function formatOffset(ms: number): string {
+  if (!Number.isFinite(ms)) return '';
+  return ms < 0 ? `\u2212${formatDuration(-ms)}` : `+${formatDuration(ms)}`;
 }
 
 export interface TimeStyle {
@@ -70,31 +116,44 @@ export function formatTime(
   style: TimeStyle,
   form: 'full' | 'datetime' | 'short' | 'clock' = 'full',
 ): string {
-  const d = value instanceof Date ? value : new Date(value);
+  // A time that does not parse is shown as given, never as `NaN` or `Invalid Date`.
+  const d = value instanceof Date ? value : new Date(typeof value === 'string' ? parseTimestamp(value) : value);
   if (Number.isNaN(d.getTime())) return String(value);
   if (!style.local) return d.toISOString().replace('.000Z', 'Z');
-  const f = fields(d, style.utc === true);
-  const clock = `${pad(f.h)}:${pad(f.mi)}:${pad(f.s)}`;
-  if (form === 'clock') return clock;
-  if (form === 'short') return `${pad(f.mo)}-${pad(f.da)} ${pad(f.h)}:${pad(f.mi)}`;
-  const datetime = `${f.y}-${pad(f.mo)}-${pad(f.da)} ${clock}`;
-  return form === 'datetime' ? datetime : `${datetime} ${zoneLabel(d, style.utc === true)}`;
+  const utc = style.utc === true;
+  // The moment shifted by the zone's offset then, so the native ISO form reads as the local wall clock: one native
+  // call instead of six field getters (a table of 200,000 rows formats 400,000 times).
+  const wall = utc ? d : new Date(d.getTime() - d.getTimezoneOffset() * 60_000);
+  const iso = wall.toISOString();
+  let datetime: string;
+  if (iso.length === 24) {
+    datetime = `${iso.slice(0, 10)} ${iso.slice(11, 19)}`;
+  } else {
+    // Years past 9999 (or before 0) make the ISO form longer: the fields, one by one.
+    const f = fields(d, utc);
+    datetime = `${f.y}-${pad(f.mo)}-${pad(f.da)} ${pad(f.h)}:${pad(f.mi)}:${pad(f.s)}`;
+  }
+  if (form === 'clock') return datetime.slice(-8);
+  if (form === 'short') return datetime.slice(-14, -3);
+  return form === 'datetime' ? datetime : `${datetime} ${zoneLabel(d, utc)}`;
 }
 
 /** A change between two readings for people: `+3`, `−1` (a true minus sign), and `` for none. */
 export function formatChange(delta: number): string {
-  if (delta === 0) return '';
+  if (delta === 0 || !Number.isFinite(delta)) return '';
   return delta > 0 ? `+${delta}` : `\u2212${Math.abs(delta)}`;
 }
 
 /** Bytes as MiB with a precision that suits the size: `205 MiB`, `48.5 MiB`, `3.25 MiB`. */
 export function formatMiB(bytes: number): string {
+  if (!Number.isFinite(bytes)) return '-';
   const v = bytes / (1024 * 1024);
   return `${v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2)} MiB`;
 }
 
 /** Lobby-hours: `1,234 h`, `12.5 h`, `0.42 h`, `<0.01 h` (something, but less than shows). */
 export function formatHours(ms: number): string {
+  if (!Number.isFinite(ms)) return '-';
   const h = ms / 3_600_000;
   if (h > 0 && h < 0.005) return '<0.01 h';
   if (h >= 1000) return `${Math.round(h).toLocaleString('en-US')} h`;
@@ -103,8 +162,9 @@ export function formatHours(ms: number): string {
 
 /** A percentage for people: `67%`, and `<1%` for a small share that is not nothing. */
 export function formatShare(part: number, whole: number): string {
-  if (whole <= 0) return '-';
-  const p = (100 * part) / whole;
+  if (!(whole > 0) || !Number.isFinite(whole) || !Number.isFinite(part)) return '-';
+  const p = 100 * (part / whole);
+  if (!Number.isFinite(p)) return '-';
   if (p > 0 && p < 0.5) return '<1%';
   return `${Math.round(p)}%`;
 }
@@ -132,8 +192,11 @@ function cellWidth(cp: number): number {
   return 1;
 }
 
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+
 /** The width of a string on screen, colour codes not counted. */
 export function visibleWidth(text: string): number {
+  if (PRINTABLE_ASCII.test(text)) return text.length;
   let width = 0;
   for (const ch of text.replace(SGR, '')) width += cellWidth(ch.codePointAt(0)!);
   return width;

@@ -6,6 +6,8 @@ const ESCAPES = /\x1b(?:\[[0-?]*[ -/]*[@-~]?|[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\)
 // Remaining C0 controls (tab and newline handled by the caller), DEL and C1 controls (0x9b is a one-byte CSI).
 const CONTROLS = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g;
 
+const ANY_CONTROL = /[\x00-\x1f\x7f-\x9f]/;
+
 /** Removes terminal control sequences; keeps newlines and tabs. */
 export function sanitize(text: string): string {
   return text.replace(ESCAPES, '').replace(CONTROLS, '');
@@ -13,5 +15,7 @@ export function sanitize(text: string): string {
 
 /** For one table cell or one line: also folds newlines and tabs into spaces. */
 export function sanitizeLine(text: string): string {
+  // Most cells hold no control character at all: one test instead of three replaces (tables of 200,000 rows).
+  if (!ANY_CONTROL.test(text)) return text;
   return sanitize(text).replace(/[\t\r\n]+/g, ' ');
 }

@@ -1,19 +1,24 @@
-// The bounded-concurrency part uploader: each part is streamed from disk with an explicit Content-Length to
-// its presigned URL (no bearer token), a fresh stream every attempt, retried on network errors and
-// 408/429/5xx with backoff; the first fatal error aborts every part in flight.
-import '../api/wasm-flags.js'; // before undici
+// The bounded-concurrency part uploader. Each part goes to its presigned URL (no bearer token) with an explicit
+// Content-Length, through transport.ts's retry rules; the first fatal error aborts every part in flight.
+//
+// The send path is built for CPU: the file is opened once and read with positional reads into a fixed pool of
+// reusable buffers, each buffer is written straight to the connection and goes back to the pool when that write
+// has completed. Progress and the stall watchdog count bytes there, where they leave the process.
 import fs from 'node:fs';
-import { PassThrough, pipeline } from 'node:stream';
+import http from 'node:http';
+import https from 'node:https';
+import net from 'node:net';
+import tls from 'node:tls';
 import pLimit from 'p-limit';
-import { request, type Dispatcher } from 'undici';
-import { parseErrorBody, readText, toNetworkError } from '../api/client.js';
-import { backoffMs, parseRetryAfter, sleep, type RetryPolicy } from '../api/retry.js';
-import { ApiError, NetworkError, UploadError } from '../errors.js';
+import { USER_AGENT } from '../api/client.js';
+import { isRetryable, readText, responseError, toNetworkError, withRetries } from '../api/transport.js';
+import type { RetryPolicy } from '../api/retry.js';
+import { ApiError, UploadError } from '../errors.js';
 import type { Part } from './plan.js';
 import type { RateLimiter } from './ratelimit.js';
 
 export interface UploadEvents {
-  /** Bytes moved since the last call; negative when a failed attempt's bytes are taken back. */
+  /** Bytes that left since the last call; negative when a failed attempt's bytes are taken back. */
   progress?(delta: number): void;
   partDone?(part: Part): void;
   retry?(part: Part, attempt: number, error: Error, waitMs: number): void;
@@ -22,37 +27,82 @@ export interface UploadEvents {
 export interface UploadJob {
   file: string;
   parts: Part[];
+  /** How many parts the whole upload has (errors name a part's place in it, not among this run's). */
+  totalParts: number;
   contentType?: string;
   concurrency: number;
-  dispatcher: Dispatcher;
   retry: RetryPolicy;
   /** A part whose bytes stop moving for this long counts as a network error. */
   stallMs: number;
   /** Caps the bytes per second of all parts together. */
   limiter?: RateLimiter;
+  /** The proxy for a part URL, if one applies (HTTPS_PROXY and the like). */
+  proxy?: (url: URL) => URL | undefined;
   signal: AbortSignal;
   events?: UploadEvents;
 }
 
-// Large enough for few syscalls, small enough that eight parts in flight keep RSS low (measured: bench/upload.js).
-const READ_BUFFER = 512 * 1024;
+// 1 MiB writes: few syscalls, and two per part in flight keep RSS flat (measured: bench/upload.js).
+const BUFFER_SIZE = 1024 * 1024;
+const BUFFERS_PER_PART = 2;
 
 class StallError extends Error {
   readonly code = 'STALLED';
+}
+
+/** Buffers handed out and given back; a waiter is served when one comes back. */
+class BufferPool {
+  private readonly free: Buffer[] = [];
+  private readonly waiters: ((b: Buffer) => void)[] = [];
+
+  constructor(count: number, readonly size: number) {
+    for (let i = 0; i < count; i++) this.free.push(Buffer.allocUnsafeSlow(size));
+  }
+
+  take(signal: AbortSignal): Promise<Buffer> {
+    const b = this.free.pop();
+    if (b) return Promise.resolve(b);
+    return new Promise((resolve, reject) => {
+      const onAbort = () => {
+        this.waiters.splice(this.waiters.indexOf(serve), 1);
+        reject(signal.reason);
+      };
+      const serve = (buf: Buffer) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(buf);
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.waiters.push(serve);
+    });
+  }
+
+  give(b: Buffer): void {
+    const waiter = this.waiters.shift();
+    if (waiter) waiter(b);
+    else this.free.push(b);
+  }
 }
 
 export async function uploadParts(job: UploadJob): Promise<void> {
   const group = new AbortController();
   const onAbort = () => group.abort(job.signal.reason);
   job.signal.addEventListener('abort', onAbort, { once: true });
-  const limit = pLimit(job.concurrency);
+  const concurrency = Math.min(job.concurrency, job.parts.length);
+  const limit = pLimit(Math.max(1, concurrency));
+  const sender: Sender = {
+    job,
+    fd: await fs.promises.open(job.file, 'r'),
+    pool: new BufferPool(concurrency * BUFFERS_PER_PART, chunkSize(job.limiter)),
+    agents: new Map(),
+    concurrency,
+  };
   try {
     await Promise.all(
       job.parts.map((part) =>
         limit(async () => {
           if (group.signal.aborted) return;
           try {
-            await uploadPart(job, part, group.signal);
+            await uploadPart(sender, part, group.signal);
           } catch (err) {
             limit.clearQueue();
             group.abort(err);
@@ -65,84 +115,195 @@ export async function uploadParts(job: UploadJob): Promise<void> {
     throw job.signal.aborted ? job.signal.reason : err;
   } finally {
     job.signal.removeEventListener('abort', onAbort);
+    group.abort();
+    for (const agent of sender.agents.values()) agent.destroy();
+    await sender.fd.close();
   }
 }
 
-async function uploadPart(job: UploadJob, part: Part, signal: AbortSignal): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    let sent = 0;
-    try {
-      await putOnce(job, part, signal, (n) => {
-        sent += n;
-        job.events?.progress?.(n);
+/** Under --limit-rate, writes small enough that the limiter can pace them (about an eighth of a second each). */
+function chunkSize(limiter: RateLimiter | undefined): number {
+  if (!limiter) return BUFFER_SIZE;
+  return Math.max(16 * 1024, Math.min(BUFFER_SIZE, Math.floor(limiter.rate / 8)));
+}
+
+interface Sender {
+  job: UploadJob;
+  fd: fs.promises.FileHandle;
+  pool: BufferPool;
+  /** Keep-alive agents by scheme and proxy. */
+  agents: Map<string, http.Agent>;
+  concurrency: number;
+}
+
+/** The keep-alive agent for `url`: direct, or through a CONNECT tunnel of its proxy (as undici does for API calls). */
+function agentFor(s: Sender, url: URL): http.Agent {
+  const proxy = s.job.proxy?.(url);
+  const key = `${url.protocol}${proxy?.href ?? ''}`;
+  let agent = s.agents.get(key);
+  if (agent) return agent;
+  const secure = url.protocol === 'https:';
+  agent = new (secure ? https.Agent : http.Agent)({ keepAlive: true, maxSockets: s.concurrency });
+  if (proxy) {
+    type Done = (err: Error | null, socket?: net.Socket) => void;
+    (agent as unknown as { createConnection: (o: tls.ConnectionOptions & { host: string; port: number }, done: Done) => undefined }).createConnection = (options, done) => {
+      const tunnel = http.request({ host: proxy.hostname, port: proxy.port || 80, method: 'CONNECT', path: `${options.host}:${options.port}`, headers: { host: `${options.host}:${options.port}` }, agent: false });
+      tunnel.once('connect', (res, socket) => {
+        if (res.statusCode !== 200) {
+          socket.destroy();
+          return done(Object.assign(new Error(`the proxy ${proxy.host} answered ${res.statusCode} to CONNECT`), { code: 'EPROXY' }));
+        }
+        done(null, secure ? tls.connect({ ...options, socket, servername: options.servername ?? (net.isIP(options.host) ? undefined : options.host) }) : socket);
       });
-      job.events?.partDone?.(part);
-      return;
-    } catch (err) {
-      if (sent) job.events?.progress?.(-sent);
-      if (signal.aborted) throw signal.reason;
-      const retryable =
-        err instanceof NetworkError || (err instanceof ApiError && (err.status === 408 || err.status === 429 || err.status >= 500));
-      if (!retryable || attempt >= job.retry.attempts) {
-        const why = err instanceof ApiError ? `${err.message} (${err.code})` : (err as Error).message;
-        throw new UploadError(
-          `part ${part.number} of ${job.parts.length} failed${retryable ? ` after ${attempt} attempts` : ''}: ${why}`,
-          undefined,
-          { cause: err },
-        );
-      }
-      const wait = backoffMs(job.retry, attempt, err instanceof ApiError ? err.retryAfterMs : undefined);
-      job.events?.retry?.(part, attempt, err as Error, wait);
-      await sleep(wait, signal);
-    }
+      tunnel.once('error', (err) => done(err));
+      tunnel.end();
+      return undefined;
+    };
   }
+  s.agents.set(key, agent);
+  return agent;
 }
 
-async function putOnce(job: UploadJob, part: Part, signal: AbortSignal, moved: (n: number) => void): Promise<void> {
+async function uploadPart(s: Sender, part: Part, signal: AbortSignal): Promise<void> {
+  const { job } = s;
+  let attempts = 0;
+  try {
+    await withRetries(
+      {
+        policy: job.retry,
+        signal,
+        idempotent: true,
+        onRetry: (n) => job.events?.retry?.(part, n.attempt - 1, n.error, n.waitMs),
+      },
+      async (n) => {
+        attempts = n;
+        let sent = 0;
+        try {
+          await putOnce(s, part, signal, (bytes) => {
+            sent += bytes;
+            job.events?.progress?.(bytes);
+          });
+        } catch (err) {
+          if (sent) job.events?.progress?.(-sent);
+          throw err;
+        }
+      },
+    );
+  } catch (err) {
+    if (signal.aborted) throw signal.reason;
+    const retried = isRetryable(err, true) && attempts > 1;
+    const why = err instanceof ApiError ? (err.message.startsWith(`${err.status} `) ? err.message : `${err.status} ${err.code}: ${err.message}`) : (err as Error).message;
+    const error = new UploadError(`part ${part.number} of ${job.totalParts} failed${retried ? ` after ${attempts} attempts` : ''}: ${why}`, undefined, { cause: err });
+    if (err instanceof ApiError && err.hint) error.hint = err.hint;
+    throw error;
+  }
+  job.events?.partDone?.(part);
+}
+
+/** One PUT of one part: positional reads into pooled buffers, each written to the request as it is read. */
+async function putOnce(s: Sender, part: Part, signal: AbortSignal, moved: (n: number) => void): Promise<void> {
+  const { job } = s;
   const url = new URL(part.url);
   const attempt = new AbortController();
   const onAbort = () => attempt.abort(signal.reason);
   signal.addEventListener('abort', onAbort, { once: true });
-  let last = Date.now();
+  let last = performance.now();
   const watchdog = setInterval(() => {
-    if (Date.now() - last > job.stallMs) attempt.abort(new StallError(`no bytes moved for ${Math.round(job.stallMs / 1000)} s`));
+    if (performance.now() - last > job.stallMs) attempt.abort(new StallError(`no bytes moved for ${Math.round(job.stallMs / 1000)} s`));
   }, Math.min(1000, job.stallMs));
-  const source = fs.createReadStream(job.file, {
-    start: part.offset,
-    end: part.offset + part.length - 1,
-    highWaterMark: READ_BUFFER,
-  });
-  // Only counts bytes on their way to undici: no reason to hold more than its default 16 KiB.
-  const body = new PassThrough();
-  body.on('data', (chunk: Buffer) => {
-    last = Date.now();
-    moved(chunk.length);
-  });
-  body.pause();
-  if (job.limiter) pipeline(source, job.limiter.stream(attempt.signal), body, () => {});
-  else pipeline(source, body, () => {});
-  try {
-    const headers: Record<string, string> = { 'content-length': String(part.length) };
-    if (job.contentType) headers['content-type'] = job.contentType;
-    let res: Dispatcher.ResponseData;
-    try {
-      res = await request(url, { method: 'PUT', body, headers, dispatcher: job.dispatcher, signal: attempt.signal });
-    } catch (err) {
-      if (signal.aborted) throw signal.reason;
-      throw toNetworkError(attempt.signal.reason instanceof StallError ? attempt.signal.reason : err, url);
-    }
-    last = Date.now();
-    const text = await readText(res.body, 64 * 1024).catch((err) => {
-      throw toNetworkError(err, url);
+
+  const headers: Record<string, string> = { 'content-length': String(part.length), 'user-agent': USER_AGENT };
+  if (job.contentType) headers['content-type'] = job.contentType;
+  const req = (url.protocol === 'https:' ? https : http).request(url, { method: 'PUT', headers, agent: agentFor(s, url) });
+  let answer: http.IncomingMessage | undefined;
+  let failure: Error | undefined;
+  let wake: (() => void) | undefined;
+  const settled = new Promise<http.IncomingMessage>((resolve, reject) => {
+    req.on('response', (res) => {
+      answer = res;
+      resolve(res);
+      wake?.();
     });
-    if (res.statusCode < 200 || res.statusCode >= 300) {
-      const error = new ApiError(res.statusCode, parseErrorBody(res.statusCode, text));
-      error.retryAfterMs = parseRetryAfter(res.headers['retry-after'], Date.now());
-      throw error;
+    // After an answer, a refused body's EPIPE is expected: the answer is what counts.
+    req.on('error', (err) => {
+      failure ??= err;
+      reject(err);
+      wake?.();
+    });
+    attempt.signal.addEventListener('abort', () => reject(attempt.signal.reason), { once: true });
+  });
+  settled.catch(() => {});
+  const stop = () => req.destroy();
+  attempt.signal.addEventListener('abort', stop, { once: true });
+  // Buffers whose write has not completed when the attempt ends stay with the request; the pool gets new ones.
+  let lent = 0;
+  let over = false;
+  let drained: (() => void) | undefined;
+  // Wakes the loop when the attempt ends while it waits for a buffer of its own.
+  const wakeOnAbort = () => wake?.();
+  attempt.signal.addEventListener('abort', wakeOnAbort, { once: true });
+
+  try {
+    for (let offset = 0; offset < part.length && !answer && !failure; ) {
+      // At most two buffers per part on their way: a slow connection never holds the buffers of a fast one.
+      if (lent >= BUFFERS_PER_PART) await new Promise<void>((resolve) => (wake = resolve));
+      if (attempt.signal.aborted || answer || failure) break;
+      const buf = await s.pool.take(attempt.signal);
+      const want = Math.min(buf.length, part.length - offset);
+      let read: number;
+      try {
+        ({ bytesRead: read } = await s.fd.read(buf, 0, want, part.offset + offset));
+      } catch (err) {
+        s.pool.give(buf);
+        throw new UploadError(`cannot read ${job.file}: ${(err as Error).message}`, undefined, { cause: err });
+      }
+      if (read !== want) {
+        s.pool.give(buf);
+        throw new UploadError(`${job.file} became shorter during the upload; the build was not completed`, 'push it again once the file is final');
+      }
+      if (job.limiter) await job.limiter.take(want, attempt.signal).catch((err) => (s.pool.give(buf), Promise.reject(err)));
+      if (attempt.signal.aborted || answer || failure) {
+        s.pool.give(buf);
+        break;
+      }
+      offset += want;
+      lent++;
+      req.write(buf.subarray(0, want), (err) => {
+        if (over) return;
+        lent--;
+        s.pool.give(buf);
+        wake?.();
+        wake = undefined;
+        if (lent === 0) drained?.();
+        if (err) return;
+        last = performance.now();
+        moved(want);
+      });
     }
+    if (!answer && !failure && !attempt.signal.aborted) req.end();
+    const res = await settled;
+    last = performance.now();
+    const text = await readText(res, 64 * 1024);
+    if (res.statusCode! < 200 || res.statusCode! >= 300) throw responseError(res.statusCode!, res.headers, text, { presigned: 'part' });
+    // Accepted: the last writes' callbacks may still be on their way; every byte counts and every buffer comes back.
+    if (lent > 0) {
+      await new Promise<void>((resolve) => {
+        drained = resolve;
+        attempt.signal.addEventListener('abort', () => resolve(), { once: true });
+      });
+    }
+  } catch (err) {
+    if (signal.aborted) throw signal.reason;
+    if (err instanceof ApiError || err instanceof UploadError) throw err;
+    throw toNetworkError(attempt.signal.reason instanceof StallError ? attempt.signal.reason : err, url);
   } finally {
     clearInterval(watchdog);
     signal.removeEventListener('abort', onAbort);
-    source.destroy();
+    attempt.signal.removeEventListener('abort', stop);
+    attempt.signal.removeEventListener('abort', wakeOnAbort);
+    if (!answer?.complete || !req.writableFinished) req.destroy();
+    over = true;
+    for (; lent > 0; lent--) s.pool.give(Buffer.allocUnsafeSlow(s.pool.size));
+    attempt.abort();
   }
 }

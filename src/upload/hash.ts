@@ -18,23 +18,27 @@ fs.closeSync(fd);
 parentPort.postMessage(hash.digest('hex'));
 `;
 
-/** SHA-256 of a file by one sequential read (served from the page cache while the parts upload). */
+/**
+ * SHA-256 of a file by one sequential read (served from the page cache while the parts upload). The worker is
+ * terminated the moment `signal` aborts, and the promise settles only once the thread is gone.
+ */
 export function sha256File(file: string, signal?: AbortSignal): Promise<string> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
     const worker = new Worker(WORKER, { eval: true, workerData: { file } });
+    let digest: string | undefined;
+    let failure: unknown;
     const onAbort = () => {
+      failure ??= signal!.reason;
       void worker.terminate();
-      reject(signal!.reason);
     };
     signal?.addEventListener('abort', onAbort, { once: true });
-    worker.once('message', (digest: string) => {
+    worker.once('message', (d: string) => (digest = d));
+    worker.once('error', (err) => (failure ??= err));
+    worker.once('exit', () => {
       signal?.removeEventListener('abort', onAbort);
-      resolve(digest);
-    });
-    worker.once('error', (err) => {
-      signal?.removeEventListener('abort', onAbort);
-      reject(err);
+      if (digest !== undefined && failure === undefined) resolve(digest);
+      else reject(failure ?? new Error('the hash worker stopped without a result'));
     });
   });
 }

@@ -70,6 +70,10 @@ export class Journal {
     fs.appendFileSync(this.path, JSON.stringify({ part }) + '\n');
   }
 
+  exists(): boolean {
+    return fs.existsSync(this.path);
+  }
+
   remove(): void {
     fs.rmSync(this.path, { force: true });
   }

@@ -1,15 +1,15 @@
-// A token bucket shared by every part, so --limit-rate caps the whole upload, not each connection.
-import { Transform, type TransformCallback } from 'node:stream';
+// A token bucket shared by every part, so --limit-rate caps the whole upload, not each connection. It starts
+// empty and lends against the future: bytes released by time t never exceed rate × t, so the rate a person
+// sees never runs ahead of the limit.
+import { sleep } from '../api/retry.js';
 
 export class RateLimiter {
-  private tokens: number;
+  private tokens = 0;
   private last = performance.now();
   private queue: Promise<void> = Promise.resolve();
 
-  /** `rate` in bytes per second; the bucket holds at most one second's worth. */
-  constructor(private readonly rate: number) {
-    this.tokens = rate;
-  }
+  /** `rate` in bytes per second; an idle bucket fills up to a tenth of a second's worth. */
+  constructor(readonly rate: number) {}
 
   /** Resolves when `bytes` may be sent; callers are served in order. */
   take(bytes: number, signal?: AbortSignal): Promise<void> {
@@ -20,27 +20,12 @@ export class RateLimiter {
 
   private async wait(bytes: number, signal?: AbortSignal): Promise<void> {
     const now = performance.now();
-    this.tokens = Math.min(this.rate, this.tokens + ((now - this.last) / 1000) * this.rate);
+    this.tokens = Math.min(this.rate / 10, this.tokens + ((now - this.last) / 1000) * this.rate);
     this.last = now;
     this.tokens -= bytes;
     if (this.tokens >= 0) return;
-    const ms = (-this.tokens / this.rate) * 1000;
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(resolve, ms);
-      signal?.addEventListener('abort', () => {
-        clearTimeout(timer);
-        reject(signal.reason);
-      }, { once: true });
-    });
-  }
-
-  /** A pass-through stream that holds each chunk until the bucket allows it. */
-  stream(signal?: AbortSignal): Transform {
-    return new Transform({
-      transform: (chunk: Buffer, _enc, cb: TransformCallback) => {
-        this.take(chunk.length, signal).then(() => cb(null, chunk), cb);
-      },
-    });
+    // sleep() removes its abort listener when it resolves: no listener accumulates over thousands of waits.
+    await sleep((-this.tokens / this.rate) * 1000, signal);
   }
 }
 

@@ -20,7 +20,7 @@ async function recordingProxy(target: string): Promise<{ url: string; exchanges:
     req.on('end', () => {
       const requestBody = Buffer.concat(chunks);
       const forward = http.request(
-        { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers },
+        { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers, agent: false },
         (answer) => {
           const back: Buffer[] = [];
           answer.on('data', (c: Buffer) => back.push(c));

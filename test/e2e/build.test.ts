@@ -23,7 +23,7 @@ describe('build push', () => {
     expect(r.stderr).not.toContain('error');
     expect(r.code).toBe(0);
     const result = JSON.parse(r.stdout);
-    expect(Object.keys(result).sort()).toEqual(['build_id', 'bytes', 'duration_ms', 'parts', 'sha256', 'upload_id']);
+    expect(Object.keys(result).sort()).toEqual(['build_id', 'bytes', 'bytes_sent', 'duration_ms', 'parts', 'sha256', 'upload_id']);
     expect(result).toMatchObject({ bytes: 300 * 1024 + 17, sha256: sha, parts: 5 });
     const build = (await listBuilds(fx.emu.endpoint)).find((b) => b.build_id === result.build_id);
     expect(build).toMatchObject({ image_tag: 'game-server:v1', complete: true, sha256: sha, content_length: 300 * 1024 + 17 });

@@ -80,14 +80,16 @@ describe('failures map to documented exit codes with one line each', () => {
     expect(r.stderr).not.toContain('local emulator');
   });
 
-  it('connection refused: exit 6, one line', async () => {
+  it('connection refused on loopback: exit 6, one line, and the way to start an emulator there', async () => {
     const server = http.createServer();
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as AddressInfo).port;
     await new Promise((r) => server.close(r));
     const r = await runCli(['stats'], { env: { ...fx.env, GAMEHOST_ENDPOINT: `http://127.0.0.1:${port}` } });
     expect(r.code).toBe(6);
-    expect(r.stderr.trim()).toBe(`error: could not reach 127.0.0.1:${port}: connection refused (ECONNREFUSED)`);
+    expect(r.stderr.trim()).toBe(
+      `error: could not reach 127.0.0.1:${port}: connection refused (ECONNREFUSED)\n  nothing listens there: start the emulator with \`gamehost emulator serve\``,
+    );
   });
 
   // A proxy's HTML error page is something the emulator never produces: a bare server stands in for it.

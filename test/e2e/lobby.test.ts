@@ -22,8 +22,9 @@ describe('lobby create against the embedded emulator', () => {
     const r = await runCli(['lobby', 'create', '--game-mode', 'default', '--region', 'lnd-atl'], { env, tty: true });
     expect(r.code).toBe(0);
     r.stdout = plain(r.stdout);
-    expect(r.stdout).toMatch(/Created lobby [0-9a-f-]{36} in Atlanta \(lnd-atl\)/);
-    expect(r.stdout).toMatch(/Player token\s+\S+\.\S+/);
+    expect(r.stdout).toMatch(/^✓ Created a lobby in Atlanta\nLobby +[0-9a-f-]{36}\nRegion +Atlanta \(lnd-atl\)\n/);
+    // The token is long: alone on its line, whole, so it copies in one go.
+    expect(r.stdout).toMatch(/\nPlayer token\n\S+\.\S+\n/);
     expect(r.stdout).toMatch(/PORT\s+ADDRESS\s+TLS/);
     expect(r.stdout).toMatch(/\d+\.\d+\.\d+\.\d+:\d+-\d+|[a-z0-9.-]+:\d+-\d+/);
   });

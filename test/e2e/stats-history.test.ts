@@ -3,9 +3,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { isolatedEnv, plain, runCli, tempDir } from '../helpers/cli.js';
+import { isolatedEnv, plain, readCsv, runCli, tempDir } from '../helpers/cli.js';
 import { stopLobby, useEmulator } from '../helpers/emulator.js';
-import { parseCsv } from '../../src/output/csv.js';
 
 const COLUMNS = 'lobby_id,namespace_id,namespace_name,region_id,region_name,tier_name,version_id,version_name,lobby_group_id,lobby_group_name,start_ts,stop_ts,total_uptime_ms,query_uptime_ms';
 
@@ -62,7 +61,7 @@ describe('stats and history against one emulator', () => {
     expect(summary).toMatchObject({ output: out, rows: 4 });
     expect(summary.query_end - summary.query_start).toBe(3_600_000);
     expect(summary.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\//);
-    const rows = parseCsv(fs.readFileSync(out, 'utf8'));
+    const rows = readCsv(fs.readFileSync(out, 'utf8'));
     expect(rows[0]!.join(',')).toBe(COLUMNS);
     expect(rows.slice(1).map((r) => r[0]).sort()).toEqual([...lobbies].sort());
     const stopped = rows.find((r) => r[0] === lobbies[0])!;
@@ -131,13 +130,14 @@ describe('stats and history against one emulator', () => {
     expect(text.trim().split('\n').map((l) => JSON.parse(l).region_name).sort()).toEqual(['lnd-atl', 'lnd-atl', 'lnd-fra', 'lnd-sgp']);
   });
 
-  it('--format table in an 80-column terminal: rows that fit, never wrapped', async () => {
+  it('--format table in an 80-column terminal: rows that fit, never wrapped, ids whole', async () => {
     const r = await runCli(['history', 'export', '--since', '1h', '--format', 'table', '--utc'], { env: { ...fx.env, NO_COLOR: '1' }, tty: true, columns: 80 });
     expect(r.code).toBe(0);
     const lines = r.stdout.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^LOBBY +GAME MODE +REGION +STARTED +STOPPED +UPTIME +IN WINDOW$/);
-    expect(lines.slice(1, -1)).toHaveLength(4);
-    expect(lines.find((l) => l.startsWith(lobbies[1]!.slice(0, 8)))).toMatch(/^[0-9a-f-]+… +default +lnd-atl +\d{2}-\d{2} \d{2}:\d{2} +running +/);
+    expect(lines[0]).toMatch(/^LOBBY +GAME MODE +REGION +STOPPED +UPTIME$/);
+    expect(lines.slice(1, -2)).toHaveLength(4);
+    expect(lines.find((l) => l.startsWith(lobbies[1]!))).toMatch(/^[0-9a-f-]{36} +default +lnd-atl +running +\S.*$/);
+    expect(lines.at(-2)).toBe('STARTED, IN WINDOW left out to fit: --wide shows them');
     expect(lines.at(-1)).toBe('4 lobbies · times in UTC');
     for (const line of lines) expect([...line].length).toBeLessThanOrEqual(79);
     expect(r.stderr).toContain('Lobbies       4:');
@@ -255,7 +255,8 @@ async function largeExportService(opts: { cutAt?: number } = {}) {
 }
 
 describe('history export of a large file', () => {
-  const PROGRESS = /Downloading \[[█·]{20}\] [\d.]+ MiB \/ [\d.]+ MiB \d+%/;
+  // The same live line as an upload's (one progress display for both directions).
+  const PROGRESS = /downloading [\d.]+% \([\d.]+ (B|KiB|MiB) of [\d.]+ MiB\) at /;
 
   it('shows a progress line on a terminal, clears it, then the summary', async () => {
     const svc = await largeExportService();
@@ -264,7 +265,8 @@ describe('history export of a large file', () => {
       const r = await runCli(['history', 'export', '--since', '1h', '-o', 'big.csv'], { env: svc.env, cwd: dir, tty: true });
       expect(r.code).toBe(0);
       expect(r.stderr).toMatch(PROGRESS);
-      expect(r.stderr).toMatch(/\r\x1b\[K(Wrote|\x1b)/);
+      // The line is cleared before the summary is written.
+      expect(r.stderr).toMatch(/\x1b\[0K(\x1b\[\?25h)?Wrote/);
       expect(plain(r.stderr)).toContain('Wrote 12000 lobbies');
       expect(plain(r.stderr)).toMatch(/Regions +lnd-atl 8,000 h \(8000 lobbies\) · lnd-sgp 4,000 h \(4000\)/);
       expect(fs.statSync(path.join(dir, 'big.csv')).size).toBe(svc.bytes);
@@ -282,7 +284,7 @@ describe('history export of a large file', () => {
     try {
       const r = await runCli(['history', 'export', '--since', '1h', '-o', 'big.csv'], { env: { ...svc.env, ...extra }, cwd: tempDir(), tty });
       expect(r.code).toBe(0);
-      expect(r.stderr).not.toContain('Downloading');
+      expect(r.stderr).not.toContain('downloading');
       expect(r.stderr).toContain('Wrote 12000 lobbies');
     } finally {
       await svc.close();

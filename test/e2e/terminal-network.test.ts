@@ -1,6 +1,7 @@
 // The network contract: proxies from the environment, a private CA through NODE_EXTRA_CA_CERTS, TLS failures as
 // exit 6, and --verbose that never shows a token, whatever the command.
 import { execFile } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
@@ -51,7 +52,8 @@ async function startProxy() {
   server.on('connect', (req, client: net.Socket, head) => {
     seen.push(`CONNECT ${req.url}`);
     const [host, port] = req.url!.split(':');
-    const upstream = net.connect(Number(port), host, () => {
+    // `emulator.test` is a name only this proxy knows: a request that reaches it went through the proxy.
+    const upstream = net.connect(Number(port), host === 'emulator.test' ? '127.0.0.1' : host, () => {
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       upstream.write(head);
       upstream.pipe(client);
@@ -109,6 +111,28 @@ describe('network', () => {
       expect(new Set(proxy.seen)).toEqual(new Set([`CONNECT ${host}`]));
     });
 
+    it('build push sends its parts through the proxy too, and NO_PROXY bypasses it', async () => {
+      proxy.seen.length = 0;
+      const host = new URL(fx.emu.endpoint).host;
+      const file = path.join(tempDir(), 'proxied.tar');
+      fs.writeFileSync(file, crypto.randomBytes(100_000));
+      // Only the proxy can resolve emulator.test: the part's presigned URL (on the same host) must go through it too.
+      const hidden = `emulator.test:${new URL(fx.emu.endpoint).port}`;
+      const r = await runCli(['build', 'push', file, '--tag', 'proxied:v1', '--json', '--insecure-http'], {
+        env: { ...fx.env, GAMEHOST_ENDPOINT: `http://${hidden}`, HTTP_PROXY: proxy.url },
+      });
+      expect(r.stderr).not.toContain('error');
+      expect(r.code).toBe(0);
+      expect(JSON.parse(r.stdout).sha256).toBe(crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex'));
+      // The API calls (undici) and the part (node:http) each open their own tunnel.
+      expect(proxy.seen.length).toBeGreaterThanOrEqual(2);
+      expect(new Set(proxy.seen)).toEqual(new Set([`CONNECT ${hidden}`]));
+      proxy.seen.length = 0;
+      const bypass = await runCli(['build', 'push', file, '--tag', 'proxied:v2'], { env: { ...fx.env, HTTP_PROXY: proxy.url, NO_PROXY: 'localhost, 127.0.0.1' } });
+      expect(bypass.code).toBe(0);
+      expect(proxy.seen).toEqual([]);
+    });
+
     it('the lower-case variables work too, and NO_PROXY bypasses the proxy', async () => {
       proxy.seen.length = 0;
       const lower = await runCli(['stats'], { env: { ...fx.env, http_proxy: proxy.url } });
@@ -130,7 +154,7 @@ describe('network', () => {
     it('a proxy that is down is a network error, exit 6', async () => {
       const r = await runCli(['stats'], { env: { ...fx.env, HTTP_PROXY: 'http://127.0.0.1:9' } });
       expect(r.code).toBe(6);
-      expect(r.stderr).toMatch(/^error: could not reach .+\n$/);
+      expect(r.stderr).toMatch(/^error: could not reach .+\n  nothing listens there: start the emulator with `gamehost emulator serve`\n$/);
     });
   });
 

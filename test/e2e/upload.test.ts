@@ -3,13 +3,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import readline from 'node:readline';
 import { describe, expect, it } from 'vitest';
 import { createRequire } from 'node:module';
 import { isolatedEnv, plain, runCli, tempDir } from '../helpers/cli.js';
-import { endpointEnv, listBuilds, startTestEmulator, useEmulator } from '../helpers/emulator.js';
+import { endpointEnv, frontOf, listBuilds, startTestEmulator, useEmulator } from '../helpers/emulator.js';
 
 const BIN = path.resolve(__dirname, '../../bin/gamehost.js');
 const PART = 64 * 1024;
@@ -44,24 +43,6 @@ function spawnPush(args: string[], env: Record<string, string | undefined>, read
     });
     exit.then((code) => reject(new Error(`exited ${code} before ready: ${err}`)));
   });
-}
-
-/**
- * A front for the emulator that answers some requests itself (`intercept` returns true) and passes the rest on:
- * for failures the emulator never produces, such as a rate limit on one call or a link that hangs.
- */
-async function frontOf(endpoint: string, intercept: (req: http.IncomingMessage, res: http.ServerResponse) => boolean): Promise<{ endpoint: string; close(): void }> {
-  const target = new URL(endpoint);
-  const front = http.createServer((req, res) => {
-    if (intercept(req, res)) return;
-    const up = http.request({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers }, (r) => {
-      res.writeHead(r.statusCode!, r.headers);
-      r.pipe(res);
-    });
-    req.pipe(up);
-  });
-  await new Promise<void>((r) => front.listen(0, '127.0.0.1', r));
-  return { endpoint: `http://127.0.0.1:${(front.address() as AddressInfo).port}`, close: () => front.close() };
 }
 
 describe('build push: robustness', () => {
@@ -106,8 +87,12 @@ describe('build push: robustness', () => {
       const sent = ev.filter((e) => e.type === 'part').length;
       expect(sent + start.resumed_parts).toBe(24);
       expect(sent).toBeLessThan(24);
-      expect(second.stderr).toContain('Resuming build');
+      expect(ev.find((e) => e.type === 'resume')).toMatchObject({ parts: 24, done_parts: start.resumed_parts });
+      // Under --progress json every line on stderr is one JSON object, notices included.
+      expect(second.stderr.trim().split('\n').every((l) => l.startsWith('{'))).toBe(true);
       expect(JSON.parse(second.stdout).sha256).toBe(digest);
+      // Throughput is this run's bytes only: what the first run sent is not counted again.
+      expect(JSON.parse(second.stdout).bytes_sent).toBe(sent * PART);
       const builds = (await listBuilds(slow.endpoint)).filter((b) => b.image_tag === 'killed:v1');
       expect(builds).toHaveLength(1);
       expect(builds[0]).toMatchObject({ complete: true, sha256: digest });
@@ -146,13 +131,14 @@ describe('build push: robustness', () => {
     const controller = new AbortController();
     const { InterruptedError } = await import('../../src/errors.js');
     let parts = 0;
-    const first = runCli(['build', 'push', file, '--tag', 'emb:v1', '--concurrency', '1', '--progress', 'json'], { env: e, signal: controller.signal });
+    // Started before the run, so the run's check for left-over timers does not count it.
     const watcher = setInterval(async () => {
       const journals = path.join(e.XDG_STATE_HOME!, 'gamehost', 'uploads');
       if (!fs.existsSync(journals)) return;
       parts = fs.readdirSync(journals).map((f) => fs.readFileSync(path.join(journals, f), 'utf8').split('\n').length - 2).reduce((a, b) => a + b, 0);
       if (parts >= 3) controller.abort(new InterruptedError('SIGINT'));
     }, 20);
+    const first = runCli(['build', 'push', file, '--tag', 'emb:v1', '--concurrency', '1', '--progress', 'json'], { env: e, signal: controller.signal });
     const r1 = await first;
     clearInterval(watcher);
     expect(r1.code).toBe(130);
@@ -184,22 +170,15 @@ describe('build push: robustness', () => {
     expect(build?.complete).toBe(false);
   });
 
-  it('--limit-rate caps the rate of the whole upload', async () => {
-    const file = path.join(dir, 'limited.tar');
-    writeRandom(file, 8 * PART);
-    const started = Date.now();
-    const r = await runCli(['build', 'push', file, '--tag', 'limited:v1', '--limit-rate', '256K', '--concurrency', '4'], { env: fx.env });
-    expect(r.code).toBe(0);
-    // 512 KiB at 256 KiB/s with one second of burst: at least about a second.
-    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
-  });
-
-  it('--progress json: start, part, complete events on stderr; stdout keeps the result', async () => {
+  it('--progress json: create, start, part, completing, complete events on stderr, one JSON object a line; stdout keeps the result', async () => {
     const file = path.join(dir, 'events.tar');
     writeRandom(file, 3 * PART);
     const r = await runCli(['build', 'push', file, '--tag', 'events:v1', '--progress', 'json', '--json'], { env: fx.env });
+    const lines = r.stderr.trim().split('\n');
+    expect(lines.map((l) => JSON.parse(l).type).filter((t) => t !== 'progress')).toEqual(['create', 'start', 'part', 'part', 'part', 'completing', 'complete']);
     const ev = events(r.stderr);
-    expect(ev[0]).toMatchObject({ type: 'start', bytes: 3 * PART, parts: 3, resumed_parts: 0 });
+    expect(ev[0]).toMatchObject({ type: 'create', tag: 'events:v1' });
+    expect(ev[1]).toMatchObject({ type: 'start', bytes: 3 * PART, parts: 3, resumed_parts: 0 });
     expect(ev.filter((e) => e.type === 'part').map((e) => e.part).sort()).toEqual([1, 2, 3]);
     expect(ev.at(-1)).toMatchObject({ type: 'complete', build_id: JSON.parse(r.stdout).build_id, bytes: 3 * PART });
   });
@@ -208,10 +187,13 @@ describe('build push: robustness', () => {
     const file = path.join(dir, 'shown.tar');
     writeRandom(file, 3 * PART);
     const piped = await runCli(['build', 'push', file, '--tag', 'shown:v1'], { env: fx.env });
-    expect(piped.stderr).toMatch(/^part [123]\/3 done; uploading [\d.]+% \(.+ of 192 KiB\) at .+\/s.*, \d\/3 parts$/m);
+    expect(piped.stderr).toMatch(/^Creating build shown:v1…$/m);
+    expect(piped.stderr).toMatch(/^part [123] done \(1\/3 complete\)$/m);
+    expect(piped.stderr).toMatch(/^part [123] done \(3\/3 complete\)\nuploading 100\.0% \(192 KiB of 192 KiB\) at .+\/s.*, 3\/3 parts\ncompleting the upload…$/m);
     const tty = await runCli(['build', 'push', file, '--tag', 'shown:v2'], { env: fx.env, tty: true });
     expect(tty.code).toBe(0);
-    expect(plain(tty.stderr)).toMatch(/uploading 0\.0% \(0 B of 192 KiB\)/);
+    // The phases on the live line: creating, uploading, completing.
+    expect(plain(tty.stderr)).toMatch(/Creating build shown:v2…[^]*uploading 0\.0% \(0 B of 192 KiB\)[^]*completing the upload…/);
     expect(tty.stderr).not.toMatch(/^part \d/m);
     const quiet = await runCli(['build', 'push', file, '--tag', 'shown:v3', '--quiet'], { env: fx.env });
     expect(quiet.stderr).toBe('');
@@ -268,7 +250,12 @@ describe('build push: stalls and clean-up', () => {
         retry: { attempts: 2, baseMs: 1, maxMs: 2 },
       });
       expect(r.code).toBe(7);
-      expect(r.stderr).toMatch(/^error: part 1 of 1 failed after 2 attempts: the connection to 127\.0\.0\.1:\d+ stalled: no bytes moved for 1 s$/m);
+      expect(events(r.stderr).at(-1)).toMatchObject({
+        type: 'error',
+        exit_code: 7,
+        message: expect.stringMatching(/^part 1 of 1 failed after 2 attempts: the connection to 127\.0\.0\.1:\d+ stalled: no bytes moved for 1 s$/),
+        hint: 'run the same command again to resume: 0 of 1 parts are up',
+      });
       expect(events(r.stderr).filter((e) => e.type === 'retry')).toHaveLength(1);
       expect(Date.now() - started).toBeGreaterThanOrEqual(2000);
     } finally {

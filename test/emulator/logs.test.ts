@@ -74,6 +74,7 @@ describe('lobby lifecycle with no delays', () => {
     // Stopping again keeps the first stop.
     const again = await t.call('POST', `/_emulator/lobbies/${lobbyId}/stop`, { body: { exit_code: 0 } });
     expect(again.json.lobby.status.stopped.exit_code).toBe(3);
+    expect([stop.json.already_stopped, again.json.already_stopped]).toEqual([false, true]);
   });
 
   it('exit code 0 defaults to not failed; failed can be forced', async () => {

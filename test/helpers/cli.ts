@@ -3,7 +3,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
+import { syncBuiltinESMExports } from 'node:module';
+import threads from 'node:worker_threads';
 import { main } from '../../src/cli.js';
+import { CsvStreamParser } from '../../src/output/csv.js';
 import type { Env } from '../../src/context.js';
 
 export interface RunResult {
@@ -39,7 +42,8 @@ export class Capture extends Writable {
   onWrite?: (text: string) => void;
   constructor(
     readonly isTTY: boolean,
-    readonly columns: number,
+    /** Changeable, with a 'resize' event, as a terminal's is. */
+    public columns: number,
   ) {
     super();
   }
@@ -75,7 +79,48 @@ export class Capture extends Writable {
 /** A fast retry policy so failure tests do not sleep for seconds. */
 export const FAST_RETRY = { attempts: 3, baseMs: 1, maxMs: 5 };
 
+// Worker threads are not in process.getActiveResourcesInfo(): count the ones alive, for the check below.
+let liveWorkers = 0;
+const NodeWorker = threads.Worker;
+threads.Worker = class CountedWorker extends NodeWorker {
+  constructor(...args: ConstructorParameters<typeof NodeWorker>) {
+    super(...args);
+    liveWorkers++;
+    this.once('exit', () => liveWorkers--);
+  }
+};
+syncBuiltinESMExports();
+
+/** What keeps the event loop alive (timers, sockets, workers, children), counted by kind. */
+function activeResources(): Map<string, number> {
+  const counts = new Map<string, number>();
+  if (liveWorkers > 0) counts.set('Worker', liveWorkers);
+  for (const kind of process.getActiveResourcesInfo()) {
+    // Immediates and file requests finish on their own; they cannot keep a process from exiting.
+    if (kind === 'Immediate' || kind.startsWith('FSReq')) continue;
+    counts.set(kind, (counts.get(kind) ?? 0) + 1);
+  }
+  return counts;
+}
+
+/**
+ * Fails when a run of main() left something running that was not there before it: a timer, a socket, a worker or
+ * a child (a spinner's timer is what kept a terminal run from exiting). Sockets closed by the run may need a few
+ * turns of the event loop to be released, so it is given them (turns, not wall time).
+ */
+async function expectNothingLeftBehind(before: Map<string, number>, args: string[]): Promise<void> {
+  let extra: string[] = [];
+  for (let turn = 0; turn < 50; turn++) {
+    const after = activeResources();
+    extra = [...after].filter(([kind, n]) => n > (before.get(kind) ?? 0)).map(([kind, n]) => `${n - (before.get(kind) ?? 0)} ${kind}`);
+    if (extra.length === 0) return;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  throw new Error(`gamehost ${args.join(' ')} left behind: ${extra.join(', ')}`);
+}
+
 export async function runCli(args: string[], opts: RunOptions = {}): Promise<RunResult> {
+  const before = activeResources();
   const stdout = new Capture(opts.tty ?? false, opts.columns ?? 80);
   const stderr = new Capture(opts.tty ?? false, opts.columns ?? 80);
   stdout.onWrite = opts.onStdout;
@@ -88,6 +133,7 @@ export async function runCli(args: string[], opts: RunOptions = {}): Promise<Run
     retry: opts.retry ?? FAST_RETRY,
     signal: opts.signal ?? new AbortController().signal,
   });
+  await expectNothingLeftBehind(before, args);
   return { code, stdout: stdout.text, stderr: stderr.text };
 }
 
@@ -117,4 +163,10 @@ export function isolatedEnv(extra: Env = {}, config: Record<string, unknown> = {
     GAMEHOST_EMULATOR_CONFIG: configFile,
     ...extra,
   };
+}
+
+/** Every record of a CSV text, through the CLI's own strict reader. */
+export function readCsv(text: string): string[][] {
+  const parser = new CsvStreamParser();
+  return [...parser.push(text), ...parser.end()];
 }

@@ -1,4 +1,6 @@
 // A long-lived emulator for tests that need one beside the CLI (admin calls, --endpoint runs).
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { afterAll, beforeAll } from 'vitest';
 import { isolatedEnv, tempDir } from './cli.js';
@@ -56,4 +58,28 @@ export function useEmulator(config: Record<string, unknown> = {}): EmulatorFixtu
   });
   afterAll(() => fixture.emu.close());
   return fixture;
+}
+
+/**
+ * A front for the emulator that answers some requests itself (`intercept` returns true) and passes the rest on:
+ * for failures the emulator never produces, such as a rate limit on one call, S3's XML errors or a link that hangs.
+ */
+export async function frontOf(endpoint: string, intercept: (req: http.IncomingMessage, res: http.ServerResponse) => boolean): Promise<{ endpoint: string; close(): void }> {
+  const target = new URL(endpoint);
+  const front = http.createServer((req, res) => {
+    if (intercept(req, res)) return;
+    const up = http.request({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers, agent: false }, (r) => {
+      res.writeHead(r.statusCode!, r.headers);
+      r.pipe(res);
+    });
+    req.pipe(up);
+  });
+  await new Promise<void>((r) => front.listen(0, '127.0.0.1', r));
+  return {
+    endpoint: `http://127.0.0.1:${(front.address() as AddressInfo).port}`,
+    close: () => {
+      front.close();
+      front.closeAllConnections();
+    },
+  };
 }

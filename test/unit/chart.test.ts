@@ -28,6 +28,24 @@ describe('niceScale', () => {
   });
 });
 
+describe('niceScale at the ends of the double range', () => {
+  it('terminates with finite bounds that cover the samples, for any finite input', () => {
+    const M = Number.MAX_VALUE;
+    for (const [min, max] of [[-M, M], [-1.79e308 / 2, 1.7e308], [0, M], [-M, -M], [M, M], [1e-320, 2e-320], [5, 5]] as [number, number][]) {
+      const s = niceScale(min, max, 5);
+      expect(Number.isFinite(s.min) && Number.isFinite(s.max) && Number.isFinite(s.step), `${min}..${max}`).toBe(true);
+      expect(s.min <= min && s.max >= max, `${min}..${max}: ${s.min}..${s.max}`).toBe(true);
+    }
+  });
+
+  it('a chart of samples near ±1.8e308 and non-finite ones draws finite labels, the non-finite left out', () => {
+    const lines = lineChart([1.7e308, -1.79e308, Infinity, NaN, 0], { height: 5, width: 60, format: (v) => v.toExponential(1) });
+    expect(lines.join('\n')).not.toMatch(/NaN|Infinity/);
+    // A non-finite sample is a gap; the others are blocks.
+    expect(sparkline([1.7e308, -1.79e308, Infinity, 0])).toMatch(/^[▁▂▃▄▅▆▇█]{2} [▁▂▃▄▅▆▇█]$/);
+  });
+});
+
 describe('lineChart', () => {
   it('draws a line with a labelled y axis, an x axis and its end labels', () => {
     const lines = lineChart([1, 3, 2, 5, 4, 4, 0], { height: 4, width: 30, format: String, xLabels: ['7 samples', 'now'] });

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { formatBytes, formatDuration, formatTime } from '../../src/output/format.js';
 import { fitWidths } from '../../src/output/table.js';
-import { CsvRecordCounter, parseCsv } from '../../src/output/csv.js';
 import { parseErrorBody } from '../../src/api/client.js';
 
 describe('format', () => {
@@ -33,17 +32,6 @@ describe('fitWidths', () => {
   });
 });
 
-describe('csv', () => {
-  it('counts records with quoted newlines, across chunk boundaries', () => {
-    const c = new CsvRecordCounter();
-    const text = 'a,b\n"x\ny",2\nlast,3';
-    for (const ch of Buffer.from(text)) c.push(Buffer.from([ch]));
-    expect(c.records()).toBe(3);
-  });
-  it('parses quotes and escaped quotes', () => {
-    expect(parseCsv('a,"b,c","d""e"\r\n1,2,3\n')).toEqual([['a', 'b,c', 'd"e'], ['1', '2', '3']]);
-  });
-});
 
 describe('parseErrorBody', () => {
   it('keeps the service error shape', () => {

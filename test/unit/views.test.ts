@@ -2,13 +2,13 @@
 // reads it (colour stripped). Colour is on while rendering, so the goldens also prove colour never shifts a column.
 import { describe, expect, it } from 'vitest';
 import type { LobbyLogsResponse, PlayerStatistics } from '../../src/api/types.js';
-import { CsvStreamParser, parseCsv } from '../../src/output/csv.js';
+import { CsvError, CsvStreamParser } from '../../src/output/csv.js';
 import { formatTime, visibleWidth } from '../../src/output/format.js';
 import {
   HistoryTally,
   formatDownloadProgress,
   formatHistorySummary,
-  formatHistoryTable,
+  historyTableChunks,
   historyJson,
   historyRecord,
   historyRow,
@@ -17,8 +17,11 @@ import { HIDE_CURSOR, LiveFrame, SHOW_CURSOR, watchFooter } from '../../src/outp
 import { formatTable } from '../../src/output/table.js';
 import { formatLobbyLogs, lobbyChangeLine, type LobbyViewOptions } from '../../src/output/views/lobby.js';
 import { formatStats, statsChangeLines, type StatsViewOptions } from '../../src/output/views/stats.js';
-import { plain } from '../helpers/cli.js';
+import { plain, readCsv } from '../helpers/cli.js';
 import { Writable } from 'node:stream';
+
+/** The history table as one text, its chunks joined. */
+const historyTable = (...args: Parameters<typeof historyTableChunks>) => [...historyTableChunks(...args)].join('');
 
 const golden = (lines: string[]) => lines.join('\n') + '\n';
 
@@ -88,7 +91,7 @@ const CSV =
     csvRow('1d5b8d85-6f3e-4cab-8a88-3e9c5d2f4b04', 'lnd-sgp', 'squads', Date.UTC(2026, 10, 20, 11, 0), Date.UTC(2026, 10, 20, 11, 0, 42), 42_000, 42_000),
     csvRow('0e6c9e96-7a4f-4dbc-9b99-4fad6e3a5c05', 'lnd-syd', 'default', Date.UTC(2026, 10, 20, 13, 0), Date.UTC(2026, 10, 20, 14, 0), 3_600_000, 3_600_000),
   ].join('\n') + '\n';
-const [csvHeader, ...csvRows] = parseCsv(CSV) as [string[], ...string[][]];
+const [csvHeader, ...csvRows] = readCsv(CSV) as [string[], ...string[][]];
 const records = csvRows.map((r) => historyRecord(csvHeader, r));
 const summaryOf = (rs: typeof records) => {
   const tally = new HistoryTally();
@@ -125,7 +128,7 @@ const RUNNING_80 = golden([
   '  created  2026-11-21 10:42:03 UTC',
   '  started  2026-11-21 10:42:04 UTC  +1.2 s',
   '  ready    2026-11-21 10:42:05 UTC  +1.3 s',
-  '  stopped  running                  +4m 09s so far',
+  '  stopped  not yet                  running 4m 09s so far',
   '',
   'Metrics  lobby-2f1c0a4e-1b2c-4d3e-8f90-a1b2c3d4e5f6',
   '  CPU     now 28.1%  peak 44.8%  mean 33.7%',
@@ -145,7 +148,7 @@ const RUNNING_120 = golden([
   '  created  2026-11-21 10:42:03 UTC',
   '  started  2026-11-21 10:42:04 UTC  +1.2 s',
   '  ready    2026-11-21 10:42:05 UTC  +1.3 s',
-  '  stopped  running                  +4m 09s so far',
+  '  stopped  not yet                  running 4m 09s so far',
   '',
   'Metrics  lobby-2f1c0a4e-1b2c-4d3e-8f90-a1b2c3d4e5f6',
   '  CPU     ▃▃▄▄▄▄▄▄▃▃▃▃▂▂▂▂▂▂▃▃▃▄▄▄▄▄▄▄▃▃  now 28.1%  peak 44.8%  mean 33.7%',
@@ -163,7 +166,7 @@ const RUNNING_CHART_80 = golden([
   '  created  2026-11-21 10:42:03 UTC',
   '  started  2026-11-21 10:42:04 UTC  +1.2 s',
   '  ready    2026-11-21 10:42:05 UTC  +1.3 s',
-  '  stopped  running                  +4m 09s so far',
+  '  stopped  not yet                  running 4m 09s so far',
   '',
   'Metrics  lobby-2f1c0a4e-1b2c-4d3e-8f90-a1b2c3d4e5f6',
   '  CPU     now 28.1%  peak 44.8%  mean 33.7%',
@@ -199,7 +202,7 @@ const RUNNING_CHART_120 = golden([
   '  created  2026-11-21 10:42:03 UTC',
   '  started  2026-11-21 10:42:04 UTC  +1.2 s',
   '  ready    2026-11-21 10:42:05 UTC  +1.3 s',
-  '  stopped  running                  +4m 09s so far',
+  '  stopped  not yet                  running 4m 09s so far',
   '',
   'Metrics  lobby-2f1c0a4e-1b2c-4d3e-8f90-a1b2c3d4e5f6',
   '  CPU     now 28.1%  peak 44.8%  mean 33.7%',
@@ -504,12 +507,13 @@ const SUMMARY_EMPTY_120 = golden([
 ]);
 
 const TABLE_80 = golden([
-  'LOBBY           GAME MODE  REGION   STARTED      STOPPED      UPTIME  IN WINDOW',
-  '7a1e5a52-3c0b…  default    lnd-atl  11-21 08:30  running      1h 30m     1h 30m',
-  '5b2f6b63-4d1c…  duos       lnd-fra  11-21 06:00  11-21 07:15  1h 15m     1h 15m',
-  '3c4a7c74-5e2d…  default    lnd-atl  11-20 09:00  11-20 12:00  3h 00m     2h 00m',
-  '1d5b8d85-6f3e…  squads     lnd-sgp  11-20 11:00  11-20 11:00    42 s       42 s',
-  '0e6c9e96-7a4f…  default    lnd-syd  11-20 13:00  11-20 14:00  1h 00m     1h 00m',
+  'LOBBY                                 GAME MODE  REGION   STOPPED      UPTIME',
+  '7a1e5a52-3c0b-4f7e-9d55-0b6f2a9c1e01  default    lnd-atl  running      1h 30m',
+  '5b2f6b63-4d1c-4a8f-8e66-1c7a3b0d2f02  duos       lnd-fra  11-21 07:15  1h 15m',
+  '3c4a7c74-5e2d-4b9a-9f77-2d8b4c1e3a03  default    lnd-atl  11-20 12:00  3h 00m',
+  '1d5b8d85-6f3e-4cab-8a88-3e9c5d2f4b04  squads     lnd-sgp  11-20 11:00    42 s',
+  '0e6c9e96-7a4f-4dbc-9b99-4fad6e3a5c05  default    lnd-syd  11-20 14:00  1h 00m',
+  'STARTED, IN WINDOW left out to fit: --wide shows them',
   '5 lobbies · times in UTC',
 ]);
 
@@ -639,7 +643,7 @@ describe('history export views', () => {
     [120, SUMMARY_EMPTY_120],
   ])('an empty history window at %i columns', (columns, expected) => {
     expect(seen(formatHistorySummary(summaryOf([]), WINDOW, term(columns)), columns)).toBe(expected);
-    expect(seen(formatHistoryTable([], term(columns)), columns)).toBe(TABLE_EMPTY);
+    expect(seen(historyTable([], term(columns)), columns)).toBe(TABLE_EMPTY);
   });
 
   it('the summary adds up lobby-hours and counts running and stopped lobbies', () => {
@@ -652,12 +656,12 @@ describe('history export views', () => {
   it.each([
     [80, TABLE_80],
     [120, TABLE_120],
-  ])('--format table at %i columns: short times and a cut id before any wrap', (columns, expected) => {
-    expect(seen(formatHistoryTable(records.map(historyRow), term(columns)), columns)).toBe(expected);
+  ])('--format table at %i columns: short times, names cut and columns left out before an id is cut', (columns, expected) => {
+    expect(seen(historyTable(records.map(historyRow), term(columns)), columns)).toBe(expected);
   });
 
   it('--format table piped: whole ids, RFC 3339 times, milliseconds, - for a running lobby', () => {
-    expect(formatHistoryTable(records.map(historyRow), pipe)).toBe(TABLE_PIPED);
+    expect(historyTable(records.map(historyRow), pipe)).toBe(TABLE_PIPED);
   });
 
   it('--format json: the CSV columns with numbers as numbers, null when empty, and RFC 3339 times beside', () => {
@@ -687,7 +691,7 @@ describe('history export views', () => {
 });
 
 describe('CsvStreamParser', () => {
-  it('gives the same records as parseCsv whatever the chunking, quotes and multi-byte text included', () => {
+  it('gives the same records whatever the chunking, quotes and multi-byte text included', () => {
     const text = 'a,b,c\r\n"x,1","say ""hi""",é—名\n"multi\nline",,last';
     const bytes = Buffer.from(text);
     for (const size of [1, 2, 3, 7, bytes.length]) {
@@ -695,14 +699,40 @@ describe('CsvStreamParser', () => {
       const out: string[][] = [];
       for (let i = 0; i < bytes.length; i += size) out.push(...parser.push(bytes.subarray(i, i + size)));
       out.push(...parser.end());
-      expect(out, `chunks of ${size}`).toEqual(parseCsv(text));
+      expect(out, `chunks of ${size}`).toEqual([['a', 'b', 'c'], ['x,1', 'say "hi"', 'é—名'], ['multi\nline', '', 'last']]);
     }
+  });
+
+  const refusal = (text: string | Buffer) => {
+    try {
+      const parser = new CsvStreamParser();
+      parser.push(text);
+      parser.end();
+    } catch (err) {
+      return err instanceof CsvError ? err.message : `not a CsvError: ${err}`;
+    }
+    return 'accepted';
+  };
+
+  it('refuses a row whose field count differs from the header, naming its line', () => {
+    expect(refusal('a,b,c\n1,2,3\n"x\ny",2\n')).toBe('line 3: 2 fields, but the header has 3');
+    expect(refusal('a,b\n1,2,3\n')).toBe('line 2: 3 fields, but the header has 2');
+  });
+
+  it('refuses an unclosed quote, a stray quote and bytes that are not UTF-8', () => {
+    expect(refusal('a,b\n1,"open\n2,3\n')).toBe('line 2: a quoted field is never closed');
+    expect(refusal('a,b\n1,x"y\n')).toBe('line 2: a quote inside an unquoted field');
+    expect(refusal(Buffer.from([0x61, 0x2c, 0x62, 0x0a, 0xff, 0xfe, 0x0a]))).toBe('line 2: not UTF-8 text');
+  });
+
+  it('skips empty lines and accepts a last line without a newline', () => {
+    expect(readCsv('a,b\r\n\r\n1,2\n\n3,4')).toEqual([['a', 'b'], ['1', '2'], ['3', '4']]);
   });
 });
 
 class Screen extends Writable {
   text = '';
-  constructor(readonly columns: number) {
+  constructor(public columns: number) {
     super();
   }
   readonly isTTY = true;
@@ -730,6 +760,29 @@ describe('LiveFrame', () => {
     frame.draw('0123456789abcdef\n');
     frame.close();
     expect(screen.text).toContain('01234567…\x1b[K\n');
+  });
+
+  it('a view taller than the screen loses its lower lines, never the footer', () => {
+    const screen = Object.assign(new Screen(40), { rows: 6 });
+    const frame = new LiveFrame(screen);
+    frame.draw(Array.from({ length: 20 }, (_, i) => `line ${i}`).join('\n') + '\n', 'Every 2 s · Ctrl-C to stop\n');
+    frame.close();
+    const lines = screen.text.replace(HIDE_CURSOR, '').replace(SHOW_CURSOR, '').split('\x1b[K\n');
+    // rows - 1 lines: three of the view, a blank line, the footer.
+    expect(lines.slice(0, 5)).toEqual(['line 0', 'line 1', 'line 2', '', 'Every 2 s · Ctrl-C to stop']);
+  });
+
+  it('after a resize, the screen is cleared and redrawn rather than moved over by the old line count', () => {
+    const screen = new Screen(40);
+    const frame = new LiveFrame(screen);
+    frame.draw('a line that is long enough to wrap once narrower\n');
+    frame.draw('same width: moved over\n');
+    screen.columns = 20;
+    screen.text = '';
+    frame.draw('narrower now\n');
+    frame.close();
+    expect(screen.text.startsWith('\x1b[H\x1b[2Jnarrower now\x1b[K\n')).toBe(true);
+    expect(screen.text).not.toContain('\x1b[1A');
   });
 
   it('the footer says how often, when, and how to stop', () => {

@@ -1,30 +1,24 @@
+// build push: parses and checks the options, prepares the input, hands it to the upload session
+// (src/upload/session.ts) and renders what it returns.
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Context } from '../../context.js';
-import { completeUpload, createBuild } from '../../api/operations.js';
-import { BUILD_COMPRESSIONS, BUILD_KINDS, type BuildCompression, type BuildKind, type CreateBuildResponse } from '../../api/types.js';
-import { emulatorDir, stateDir } from '../../config/paths.js';
-import { InterruptedError, UploadError, UsageError } from '../../errors.js';
+import { BUILD_COMPRESSIONS, BUILD_KINDS, type BuildCompression, type BuildKind } from '../../api/types.js';
+import { UsageError } from '../../errors.js';
 import { writeJson } from '../../output/json.js';
-import { formatTime } from '../../output/format.js';
 import { renderDryRun, renderPushed } from '../../output/views/build.js';
-import { appendBuildSummary } from '../../output/ci.js';
-import { uploadParts } from '../../upload/engine.js';
+import { appendBuildSummary, writeStepOutputs } from '../../output/ci.js';
 import { sha256File } from '../../upload/hash.js';
 import { prepareInput, type PreparedInput } from '../../upload/input.js';
-import { Journal } from '../../upload/journal.js';
-import { expectedParts, partsFrom, type Part } from '../../upload/plan.js';
-import { PROGRESS_FLAGS, UploadProgress, progressMode, type ProgressFlag } from '../../upload/progress.js';
-import { RateLimiter, parseRate } from '../../upload/ratelimit.js';
+import { expectedParts } from '../../upload/plan.js';
+import { PROGRESS_FLAGS, progressMode, type ProgressFlag } from '../../upload/progress.js';
+import { parseRate } from '../../upload/ratelimit.js';
+import { pushSession } from '../../upload/session.js';
 import { describeFsError, parseChoice, parseInteger } from '../args.js';
 
 /** The service refuses content_length of 8 GB or more (UPLOAD_TOO_LARGE). */
 export const MAX_BUILD_BYTES = 8_000_000_000;
 const TAG_PART = /^(?!-)[0-9a-z_-]+(?<!-)$/;
-// Presigned URLs expire (SERVICE-FACTS): 6 h for parts, 1 h for a single PUT. Resume only well inside that.
-const PART_URL_TTL_MS = 6 * 3_600_000;
-const SINGLE_URL_TTL_MS = 3_600_000;
-const EXPIRY_MARGIN_MS = 10 * 60_000;
 
 export interface PushOptions {
   /** What the user named: a path (file or directory) or '-' for stdin. */
@@ -40,15 +34,6 @@ export interface PushOptions {
   resume: boolean;
   dryRun: boolean;
   progress: ProgressFlag;
-}
-
-export interface PushResult {
-  build_id: string;
-  upload_id: string;
-  bytes: number;
-  sha256: string;
-  parts: number;
-  duration_ms: number;
 }
 
 export function validateTag(tag: string): string {
@@ -128,8 +113,10 @@ export async function run(ctx: Context, o: PushOptions): Promise<void> {
   try {
     checkSize(o.source, input.size);
     if (o.dryRun) return await dryRun(ctx, input);
-    const result = await push(ctx, o, input, started);
+    const api = await ctx.api();
+    const result = await pushSession(ctx, api, { ...o, progress: progressMode(ctx, o.progress), kind: input.kind, compression: input.compression }, input, started);
     appendBuildSummary(ctx, o.tag, result);
+    writeStepOutputs(ctx, { build_id: result.build_id, upload_id: result.upload_id, sha256: result.sha256 });
     if (ctx.global.json) return writeJson(ctx, result);
     ctx.io.stdout.write(renderPushed(ctx, o.tag, result));
   } finally {
@@ -145,120 +132,3 @@ async function dryRun(ctx: Context, input: PreparedInput): Promise<void> {
   ctx.io.stdout.write(renderDryRun(ctx, result));
 }
 
-/** Where this upload's resume journal lives; none for a file we made ourselves (it differs every run). */
-function journalFor(ctx: Context, endpoint: string, embedded: boolean, game: string, o: PushOptions, input: PreparedInput): Journal | undefined {
-  if (input.temporary) return undefined;
-  // The embedded emulator listens on a new port each run: key it by its data directory instead.
-  const key = embedded ? `embedded:${emulatorDir(ctx.env)}` : endpoint;
-  return new Journal(path.join(stateDir(ctx.env), 'uploads'), { endpoint: key, game, tag: o.tag, file: input.file, size: input.size, mtimeMs: input.mtimeMs });
-}
-
-async function push(ctx: Context, o: PushOptions, input: PreparedInput, started: number): Promise<PushResult> {
-  const api = await ctx.api();
-  const journal = journalFor(ctx, api.target.endpoint, api.target.embedded, api.gameId(), o, input);
-  let previous = journal?.read();
-  if (previous && !o.resume) {
-    journal!.remove();
-    ctx.info('Starting a fresh upload (--no-resume); the earlier one is abandoned.');
-    previous = undefined;
-  }
-  if (previous) {
-    const ttl = partsFrom(previous.build, input.size).length > 1 ? PART_URL_TTL_MS : SINGLE_URL_TTL_MS;
-    if (ctx.now() - previous.createdAt > ttl - EXPIRY_MARGIN_MS) {
-      const when = formatTime(previous.createdAt, { local: ctx.io.stderr.isTTY === true });
-      ctx.info(`Starting over: the upload begun at ${when} has upload URLs that expire (or have expired).`);
-      journal!.remove();
-      previous = undefined;
-    }
-  }
-
-  let build: CreateBuildResponse;
-  let done: Set<number>;
-  if (previous) {
-    build = previous.build;
-    done = previous.done;
-  } else {
-    ctx.info(`Creating build ${o.tag}…`);
-    build = await createBuild(api, {
-      display_name: o.name,
-      image_tag: o.tag,
-      image_file: { path: path.basename(input.source === '-' ? 'stdin.tar' : input.file), content_type: o.contentType, content_length: input.size },
-      kind: input.kind,
-      compression: input.compression,
-      multipart_upload: true,
-    });
-    journal?.start(build, ctx.now());
-    done = new Set();
-  }
-
-  let parts = partsFrom(build, input.size);
-  if (previous && api.target.embedded) parts = parts.map((p) => ({ ...p, url: rebase(p.url, api.target.endpoint) }));
-  const todo = parts.filter((p) => !done.has(p.number));
-  const doneBytes = parts.filter((p) => done.has(p.number)).reduce((sum, p) => sum + p.length, 0);
-  if (previous) ctx.info(`Resuming build ${build.build_id}: ${done.size} of ${parts.length} parts are already up.`);
-
-  const progress = new UploadProgress(ctx, progressMode(ctx, o.progress), input.size, parts.length, doneBytes, done.size);
-  await progress.start(input.source);
-  // Hash alongside the upload: the same bytes are read once more, from the page cache.
-  const hashing = sha256File(input.file, ctx.signal);
-  hashing.catch(() => {});
-  try {
-    await uploadParts({
-      file: input.file,
-      parts: todo,
-      contentType: o.contentType,
-      concurrency: o.concurrency,
-      dispatcher: api.dispatcher,
-      retry: ctx.retry,
-      stallMs: o.stallMs,
-      limiter: o.limitRate ? new RateLimiter(o.limitRate) : undefined,
-      signal: ctx.signal,
-      events: {
-        progress: (n) => progress.add(n),
-        partDone: (part: Part) => {
-          done.add(part.number);
-          journal?.partDone(part.number);
-          progress.partDone(part);
-        },
-        retry: (part, attempt, err, wait) => progress.retry(part, attempt, err, wait),
-      },
-    });
-  } catch (err) {
-    progress.stop();
-    const resume = journal
-      ? `run the same command again to resume: ${done.size} of ${parts.length} parts are up`
-      : 'run the same command again to start over';
-    if (err instanceof InterruptedError || err instanceof UploadError) err.hint = resume;
-    throw err;
-  }
-  const sha256 = await hashing;
-
-  const now = fs.statSync(input.file);
-  if (now.size !== input.size || now.mtimeMs !== input.mtimeMs) {
-    progress.stop();
-    journal?.remove();
-    throw new UploadError(`${input.source} changed during the upload; the build was not completed`, 'push it again once the file is final');
-  }
-  await completeUpload(api, build.upload_id);
-  journal?.remove();
-
-  const result: PushResult = {
-    build_id: build.build_id,
-    upload_id: build.upload_id,
-    bytes: input.size,
-    sha256,
-    parts: parts.length,
-    duration_ms: Math.round(performance.now() - started),
-  };
-  progress.stop({ ...result });
-  return result;
-}
-
-/** The same presigned path on another origin (the embedded emulator's port of this run). */
-function rebase(url: string, endpoint: string): string {
-  const u = new URL(url);
-  const e = new URL(endpoint);
-  u.protocol = e.protocol;
-  u.host = e.host;
-  return u.toString();
-}

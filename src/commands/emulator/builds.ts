@@ -3,6 +3,7 @@ import type { Context } from '../../context.js';
 import { styler } from '../../output/color.js';
 import { formatBytes, formatTime } from '../../output/format.js';
 import { writeJson } from '../../output/json.js';
+import { sanitizeLine } from '../../output/sanitize.js';
 import { renderTable } from '../../output/table.js';
 import { emulatorPlace, type EmulatorPlace } from './local.js';
 
@@ -20,16 +21,20 @@ export interface EmulatorBuild {
 
 export interface BuildsOptions {
   place: EmulatorPlace;
+  /** Every column at full width (--wide). */
+  wide: boolean;
 }
 
 export function parse(_args: string[], opts: Record<string, unknown>, ctx: Context): BuildsOptions {
-  return { place: emulatorPlace(opts, ctx) };
+  return { place: emulatorPlace(opts, ctx), wide: opts.wide === true };
 }
 
 export async function run(ctx: Context, o: BuildsOptions): Promise<void> {
   const builds = o.place.kind === 'endpoint' ? await listThroughEndpoint(ctx) : await listInDataDir(o.place.dir);
   if (ctx.global.json) return writeJson(ctx, { builds });
-  ctx.io.stdout.write(renderBuilds(ctx, builds));
+  // -q: the build ids alone, one a line, newest first.
+  if (ctx.global.quiet) return void ctx.io.stdout.write(builds.map((b) => sanitizeLine(b.build_id) + '\n').join(''));
+  ctx.io.stdout.write(renderBuilds(ctx, builds, o.wide));
 }
 
 async function listInDataDir(dir: string): Promise<EmulatorBuild[]> {
@@ -43,7 +48,7 @@ async function listThroughEndpoint(ctx: Context): Promise<EmulatorBuild[]> {
   return res.builds;
 }
 
-export function renderBuilds(ctx: Context, builds: EmulatorBuild[]): string {
+export function renderBuilds(ctx: Context, builds: EmulatorBuild[], wide = false): string {
   const tty = ctx.io.stdout.isTTY === true;
   if (tty && builds.length === 0) return styler(ctx).dim('No builds yet: push one with `gamehost build push`.') + '\n';
   const rows = builds.map((b) => [
@@ -56,5 +61,7 @@ export function renderBuilds(ctx: Context, builds: EmulatorBuild[]): string {
     // A terminal shows the start of the hash, as git shows commits; scripts get all of it.
     b.sha256 === null ? '-' : tty ? b.sha256.slice(0, 12) : b.sha256,
   ]);
-  return renderTable(ctx, { head: ['BUILD', 'TAG', 'NAME', 'SIZE', 'STATE', 'CREATED', 'SHA-256'], rows, right: [3] });
+  // The build id is what the next command takes: never cut; names shrink, then hash, time, name and size go.
+  const spec = { head: ['BUILD', 'TAG', 'NAME', 'SIZE', 'STATE', 'CREATED', 'SHA-256'], rows, right: [3], keep: [0], shrink: [1, 2], drop: [6, 5, 2, 3] };
+  return renderTable(ctx, spec, ctx.io.stdout, wide);
 }

@@ -2,6 +2,7 @@
 import type { Context } from '../../context.js';
 import type { LobbyLogsResponse } from '../../api/types.js';
 import { ApiError } from '../../errors.js';
+import { formatTime } from '../../output/format.js';
 import { writeJson } from '../../output/json.js';
 import { renderLobbyLogs } from '../../output/views/lobby.js';
 import { parseInteger, parseLobbyId } from '../args.js';
@@ -24,21 +25,31 @@ export function parse(args: string[], opts: Record<string, unknown>, ctx: Contex
   return options;
 }
 
+/** The lobby's summary, and whether it had stopped before this call (then it keeps that first stop). */
+type StopAnswer = LobbyLogsResponse & { already_stopped?: boolean };
+
 export async function run(ctx: Context, o: LobbyStopOptions): Promise<void> {
   const summary = o.place.kind === 'endpoint' ? await stopThroughEndpoint(ctx, o) : await stopInDataDir(o, o.place.dir);
   if (ctx.global.json) return writeJson(ctx, summary);
+  const first = summary.lobby.status.stopped;
+  if (summary.already_stopped && first) {
+    const asked = o.exitCode !== undefined || o.failed !== undefined ? ': this stop changed nothing' : '';
+    ctx.info(`lobby ${o.lobbyId} had already stopped at ${formatTime(first.stop_ts, { local: ctx.io.stderr.isTTY === true })} with exit code ${first.exit_code}; it keeps that stop${asked}`);
+  }
+  // -q: the lobby id alone.
+  if (ctx.global.quiet) return void ctx.io.stdout.write(o.lobbyId + '\n');
   ctx.io.stdout.write(renderLobbyLogs(ctx, summary));
 }
 
-async function stopInDataDir(o: LobbyStopOptions, dir: string): Promise<LobbyLogsResponse> {
+async function stopInDataDir(o: LobbyStopOptions, dir: string): Promise<StopAnswer> {
   const { stopLobby } = await import('../../emulator/index.js');
   const summary = await stopLobby(dir, o.lobbyId, { exitCode: o.exitCode, failed: o.failed });
   // The same answer the admin route gives, so both ways read alike.
   if (summary === null) throw new ApiError(404, { code: 'API_NOT_FOUND', message: `Lobby ${o.lobbyId} not found in ${dir}.` });
-  return summary as unknown as LobbyLogsResponse;
+  return summary as unknown as StopAnswer;
 }
 
-async function stopThroughEndpoint(ctx: Context, o: LobbyStopOptions): Promise<LobbyLogsResponse> {
+async function stopThroughEndpoint(ctx: Context, o: LobbyStopOptions): Promise<StopAnswer> {
   const body: { exit_code?: number; failed?: boolean } = {};
   if (o.exitCode !== undefined) body.exit_code = o.exitCode;
   if (o.failed !== undefined) body.failed = o.failed;

@@ -15,6 +15,13 @@ export interface ServeOptions {
   dataDir: string;
   config?: Partial<EmulatorConfig>;
   faults?: string;
+  /** Print `export GAMEHOST_…=…` lines for a shell (--env). */
+  env: boolean;
+}
+
+/** A value quoted for a POSIX shell: single quotes, each ' written as '\''. */
+export function shellQuote(value: string): string {
+  return /^[A-Za-z0-9_./:@%+=,-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
 function parseFaultsOption(raw: unknown): string | undefined {
@@ -41,6 +48,7 @@ export function parseSize(flag: string, raw: unknown): number {
 export function parse(_args: string[], opts: Record<string, unknown>, ctx: Context): ServeOptions {
   const host = String(opts.host ?? '127.0.0.1');
   if (!host) throw new UsageError('--host is empty');
+  if (opts.env === true && ctx.global.json) throw new UsageError('give either --env or --json, not both');
   let config = opts.config !== undefined ? loadEmulatorConfig(path.resolve(ctx.cwd, String(opts.config))) : undefined;
   // The flag wins over the config file, as flags do everywhere.
   if (opts.partSize !== undefined) config = { ...config, partSize: parseSize('--part-size', opts.partSize) };
@@ -50,6 +58,7 @@ export function parse(_args: string[], opts: Record<string, unknown>, ctx: Conte
     dataDir: opts.dataDir !== undefined ? path.resolve(ctx.cwd, String(opts.dataDir)) : emulatorDir(ctx.env),
     config,
     faults: parseFaultsOption(opts.faults),
+    env: opts.env === true,
   };
 }
 
@@ -68,6 +77,20 @@ export async function run(ctx: Context, o: ServeOptions): Promise<void> {
   };
   if (ctx.global.json) {
     ctx.io.stdout.write(jsonLine(info));
+  } else if (o.env) {
+    // For `eval`/`source`: the variables every command reads, pointing at this emulator.
+    const vars: [string, string][] = [
+      ['GAMEHOST_ENDPOINT', info.endpoint],
+      ['GAMEHOST_TOKEN', info.tokens.cloud],
+      ['GAMEHOST_NAMESPACE_TOKEN', info.tokens.public],
+      ['GAMEHOST_GAME', info.game_id],
+      ['GAMEHOST_NAMESPACE', info.namespace_id],
+    ];
+    ctx.io.stdout.write(vars.map(([k, v]) => `export ${k}=${shellQuote(v)}\n`).join(''));
+    ctx.info(`Data in ${o.dataDir}. Press Ctrl-C to stop.`);
+  } else if (ctx.global.quiet) {
+    // -q: the endpoint alone.
+    ctx.io.stdout.write(info.endpoint + '\n');
   } else {
     ctx.io.stdout.write(
       renderRecord(ctx, [
@@ -80,6 +103,7 @@ export async function run(ctx: Context, o: ServeOptions): Promise<void> {
       ]),
     );
     ctx.info(`\nData in ${o.dataDir}. Try: GAMEHOST_ENDPOINT=${info.endpoint} GAMEHOST_TOKEN=<cloud token> gamehost stats`);
+    ctx.info('(--env prints these as export lines for your shell.)');
     ctx.info('Press Ctrl-C to stop.');
   }
   // Serve until interrupted; a stop by signal is this command's normal end.

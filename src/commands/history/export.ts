@@ -3,23 +3,23 @@ import path from 'node:path';
 import type { Context } from '../../context.js';
 import { exportLobbyHistory } from '../../api/operations.js';
 import { openPresignedGet } from '../../api/presigned.js';
-import { toNetworkError } from '../../api/client.js';
-import { UsageError } from '../../errors.js';
-import { canAnimate } from '../../output/ci.js';
-import { CsvStreamParser } from '../../output/csv.js';
+import { checkServiceUrl, toNetworkError } from '../../api/transport.js';
+import { InvalidAnswerError, UsageError } from '../../errors.js';
+import { CsvError, CsvStreamParser } from '../../output/csv.js';
 import { formatBytes } from '../../output/format.js';
 import { jsonLine, writeJson } from '../../output/json.js';
 import {
   HistoryTally,
-  formatDownloadProgress,
+  checkHistoryHeader,
   formatHistorySummary,
-  formatHistoryTable,
+  historyTableChunks,
   historyJson,
   historyRecord,
   historyRow,
   type HistoryRow,
 } from '../../output/views/history.js';
 import { viewOptions } from '../../output/views/options.js';
+import { TransferProgress, canRedraw } from '../../upload/progress.js';
 import { parseDuration, parseTime } from '../../timeparse.js';
 import { describeFsError, parseChoice } from '../args.js';
 
@@ -36,11 +36,12 @@ export interface ExportOptions {
   /** Print the presigned URL and download nothing. */
   urlOnly: boolean;
   utc: boolean;
+  /** --format table: every column at full width. */
+  wide: boolean;
 }
 
 /** Downloads at least this big get a progress line (on a terminal, outside CI). */
 export const PROGRESS_MIN_BYTES = 1024 * 1024;
-const PROGRESS_EVERY_MS = 100;
 
 function compact(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z').replace(/[-:]/g, '');
@@ -64,10 +65,12 @@ export function parse(_args: string[], opts: Record<string, unknown>, ctx: Conte
   const format = opts.format === undefined ? 'csv' : parseChoice('--format', opts.format, FORMATS);
   const urlOnly = opts.urlOnly === true;
   const utc = opts.utc === true;
+  const wide = opts.wide === true;
+  if (wide && format !== 'table') throw new UsageError('--wide goes with --format table');
   if (urlOnly) {
     if (opts.output !== undefined) throw new UsageError('--url-only downloads nothing: drop -o');
     if (opts.format !== undefined) throw new UsageError('--url-only downloads nothing: drop --format');
-    return { queryStart: start, queryEnd: end, output: '-', format, urlOnly, utc };
+    return { queryStart: start, queryEnd: end, output: '-', format, urlOnly, utc, wide };
   }
   if (format === 'table') {
     // A table is for reading, so it goes where it can be read; files get csv or json.
@@ -75,11 +78,11 @@ export function parse(_args: string[], opts: Record<string, unknown>, ctx: Conte
       throw new UsageError('--format table prints on stdout: drop -o', 'to keep the rows in a file, use --format csv or --format json');
     }
     if (ctx.global.json) throw new UsageError('--json prints a summary on stdout: --format table cannot print there too');
-    return { queryStart: start, queryEnd: end, output: '-', format, urlOnly, utc };
+    return { queryStart: start, queryEnd: end, output: '-', format, urlOnly, utc, wide };
   }
   const output = opts.output === undefined ? defaultOutputName(start, end, format) : String(opts.output);
   if (output === '-' && ctx.global.json) throw new UsageError('--json prints a summary on stdout: give -o <file>, not -o -');
-  return { queryStart: start, queryEnd: end, output: output === '-' ? '-' : path.resolve(ctx.cwd, output), format, urlOnly, utc };
+  return { queryStart: start, queryEnd: end, output: output === '-' ? '-' : path.resolve(ctx.cwd, output), format, urlOnly, utc, wide };
 }
 
 /** Where the rows go: stdout (with backpressure), or a temporary file renamed into place at the end. */
@@ -135,28 +138,6 @@ async function fileSink(target: string): Promise<Sink> {
   };
 }
 
-/** A redrawn line on stderr for a large download; nothing for small ones, pipes, CI or --quiet. */
-function progressLine(ctx: Context, total: number | undefined) {
-  const enabled = canAnimate(ctx);
-  const started = Date.now();
-  let last = 0;
-  let drawn = false;
-  return {
-    update(bytes: number, force = false) {
-      if (!enabled || Math.max(bytes, total ?? 0) < PROGRESS_MIN_BYTES) return;
-      const now = Date.now();
-      if (!force && now - last < PROGRESS_EVERY_MS) return;
-      last = now;
-      drawn = true;
-      ctx.io.stderr.write(`\r${formatDownloadProgress(bytes, total, now - started, ctx.io.stderr.columns || 80)}\x1b[K`);
-    },
-    clear() {
-      if (drawn) ctx.io.stderr.write('\r\x1b[K');
-      drawn = false;
-    },
-  };
-}
-
 export async function run(ctx: Context, o: ExportOptions): Promise<void> {
   if (o.output !== '-') {
     const dir = path.dirname(o.output);
@@ -165,6 +146,7 @@ export async function run(ctx: Context, o: ExportOptions): Promise<void> {
   const api = await ctx.api();
   const window = { query_start: o.queryStart, query_end: o.queryEnd };
   const { url } = await exportLobbyHistory(api, window);
+  const link = checkServiceUrl('export url', url);
   if (o.urlOnly) {
     if (ctx.global.json) return writeJson(ctx, { url, ...window });
     ctx.io.stdout.write(url + '\n');
@@ -173,14 +155,17 @@ export async function run(ctx: Context, o: ExportOptions): Promise<void> {
 
   const res = await openPresignedGet(ctx, api.dispatcher, url);
   const length = Number(res.headers['content-length']);
-  const progress = progressLine(ctx, Number.isFinite(length) && length > 0 ? length : undefined);
+  const total = Number.isFinite(length) && length > 0 ? length : undefined;
+  // The upload's progress display, on a terminal for a download worth watching; nothing in pipes, CI or --quiet.
+  const progress = new TransferProgress(ctx, canRedraw(ctx) && (total ?? 0) >= PROGRESS_MIN_BYTES ? 'tty' : 'none');
+  await progress.open();
+  progress.start({ file: o.output, total }, 'downloading');
   const sink = o.format === 'table' ? undefined : o.output === '-' ? stdoutSink(ctx) : await fileSink(o.output);
   const parser = new CsvStreamParser();
   const tally = new HistoryTally();
   const tableRows: HistoryRow[] = [];
   let header: string[] | undefined;
   let rows = 0;
-  let downloaded = 0;
   let written = 0;
 
   const write = async (data: string | Uint8Array) => {
@@ -190,10 +175,10 @@ export async function run(ctx: Context, o: ExportOptions): Promise<void> {
   const take = async (records: string[][]) => {
     for (const fields of records) {
       if (!header) {
+        checkHistoryHeader(fields);
         header = fields;
         continue;
       }
-      if (fields.length === 1 && fields[0] === '') continue;
       rows++;
       const record = historyRecord(header, fields);
       tally.add(record);
@@ -205,17 +190,21 @@ export async function run(ctx: Context, o: ExportOptions): Promise<void> {
   try {
     try {
       for await (const chunk of res.body as AsyncIterable<Buffer>) {
-        downloaded += chunk.length;
-        progress.update(downloaded);
-        if (o.format === 'csv') await write(chunk);
+        progress.add(chunk.length);
+        // Parsed before it is written: bytes that are not the service's CSV never reach stdout.
         await take(parser.push(chunk));
+        if (o.format === 'csv') await write(chunk);
       }
       await take(parser.end());
+      if (!header) throw new CsvError(1, 'empty: not even a header');
     } catch (err) {
+      if (err instanceof CsvError) {
+        throw new InvalidAnswerError(`the export is not the service's lobby history CSV: ${err.message}`, 'nothing was kept; export again, and if it persists the service is at fault');
+      }
       if (err instanceof UsageError) throw err;
-      throw ctx.signal.aborted ? ctx.signal.reason : toNetworkError(err, new URL(url));
+      throw ctx.signal.aborted ? ctx.signal.reason : toNetworkError(err, link);
     } finally {
-      progress.clear();
+      progress.stop();
     }
     await sink?.commit();
   } catch (err) {
@@ -223,10 +212,20 @@ export async function run(ctx: Context, o: ExportOptions): Promise<void> {
     throw err;
   }
 
-  if (o.format === 'table') ctx.io.stdout.write(formatHistoryTable(tableRows, viewOptions(ctx, ctx.io.stdout, o.utc)));
+  if (o.format === 'table') {
+    const out = ctx.io.stdout;
+    for (const chunk of historyTableChunks(tableRows, { ...viewOptions(ctx, out, o.utc), wide: o.wide })) {
+      if (!out.write(chunk)) await new Promise((resolve) => out.once('drain', resolve));
+    }
+  }
   const summary = tally.summary();
   if (ctx.global.json) {
     return writeJson(ctx, { url, ...window, output: o.output, format: o.format, rows, bytes: written, summary });
+  }
+  // -q: the one thing a script wants, the file written.
+  if (ctx.global.quiet) {
+    if (o.output !== '-') ctx.io.stdout.write(o.output + '\n');
+    return;
   }
   if (o.output !== '-') {
     ctx.info(`Wrote ${rows} lobb${rows === 1 ? 'y' : 'ies'} (${formatBytes(written)}) to ${path.relative(ctx.cwd, o.output) || o.output}`);

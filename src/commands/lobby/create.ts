@@ -2,8 +2,9 @@ import type { Context } from '../../context.js';
 import { createLobby } from '../../api/operations.js';
 import type { CreateLobbyRequest } from '../../api/types.js';
 import { UsageError } from '../../errors.js';
-import { writeJson } from '../../output/json.js';
+import { writeJsonText } from '../../output/json.js';
 import { renderCreatedLobby } from '../../output/views/lobby.js';
+import { sanitizeLine } from '../../output/sanitize.js';
 import { parseInteger, parseJsonArg, parseKeyValues } from '../args.js';
 
 // The service's tag limits, checked here so a bad tag costs no request.
@@ -42,7 +43,9 @@ export function parse(_args: string[], opts: Record<string, unknown>, ctx: Conte
 }
 
 export async function run(ctx: Context, options: CreateOptions): Promise<void> {
-  const lobby = await createLobby(await ctx.api(), options.body);
-  if (ctx.global.json) return writeJson(ctx, lobby);
-  ctx.io.stdout.write(renderCreatedLobby(ctx, lobby));
+  const { value, text } = await createLobby(await ctx.api(), options.body);
+  if (ctx.global.json) return writeJsonText(ctx, text);
+  // -q: the lobby id alone, for `LOBBY=$(gamehost lobby create -q …)`.
+  if (ctx.global.quiet) return void ctx.io.stdout.write(sanitizeLine(value.lobby.lobby_id) + '\n');
+  ctx.io.stdout.write(renderCreatedLobby(ctx, value));
 }

@@ -2,13 +2,12 @@ import type { Context } from '../../context.js';
 import type { ApiClient } from '../../api/client.js';
 import type { LobbyLogsResponse } from '../../api/types.js';
 import { getLobbyLogs } from '../../api/operations.js';
-import { sleep } from '../../api/retry.js';
 import { UsageError } from '../../errors.js';
-import { jsonLine, writeJson } from '../../output/json.js';
-import { LiveFrame, watchFooter } from '../../output/views/live.js';
+import { writeJsonText } from '../../output/json.js';
 import { formatLobbyLogs, lobbyChangeKey, lobbyChangeLine, type LobbyViewOptions } from '../../output/views/lobby.js';
 import { viewOptions } from '../../output/views/options.js';
-import { parseLobbyId } from '../args.js';
+import { parseLobbyId, parseSeconds } from '../args.js';
+import { isLive, watch } from '../watch.js';
 
 export const DEFAULT_INTERVAL_MS = 2000;
 
@@ -20,14 +19,6 @@ export interface LogsOptions {
   /** Line charts with axes instead of sparklines. */
   chart: boolean;
   utc: boolean;
-}
-
-/** `--interval 2`, `--interval 0.5`: seconds, at least a tenth. */
-export function parseSeconds(flag: string, raw: unknown): number {
-  const text = String(raw).trim();
-  const seconds = /^\d+(\.\d+)?$/.test(text) ? Number(text) : NaN;
-  if (!(seconds >= 0.1)) throw new UsageError(`${flag} must be a number of seconds of at least 0.1, not "${raw}"`);
-  return Math.round(seconds * 1000);
 }
 
 export function parse(args: string[], opts: Record<string, unknown> = {}, ctx?: Context): LogsOptions {
@@ -47,41 +38,33 @@ export function parse(args: string[], opts: Record<string, unknown> = {}, ctx?: 
 
 export async function run(ctx: Context, o: LogsOptions): Promise<number | void> {
   const api = await ctx.api();
-  if (o.watch) return watch(ctx, api, o);
-  const logs = await getLobbyLogs(api, o.lobbyId);
-  if (ctx.global.json) return writeJson(ctx, logs);
-  ctx.io.stdout.write(formatLobbyLogs(logs, { ...viewOptions(ctx, ctx.io.stdout, o.utc), chart: o.chart }));
+  if (o.watch) return watchLobby(ctx, api, o);
+  const { value, text } = await getLobbyLogs(api, o.lobbyId);
+  if (ctx.global.json) return writeJsonText(ctx, text);
+  ctx.io.stdout.write(formatLobbyLogs(value, { ...viewOptions(ctx, ctx.io.stdout, o.utc), chart: o.chart }));
 }
 
 /**
- * Polls until the lobby stops: a terminal sees the view redrawn in place, a pipe one line per change, --json one
- * body per change. Exits 0 when the lobby stopped cleanly and 1 when it failed; Ctrl-C ends the wait at once.
+ * Polls until the lobby stops: exits 0 when it stopped cleanly and 1 when it failed; Ctrl-C ends the wait at once.
+ * A stopped lobby reports no metrics, so a terminal keeps showing the last ones seen.
  */
-async function watch(ctx: Context, api: ApiClient, o: LogsOptions): Promise<number> {
-  const out = ctx.io.stdout;
-  const frame = out.isTTY === true && !ctx.global.json ? new LiveFrame(out) : undefined;
-  let last: string | undefined;
+function watchLobby(ctx: Context, api: ApiClient, o: LogsOptions): Promise<number> {
   let lastSeen: LobbyViewOptions['lastSeen'];
-  try {
-    for (;;) {
-      const logs: LobbyLogsResponse = await getLobbyLogs(api, o.lobbyId);
+  return watch<LobbyLogsResponse>(ctx, {
+    everyMs: o.intervalMs,
+    utc: o.utc,
+    poll: () => getLobbyLogs(api, o.lobbyId),
+    frame(logs, _previous, view) {
+      const text = formatLobbyLogs(logs, { ...view, chart: o.chart, lastSeen });
+      if (logs.metrics && (logs.metrics.cpu.length || logs.metrics.memory?.length)) lastSeen = { metrics: logs.metrics, at: view.now };
+      return text;
+    },
+    lines: (logs, previous, at) => (previous && lobbyChangeKey(logs) === lobbyChangeKey(previous) ? '' : lobbyChangeLine(logs, at)),
+    done(logs) {
       const stopped = logs.lobby.status.stopped;
-      if (frame) {
-        const view = viewOptions(ctx, out, o.utc);
-        frame.draw(formatLobbyLogs(logs, { ...view, chart: o.chart, lastSeen }) + (stopped ? '' : '\n' + watchFooter(view, o.intervalMs)));
-        if (logs.metrics && (logs.metrics.cpu.length || logs.metrics.memory?.length)) lastSeen = { metrics: logs.metrics, at: view.now };
-      } else {
-        const key = ctx.global.json ? JSON.stringify(logs) : lobbyChangeKey(logs);
-        if (key !== last) out.write(ctx.global.json ? jsonLine(logs) : lobbyChangeLine(logs, ctx.now()));
-        last = key;
-      }
-      if (stopped) {
-        if (!frame) ctx.info(`lobby ${o.lobbyId} ${stopped.failed ? 'failed' : 'stopped'} with exit code ${stopped.exit_code}`);
-        return stopped.failed ? 1 : 0;
-      }
-      await sleep(o.intervalMs, ctx.signal);
-    }
-  } finally {
-    frame?.close();
-  }
+      if (!stopped) return undefined;
+      if (!isLive(ctx)) ctx.info(`lobby ${o.lobbyId} ${stopped.failed ? 'failed' : 'stopped'} with exit code ${stopped.exit_code}`);
+      return stopped.failed ? 1 : 0;
+    },
+  });
 }

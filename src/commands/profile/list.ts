@@ -5,17 +5,20 @@ import { redactToken } from '../../config/redact.js';
 import { writeJson } from '../../output/json.js';
 import { renderTable } from '../../output/table.js';
 
-export type ListOptions = Record<string, never>;
+export interface ListOptions {
+  /** Every column at full width (--wide). */
+  wide: boolean;
+}
 
-export function parse(): ListOptions {
-  return {};
+export function parse(_args: string[] = [], opts: Record<string, unknown> = {}): ListOptions {
+  return { wide: opts.wide === true };
 }
 
 function tokenKinds(p: Profile): string {
   return [p.token && 'cloud', p.namespace_token && 'namespace'].filter(Boolean).join('+') || '-';
 }
 
-export async function run(ctx: Context, _o: ListOptions): Promise<void> {
+export async function run(ctx: Context, o: ListOptions): Promise<void> {
   const data = await readProfiles(ctx);
   const names = Object.keys(data.profiles).sort();
   if (ctx.global.json) {
@@ -35,6 +38,8 @@ export async function run(ctx: Context, _o: ListOptions): Promise<void> {
       }),
     });
   }
+  // -q: the names alone, one a line.
+  if (ctx.global.quiet) return void ctx.io.stdout.write(names.map((n) => n + '\n').join(''));
   if (!names.length) {
     ctx.info('No profiles yet: save one with `gamehost login`.');
     return;
@@ -47,5 +52,8 @@ export async function run(ctx: Context, _o: ListOptions): Promise<void> {
     return tty ? [name === data.current ? '*' : '', ...cells] : [...cells, name === data.current ? 'current' : ''];
   });
   const head = ['NAME', 'ENDPOINT', 'GAME', 'NAMESPACE', 'TOKENS'];
-  ctx.io.stdout.write(renderTable(ctx, { head: tty ? ['', ...head] : [...head, 'CURRENT'], rows }));
+  // Names and ids are never cut: the endpoint shrinks, then the token kinds and the endpoint go.
+  const at = (i: number) => (tty ? i + 1 : i);
+  const spec = { head: tty ? ['', ...head] : [...head, 'CURRENT'], rows, keep: [at(0), at(2), at(3)], shrink: [at(1)], drop: [at(4), at(1)] };
+  ctx.io.stdout.write(renderTable(ctx, spec, ctx.io.stdout, o.wide));
 }

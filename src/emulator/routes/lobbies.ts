@@ -1,7 +1,7 @@
 // Lobby routes: create, player statistics, the logs summary, and the admin stop and join.
 import { fail } from '../errors.js';
 import { regionUuid } from '../services/ids.js';
-import type { LobbyRequest, LobbySeat, LobbyState, StopOptions } from '../services/lobbies.js';
+import type { LobbyRequest, LobbySeat, LobbyState, StopOptions, StoppedLobby } from '../services/lobbies.js';
 import type { Reply, RequestContext } from './context.js';
 import {
   authorization,
@@ -93,6 +93,11 @@ export function lobbySummary({ lobby: row, now, metrics }: LobbyState): JsonObje
   return response;
 }
 
+/** The answer to a stop: the logs summary, and whether the lobby had already stopped. */
+export function stopView(state: StoppedLobby): JsonObject {
+  return { ...lobbySummary(state), already_stopped: state.alreadyStopped };
+}
+
 export async function createLobby(rc: RequestContext): Promise<Reply> {
   const { auth, config, lobbies } = rc.services;
   const mode = auth.namespace(authorization(rc), config.tokenless);
@@ -125,7 +130,7 @@ export async function adminStopLobby(rc: RequestContext): Promise<Reply> {
   if (failed !== undefined) opts.failed = failed;
   const state = await rc.services.lobbies.stop(rc.params.lobby_id!, opts);
   if (state === null) fail('API_NOT_FOUND', { what: `Lobby ${rc.params.lobby_id}` });
-  return { status: 200, json: lobbySummary(state) };
+  return { status: 200, json: stopView(state) };
 }
 
 /**

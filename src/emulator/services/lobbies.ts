@@ -39,6 +39,11 @@ export interface LobbyState {
   metrics?: JobMetrics;
 }
 
+export interface StoppedLobby extends LobbyState {
+  /** The lobby had stopped before this call, which then changed nothing. */
+  alreadyStopped: boolean;
+}
+
 export interface StopOptions {
   exitCode?: number;
   failed?: boolean;
@@ -128,16 +133,19 @@ export class Lobbies {
     return stateAt(lobby, now);
   }
 
-  /** Stops a lobby (a stopped lobby keeps its first stop) and returns it, or null when unknown. */
-  async stop(lobbyId: string, opts: StopOptions = {}): Promise<LobbyState | null> {
+  /**
+   * Stops a lobby (idempotent: a stopped lobby keeps its first stop) and returns it, with alreadyStopped true when
+   * this call changed nothing; null when the lobby is unknown.
+   */
+  async stop(lobbyId: string, opts: StopOptions = {}): Promise<StoppedLobby | null> {
     const { store } = this.deps;
     const now = this.deps.clock.now();
     const exitCode = opts.exitCode ?? 0;
     // A lobby that already stopped by itself keeps that stop.
     await store.expireIdle(now);
-    await store.stopLobby(lobbyId, now, exitCode, opts.failed ?? exitCode !== 0);
+    const stopped = await store.stopLobby(lobbyId, now, exitCode, opts.failed ?? exitCode !== 0);
     const lobby = await store.getLobby(lobbyId);
-    return lobby === undefined ? null : stateAt(lobby, now);
+    return lobby === undefined ? null : { ...stateAt(lobby, now), alreadyStopped: !stopped };
   }
 
   /** A player joins, as the service's join would let them, so max_players and the idle lifetime act. */

@@ -1,7 +1,8 @@
 // The Store in SQLite, shared by every emulator process over one data directory; it also keeps the local blob
 // store's index (what each part PUT received, and the export CSVs).
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { sleepSync } from '../datadir.js';
+import { openDatabase } from './better-sqlite.js';
 import type { BuildRow, JoinOutcome, LobbyRow, NewUpload, PlayerCountRow, Store, UploadRow } from './store.js';
 
 /** A part as the local blob store recorded it. */
@@ -237,7 +238,7 @@ export class SqliteStore implements Store, LocalObjectIndex {
   >;
 
   static open(file: string): SqliteStore {
-    const db = new Database(file, { timeout: 5000 });
+    const db = openDatabase(file, { timeout: 5000 });
     try {
       db.pragma('busy_timeout = 5000');
       retryBusy(() => db.pragma('journal_mode = WAL'));

@@ -1,10 +1,12 @@
 import type { Context } from '../../context.js';
-import type { PushResult } from '../../commands/build/push.js';
+import type { PushResult } from '../../upload/session.js';
 import { styler } from '../color.js';
 import { formatBytes, formatDuration, formatRate } from '../format.js';
 import { renderRecord } from '../record.js';
 
 export function renderPushed(ctx: Context, tag: string, r: PushResult): string {
+  // -q: the build id alone, for `BUILD=$(gamehost build push -q …)`.
+  if (ctx.global.quiet) return r.build_id + '\n';
   const out = ctx.io.stdout;
   const fields = [
     { label: 'Build', key: 'build_id', value: r.build_id },
@@ -18,7 +20,8 @@ export function renderPushed(ctx: Context, tag: string, r: PushResult): string {
     {
       label: 'Time',
       key: 'duration_ms',
-      value: out.isTTY === true ? `${formatDuration(r.duration_ms)} (${formatRate(r.bytes / Math.max(r.duration_ms / 1000, 0.001))})` : r.duration_ms,
+      // The rate counts only what this run sent (after a resume, less than the file).
+      value: out.isTTY === true ? `${formatDuration(r.duration_ms)} (${formatRate(r.bytes_sent / Math.max(r.duration_ms / 1000, 0.001))})` : r.duration_ms,
     },
     { label: 'SHA-256', key: 'sha256', value: r.sha256 },
   ];

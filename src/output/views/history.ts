@@ -1,12 +1,30 @@
 // `history export`: what an export holds, told on stderr after the download (lobbies, lobby-hours, where), and
 // the rows rendered as JSON lines or a table instead of the raw CSV.
 import { fitLine, formatBytes, formatDuration, formatHours, formatRate, formatShare, formatTime, visibleWidth, zoneLabel } from '../format.js';
+import { CsvError } from '../csv.js';
 import { sanitizeLine } from '../sanitize.js';
-import { formatTable } from '../table.js';
-import { labelled, paint, timeStyle, type ViewOptions } from './options.js';
+import { tableChunks } from '../table.js';
+import { labelled } from '../record.js';
+import { paint, timeStyle, type ViewOptions } from './options.js';
 
 /** Columns the service fills with milliseconds (since the epoch, or of uptime); empty while unknown. */
 const NUMERIC_COLUMN = /(_ts|_ms)$/;
+
+/** The export's columns, in the service's order (SERVICE-FACTS: games.matchmaker.exportMatchmakerLobbyHistory). */
+export const HISTORY_COLUMNS = [
+  'lobby_id', 'namespace_id', 'namespace_name', 'region_id', 'region_name', 'tier_name', 'version_id', 'version_name',
+  'lobby_group_id', 'lobby_group_name', 'start_ts', 'stop_ts', 'total_uptime_ms', 'query_uptime_ms',
+] as const;
+
+/** Throws unless the header names every documented column (more are fine: a newer service may add some). */
+export function checkHistoryHeader(header: readonly string[]): void {
+  const names = new Set(header.map((h) => h.trim()));
+  const missing = HISTORY_COLUMNS.filter((c) => !names.has(c));
+  if (missing.length === 0) return;
+  const first = sanitizeLine(header.join(',')).slice(0, 40);
+  const what = missing.length === HISTORY_COLUMNS.length ? `no lobby history header (it starts "${first}")` : `the header lacks ${missing.join(', ')}`;
+  throw new CsvError(1, what);
+}
 
 /** One CSV row by column name. */
 export type HistoryRecord = Record<string, string>;
@@ -154,21 +172,23 @@ export function historyRow(r: HistoryRecord): HistoryRow {
 }
 
 /**
- * `--format table`: for people, the columns that answer "what ran, where, how long", fitted to the width
- * (long times shorten to MM-DD HH:MM before the lobby id is cut); for scripts, the same columns tab-separated
- * with RFC 3339 times and milliseconds.
+ * `--format table`: for people, the columns that answer "what ran, where, how long", fitted to the width (long
+ * times shorten to MM-DD HH:MM and names shrink, then the window's uptime, the start, the total uptime and the names drop, and the lobby id is
+ * never cut: it is what `lobby logs` takes next); for scripts, the same columns tab-separated with RFC 3339 times
+ * and milliseconds. In chunks, so a large export renders as fast as it is written.
  */
-export function formatHistoryTable(rows: readonly HistoryRow[], o: ViewOptions): string {
+export function* historyTableChunks(rows: readonly HistoryRow[], o: ViewOptions & { wide?: boolean }): Generator<string> {
   if (!o.tty) {
     const iso = (ms: number | null) => (ms === null ? '-' : formatTime(ms, { local: false }));
     const num = (v: number | null) => (v === null ? '-' : v);
-    return formatTable(
-      { head: [], rows: rows.map((r) => [r.lobbyId, r.mode, r.region, iso(r.start), iso(r.stop), num(r.totalMs), num(r.windowMs)]) },
-      o,
-    );
+    yield* tableChunks({ head: [], rows: rows.map((r) => [r.lobbyId, r.mode, r.region, iso(r.start), iso(r.stop), num(r.totalMs), num(r.windowMs)]) }, o);
+    return;
   }
   const c = paint(o);
-  if (rows.length === 0) return c.dim('No lobbies ran in this window.') + '\n';
+  if (rows.length === 0) {
+    yield c.dim('No lobbies ran in this window.') + '\n';
+    return;
+  }
   const head = ['LOBBY', 'GAME MODE', 'REGION', 'STARTED', 'STOPPED', 'UPTIME', 'IN WINDOW'];
   const build = (form: 'datetime' | 'short') =>
     rows.map((r) => [
@@ -180,12 +200,17 @@ export function formatHistoryTable(rows: readonly HistoryRow[], o: ViewOptions):
       r.totalMs === null ? '-' : formatDuration(r.totalMs),
       r.windowMs === null ? '-' : formatDuration(r.windowMs),
     ]);
-  let cells = build('datetime');
-  const natural = head.map((h, i) => Math.max(h.length, ...cells.map((row) => visibleWidth(sanitizeLine(String(row[i]))))));
-  if (natural.reduce((a, b) => a + b, 0) + 2 * (head.length - 1) > o.columns - 1) cells = build('short');
+  // The long time form only when every column fits with it: the natural widths, counted in one pass.
+  const natural = head.map((h) => h.length);
+  for (const r of rows) {
+    const widths = [r.lobbyId.length, r.mode.length, r.region.length, 19, 19, 8, 8];
+    widths.forEach((w, i) => (natural[i] = Math.max(natural[i]!, w)));
+  }
+  const fits = natural.reduce((a, b) => a + b, 0) + 2 * (head.length - 1) <= o.columns - 1;
+  const cells = build(o.wide || fits ? 'datetime' : 'short');
   const zone = o.utc ? 'UTC' : `local time (${zoneLabel(o.now, false)})`;
-  const caption = c.dim(`${rows.length} lobb${rows.length === 1 ? 'y' : 'ies'} · times in ${zone}`);
-  return formatTable({ head, rows: cells, right: [5, 6] }, o) + caption + '\n';
+  yield* tableChunks({ head, rows: cells, right: [5, 6], keep: [0], shrink: [1, 2], drop: [6, 3, 5, 2, 1] }, o);
+  yield c.dim(`${rows.length.toLocaleString('en-US')} lobb${rows.length === 1 ? 'y' : 'ies'} · times in ${zone}`) + '\n';
 }
 
 /** The progress line of a download, for stderr on a terminal: bytes, share and rate. */

@@ -2,12 +2,11 @@
 import type { Context } from '../../context.js';
 import type { CreateLobbyResponse, JobMetrics, JoinPort, LobbyLogsResponse } from '../../api/types.js';
 import { lineChart, niceScale, sparkline } from '../chart.js';
-import { styler } from '../color.js';
-import { formatDuration, formatMiB, formatShare, formatTime, visibleWidth } from '../format.js';
-import { renderRecord, type Field } from '../record.js';
+import { formatDuration, formatMiB, formatOffset, formatShare, formatTime, maxOf, meanOf, minOf, parseTimestamp, visibleWidth } from '../format.js';
+import { formatRecord, keyValues, labelled, type Field } from '../record.js';
 import { sanitizeLine } from '../sanitize.js';
-import { renderTable } from '../table.js';
-import { fitBlock, keyValues, labelled, paint, timeStyle, viewOptions, type ViewOptions } from './options.js';
+import { formatTable } from '../table.js';
+import { fit, fitBlock, paint, timeStyle, viewOptions, type ViewOptions } from './options.js';
 
 export function portAddress(p: JoinPort): string {
   if (p.port_range) return `${p.hostname}:${p.port_range.min}-${p.port_range.max}`;
@@ -15,29 +14,41 @@ export function portAddress(p: JoinPort): string {
   return p.port != null ? `${p.hostname}:${p.port}` : p.hostname;
 }
 
-export function renderCreatedLobby(ctx: Context, res: CreateLobbyResponse): string {
-  const out = ctx.io.stdout;
+/**
+ * The answer to `lobby create`: for people a short headline, the lobby id and the player token each whole (the
+ * token alone on its line when it is long, so it copies in one go), then the ports; for scripts key/value lines
+ * and a line per port.
+ */
+export function formatCreatedLobby(res: CreateLobbyResponse, o: ViewOptions): string {
   const ports = Object.entries(res.ports).sort(([a], [b]) => a.localeCompare(b));
-  const region = `${res.lobby.region.display_name} (${res.lobby.region.region_id})`;
-  if (out.isTTY !== true) {
+  const region = res.lobby.region;
+  if (!o.tty) {
     const fields: Field[] = [
       { label: 'Lobby', key: 'lobby_id', value: res.lobby.lobby_id },
-      { label: 'Region', key: 'region', value: res.lobby.region.region_id },
+      { label: 'Region', key: 'region', value: region.region_id },
       { label: 'Player token', key: 'player_token', value: res.player.token },
     ];
     const rows = ports.map(([name, p]) => `port\t${sanitizeLine(name)}\t${sanitizeLine(portAddress(p))}\t${p.is_tls ? 'tls' : 'tcp'}\n`);
-    return renderRecord(ctx, fields) + rows.join('');
+    return formatRecord(fields, o) + rows.join('');
   }
-  const c = styler(ctx, out);
-  let text = `${c.green('✓')} Created lobby ${c.bold(sanitizeLine(res.lobby.lobby_id))} in ${sanitizeLine(region)}\n`;
-  text += renderRecord(ctx, [{ label: 'Player token', key: 'player_token', value: res.player.token }]);
+  const c = paint(o);
+  let text = fit(`${c.green('✓')} Created a lobby in ${sanitizeLine(region.display_name)}`, o) + '\n';
+  text += formatRecord(
+    [
+      { label: 'Lobby', key: 'lobby_id', value: res.lobby.lobby_id },
+      { label: 'Region', key: 'region', value: `${region.display_name} (${region.region_id})`, whole: false },
+      { label: 'Player token', key: 'player_token', value: res.player.token },
+    ],
+    o,
+  );
   if (ports.length) {
-    text += '\n' + renderTable(ctx, {
-      head: ['PORT', 'ADDRESS', 'TLS'],
-      rows: ports.map(([name, p]) => [name, portAddress(p), p.is_tls ? 'yes' : 'no']),
-    });
+    text += '\n' + formatTable({ head: ['PORT', 'ADDRESS', 'TLS'], rows: ports.map(([name, p]) => [name, portAddress(p), p.is_tls ? 'yes' : 'no']) }, o);
   }
   return text;
+}
+
+export function renderCreatedLobby(ctx: Context, res: CreateLobbyResponse): string {
+  return formatCreatedLobby(res, viewOptions(ctx, ctx.io.stdout, false));
 }
 
 export type LobbyState = 'running' | 'stopped' | 'failed';
@@ -54,39 +65,61 @@ export interface SeriesSummary {
   mean: number;
 }
 
+/** The latest, highest and mean sample; non-finite samples (a JSON `1e999` parses as Infinity) are left out. */
 export function summarize(values: readonly number[]): SeriesSummary | undefined {
-  if (values.length === 0) return undefined;
-  return {
-    now: values[values.length - 1]!,
-    peak: Math.max(...values),
-    mean: values.reduce((a, b) => a + b, 0) / values.length,
-  };
+  const mean = meanOf(values);
+  if (mean === undefined) return undefined;
+  let now = 0;
+  for (let i = values.length - 1; i >= 0; i--) {
+    if (Number.isFinite(values[i])) {
+      now = values[i]!;
+      break;
+    }
+  }
+  return { now, peak: maxOf(values), mean };
 }
 
 const STEPS = ['created', 'started', 'ready', 'stopped'] as const;
 type StepName = (typeof STEPS)[number];
 
-/** Each step of the lifecycle and when it was reached (undefined: not yet, or never). */
-function steps(res: LobbyLogsResponse): { name: StepName; at?: number }[] {
-  const l = res.lobby;
-  const ms = (ts?: string | null) => (ts ? Date.parse(ts) : undefined);
-  return [
-    { name: 'created', at: ms(l.create_ts) },
-    { name: 'started', at: ms(l.start_ts) },
-    { name: 'ready', at: ms(l.ready_ts) },
-    { name: 'stopped', at: ms(l.status.stopped?.stop_ts) },
-  ];
+interface Step {
+  name: StepName;
+  /** ms since the epoch; undefined: not yet, or never. */
+  at?: number;
+  /** The service's text when it is not a time: shown as given, and reached, but not counted with. */
+  raw?: string;
 }
+
+/** Each step of the lifecycle and when it was reached. */
+function steps(res: LobbyLogsResponse): Step[] {
+  const l = res.lobby;
+  const step = (name: StepName, ts?: string | null): Step => {
+    if (!ts) return { name };
+    const at = parseTimestamp(ts);
+    return Number.isNaN(at) ? { name, raw: sanitizeLine(String(ts)) } : { name, at };
+  };
+  return [step('created', l.create_ts), step('started', l.start_ts), step('ready', l.ready_ts), step('stopped', l.status.stopped?.stop_ts)];
+}
+
+const reached = (s: Step) => s.at !== undefined || s.raw !== undefined;
+
+/** The time since `from` (ms, NaN when the service's time did not parse), or `-`. */
+const since = (to: number, from: number) => (Number.isFinite(to - from) ? formatDuration(Math.max(0, to - from)) : '-');
 
 /** The last step reached: where the lobby is in its lifecycle. */
 export function currentStep(res: LobbyLogsResponse): StepName {
-  const reached = steps(res).filter((s) => s.at !== undefined);
-  return reached.length ? reached[reached.length - 1]!.name : 'created';
+  const done = steps(res).filter(reached);
+  return done.length ? done[done.length - 1]!.name : 'created';
 }
 
-const pct = (v: number) => `${v.toFixed(1)}%`;
+/** A sample for people: `42.5`, and `1.80e+308` for one too large to write out. */
+const num = (v: number, digits = 1) => (Math.abs(v) >= 1e9 ? v.toExponential(2) : Number.isInteger(v) ? String(v) : v.toFixed(digits));
+const pct = (v: number) => `${Math.abs(v) >= 1e9 || !Number.isInteger(v) ? num(v) : v.toFixed(1)}%`;
 /** allocated_memory is in MB as Nomad counts them, which are MiB. */
-const allocatedBytes = (m: JobMetrics) => (m.allocated_memory ? m.allocated_memory * 1024 * 1024 : undefined);
+const allocatedBytes = (m: JobMetrics) => {
+  const bytes = (m.allocated_memory ?? 0) * 1024 * 1024;
+  return bytes > 0 && Number.isFinite(bytes) ? bytes : undefined;
+};
 
 export interface LobbyViewOptions extends ViewOptions {
   /** Line charts with axes instead of sparklines (--chart). */
@@ -112,15 +145,15 @@ function renderForScripts(res: LobbyLogsResponse, o: ViewOptions): string {
   const l = res.lobby;
   const stopped = l.status.stopped;
   const style = timeStyle(o);
-  const created = Date.parse(l.create_ts);
+  const created = parseTimestamp(l.create_ts);
   const rows: [string, string | number | null][] = [
     ['lobby_id', l.lobby_id],
     ['status', lobbyState(res)],
   ];
   if (stopped) rows.push(['exit_code', stopped.exit_code]);
   rows.push(['game_mode', l.lobby_group_name_id], ['region_id', l.region_id], ['namespace_id', l.namespace_id]);
-  for (const s of steps(res)) if (s.at !== undefined) rows.push([`${s.name}_ts`, formatTime(s.at, style)]);
-  rows.push(['age_ms', Math.max(0, o.now - created)]);
+  for (const s of steps(res)) if (reached(s)) rows.push([`${s.name}_ts`, s.raw ?? formatTime(s.at!, style)]);
+  rows.push(['age_ms', Number.isFinite(created) ? Math.max(0, o.now - created) : null]);
   const m = res.metrics;
   if (m) {
     rows.push(['job', m.job]);
@@ -133,7 +166,8 @@ function renderForScripts(res: LobbyLogsResponse, o: ViewOptions): string {
   return keyValues(rows);
 }
 
-const round2 = (v: number) => Math.round(v * 100) / 100;
+// Beyond 1e15 a double has no hundredths to round (and v * 100 could overflow).
+const round2 = (v: number) => (Math.abs(v) >= 1e15 ? v : Math.round(v * 100) / 100);
 
 function renderForPeople(res: LobbyLogsResponse, o: LobbyViewOptions): string {
   const c = paint(o);
@@ -146,45 +180,54 @@ function renderForPeople(res: LobbyLogsResponse, o: LobbyViewOptions): string {
       : state === 'failed'
         ? c.red(`✖ failed (exit code ${stopped!.exit_code})`)
         : c.dim(`■ stopped (exit code ${stopped!.exit_code})`);
-  const created = Date.parse(l.create_ts);
+  const created = parseTimestamp(l.create_ts);
   const facts: [string, string][] = [
     ['Game mode', sanitizeLine(l.lobby_group_name_id)],
     ['Region', sanitizeLine(l.region_id)],
     ['Namespace', sanitizeLine(l.namespace_id)],
-    ['Age', formatDuration(Math.max(0, o.now - created))],
+    ['Age', since(o.now, created)],
   ];
-  if (stopped) facts.push(['Lifetime', formatDuration(Math.max(0, Date.parse(stopped.stop_ts) - created))]);
+  if (stopped) facts.push(['Lifetime', since(parseTimestamp(stopped.stop_ts), created)]);
 
-  let text = `Lobby ${c.bold(sanitizeLine(l.lobby_id))}  ${badge}\n`;
-  text += labelled(o, facts);
+  // The id is never cut: when it and the badge do not fit on one line, the badge goes under it.
+  const id = `Lobby ${c.bold(sanitizeLine(l.lobby_id))}`;
+  const header = visibleWidth(`${id}  ${badge}`) <= o.columns - 1 ? `${id}  ${badge}` : `${id}\n${fit(badge, o)}`;
+  let text = labelled(o, facts);
   text += `\n${c.bold('Timeline')}\n` + timeline(res, o);
   text += '\n' + metrics(res, o);
-  return fitBlock(text, o);
+  return `${header}\n${fitBlock(text, o)}`;
 }
 
 /** created → started → ready → stopped: when each step was reached and how long it took to get there. */
 function timeline(res: LobbyLogsResponse, o: ViewOptions): string {
   const c = paint(o);
   const all = steps(res);
-  const lastReached = all.reduce((i, s, at) => (s.at !== undefined ? at : i), 0);
+  const lastReached = all.reduce((i, s, at) => (reached(s) ? at : i), 0);
   const rows: [string, string, string][] = [];
   let previous: number | undefined;
   all.forEach((s, i) => {
-    if (s.at !== undefined) {
-      rows.push([s.name, formatTime(s.at, timeStyle(o)), previous === undefined ? '' : `+${formatDuration(s.at - previous)}`]);
+    if (s.raw !== undefined) {
+      // Not a time: shown as the service sent it, and the next step's delay is not counted from it.
+      rows.push([s.name, s.raw, '']);
+      previous = undefined;
+    } else if (s.at !== undefined) {
+      // Times out of order (a clock skew) read as a negative offset, never `+-1h`.
+      rows.push([s.name, formatTime(s.at, timeStyle(o)), previous === undefined ? '' : formatOffset(s.at - previous)]);
       previous = s.at;
     } else if (i < lastReached) {
       // A lobby can stop before it ever started or became ready.
       rows.push([s.name, c.dim('never'), '']);
     } else if (i === lastReached + 1) {
-      const waiting = previous === undefined ? '' : `+${formatDuration(Math.max(0, o.now - previous))} so far`;
-      rows.push([s.name, c.dim(s.name === 'stopped' ? 'running' : 'pending'), waiting]);
+      const so = previous === undefined ? '' : formatDuration(Math.max(0, o.now - previous));
+      // The step not reached yet: a running lobby has not stopped, it has run for a while.
+      if (s.name === 'stopped') rows.push([s.name, c.dim('not yet'), so && `running ${so} so far`]);
+      else rows.push([s.name, c.dim('pending'), so && `+${so} so far`]);
     } else {
       rows.push([s.name, c.dim('pending'), '']);
     }
   });
-  const nameWidth = Math.max(...rows.map((r) => r[0].length));
-  const timeWidth = Math.max(...rows.map((r) => visibleWidth(r[1])));
+  const nameWidth = maxOf(rows.map((r) => r[0].length), 0);
+  const timeWidth = maxOf(rows.map((r) => visibleWidth(r[1])), 0);
   return rows
     .map(([name, at, took]) => {
       const pad = ' '.repeat(timeWidth - visibleWidth(at));
@@ -230,7 +273,7 @@ function metrics(res: LobbyLogsResponse, o: LobbyViewOptions): string {
 
   const seen = fresh ? '' : `, last seen ${formatTime(o.lastSeen!.at, timeStyle(o), 'clock')}`;
   let text = `${c.bold('Metrics')}  ${c.dim(sanitizeLine(m.job) + seen)}\n`;
-  const labelWidth = Math.max(...rows.map((r) => r.label.length));
+  const labelWidth = maxOf(rows.map((r) => r.label.length), 0);
   const indent = 2 + labelWidth + 2;
   if (o.chart) {
     for (const r of rows) text += `  ${c.dim(r.label.padEnd(labelWidth))}  ${r.numbers}\n`;
@@ -239,7 +282,7 @@ function metrics(res: LobbyLogsResponse, o: LobbyViewOptions): string {
   // Sparklines beside the numbers when every row fits, else each on its own line under its numbers.
   const spark = (r: (typeof rows)[number], width: number) =>
     c.cyan(sparkline(r.values, { width, scale: { min: 0, max: r.max } }));
-  const widest = Math.max(...rows.map((r) => Math.min(r.values.length, 30))) + 2 + Math.max(...rows.map((r) => r.numbers.length));
+  const widest = maxOf(rows.map((r) => Math.min(r.values.length, 30)), 0) + 2 + maxOf(rows.map((r) => r.numbers.length), 0);
   if (indent + widest <= o.columns - 1) {
     for (const r of rows) {
       text += `  ${c.dim(r.label.padEnd(labelWidth))}  ${spark(r, 30)}${' '.repeat(sparkPad(rows, r))}  ${r.numbers}\n`;
@@ -256,9 +299,11 @@ function metrics(res: LobbyLogsResponse, o: LobbyViewOptions): string {
 
 /** Spaces that line the numbers up when one series has fewer samples than another. */
 function sparkPad(rows: { values: readonly number[] }[], row: { values: readonly number[] }): number {
-  const longest = Math.max(...rows.map((r) => Math.min(r.values.length, 30)));
+  const longest = maxOf(rows.map((r) => Math.min(r.values.length, 30)), 0);
   return longest - Math.min(row.values.length, 30);
 }
+
+const samples = (n: number) => `${n.toLocaleString('en-US')} sample${n === 1 ? '' : 's'}`;
 
 function charts(res: LobbyLogsResponse, o: ViewOptions, m: JobMetrics, allocated: number | undefined, fresh: boolean): string {
   const c = paint(o);
@@ -269,8 +314,8 @@ function charts(res: LobbyLogsResponse, o: ViewOptions, m: JobMetrics, allocated
     const lines = lineChart(m.cpu, {
       height: 5,
       width,
-      format: (v) => `${Number.isInteger(v) ? v : v.toFixed(1)}%`,
-      xLabels: [`${m.cpu.length} samples`, right],
+      format: (v) => `${num(v)}%`,
+      xLabels: [samples(m.cpu.length), right],
       paint: c.cyan,
     });
     text += `\n  ${c.bold('CPU')} ${c.dim('(% of one core)')}\n` + lines.map((l) => `  ${l}\n`).join('');
@@ -278,13 +323,13 @@ function charts(res: LobbyLogsResponse, o: ViewOptions, m: JobMetrics, allocated
   const memory = m.memory ?? [];
   if (memory.length) {
     const mib = memory.map((b) => b / (1024 * 1024));
-    const scale = niceScale(Math.min(...mib), Math.max(...mib), 5);
+    const scale = niceScale(minOf(mib), maxOf(mib), 5);
     const lines = lineChart(mib, {
       height: 5,
       width,
       scale,
-      format: (v) => (scale.step < 1 ? v.toFixed(1) : String(Math.round(v))),
-      xLabels: [`${memory.length} samples`, right],
+      format: (v) => (scale.step < 1 ? num(v) : num(Math.round(v))),
+      xLabels: [samples(memory.length), right],
       paint: c.magenta,
     });
     const of = allocated ? c.dim(`(MiB of ${formatMiB(allocated)} allocated)`) : c.dim('(MiB)');

@@ -3,8 +3,7 @@
 import { Chalk, type ChalkInstance } from 'chalk';
 import type { Context, OutStream } from '../../context.js';
 import { colorEnabled } from '../color.js';
-import { fitLine, visibleWidth, type TimeStyle } from '../format.js';
-import { sanitizeLine } from '../sanitize.js';
+import { fitLine, type TimeStyle } from '../format.js';
 
 export interface ViewOptions {
   /** The human form (aligned, coloured, local times) rather than the script form (TSV, RFC 3339 UTC). */
@@ -35,18 +34,6 @@ export function paint(o: ViewOptions): ChalkInstance {
 
 export function timeStyle(o: ViewOptions): TimeStyle {
   return { local: o.tty, utc: o.utc };
-}
-
-/** `Label  value` lines with the labels aligned, each cut to the width; server strings must be sanitised first. */
-export function labelled(o: ViewOptions, rows: [label: string, value: string][], indent = ''): string {
-  const c = paint(o);
-  const width = Math.max(0, ...rows.map(([l]) => visibleWidth(l)));
-  return rows.map(([l, v]) => fit(`${indent}${c.dim(l.padEnd(width))}  ${v}`, o) + '\n').join('');
-}
-
-/** `key<TAB>value` lines for scripts. */
-export function keyValues(rows: [key: string, value: string | number | null | undefined][]): string {
-  return rows.map(([k, v]) => `${k}\t${v == null ? '' : sanitizeLine(String(v))}\n`).join('');
 }
 
 /** A line cut to the terminal's width; a pipe has no width to wrap at, so it gets the whole line. */

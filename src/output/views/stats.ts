@@ -1,7 +1,7 @@
 // `stats`: players per game mode and region. People get a table per game mode with a bar for each region's share,
 // and in --watch the change since the last refresh; scripts get one tab-separated row per (mode, region).
 import type { PlayerStatistics } from '../../api/types.js';
-import { formatChange, formatShare, formatTime } from '../format.js';
+import { formatChange, formatShare, formatTime, maxOf, visibleWidth } from '../format.js';
 import { sanitizeLine } from '../sanitize.js';
 import { formatTable } from '../table.js';
 import { fitBlock, paint, type ViewOptions } from './options.js';
@@ -67,7 +67,7 @@ export function formatStats(stats: PlayerStatistics, o: StatsViewOptions): strin
     .map((mode) => ({ mode, players: playersIn(stats, mode), before: playersIn(o.previous, mode) }))
     .filter((m) => m.players > 0 || m.before > 0)
     .sort((a, b) => b.players - a.players || a.mode.localeCompare(b.mode));
-  if (modes.length === 0) return text + c.dim('No game mode has players yet.') + '\n';
+  if (modes.length === 0) return fitBlock(text + c.dim('No game mode has players yet.') + '\n', o);
 
   for (const m of modes) {
     const regionNames = new Set([
@@ -85,9 +85,9 @@ export function formatStats(stats: PlayerStatistics, o: StatsViewOptions): strin
     text += `${modeDelta ? `  ${change(modeDelta)}` : ''}\n`;
 
     // The bar takes what the other columns leave, within reason.
-    const regionWidth = Math.max(6, ...regions.map((r) => sanitizeLine(r.region).length));
-    const playersWidth = Math.max(7, ...regions.map((r) => String(r.players).length));
-    const changeWidth = showChange ? 2 + Math.max(6, ...regions.map((r) => formatChange(r.players - r.before).length)) : 0;
+    const regionWidth = maxOf(regions.map((r) => visibleWidth(sanitizeLine(r.region))), 6);
+    const playersWidth = maxOf(regions.map((r) => String(r.players).length), 7);
+    const changeWidth = showChange ? 2 + maxOf(regions.map((r) => formatChange(r.players - r.before).length), 6) : 0;
     const barWidth = Math.max(5, Math.min(30, o.columns - 1 - 2 - regionWidth - 2 - playersWidth - 2 - 5 - changeWidth));
     const head = ['REGION', 'PLAYERS', 'SHARE'];
     if (showChange) head.push('CHANGE');

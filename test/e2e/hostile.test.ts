@@ -1,0 +1,200 @@
+// Answers the service's spec allows but nobody expects, served by a tiny local HTTP server (the emulator never
+// sends them): each one crashed, hung or printed garbage before. The CLI must hold: exit as documented, one line
+// on stderr for an error, no stack trace, no NaN/Infinity, nothing half-written.
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { InterruptedError } from '../../src/errors.js';
+import { plain, runCli, tempDir } from '../helpers/cli.js';
+
+const GAME = '11111111-2222-4333-8444-555555555555';
+const NS = '66666666-7777-4888-9999-000000000000';
+const LOBBY = '2f1c0a4e-1b2c-4d3e-8f90-a1b2c3d4e5f6';
+const COLUMNS =
+  'lobby_id,namespace_id,namespace_name,region_id,region_name,tier_name,version_id,version_name,lobby_group_id,lobby_group_name,start_ts,stop_ts,total_uptime_ms,query_uptime_ms';
+
+/** What the server answers next, per route: a JSON text (sent as is) or a CSV body. */
+const answers: { logs?: string; stats?: string; csv?: string | Buffer; onStats?: (count: number) => void } = {};
+let statsServed = 0;
+let server: http.Server;
+let base = '';
+
+beforeAll(async () => {
+  server = http.createServer((req, res) => {
+    const url = req.url ?? '';
+    const send = (status: number, body: string | Buffer, type = 'application/json') => {
+      res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body) });
+      res.end(body);
+    };
+    req.resume();
+    if (url.includes('/logs/lobbies/')) return send(200, answers.logs ?? '{}');
+    if (url.startsWith('/matchmaker/players/statistics')) {
+      answers.onStats?.(++statsServed);
+      return send(200, answers.stats ?? '{}');
+    }
+    if (url.endsWith('/matchmaker/lobbies/export-history')) return send(200, JSON.stringify({ url: `${base}/export.csv` }));
+    if (url === '/export.csv') return send(200, answers.csv ?? '', 'text/csv');
+    send(404, JSON.stringify({ code: 'API_NOT_FOUND', message: 'no such route' }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+const env = () => ({ GAMEHOST_ENDPOINT: base, GAMEHOST_TOKEN: 'cloud.token', GAMEHOST_GAME: GAME, GAMEHOST_NAMESPACE: NS });
+const GARBAGE = /NaN|Infinity|undefined|Invalid Date/;
+
+function logsBody(lobby: Record<string, unknown>, metrics?: Record<string, unknown>): string {
+  return JSON.stringify({
+    lobby: {
+      lobby_id: LOBBY,
+      namespace_id: NS,
+      lobby_group_name_id: 'default',
+      region_id: 'lnd-atl',
+      create_ts: '2026-11-21T10:42:03.000Z',
+      status: { running: {} },
+      ...lobby,
+    },
+    ...(metrics ? { metrics: { job: 'job-1', ...metrics } } : {}),
+  });
+}
+
+describe('lobby logs against hostile answers', () => {
+  it('125,000 CPU and memory samples: rendered, not a stack overflow', async () => {
+    const n = 125_000;
+    answers.logs = logsBody({}, { cpu: Array.from({ length: n }, (_, i) => i % 100), memory: Array.from({ length: n }, (_, i) => i * 1024) });
+    for (const tty of [false, true]) {
+      const r = await runCli(['lobby', 'logs', LOBBY, ...(tty ? ['--chart'] : [])], { env: env(), tty, columns: 80 });
+      expect(r.stderr).not.toMatch(/unexpected failure|Maximum call stack/);
+      expect(r.code).toBe(0);
+      expect(r.stdout).not.toMatch(GARBAGE);
+    }
+  });
+
+  it('--chart with samples near ±1.8e308 (and 1e999, which JSON reads as Infinity) ends, with finite labels', async () => {
+    // Written as text: JSON.stringify cannot write 1e999.
+    answers.logs = logsBody({}, { cpu: [1, 2] }).replace('"cpu":[1,2]', '"cpu":[1.7e308,-1.79e308,5,1e999,-1e999],"memory":[1.79e308,0,-1.7e308]');
+    for (const columns of [40, 80, 120]) {
+      const r = await runCli(['lobby', 'logs', LOBBY, '--chart', '--utc'], { env: env(), tty: true, columns });
+      expect(r.code).toBe(0);
+      const text = plain(r.stdout);
+      expect(text).not.toMatch(GARBAGE);
+      expect(text).toMatch(/CPU/);
+    }
+  });
+
+  it('a leap second is a time, a time that does not parse is shown as given, out-of-order times never read +-', async () => {
+    answers.logs = logsBody({
+      create_ts: '2016-12-31T23:59:60Z',
+      start_ts: 'sometime on tuesday',
+      ready_ts: '2016-12-31T22:59:00Z',
+    });
+    const r = await runCli(['lobby', 'logs', LOBBY, '--utc'], { env: env(), tty: true, columns: 100 });
+    expect(r.code).toBe(0);
+    const text = plain(r.stdout);
+    expect(text).not.toMatch(GARBAGE);
+    expect(text).toMatch(/created +2017-01-01 00:00:00 UTC/);
+    expect(text).toMatch(/started +sometime on tuesday/);
+    expect(text).not.toMatch(/\+-/);
+    const piped = await runCli(['lobby', 'logs', LOBBY], { env: env() });
+    expect(piped.stdout).toMatch(/^created_ts\t2017-01-01T00:00:00Z$/m);
+    expect(piped.stdout).toMatch(/^started_ts\tsometime on tuesday$/m);
+    expect(piped.stdout).not.toMatch(GARBAGE);
+  });
+
+  it('a running lobby reads "not yet … running … so far"; one sample is "1 sample"', async () => {
+    answers.logs = logsBody({ start_ts: '2026-11-21T10:42:04.000Z', ready_ts: '2026-11-21T10:42:05.000Z' }, { cpu: [12.5], memory: [] });
+    const r = await runCli(['lobby', 'logs', LOBBY, '--chart', '--utc'], { env: env(), tty: true, columns: 100 });
+    const text = plain(r.stdout);
+    expect(text).toMatch(/stopped +not yet +running .* so far/);
+    expect(text).not.toMatch(/stopped +running/);
+    expect(text).toMatch(/ 1 sample /);
+  });
+
+  it('--json prints the body as received: integers beyond 2^53 keep their digits', async () => {
+    answers.logs = logsBody({}, { cpu: [1], memory: [1] }).replace('"memory":[1]', '"memory":[9007199254740993,9223372036854775807]');
+    const r = await runCli(['lobby', 'logs', LOBBY, '--json'], { env: env() });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('9007199254740993');
+    expect(r.stdout).toContain('9223372036854775807');
+  });
+});
+
+describe('stats --json against big numbers', () => {
+  const body = '{"player_count":9007199254740993,"game_modes":{"default":{"player_count":9223372036854775807,"regions":{}},"e":{"player_count":0,"regions":{}}}}';
+
+  it('prints the service body losslessly, indented as every --json is', async () => {
+    answers.stats = body;
+    const r = await runCli(['stats', '--json'], { env: env() });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('"player_count": 9007199254740993');
+    expect(r.stdout).toContain('"player_count": 9223372036854775807');
+    expect(r.stdout).toContain('"regions": {}');
+    // The same document a parser reads from the body itself.
+    expect(JSON.parse(r.stdout)).toEqual(JSON.parse(body));
+  });
+
+  it('--watch --json: one line per changed body, digits intact; Ctrl-C ends it with 130 and no error', async () => {
+    answers.stats = body;
+    const controller = new AbortController();
+    // Ctrl-C while the third request is in flight: two answers, the same body, so one line.
+    statsServed = 0;
+    answers.onStats = (n) => n === 3 && controller.abort(new InterruptedError('SIGINT'));
+    const r = await runCli(['stats', '--watch', '0.1', '--json'], { env: env(), signal: controller.signal });
+    answers.onStats = undefined;
+    expect(r.code).toBe(130);
+    expect(r.stderr).toBe('');
+    const lines = r.stdout.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toBe(body);
+  });
+});
+
+describe('history export refuses what is not the service CSV', () => {
+  const row = (id: string) => `${id},${NS},prod,lnd-atl,Atlanta,basic,v,v1,g,default,1763700000000,,60000,60000`;
+
+  it.each([
+    ['no header', `${row(LOBBY)}\n${row(LOBBY)}\n`, /line 1: no lobby history header/],
+    ['a header without the documented columns', 'lobby_id,region_id\nx,y\n', /line 1: the header lacks namespace_id, .*query_uptime_ms/],
+    ['an unclosed quote', `${COLUMNS}\n${row(LOBBY)}\n"${row('b')}\n${row('c')}\n`, /line 3: a quoted field is never closed/],
+    ['a short row', `${COLUMNS}\n${row(LOBBY)}\n${LOBBY},x\n`, /line 3: 2 fields, but the header has 14/],
+    ['an HTML page', '<!DOCTYPE html>\n<html><body>Sign in</body></html>\n', /line 1: no lobby history header/],
+    ['binary', Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7919) % 256)), /line \d+: (not UTF-8 text|no lobby history header)/],
+    ['nothing at all', '', /empty: not even a header/],
+  ])('%s: exit 1 with the line and the problem, and no file left', async (_name, csv, message) => {
+    answers.csv = csv;
+    const dir = tempDir();
+    for (const format of ['csv', 'json']) {
+      const r = await runCli(['history', 'export', '--since', '1h', '--format', format, '-o', path.join(dir, `h.${format}`)], { env: env(), cwd: dir });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(message);
+      expect(r.stderr).toMatch(/^error: the export is not the service's lobby history CSV: /);
+      expect(r.stderr).not.toMatch(/unexpected failure|at .*\.js:\d+/);
+      expect(fs.readdirSync(dir)).toEqual([]);
+    }
+  });
+
+  it('-o - with csv: bytes that do not parse never reach stdout', async () => {
+    answers.csv = '<html>nope</html>\n';
+    const r = await runCli(['history', 'export', '--since', '1h', '-o', '-'], { env: env() });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+  });
+
+  it('--format table with 125,000 rows: rendered in full, not a stack overflow; ids whole at 80 columns', async () => {
+    const n = 125_000;
+    const id = (i: number) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
+    answers.csv = COLUMNS + '\n' + Array.from({ length: n }, (_, i) => row(id(i))).join('\n') + '\n';
+    const r = await runCli(['history', 'export', '--since', '1h', '--format', 'table', '--utc'], { env: env(), tty: true, columns: 80 });
+    expect(r.stderr).not.toMatch(/unexpected failure|Maximum call stack/);
+    expect(r.code).toBe(0);
+    const lines = plain(r.stdout).trimEnd().split('\n');
+    expect(lines).toHaveLength(1 + n + 2);
+    expect(lines[1]!.startsWith(id(0) + ' ')).toBe(true);
+    expect(lines.at(-3)!.startsWith(id(n - 1) + ' ')).toBe(true);
+    expect(lines.at(-1)).toBe('125,000 lobbies · times in UTC');
+    for (const line of lines) expect(line.length).toBeLessThanOrEqual(79);
+  });
+});

@@ -1,0 +1,282 @@
+// build push as one session: what happens at its edges (a refused completion, S3's XML errors, plans that cannot
+// work, --limit-rate, GitHub Actions outputs), and the transport rules it shares with history export.
+import { spawn } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { plain, runCli, tempDir } from '../helpers/cli.js';
+import { frontOf, listBuilds, useEmulator } from '../helpers/emulator.js';
+
+const BIN = path.resolve(__dirname, '../../bin/gamehost.js');
+const PART = 64 * 1024;
+const S3_EXPIRED = '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>AccessDenied</Code><Message>Request has expired</Message><X-Amz-Expires>21600</X-Amz-Expires><RequestId>4D2C9F1B</RequestId></Error>';
+
+const events = (stderr: string): Record<string, any>[] => stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+const journals = (env: Record<string, string | undefined>) => {
+  const dir = path.join(env.XDG_STATE_HOME!, 'gamehost', 'uploads');
+  return fs.existsSync(dir) ? fs.readdirSync(dir) : [];
+};
+/** The part number of a presigned part URL of the emulator (`/_upload/{upload}/{n}?…`). */
+const partOf = (req: http.IncomingMessage) => (req.method === 'PUT' ? Number(/\/_upload\/[^/]+\/(\d+)/.exec(req.url ?? '')?.[1]) : undefined);
+
+function refuse(res: http.ServerResponse, req: http.IncomingMessage, status: number, body: string, type = 'application/json'): true {
+  req.resume();
+  res.writeHead(status, { 'content-type': type, connection: 'close' });
+  res.end(body);
+  return true;
+}
+
+describe('build push: the session ends cleanly on every path', () => {
+  const fx = useEmulator({ partSize: PART, singlePartMax: 32 * 1024 });
+  const dir = tempDir();
+  const file = (name: string, size: number) => {
+    const f = path.join(dir, name);
+    fs.writeFileSync(f, crypto.randomBytes(size));
+    return f;
+  };
+  const refusingComplete = () =>
+    frontOf(fx.emu.endpoint, (req, res) =>
+      req.method === 'POST' && req.url!.endsWith('/complete')
+        ? refuse(res, req, 400, JSON.stringify({ code: 'UPLOAD_INVALID', message: 'Invalid upload: part 2 of 3 is missing.', ray_id: 'r1' }))
+        : false,
+    );
+
+  it('a completion refused with 400 on a terminal: exit 1, nothing left running, no journal, no resume hint', async () => {
+    const front = await refusingComplete();
+    try {
+      const env = { ...fx.env, XDG_STATE_HOME: path.join(tempDir(), 'state'), GAMEHOST_ENDPOINT: front.endpoint };
+      const f = file('refused.tar', 3 * PART);
+      // runCli fails the test if the spinner's timer (or anything else) outlives the run: the 40 s hang.
+      const r = await runCli(['build', 'push', f, '--tag', 'refused:v1'], { env, tty: true });
+      expect(r.code).toBe(1);
+      // eslint-disable-next-line no-control-regex
+      const text = r.stderr.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
+      expect(text).toContain('completing the upload…');
+      expect(text).toContain('error: Invalid upload: part 2 of 3 is missing. (UPLOAD_INVALID, ray r1)\n  this upload cannot be resumed: run the same command again to start a new one\n');
+      expect(text).not.toContain('to resume');
+      expect(journals(env)).toEqual([]);
+    } finally {
+      front.close();
+    }
+  });
+
+  // script(1) with these flags is util-linux's; the in-process test above covers the same on every platform.
+  it.runIf(process.platform === 'linux')('the real executable on a pseudo-terminal exits on its own after a refused completion', async () => {
+    const front = await refusingComplete();
+    try {
+      const env = { ...fx.env, XDG_STATE_HOME: path.join(tempDir(), 'state'), GAMEHOST_ENDPOINT: front.endpoint };
+      const f = file('refused-pty.tar', 3 * PART);
+      const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+      // util-linux script(1) gives the child a real terminal; the test's own timeout is what a hang would hit.
+      // A terminal 100 columns wide (under a harness script's terminal has no size at all).
+      const command = `stty cols 100; exec ${[process.execPath, BIN, 'build', 'push', f, '--tag', 'refused:pty'].map(quote).join(' ')}`;
+      const child = spawn('script', ['-qec', command, '/dev/null'], {
+        env: { PATH: process.env.PATH, SHELL: '/bin/sh', TERM: 'xterm-256color', ...env } as NodeJS.ProcessEnv,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let out = '';
+      child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+      const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+      expect(code).toBe(1);
+      expect(plain(out)).toContain('error: Invalid upload: part 2 of 3 is missing.');
+      expect(plain(out)).toContain('completing the upload…');
+      expect(out.length).toBeLessThan(64 * 1024);
+    } finally {
+      front.close();
+    }
+  });
+
+  it('S3 403 XML on a resumed part: the code and message read, the part named in the whole upload, the journal removed', async () => {
+    let mode: 'fail-500' | 'expired' | 'none' = 'fail-500';
+    const front = await frontOf(fx.emu.endpoint, (req, res) => {
+      if (partOf(req) !== 6 || mode === 'none') return false;
+      if (mode === 'fail-500') return refuse(res, req, 500, JSON.stringify({ code: 'ERROR', message: 'try later' }));
+      return refuse(res, req, 403, S3_EXPIRED, 'application/xml');
+    });
+    try {
+      const env = { ...fx.env, XDG_STATE_HOME: path.join(tempDir(), 'state'), GAMEHOST_ENDPOINT: front.endpoint };
+      const f = file('expired.tar', 6 * PART);
+      const args = ['build', 'push', f, '--tag', 'expired:v1', '--concurrency', '1'];
+      // A 5xx after its retries: resuming can help, and says so.
+      const first = await runCli(args, { env });
+      expect(first.code).toBe(7);
+      expect(first.stderr).toMatch(/^error: part 6 of 6 failed after 3 attempts: 500 ERROR: try later\n  run the same command again to resume: 5 of 6 parts are up\n$/m);
+      expect(journals(env)).toHaveLength(1);
+
+      // The resumed run sends part 6 alone and meets an expired URL: named as part 6 of 6, read from the XML.
+      mode = 'expired';
+      const second = await runCli(args, { env });
+      expect(second.code).toBe(7);
+      expect(second.stderr).toContain('Resuming build');
+      expect(second.stderr).toMatch(/^error: part 6 of 6 failed: 403 AccessDenied: Request has expired\n  this upload cannot be resumed: run the same command again to start a new one\n$/m);
+      expect(second.stderr).not.toMatch(/<Error>|gamehost login|to resume/);
+      expect(journals(env)).toEqual([]);
+
+      // So the next run starts over: a new build, no resume.
+      mode = 'none';
+      const third = await runCli([...args, '--progress', 'json'], { env });
+      expect(events(third.stderr)[0]).toMatchObject({ type: 'create', tag: 'expired:v1' });
+      expect(events(third.stderr).some((e) => e.type === 'resume')).toBe(false);
+    } finally {
+      front.close();
+    }
+  });
+
+  it("the emulator's presign error (a bad signature) ends the upload and its journal, naming the part", async () => {
+    const front = await frontOf(fx.emu.endpoint, (req) => {
+      if (partOf(req) === 2) req.url = req.url!.replace(/sig=[^&]+/, 'sig=forged');
+      return false;
+    });
+    try {
+      const env = { ...fx.env, XDG_STATE_HOME: path.join(tempDir(), 'state'), GAMEHOST_ENDPOINT: front.endpoint };
+      const r = await runCli(['build', 'push', file('forged.tar', 3 * PART), '--tag', 'forged:v1', '--concurrency', '1'], { env });
+      expect(r.code).toBe(7);
+      expect(r.stderr).toMatch(/^error: part 2 of 3 failed: 403 PRESIGN_INVALID: The presigned URL signature does not match\.( \(ray [\w-]+\))?\n  this upload cannot be resumed: run the same command again to start a new one\n$/m);
+      expect(journals(env)).toEqual([]);
+    } finally {
+      front.close();
+    }
+  });
+
+  const plan = (url: (n: number) => string, layout: [number, number][]) => ({
+    build_id: '11111111-1111-4111-8111-111111111111',
+    upload_id: '22222222-2222-4222-8222-222222222222',
+    image_presigned_requests: layout.map(([byte_offset, content_length], i) => ({ path: 'image.tar', url: url(i + 1), byte_offset, content_length })),
+  });
+  it.each([
+    ['a gap', plan((n) => `http://127.0.0.1:9/p/${n}`, [[0, PART], [PART + 1, PART - 1]]), /part 2 starts at byte 65537, expected 65536$/m],
+    ['a short plan', plan((n) => `http://127.0.0.1:9/p/${n}`, [[0, PART]]), /its parts cover 65536 bytes but the file has 131072$/m],
+    ['a relative part URL', plan(() => 'part-1', [[0, 2 * PART]]), /part 1 url is not an absolute http\(s\) URL: "part-1"$/m],
+    ['an ftp part URL', plan(() => 'ftp://bucket/part', [[0, 2 * PART]]), /part 1 url is not an absolute http\(s\) URL: "ftp:\/\/bucket\/part"$/m],
+    ['10,001 parts', plan((n) => `http://127.0.0.1:9/p/${n}`, Array.from({ length: 10_001 }, (_, i) => [i, 1] as [number, number])), /10001 parts, more than 10000$/m],
+  ])('a plan with %s is refused before anything is journalled or sent: exit 7', async (_name, body, message) => {
+    let puts = 0;
+    const front = await frontOf(fx.emu.endpoint, (req, res) => {
+      if (req.method === 'PUT') puts++;
+      return req.method === 'POST' && req.url!.endsWith('/builds') ? refuse(res, req, 200, JSON.stringify(body)) : false;
+    });
+    try {
+      const env = { ...fx.env, XDG_STATE_HOME: path.join(tempDir(), 'state'), GAMEHOST_ENDPOINT: front.endpoint };
+      const r = await runCli(['build', 'push', file('planned.tar', 2 * PART), '--tag', 'plan:v1'], { env });
+      expect(r.code).toBe(7);
+      expect(r.stderr).toMatch(/^error: the service's upload plan is unusable: /m);
+      expect(r.stderr).toMatch(message);
+      expect(r.stderr).not.toContain('again');
+      expect(journals(env)).toEqual([]);
+      expect(puts).toBe(0);
+    } finally {
+      front.close();
+    }
+  });
+
+  // Replaces a test that timed the run: a limiter that did not hold would show a rate far above the limit.
+  it('--limit-rate caps the whole upload: the rate shown stays within 10% of the limit, and no listener piles up', async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.name);
+    process.on('warning', onWarning);
+    try {
+      const limit = 256 * 1024;
+      const r = await runCli(['build', 'push', file('paced.tar', 2 * PART), '--tag', 'paced:v1', '--limit-rate', '256K', '--concurrency', '4', '--progress', 'json'], { env: fx.env });
+      expect(r.code).toBe(0);
+      const rated = events(r.stderr).filter((e) => e.type === 'progress' || e.type === 'completing');
+      expect(rated.at(-1)!.type).toBe('completing');
+      expect(rated.at(-1)!.rate_bytes_per_s).toBeGreaterThan(0);
+      for (const e of rated) expect(e.rate_bytes_per_s).toBeLessThanOrEqual(limit * 1.1);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
+  it('under GitHub Actions: build_id, upload_id and sha256 are step outputs', async () => {
+    const out = path.join(tempDir(), 'github-output');
+    fs.writeFileSync(out, 'earlier=1\n');
+    const f = file('ci.tar', 2 * PART);
+    const r = await runCli(['build', 'push', f, '--tag', 'ci:v1', '--json'], { env: { ...fx.env, GITHUB_ACTIONS: 'true', GITHUB_OUTPUT: out } });
+    expect(r.code).toBe(0);
+    const result = JSON.parse(r.stdout);
+    expect(fs.readFileSync(out, 'utf8')).toBe(`earlier=1\nbuild_id=${result.build_id}\nupload_id=${result.upload_id}\nsha256=${result.sha256}\n`);
+    expect(result.sha256).toBe(crypto.createHash('sha256').update(fs.readFileSync(f)).digest('hex'));
+    expect((await listBuilds(fx.emu.endpoint)).find((b) => b.build_id === result.build_id)?.complete).toBe(true);
+  });
+});
+
+/** A stand-in for the service's export call and its presigned link, answering what the test sets. */
+async function exportService(answer: { url: (origin: string) => string; download?: (res: http.ServerResponse) => void }) {
+  const hits = { exports: 0, downloads: 0 };
+  const server = http.createServer((req, res) => {
+    req.resume();
+    const origin = `http://${req.headers.host}`;
+    if (req.method === 'POST' && req.url!.endsWith('/export-history')) {
+      hits.exports++;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify({ url: answer.url(origin) }));
+    }
+    hits.downloads++;
+    answer.download?.(res);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const env = {
+    GAMEHOST_ENDPOINT: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    GAMEHOST_TOKEN: 'cloud.test-token',
+    GAMEHOST_GAME: '00000000-0000-4000-8000-000000000001',
+  };
+  return { env, hits, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+describe('history export: the links the service gives', () => {
+  it.each([
+    ['a relative url', () => 'export.csv', 'the service\'s export url is not an absolute http(s) URL: "export.csv"'],
+    ['an empty url', () => '', 'the service\'s export url is not an absolute http(s) URL: ""'],
+    ['an ftp url', () => 'ftp://bucket/export.csv', 'the service\'s export url is not an absolute http(s) URL: "ftp://bucket/export.csv"'],
+  ])('%s: one line, exit 1, nothing fetched, no retries', async (_name, url, line) => {
+    const svc = await exportService({ url });
+    try {
+      const r = await runCli(['history', 'export', '--since', '1h', '-o', 'out.csv'], { env: svc.env, cwd: tempDir() });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toBe(`error: ${line}\n`);
+      expect(svc.hits).toEqual({ exports: 1, downloads: 0 });
+    } finally {
+      await svc.close();
+    }
+  });
+
+  it('a 403 from the presigned link reads the XML and says to export again, not to log in', async () => {
+    const svc = await exportService({
+      url: (origin) => `${origin}/bucket/export.csv?X-Amz-Signature=abc`,
+      download: (res) => {
+        res.writeHead(403, { 'content-type': 'application/xml' });
+        res.end(S3_EXPIRED);
+      },
+    });
+    try {
+      const r = await runCli(['history', 'export', '--since', '1h', '-o', 'out.csv'], { env: svc.env, cwd: tempDir() });
+      expect(r.code).toBe(3);
+      expect(r.stderr).toBe('error: 403 AccessDenied: Request has expired (ray 4D2C9F1B)\n  the download link was refused (it may have expired): run `gamehost history export` again for a new one\n');
+      expect(svc.hits.downloads).toBe(1);
+    } finally {
+      await svc.close();
+    }
+  });
+});
+
+describe('retries a person can see', () => {
+  it('on a terminal, a line per retry of an API call; piped, only the final error', async () => {
+    const server = http.createServer();
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+    await new Promise((r) => server.close(r));
+    const env = { GAMEHOST_ENDPOINT: `http://127.0.0.1:${port}`, GAMEHOST_TOKEN: 'cloud.t', GAMEHOST_GAME: '00000000-0000-4000-8000-000000000001' };
+    const tty = await runCli(['stats'], { env, tty: true });
+    expect(tty.code).toBe(6);
+    const lines = plain(tty.stderr).trim().split('\n');
+    expect(lines.slice(0, 2)).toEqual([expect.stringMatching(/^retrying in \d+\.\d s \(2\/3\): connection refused$/), expect.stringMatching(/^retrying in \d+\.\d s \(3\/3\): connection refused$/)]);
+    expect(lines.slice(2)).toEqual([`error: could not reach 127.0.0.1:${port}: connection refused (ECONNREFUSED)`, '  nothing listens there: start the emulator with `gamehost emulator serve`']);
+    const piped = await runCli(['stats'], { env });
+    expect(piped.stderr).not.toContain('retrying');
+  });
+});

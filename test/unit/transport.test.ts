@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import { checkServiceUrl, isRetryable, parseErrorBody, proxyFor, responseError } from '../../src/api/transport.js';
+import { ApiError, NetworkError, ResponseError } from '../../src/errors.js';
+
+const api = (status: number) => new ApiError(status, { code: 'X', message: 'm' });
+const net = (code: string) => new NetworkError('could not reach h', code);
+
+describe('one set of retry rules for API calls, presigned GETs and part PUTs', () => {
+  it.each([
+    ['a 429, even when not idempotent', api(429), false, true],
+    ['a 503 when idempotent', api(503), true, true],
+    ['a 503 when not idempotent', api(503), false, false],
+    ['a 408 when idempotent', api(408), true, true],
+    ['a 400', api(400), true, false],
+    ['a 403', api(403), true, false],
+    ['a reset connection when idempotent', net('ECONNRESET'), true, true],
+    ['a reset connection when not idempotent (it may have been acted on)', net('ECONNRESET'), false, false],
+    ['a refused connection when not idempotent (it never left)', net('ECONNREFUSED'), false, true],
+    ['a certificate failure', net('DEPTH_ZERO_SELF_SIGNED_CERT'), true, false],
+    ['a TLS version failure', net('ERR_SSL_WRONG_VERSION_NUMBER'), true, false],
+    ['anything else', new Error('bug'), true, false],
+  ])('%s', (_name, err, idempotent, expected) => {
+    expect(isRetryable(err, idempotent)).toBe(expected);
+  });
+});
+
+describe("S3's XML errors", () => {
+  it('reads Code, Message and RequestId', () => {
+    const xml = '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>SignatureDoesNotMatch</Code><Message>The request signature we calculated does not match &amp; so on</Message><RequestId>R1</RequestId></Error>';
+    expect(parseErrorBody(403, xml)).toEqual({ code: 'SignatureDoesNotMatch', message: 'The request signature we calculated does not match & so on', ray_id: 'R1' });
+  });
+  it('a presigned answer reads as one line with the status, and its 403 never blames the token', () => {
+    const err = responseError(404, {}, '<Error><Code>NoSuchUpload</Code><Message>The specified upload does not exist.</Message></Error>', { presigned: 'part' });
+    expect(err.message).toBe('404 NoSuchUpload: The specified upload does not exist.');
+    const denied = responseError(403, {}, '<Error><Code>AccessDenied</Code><Message>Request has expired</Message></Error>', { presigned: 'export' });
+    expect(denied.message).toBe('403 AccessDenied: Request has expired');
+    expect(denied.hint).not.toContain('login');
+    expect(responseError(403, {}, '{"code":"API_FORBIDDEN","message":"no"}').hint).toContain('gamehost login');
+  });
+});
+
+describe('URLs from the service', () => {
+  it.each(['https://bucket.example/p?sig=1', 'http://127.0.0.1:6420/_export/x'])('accepts %s', (url) => {
+    expect(checkServiceUrl('export url', url).href).toBe(new URL(url).href);
+  });
+  it.each([
+    ['export.csv', '"export.csv"'],
+    ['', '""'],
+    ['ftp://bucket/x', '"ftp://bucket/x"'],
+    ['file:///etc/passwd', '"file:///etc/passwd"'],
+    [42, '42'],
+  ])('refuses %j, naming the field and the value', (value, shown) => {
+    expect(() => checkServiceUrl('export url', value)).toThrow(new ResponseError(`the service's export url is not an absolute http(s) URL: ${shown}`));
+  });
+});
+
+describe('proxyFor', () => {
+  const u = (s: string) => new URL(s);
+  it('takes HTTPS_PROXY for https (else HTTP_PROXY) and HTTP_PROXY for http', () => {
+    expect(proxyFor({ HTTPS_PROXY: 'http://p:1', HTTP_PROXY: 'http://q:2' }, u('https://s3.example/x'))?.host).toBe('p:1');
+    expect(proxyFor({ http_proxy: 'q:2' }, u('https://s3.example/x'))?.host).toBe('q:2');
+    expect(proxyFor({ HTTPS_PROXY: 'http://p:1' }, u('http://s3.example/x'))).toBeUndefined();
+  });
+  it('honours NO_PROXY: names, domains, ports and *', () => {
+    const env = { HTTPS_PROXY: 'http://p:1' };
+    expect(proxyFor({ ...env, NO_PROXY: 'example.com' }, u('https://s3.example.com/x'))).toBeUndefined();
+    expect(proxyFor({ ...env, NO_PROXY: '.example.com' }, u('https://s3.example.com/x'))).toBeUndefined();
+    expect(proxyFor({ ...env, NO_PROXY: 'ample.com' }, u('https://s3.example.com/x'))).toBeDefined();
+    expect(proxyFor({ ...env, NO_PROXY: 'example.com:8443' }, u('https://s3.example.com/x'))).toBeDefined();
+    expect(proxyFor({ ...env, no_proxy: 'localhost, 127.0.0.1' }, u('https://127.0.0.1:9/x'))).toBeUndefined();
+    expect(proxyFor({ ...env, NO_PROXY: '*' }, u('https://anything/x'))).toBeUndefined();
+  });
+});

@@ -1,0 +1,212 @@
+// Property tests of the views: random but spec-valid answers (seeded, so a failure replays) render at 40, 80 and 120
+// columns with no line wider than the terminal (except one holding an id or a token, which is never cut), and no
+// NaN, Infinity, undefined or Invalid Date, whatever the strings, numbers, times and sample counts.
+import { describe, expect, it } from 'vitest';
+import type { CreateLobbyResponse, LobbyLogsResponse, PlayerStatistics } from '../../src/api/types.js';
+import { visibleWidth } from '../../src/output/format.js';
+import { historyRecord, historyRow, historyTableChunks, HISTORY_COLUMNS } from '../../src/output/views/history.js';
+import { formatCreatedLobby, formatLobbyLogs } from '../../src/output/views/lobby.js';
+import type { ViewOptions } from '../../src/output/views/options.js';
+import { formatStats } from '../../src/output/views/stats.js';
+
+/** The history table as one text, its chunks joined. */
+const historyTable = (...args: Parameters<typeof historyTableChunks>) => [...historyTableChunks(...args)].join('');
+
+/** mulberry32: small, fast, and the same sequence for the same seed everywhere. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+// Letters that could spell the words above are left out of the random text, so a match is always the CLI's own.
+const ASCII = 'abcdefghjklmnopqrstvwxyzABCEFGHJKLMOPQRSTVWXYZ0123456789 -_.:/,"\'';
+const CONTROL = ['\x00', '\x07', '\x08', '\t', '\n', '\r', '\x1b[2J', '\x1b]0;title\x07', '\x1b[31m', '\x7f', '\x9b', '\x1bc'];
+const WIDE = ['東', '京', '한', '😀', '🎮', 'ｗ', 'é', 'e\u0301', '\u200d'];
+
+class Gen {
+  constructor(readonly r: () => number) {}
+  int(n: number): number {
+    return Math.floor(this.r() * n);
+  }
+  pick<T>(xs: readonly T[]): T {
+    return xs[this.int(xs.length)]!;
+  }
+  chance(p: number): boolean {
+    return this.r() < p;
+  }
+  text(max = 30): string {
+    let s = '';
+    const n = this.int(max + 1);
+    for (let i = 0; i < n; i++) {
+      const k = this.r();
+      s += k < 0.7 ? this.pick([...ASCII]) : k < 0.85 ? this.pick(CONTROL) : this.pick(WIDE);
+    }
+    return s;
+  }
+  uuid(): string {
+    const hex = () => this.int(16).toString(16);
+    const part = (n: number) => Array.from({ length: n }, hex).join('');
+    return `${part(8)}-${part(4)}-4${part(3)}-8${part(3)}-${part(12)}`;
+  }
+  number(): number {
+    return this.pick([
+      () => 0,
+      () => -1,
+      () => this.r() * 100,
+      () => this.r() * 1e6,
+      () => this.int(1e9),
+      () => this.r() * 1.7976931348623157e308,
+      () => -this.r() * 1.7976931348623157e308,
+      () => 1.7976931348623157e308,
+      () => Number.MIN_VALUE,
+      () => -this.r() * 1e3,
+    ])();
+  }
+  /** An RFC 3339 time from 1970 to 9999, sometimes a leap second or an offset, rarely not a time at all. */
+  time(): string {
+    const ms = this.int(253402300799000);
+    const iso = new Date(ms).toISOString();
+    const k = this.r();
+    if (k < 0.1) return `${iso.slice(0, 10)}T23:59:60Z`;
+    if (k < 0.2) return iso.replace('Z', '+05:30');
+    if (k < 0.25) return this.text(12);
+    return iso;
+  }
+  samples(big: boolean): number[] {
+    const n = big ? 200_000 : this.pick([0, 1, 2, 3, 30, 31, this.int(400)]);
+    const flat = this.chance(0.2) ? this.number() : undefined;
+    return Array.from({ length: n }, () => flat ?? this.number());
+  }
+}
+
+const WIDTHS = [40, 80, 120];
+const NOW = Date.UTC(2026, 10, 21, 10, 46, 15);
+const term = (columns: number): ViewOptions => ({ tty: true, columns, now: NOW, utc: true, color: true });
+const pipe: ViewOptions = { tty: false, columns: 80, now: NOW, utc: true, color: false };
+// eslint-disable-next-line no-control-regex
+const strip = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, '');
+
+/** The first line that reads as garbage, for a failure message that shows it. */
+const garbage = (text: string) => strip(text).match(/.*(NaN|Infinity|undefined|Invalid Date).*/)?.[0];
+
+/** Every line fits, unless it holds one of `whole` (an id or a token, never cut); nothing reads as garbage. */
+function expectFits(text: string, columns: number, whole: string[], what: string): void {
+  expect(garbage(text), what).toBeUndefined();
+  for (const line of strip(text).split('\n')) {
+    if (visibleWidth(line) <= columns - 1) continue;
+    expect(whole.some((w) => line.includes(w)), `${what}: a line of ${visibleWidth(line)} columns at ${columns}: ${JSON.stringify(line)}`).toBe(true);
+  }
+}
+
+function lobbyLogs(g: Gen, big: boolean): LobbyLogsResponse {
+  const state = g.pick(['running', 'stopped', 'failed'] as const);
+  const opt = (v: string) => (g.chance(0.3) ? undefined : g.chance(0.2) ? null : v);
+  return {
+    lobby: {
+      lobby_id: g.uuid(),
+      namespace_id: g.uuid(),
+      lobby_group_name_id: g.text(),
+      region_id: g.text(),
+      create_ts: g.time(),
+      start_ts: opt(g.time()),
+      ready_ts: opt(g.time()),
+      status:
+        state === 'running'
+          ? { running: {} }
+          : { running: null, stopped: { stop_ts: g.time(), failed: state === 'failed', exit_code: g.pick([0, 1, 137, -2147483648, 2147483647]) } },
+    },
+    metrics: g.chance(0.2)
+      ? g.pick([undefined, null])
+      : {
+          job: g.text(60),
+          cpu: g.samples(big),
+          memory: g.samples(big && g.chance(0.5)),
+          allocated_memory: g.chance(0.5) ? undefined : g.pick([null, 0, 512, g.number()]),
+        },
+  };
+}
+
+function statistics(g: Gen): PlayerStatistics {
+  const modes: PlayerStatistics['game_modes'] = {};
+  for (let m = g.int(6); m > 0; m--) {
+    const regions: Record<string, { player_count: number }> = {};
+    for (let r = g.int(6); r > 0; r--) regions[g.text(20)] = { player_count: g.pick([0, 1, g.int(1000), g.number()]) };
+    modes[g.text(20)] = { player_count: g.pick([0, g.int(5000), g.number()]), regions };
+  }
+  return { player_count: g.pick([0, g.int(10000), g.number()]), game_modes: modes };
+}
+
+describe('views hold on any spec-valid answer', () => {
+  it('lobby logs: status, timeline, sparklines and charts at 40, 80 and 120 columns, and piped', () => {
+    const g = new Gen(prng(0x10b));
+    for (let i = 0; i < 100; i++) {
+      // Two answers carry 200,000 samples: the loops must not spread them into a call.
+      const res = lobbyLogs(g, i === 7 || i === 61);
+      const whole = [res.lobby.lobby_id];
+      for (const columns of WIDTHS) {
+        for (const chart of [false, true]) {
+          expectFits(formatLobbyLogs(res, { ...term(columns), chart }), columns, whole, `case ${i}, chart ${chart}`);
+        }
+      }
+      expect(garbage(formatLobbyLogs(res, { ...pipe, chart: false })), `case ${i} piped`).toBeUndefined();
+    }
+  });
+
+  it('stats: tables and bars per game mode, with and without a previous answer', () => {
+    const g = new Gen(prng(0x57a75));
+    for (let i = 0; i < 100; i++) {
+      const stats = statistics(g);
+      const previous = g.chance(0.5) ? statistics(g) : undefined;
+      for (const columns of WIDTHS) expectFits(formatStats(stats, { ...term(columns), previous, watch: previous !== undefined }), columns, [], `case ${i}`);
+      expect(garbage(formatStats(stats, pipe)), `case ${i} piped`).toBeUndefined();
+    }
+  });
+
+  it('history export --format table: ids whole, other columns shrink or drop', () => {
+    const g = new Gen(prng(0x415));
+    for (let i = 0; i < 40; i++) {
+      const ms = () => String(g.pick([g.int(253402300799000), 0, g.int(1e6)]));
+      const rows = Array.from({ length: g.pick([0, 1, 5, 150]) }, () => {
+        const fields = HISTORY_COLUMNS.map((c) =>
+          c === 'lobby_id' ? g.uuid() : /_ts$|_ms$/.test(c) ? (g.chance(0.1) ? '' : ms()) : g.text(25),
+        );
+        return historyRow(historyRecord(HISTORY_COLUMNS, fields));
+      });
+      const ids = rows.map((r) => r.lobbyId);
+      for (const columns of WIDTHS) {
+        const text = historyTable(rows, term(columns));
+        expectFits(text, columns, ids, `case ${i}`);
+        // Every id appears whole, at the start of its row.
+        const lines = strip(text).split('\n');
+        for (const id of ids) expect(lines.some((l) => l.startsWith(id + ' ') || l === id), `case ${i}: ${id}`).toBe(true);
+      }
+      expect(garbage(historyTable(rows, pipe)), `case ${i} piped`).toBeUndefined();
+    }
+  });
+
+  it('lobby create: the headline fits, the lobby id and the player token are whole', () => {
+    const g = new Gen(prng(0xc4ea7e));
+    for (let i = 0; i < 60; i++) {
+      const token = Array.from({ length: g.pick([20, 120, 400]) }, () => g.pick([...'abcdef0123456789.'])).join('');
+      const ports: CreateLobbyResponse['ports'] = {};
+      for (let p = g.int(4); p > 0; p--) ports[g.text(10)] = { hostname: g.text(30), port: g.int(65536), is_tls: g.chance(0.5) };
+      const res: CreateLobbyResponse = {
+        lobby: { lobby_id: g.uuid(), region: { region_id: g.text(12), display_name: g.text(40) } },
+        ports,
+        player: { token },
+      };
+      for (const columns of WIDTHS) {
+        const text = strip(formatCreatedLobby(res, term(columns)));
+        expectFits(text, columns, [res.lobby.lobby_id, token], `case ${i}`);
+        expect(text.split('\n').some((l) => l.endsWith(token)), `case ${i}: the token on one line`).toBe(true);
+        expect(text.split('\n').some((l) => l.includes(res.lobby.lobby_id)), `case ${i}: the lobby id`).toBe(true);
+      }
+    }
+  });
+});
