@@ -6,7 +6,7 @@ import readline from 'node:readline';
 import { PassThrough, Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli.js';
-import { startEmulator } from '../../src/emulator/index.js';
+import { ManualClock, NAMESPACE_ID, startEmulator } from '../../src/emulator/index.js';
 import { isolatedEnv, plain, runCli, tempDir } from '../helpers/cli.js';
 import { endpointEnv, startTestEmulator } from '../helpers/emulator.js';
 
@@ -338,7 +338,18 @@ describe('emulator configuration', () => {
   it('idleLifetimeMs in GAMEHOST_EMULATOR_CONFIG ends idle lobbies of the embedded emulator', async () => {
     const env = isolatedEnv({}, { startDelayMs: 0, readyDelayMs: 0, idleLifetimeMs: 100 });
     const lobbyId = await newLobby(env);
-    await new Promise((r) => setTimeout(r, 200));
+    // Read the lobby on a clock the test moves: at the epoch nothing is due yet, then just before and at the deadline.
+    const clock = new ManualClock(0);
+    const emu = await startEmulator({ dataDir: path.join(env.XDG_DATA_HOME!, 'gamehost', 'emulator'), clock });
+    try {
+      const { ready_ts: ready } = (await emu.services.lobbies.get(NAMESPACE_ID, lobbyId)).lobby;
+      clock.advance(ready + 99);
+      expect((await emu.services.lobbies.get(NAMESPACE_ID, lobbyId)).lobby.stop_ts).toBeNull();
+      clock.advance(1);
+      expect((await emu.services.lobbies.get(NAMESPACE_ID, lobbyId)).lobby).toMatchObject({ stop_ts: ready + 100, exit_code: 0, failed: 0 });
+    } finally {
+      await emu.close();
+    }
     const logs = JSON.parse((await runCli(['lobby', 'logs', lobbyId, '--json'], { env })).stdout);
     expect(logs.lobby.status.stopped).toMatchObject({ failed: false, exit_code: 0 });
     expect(Date.parse(logs.lobby.status.stopped.stop_ts) - Date.parse(logs.lobby.ready_ts)).toBe(100);
@@ -349,5 +360,17 @@ describe('emulator configuration', () => {
     const r = await runCli(['stats'], { env });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('idleLifetimeMs must be a whole number of at least 0');
+  });
+
+  it.each([
+    [{ singlePartMax: 0 }, 'singlePartMax must be a whole number of at least 1'],
+    [{ regions: [{ id: '', name: 'Nowhere' }] }, 'regions must be a non-empty list of {"id", "name"}'],
+    [{ gameModes: 'duos' }, 'gameModes must be a non-empty list of names'],
+    [{ partSize: 1, lobbies: 3 }, 'unknown field lobbies'],
+  ])('config %j is a usage error naming the field, with the same check the emulator applies', async (config, message) => {
+    const r = await runCli(['stats'], { env: isolatedEnv({}, config) });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(message);
+    await expect(startEmulator({ dataDir: tempDir(), config: config as object })).rejects.toThrow(message);
   });
 });
