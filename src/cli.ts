@@ -4,7 +4,7 @@
 import type { Context, ContextInit, IOStreams } from './context.js';
 import { ExitCode, InterruptedError } from './errors.js';
 import { command, group, readValues, type TreeNode } from './commands/command.js';
-import { CommanderError, commandPath, createProgram, type Runner } from './commands/program.js';
+import { CommanderError, createProgram, namedPath, type Runner } from './commands/program.js';
 
 const TREE: readonly TreeNode[] = [
   group('build', 'Push game server builds', [command('push', () => import('./commands/build/push.js'))]),
@@ -100,7 +100,7 @@ async function reportError(argv: string[], init: ContextInit, ctx: Context | und
       return ExitCode.OK;
     }
     // Commander already printed its one line; add the way out.
-    init.io!.stderr!.write(`run \`gamehost ${commandPath(TREE, argv)}--help\` for usage\n`);
+    init.io!.stderr!.write(`run \`gamehost ${namedPath(TREE, argv.slice(2)).map((n) => n.name + ' ').join('')}--help\` for usage\n`);
     return ExitCode.USAGE;
   }
   const [{ printError }, { createContext }] = await Promise.all([import('./output/errors.js'), import('./context.js')]);

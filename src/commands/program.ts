@@ -77,20 +77,51 @@ function toOption(spec: OptionSpec) {
   return option;
 }
 
+/** The global options that take a value: their value is never a command name. */
+const GLOBAL_VALUE_FLAGS = new Set(GLOBAL_OPTIONS.filter((o) => o.flags.includes('<')).flatMap((o) => o.flags.match(/-{1,2}[\w-]+/g)!));
+
 /**
- * The definitions `words` (argv after the script) can need: every command named in them, those of every group
- * named in them (its help lists them), and the top-level ones (the program's help lists them); all without words.
+ * The nodes `words` (argv after the script) name, as commander dispatches them: options and the values of global
+ * options are skipped, `help` is followed by the path of its topic, and the path ends at a command or at the
+ * first word that names nothing.
+ */
+export function namedPath(tree: readonly TreeNode[], words: readonly string[]): TreeNode[] {
+  const path: TreeNode[] = [];
+  let level = tree;
+  let help = false;
+  for (let i = 0; i < words.length; i++) {
+    const word = words[i]!;
+    if (word === '--') break;
+    if (word.startsWith('-')) {
+      if (GLOBAL_VALUE_FLAGS.has(word)) i++;
+      continue;
+    }
+    if (word === 'help' && !help && path.length === 0) {
+      help = true;
+      continue;
+    }
+    const node = level.find((n) => n.name === word);
+    if (!node) break;
+    path.push(node);
+    if (node.kind === 'command') break;
+    level = node.commands;
+  }
+  return path;
+}
+
+/**
+ * The definitions `words` can need: the command they name, or the commands of the group they name (or of the
+ * program), whose summaries its help lists. Every definition without words.
  */
 async function loadFor(tree: readonly TreeNode[], words: readonly string[] | undefined): Promise<Map<CommandNode, CommandDef>> {
-  const named = new Set(words);
-  const wanted: CommandNode[] = [];
-  const walk = (nodes: readonly TreeNode[], listed: boolean) => {
-    for (const node of nodes) {
-      if (node.kind === 'group') walk(node.commands, !words || named.has(node.name));
-      else if (listed || named.has(node.name)) wanted.push(node);
-    }
-  };
-  walk(tree, true);
+  const all = (nodes: readonly TreeNode[]): CommandNode[] => nodes.flatMap((n) => (n.kind === 'group' ? all(n.commands) : [n]));
+  let wanted: CommandNode[];
+  if (!words) {
+    wanted = all(tree);
+  } else {
+    const last = namedPath(tree, words).at(-1);
+    wanted = last?.kind === 'command' ? [last] : (last?.commands ?? tree).filter((n): n is CommandNode => n.kind === 'command');
+  }
   return new Map(await Promise.all(wanted.map(async (node) => [node, await node.load()] as const)));
 }
 
@@ -168,18 +199,4 @@ export async function createProgram(tree: readonly TreeNode[], io: IOStreams, ru
   };
   configure(program);
   return program;
-}
-
-/** `lobby create ` for `gamehost lobby create --bad`: the words of argv that name commands. */
-export function commandPath(tree: readonly TreeNode[], argv: string[]): string {
-  const words: string[] = [];
-  let level = tree;
-  for (const word of argv.slice(2)) {
-    const node = level.find((d) => d.name === word);
-    if (!node) continue;
-    words.push(word);
-    if (node.kind === 'command') break;
-    level = node.commands;
-  }
-  return words.map((w) => w + ' ').join('');
 }
