@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
@@ -8,5 +9,8 @@ export default defineConfig({
     hookTimeout: 20_000,
     // Child-process tests run the compiled CLI; keep files isolated from each other.
     pool: 'forks',
+    // Vitest's default leaves one core free, which on a 2-core machine runs the files one at a time; most of them
+    // wait on child processes and sockets, so two at once roughly halve the run there.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
   },
 });

@@ -1,8 +1,10 @@
 // What every command receives: streams that know whether they are terminals, the environment, a clock,
-// the parsed global options, and lazily built expensive things (the target and its API client).
+// the parsed global options, and lazily built expensive things (the target, its API client, the in-process
+// emulator), released by close().
 import type { Readable, Writable } from 'node:stream';
 import type { ApiClient } from './api/client.js';
 import type { Target } from './config/target.js';
+import type { RunningEmulator } from './emulator/index.js';
 import type { RetryPolicy } from './api/retry.js';
 import { DEFAULT_RETRY } from './api/retry.js';
 
@@ -49,8 +51,17 @@ export interface Context {
   global: GlobalOptions;
   /** Resolves where commands talk to (flags, env, profile, or the embedded emulator); built once, on first use. */
   target(): Promise<Target>;
+  /** A client for the target. */
   api(): Promise<ApiClient>;
-  /** Releases what target()/api() built: the HTTP agent and an embedded emulator. */
+  /**
+   * The in-process emulator, started on first use: without `dataDir` the embedded one that stands in for the
+   * service (its settings from the environment, and a notice saying so); with it, one on that data directory,
+   * for the emulator's own commands. One per context.
+   */
+  emulator(dataDir?: string): Promise<RunningEmulator>;
+  /** A client for the in-process emulator on `dataDir`, whatever the target: the emulator's admin API. */
+  emulatorApi(dataDir: string): Promise<ApiClient>;
+  /** Releases what the lazy parts built: HTTP agents, the in-process emulator. */
   close(): Promise<void>;
   /** Messages for people, on stderr. */
   info(line: string): void;
@@ -85,6 +96,8 @@ export function createContext(init: ContextInit = {}, global: GlobalOptions = DE
   };
   let target: Promise<Target> | undefined;
   let api: Promise<ApiClient> | undefined;
+  let emulator: { dataDir?: string; running: Promise<RunningEmulator> } | undefined;
+  let emulatorApi: Promise<ApiClient> | undefined;
   const ctx: Context = {
     io,
     env: init.env ?? process.env,
@@ -103,10 +116,27 @@ export function createContext(init: ContextInit = {}, global: GlobalOptions = DE
       );
       return api;
     },
+    emulator(dataDir) {
+      if (emulator) {
+        if (emulator.dataDir !== dataDir) throw new Error(`one emulator per command: ${emulator.dataDir ?? 'the embedded one'} is already running`);
+        return emulator.running;
+      }
+      emulator = { dataDir, running: startEmulator(ctx, dataDir) };
+      return emulator.running;
+    },
+    emulatorApi(dataDir) {
+      emulatorApi ??= Promise.all([ctx.emulator(dataDir), import('./api/client.js')]).then(
+        ([emu, m]) => new m.ApiClient({ endpoint: emu.endpoint, embedded: true }, { ctx }),
+      );
+      return emulatorApi;
+    },
     async close() {
-      const [a, t] = await Promise.allSettled([api, target]);
-      if (a.status === 'fulfilled' && a.value) await a.value.close();
-      if (t.status === 'fulfilled' && t.value) await t.value.close();
+      // Clients first: the emulator's close waits for their connections otherwise.
+      for (const client of await Promise.allSettled([api, emulatorApi])) {
+        if (client.status === 'fulfilled' && client.value) await client.value.close();
+      }
+      const running = await emulator?.running.catch(() => undefined);
+      await running?.close();
     },
     info(line) {
       if (!ctx.global.quiet) io.stderr.write(line + '\n');
@@ -119,4 +149,14 @@ export function createContext(init: ContextInit = {}, global: GlobalOptions = DE
     },
   };
   return ctx;
+}
+
+async function startEmulator(ctx: Context, dataDir: string | undefined): Promise<RunningEmulator> {
+  const [{ startEmulator }, { embeddedEmulatorOptions }] = await Promise.all([import('./emulator/index.js'), import('./config/target.js')]);
+  if (dataDir !== undefined) return startEmulator({ dataDir });
+  const options = await embeddedEmulatorOptions(ctx);
+  const emu = await startEmulator(options);
+  ctx.info('Using the local emulator; pass --endpoint (or set GAMEHOST_ENDPOINT) for a real service.');
+  ctx.verbose(`emulator data: ${options.dataDir}`);
+  return emu;
 }

@@ -119,3 +119,21 @@ export class InvalidAnswerError extends CliError {
     this.hint = hint;
   }
 }
+
+/** What went wrong with a file, in a few words: `no such file`, `permission denied`. */
+export function describeFsError(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException)?.code;
+  switch (code) {
+    case 'ENOENT':
+      return 'no such file';
+    case 'EACCES':
+    case 'EPERM':
+      return 'permission denied';
+    case 'EISDIR':
+      return 'is a directory';
+    case 'ENOTDIR':
+      return 'a part of the path is not a directory';
+    default:
+      return (err as Error)?.message ?? String(err);
+  }
+}

@@ -5,6 +5,9 @@ import type {
   CreateBuildResponse,
   CreateLobbyRequest,
   CreateLobbyResponse,
+  EmulatorBuildsResponse,
+  EmulatorStopLobbyRequest,
+  EmulatorStopLobbyResponse,
   ExportHistoryResponse,
   LobbyLogsResponse,
   PlayerStatistics,
@@ -52,4 +55,14 @@ export function createBuild(api: ApiClient, body: CreateBuildRequest): Promise<C
 /** cloud.uploads.completeUpload: the service answers 204 (spec) or 200 `{}` (server); both are fine. */
 export async function completeUpload(api: ApiClient, uploadId: string): Promise<void> {
   await api.call({ method: 'POST', path: `/cloud/uploads/${seg(uploadId)}/complete`, body: {}, auth: 'cloud', idempotent: true });
+}
+
+/** The emulator's admin API: its builds, newest first. */
+export function listEmulatorBuilds(api: ApiClient): Promise<EmulatorBuildsResponse> {
+  return api.call({ method: 'GET', path: '/_emulator/builds', auth: 'none', idempotent: true });
+}
+
+/** The emulator's admin API: stops a lobby as if its process had exited. Stopping twice keeps the first stop. */
+export function stopEmulatorLobby(api: ApiClient, lobbyId: string, body: EmulatorStopLobbyRequest): Promise<EmulatorStopLobbyResponse> {
+  return api.call({ method: 'POST', path: `/_emulator/lobbies/${seg(lobbyId)}/stop`, body, auth: 'none', idempotent: true });
 }

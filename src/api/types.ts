@@ -108,3 +108,30 @@ export interface CreateBuildResponse {
   image_presigned_request?: PresignedRequest | null;
   image_presigned_requests?: PresignedRequest[] | null;
 }
+
+// The emulator's own admin API (`/_emulator/...`): not part of the service, served only by `gamehost emulator`.
+
+export interface EmulatorBuild {
+  build_id: string;
+  image_tag: string;
+  display_name: string;
+  kind: string;
+  compression: string;
+  content_length: number;
+  sha256: string | null;
+  complete: boolean;
+  create_ts: string;
+}
+
+export interface EmulatorBuildsResponse {
+  builds: EmulatorBuild[];
+}
+
+export interface EmulatorStopLobbyRequest {
+  exit_code?: number;
+  /** Default: failed when the exit code is not 0. */
+  failed?: boolean;
+}
+
+/** The lobby's summary, and whether it had stopped before this call (then it keeps that first stop). */
+export type EmulatorStopLobbyResponse = LobbyLogsResponse & { already_stopped?: boolean };

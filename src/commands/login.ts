@@ -2,11 +2,8 @@
 // on a terminal or from stdin, never from flags (flags end up in shell history and process lists).
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
-import { normalizeEndpoint } from '../config/endpoint.js';
-import { DEFAULT_PROFILE, configFile, updateProfiles, validateProfileName, type Profile } from '../config/profiles.js';
-import { assertCanPrompt, promptHidden, readStdinLines } from '../config/prompt.js';
-import { redactToken } from '../config/redact.js';
-import { writeJson } from '../output/json.js';
+import type { Profile } from '../config/profiles.js';
+import { defineCommand } from './command.js';
 
 /** The production service, as the official CLI's default. */
 export const DEFAULT_ENDPOINT = 'https://api.rivet.gg';
@@ -20,31 +17,55 @@ export interface LoginOptions {
   namespaceTokenStdin: boolean;
 }
 
-export function parse(_args: string[], opts: Record<string, unknown>, ctx: Context): LoginOptions {
-  const g = ctx.global;
-  const env = ctx.env;
-  if (g.profile === false) throw new UsageError('--no-profile cannot go with login', 'name the profile with --profile <name>');
-  if (g.token !== undefined || g.namespaceToken !== undefined) {
-    throw new UsageError(
-      'login does not take tokens as flags (they would end up in your shell history)',
-      "type them at the prompt, or pipe them: printf '%s\\n' \"$TOKEN\" | gamehost login --token-stdin",
-    );
-  }
-  const name = g.profile !== undefined ? validateProfileName(g.profile) : env.GAMEHOST_PROFILE ? validateProfileName(env.GAMEHOST_PROFILE, 'GAMEHOST_PROFILE') : DEFAULT_PROFILE;
-  // What is saved is what was passed: the environment is for one shell, a profile outlives it.
-  const options: LoginOptions = {
-    name,
-    endpoint: normalizeEndpoint(g.endpoint ?? DEFAULT_ENDPOINT, g.insecureHttp),
-    game: g.game,
-    namespace: g.namespace,
-    tokenStdin: opts.tokenStdin === true,
-    namespaceTokenStdin: opts.namespaceTokenStdin === true,
-  };
-  if (!options.tokenStdin && !options.namespaceTokenStdin) {
-    assertCanPrompt(ctx, 'login', '--token-stdin (and --namespace-token-stdin) with the tokens piped in, one a line');
-  }
-  return options;
-}
+export default defineCommand({
+  summary: 'Save an endpoint, tokens and ids as a profile',
+  options: [
+    { flags: '--token-stdin', description: 'read the cloud token from stdin (default: a hidden prompt on a terminal)' },
+    { flags: '--namespace-token-stdin', description: 'read the namespace token from stdin, after the cloud token when both are asked for' },
+  ],
+  notes:
+    'Saves the profile named by --profile or GAMEHOST_PROFILE (default "default"):\n' +
+    '--endpoint (default https://api.rivet.gg), --game, --namespace and the tokens,\n' +
+    'in config.json in the config directory (mode 0600). Tokens are never flags: on a\n' +
+    'terminal login asks for the cloud token, then the namespace token, unechoed.\n' +
+    'The first profile saved becomes the current one.',
+  examples: [
+    'gamehost login --endpoint api.rivet.gg --game "$GAME_ID" --namespace "$NAMESPACE_ID"',
+    'gamehost login --profile staging --endpoint https://staging.example.com',
+    'printf \'%s\\n%s\\n\' "$CLOUD_TOKEN" "$NS_TOKEN" | gamehost login --token-stdin --namespace-token-stdin --no-input   # in CI',
+  ],
+  async parse(v, ctx): Promise<LoginOptions> {
+    const [{ normalizeEndpoint }, { DEFAULT_PROFILE, validateProfileName }, { assertCanPrompt }] = await Promise.all([
+      import('../config/endpoint.js'),
+      import('../config/profiles.js'),
+      import('../config/prompt.js'),
+    ]);
+    const g = ctx.global;
+    const env = ctx.env;
+    if (g.profile === false) throw new UsageError('--no-profile cannot go with login', 'name the profile with --profile <name>');
+    if (g.token !== undefined || g.namespaceToken !== undefined) {
+      throw new UsageError(
+        'login does not take tokens as flags (they would end up in your shell history)',
+        "type them at the prompt, or pipe them: printf '%s\\n' \"$TOKEN\" | gamehost login --token-stdin",
+      );
+    }
+    const name = g.profile !== undefined ? validateProfileName(g.profile) : env.GAMEHOST_PROFILE ? validateProfileName(env.GAMEHOST_PROFILE, 'GAMEHOST_PROFILE') : DEFAULT_PROFILE;
+    // What is saved is what was passed: the environment is for one shell, a profile outlives it.
+    const options: LoginOptions = {
+      name,
+      endpoint: normalizeEndpoint(g.endpoint ?? DEFAULT_ENDPOINT, g.insecureHttp),
+      game: g.game,
+      namespace: g.namespace,
+      tokenStdin: v.tokenStdin,
+      namespaceTokenStdin: v.namespaceTokenStdin,
+    };
+    if (!options.tokenStdin && !options.namespaceTokenStdin) {
+      assertCanPrompt(ctx, 'login', '--token-stdin (and --namespace-token-stdin) with the tokens piped in, one a line');
+    }
+    return options;
+  },
+  run,
+});
 
 interface Tokens {
   token?: string;
@@ -52,6 +73,7 @@ interface Tokens {
 }
 
 async function readTokens(ctx: Context, o: LoginOptions): Promise<Tokens> {
+  const { promptHidden, readStdinLines } = await import('../config/prompt.js');
   if (!o.tokenStdin && !o.namespaceTokenStdin) {
     const [token, namespaceToken] = await promptHidden(ctx, [
       `Cloud token for ${o.endpoint} (Enter to skip): `,
@@ -90,7 +112,12 @@ function checkTokens(ctx: Context, tokens: Tokens): void {
   if (!tokens.token && !tokens.namespace_token) throw new UsageError('no token given: login needs a cloud token, a namespace token, or both');
 }
 
-export async function run(ctx: Context, o: LoginOptions): Promise<void> {
+async function run(ctx: Context, o: LoginOptions): Promise<void> {
+  const [{ configFile, updateProfiles }, { redactToken }, { writeJson }] = await Promise.all([
+    import('../config/profiles.js'),
+    import('../config/redact.js'),
+    import('../output/json.js'),
+  ]);
   const tokens = await readTokens(ctx, o);
   checkTokens(ctx, tokens);
   let madeCurrent = false;

@@ -1,8 +1,7 @@
 // `gamehost logout`: removes a profile, and with it the tokens it held.
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
-import { configFile, noSuchProfile, readProfiles, updateProfiles, validateProfileName } from '../config/profiles.js';
-import { writeJson } from '../output/json.js';
+import { defineCommand } from './command.js';
 
 export interface LogoutOptions {
   /** Named by --profile or GAMEHOST_PROFILE; otherwise the current profile, found when the command runs. */
@@ -10,15 +9,26 @@ export interface LogoutOptions {
   from: string;
 }
 
-export function parse(_args: string[], _opts: Record<string, unknown>, ctx: Context): LogoutOptions {
-  const flag = ctx.global.profile;
-  if (flag === false) throw new UsageError('--no-profile cannot go with logout', 'name the profile with --profile <name>');
-  if (flag !== undefined) return { name: validateProfileName(flag), from: '--profile' };
-  if (ctx.env.GAMEHOST_PROFILE) return { name: validateProfileName(ctx.env.GAMEHOST_PROFILE, 'GAMEHOST_PROFILE'), from: 'GAMEHOST_PROFILE' };
-  return { from: 'the current profile' };
-}
+export default defineCommand({
+  summary: 'Remove a profile and its tokens',
+  notes: 'Removes the profile named by --profile or GAMEHOST_PROFILE, else the current one.',
+  examples: ['gamehost logout', 'gamehost logout --profile staging', 'gamehost logout --profile ci --no-input || true   # in CI, when the job ends'],
+  async parse(_v, ctx): Promise<LogoutOptions> {
+    const { validateProfileName } = await import('../config/profiles.js');
+    const flag = ctx.global.profile;
+    if (flag === false) throw new UsageError('--no-profile cannot go with logout', 'name the profile with --profile <name>');
+    if (flag !== undefined) return { name: validateProfileName(flag), from: '--profile' };
+    if (ctx.env.GAMEHOST_PROFILE) return { name: validateProfileName(ctx.env.GAMEHOST_PROFILE, 'GAMEHOST_PROFILE'), from: 'GAMEHOST_PROFILE' };
+    return { from: 'the current profile' };
+  },
+  run,
+});
 
-export async function run(ctx: Context, o: LogoutOptions): Promise<void> {
+async function run(ctx: Context, o: LogoutOptions): Promise<void> {
+  const [{ configFile, noSuchProfile, readProfiles, updateProfiles }, { writeJson }] = await Promise.all([
+    import('../config/profiles.js'),
+    import('../output/json.js'),
+  ]);
   const before = await readProfiles(ctx);
   const name = o.name ?? before.current;
   if (!name) throw new UsageError('no profile to log out of: none is current', 'name one with --profile <name>; see `gamehost profile list`');

@@ -1,10 +1,6 @@
 import type { Context } from '../context.js';
-import { getStatistics } from '../api/operations.js';
-import { writeJsonText } from '../output/json.js';
-import { viewOptions } from '../output/views/options.js';
-import { formatStats, statsChangeLines } from '../output/views/stats.js';
-import { parseSeconds } from './args.js';
-import { watch } from './watch.js';
+import { milliseconds } from './args.js';
+import { defineCommand } from './command.js';
 
 /**
  * Statistics have no end to wait for, so a watch runs until Ctrl-C: every 10 s keeps it inside the service's
@@ -18,15 +14,27 @@ export interface StatsOptions {
   utc: boolean;
 }
 
-export function parse(_args: string[] = [], opts: Record<string, unknown> = {}): StatsOptions {
-  const w = opts.watch;
-  const watchMs = w === undefined || w === false ? undefined : w === true ? DEFAULT_WATCH_MS : parseSeconds('--watch', w);
-  return { watchMs, utc: opts.utc === true };
-}
+export default defineCommand({
+  summary: 'Show player statistics: total, per game mode and per region',
+  options: [
+    { flags: '--watch [seconds]', description: 'refresh every few seconds (default: 10) and show the change since the last refresh', value: milliseconds },
+    { flags: '--utc', description: 'show times in UTC instead of the local zone' },
+  ],
+  examples: ['gamehost stats', 'gamehost stats --watch 5', 'gamehost stats --json | jq .player_count   # in CI'],
+  parse: (v): StatsOptions => ({ watchMs: v.watch === true ? DEFAULT_WATCH_MS : v.watch, utc: v.utc }),
+  run,
+});
 
-export async function run(ctx: Context, o: StatsOptions): Promise<number | void> {
+async function run(ctx: Context, o: StatsOptions): Promise<number | void> {
+  const [{ getStatistics }, { writeJsonText }, { formatStats, statsChangeLines }, { viewOptions }] = await Promise.all([
+    import('../api/operations.js'),
+    import('../output/json.js'),
+    import('../output/views/stats.js'),
+    import('../output/views/options.js'),
+  ]);
   const api = await ctx.api();
   if (o.watchMs !== undefined) {
+    const { watch } = await import('./watch.js');
     // Refreshes until Ctrl-C, showing the change since the last refresh.
     return watch(ctx, {
       everyMs: o.watchMs,

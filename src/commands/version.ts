@@ -1,15 +1,17 @@
 // `gamehost version`: the same as --version (and -V), and with --json the Node.js and platform too.
 import type { Context } from '../context.js';
-import { writeJson } from '../output/json.js';
 import { version } from '../version.js';
+import { defineCommand } from './command.js';
 
-export type VersionOptions = Record<string, never>;
+export default defineCommand({
+  summary: 'Print the version (as --version and -V do)',
+  examples: ['gamehost version', 'gamehost version --json   # in CI: with the Node.js version and platform'],
+  parse: () => ({}),
+  run,
+});
 
-export function parse(): VersionOptions {
-  return {};
-}
-
-export async function run(ctx: Context, _o: VersionOptions): Promise<void> {
+async function run(ctx: Context): Promise<void> {
+  const { writeJson } = await import('../output/json.js');
   if (ctx.global.json) return writeJson(ctx, { version, node: process.versions.node, platform: `${process.platform}-${process.arch}` });
   ctx.io.stdout.write(version + '\n');
 }

@@ -4,8 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Context, Env } from '../context.js';
-import { UsageError } from '../errors.js';
-import { describeFsError } from '../commands/args.js';
+import { UsageError, describeFsError } from '../errors.js';
 import { configDir } from './paths.js';
 
 export interface Profile {

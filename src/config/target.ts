@@ -1,11 +1,13 @@
 // Where a command talks to, and with which credentials: flag > environment > selected profile > embedded
-// emulator, value by value. A profile's tokens and ids go only to the profile's own endpoint.
+// emulator, value by value. A profile's tokens and ids go only to the profile's own endpoint. This only resolves
+// values: the embedded emulator is the context's to start and stop (ctx.emulator()).
 import type { Context } from '../context.js';
+import { UsageError } from '../errors.js';
 import { normalizeEndpoint } from './endpoint.js';
 import { emulatorDir } from './paths.js';
 import { readProfiles, selectProfile, type Profile } from './profiles.js';
 import { redactToken } from './redact.js';
-import { UsageError } from '../errors.js';
+import type { StartEmulatorOptions } from '../emulator/index.js';
 
 export interface Target {
   endpoint: string;
@@ -15,10 +17,7 @@ export interface Target {
   namespaceId?: string;
   /** True when the command runs against the in-process emulator. */
   embedded: boolean;
-  close(): Promise<void>;
 }
-
-const nothing = async () => {};
 
 /** A value and where it came from (`--token`, `GAMEHOST_TOKEN`, `profile "ci"`, `emulator`), for --verbose. */
 interface Sourced {
@@ -84,27 +83,10 @@ export async function resolveTarget(ctx: Context): Promise<Target> {
       gameId: game?.value,
       namespaceId: namespace?.value,
       embedded: false,
-      close: nothing,
     };
   }
 
-  const { startEmulator } = await import('../emulator/index.js');
-  const config = env.GAMEHOST_EMULATOR_CONFIG
-    ? (await import('./emulator-config.js')).loadEmulatorConfig(env.GAMEHOST_EMULATOR_CONFIG)
-    : undefined;
-  const dataDir = emulatorDir(env);
-  const faults = env.GAMEHOST_EMULATOR_FAULTS || undefined;
-  if (faults) {
-    const { parseFaults } = await import('../emulator/faults.js');
-    try {
-      parseFaults(faults);
-    } catch (err) {
-      throw new UsageError(`GAMEHOST_EMULATOR_FAULTS: ${(err as Error).message}`);
-    }
-  }
-  const emu = await startEmulator({ dataDir, config, faults });
-  ctx.info('Using the local emulator; pass --endpoint (or set GAMEHOST_ENDPOINT) for a real service.');
-  ctx.verbose(`emulator data: ${dataDir}`);
+  const emu = await ctx.emulator();
   const fromEmulator = (value: string): Sourced => ({ value, from: 'emulator' });
   const cloudToken = cloud ?? fromEmulator(emu.tokens.cloud);
   const nsToken = namespaceToken ?? (cloud?.from === '--token' ? cloud : fromEmulator(emu.tokens.public));
@@ -118,8 +100,25 @@ export async function resolveTarget(ctx: Context): Promise<Target> {
     gameId: gameId.value,
     namespaceId: namespaceId.value,
     embedded: true,
-    close: () => emu.close(),
   };
+}
+
+/** The embedded emulator's settings, from the environment: its data directory, GAMEHOST_EMULATOR_CONFIG and _FAULTS. */
+export async function embeddedEmulatorOptions(ctx: Context): Promise<StartEmulatorOptions> {
+  const env = ctx.env;
+  const config = env.GAMEHOST_EMULATOR_CONFIG
+    ? (await import('./emulator-config.js')).loadEmulatorConfig(env.GAMEHOST_EMULATOR_CONFIG)
+    : undefined;
+  const faults = env.GAMEHOST_EMULATOR_FAULTS || undefined;
+  if (faults) {
+    const { parseFaults } = await import('../emulator/faults.js');
+    try {
+      parseFaults(faults);
+    } catch (err) {
+      throw new UsageError(`GAMEHOST_EMULATOR_FAULTS: ${(err as Error).message}`);
+    }
+  }
+  return { dataDir: emulatorDir(env), config, faults };
 }
 
 function sameEndpoint(stored: string, given: string): boolean {

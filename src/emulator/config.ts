@@ -37,26 +37,70 @@ export const DEFAULT_CONFIG: EmulatorConfig = Object.freeze({
   maxUploadBytes: 8_000_000_000,
 });
 
-const isName = (v: unknown): boolean => typeof v === 'string' && v.length > 0;
+const NUMBER_FIELDS = ['startDelayMs', 'readyDelayMs', 'idleLifetimeMs', 'partSize', 'singlePartMax', 'maxUploadBytes'] as const;
+// Delays may be zero; sizes may not (a singlePartMax of 0 would plan an empty file in zero parts).
+const POSITIVE = new Set<string>(['partSize', 'singlePartMax', 'maxUploadBytes']);
+const FIELDS = new Set<string>([...NUMBER_FIELDS, 'tokenless', 'gameModes', 'regions']);
 
-/** Merges over the defaults and refuses values the emulator could not serve (a programming error, so it throws). */
+/** A config the emulator could not serve; the message names the field. */
+export class EmulatorConfigError extends Error {}
+
+const isName = (v: unknown): v is string => typeof v === 'string' && v.length > 0;
+
+/**
+ * The one check of a config, whether it comes from a JSON file (`--config`, GAMEHOST_EMULATOR_CONFIG) or from
+ * code: every given field must be known and servable. An undefined field counts as not given.
+ */
+export function checkConfig(raw: unknown): Partial<EmulatorConfig> {
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new EmulatorConfigError('must be a JSON object');
+  const given = Object.entries(raw as Record<string, unknown>).filter(([, v]) => v !== undefined);
+  const unknown = given.map(([k]) => k).filter((k) => !FIELDS.has(k));
+  if (unknown.length) throw new EmulatorConfigError(`unknown field ${unknown.join(', ')}`);
+  const cfg = Object.fromEntries(given);
+  const out: Partial<EmulatorConfig> = {};
+  for (const key of NUMBER_FIELDS) {
+    const value = cfg[key];
+    if (value === undefined) continue;
+    const min = POSITIVE.has(key) ? 1 : 0;
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min)
+      throw new EmulatorConfigError(`${key} must be a whole number of at least ${min}`);
+    out[key] = value;
+  }
+  if (cfg.tokenless !== undefined) {
+    if (typeof cfg.tokenless !== 'boolean') throw new EmulatorConfigError('tokenless must be true or false');
+    out.tokenless = cfg.tokenless;
+  }
+  if (cfg.gameModes !== undefined) {
+    const modes = cfg.gameModes;
+    if (!Array.isArray(modes) || modes.length === 0 || !modes.every(isName))
+      throw new EmulatorConfigError('gameModes must be a non-empty list of names');
+    out.gameModes = [...modes];
+  }
+  if (cfg.regions !== undefined) {
+    const regions = cfg.regions;
+    const ok =
+      Array.isArray(regions) &&
+      regions.length > 0 &&
+      regions.every((r: unknown) => typeof r === 'object' && r !== null && isName((r as { id?: unknown }).id) && isName((r as { name?: unknown }).name));
+    if (!ok) throw new EmulatorConfigError('regions must be a non-empty list of {"id", "name"}');
+    out.regions = (regions as { id: string; name: string }[]).map((r) => ({ id: r.id, name: r.name }));
+  }
+  return out;
+}
+
+/** Checks the given fields (see checkConfig) and fills in the rest from the defaults. */
 export function resolveConfig(partial: Partial<EmulatorConfig> = {}): EmulatorConfig {
-  // An explicit undefined means "not given", not "unset the default".
-  const given = Object.fromEntries(Object.entries(partial).filter(([, v]) => v !== undefined));
-  const config: EmulatorConfig = { ...DEFAULT_CONFIG, ...given };
-  const problems: string[] = [];
-  if (config.gameModes.length === 0 || !config.gameModes.every(isName))
-    problems.push('gameModes must be a non-empty list of names');
-  if (config.regions.length === 0 || !config.regions.every((r) => isName(r.id) && isName(r.name)))
-    problems.push('regions must be a non-empty list of {id, name}');
-  for (const key of ['startDelayMs', 'readyDelayMs', 'idleLifetimeMs', 'singlePartMax'] as const)
-    if (!Number.isSafeInteger(config[key]) || config[key] < 0) problems.push(`${key} must be a non-negative integer`);
-  for (const key of ['partSize', 'maxUploadBytes'] as const)
-    if (!Number.isSafeInteger(config[key]) || config[key] < 1) problems.push(`${key} must be a positive integer`);
-  if (problems.length > 0) throw new Error(`Invalid emulator config: ${problems.join('; ')}`);
+  let given: Partial<EmulatorConfig>;
+  try {
+    given = checkConfig(partial);
+  } catch (err) {
+    if (err instanceof EmulatorConfigError) throw new EmulatorConfigError(`Invalid emulator config: ${err.message}`);
+    throw err;
+  }
   return {
-    ...config,
-    gameModes: [...config.gameModes],
-    regions: config.regions.map((r) => ({ id: r.id, name: r.name })),
+    ...DEFAULT_CONFIG,
+    gameModes: [...DEFAULT_CONFIG.gameModes],
+    regions: DEFAULT_CONFIG.regions.map((r) => ({ ...r })),
+    ...given,
   };
 }

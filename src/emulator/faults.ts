@@ -3,7 +3,7 @@
 // rate-limited API calls answer 429 with an HTTP-date Retry-After as production does.
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { RequestContext } from './context.js';
+import type { RequestContext } from './routes/context.js';
 
 export interface Faults {
   putError: number;

@@ -1,28 +1,37 @@
-// The local emulator of the service: startEmulator() for the CLI, plus store-level helpers that need no HTTP.
+// The local emulator of the service, wired together: routes (routes/) -> services (services/) -> stores (stores/).
+// startEmulator() for the CLI and tests, and data-directory helpers that go through the services without HTTP.
 import { existsSync, readdirSync, rmSync, rmdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { resolveConfig, type EmulatorConfig } from './config.js';
 import { DATA_DIR_ENTRIES, dataDirPaths, prepareDataDir } from './datadir.js';
-import { GAME_ID, NAMESPACE_ID } from './ids.js';
-import { buildView } from './builds.js';
-import { stopLobbyInStore, type StopOptions } from './lobbies.js';
-import { createEmulatorServer } from './server.js';
 import { parseFaults } from './faults.js';
-import { Store } from './store.js';
-import { signToken } from './tokens.js';
+import { buildView } from './routes/builds.js';
+import { stopView } from './routes/lobbies.js';
+import { createEmulatorServer, type Front } from './routes/server.js';
+import { tokensFor, type EmulatorTokens } from './services/auth.js';
+import { systemClock, type Clock } from './services/clock.js';
+import { GAME_ID, NAMESPACE_ID } from './services/ids.js';
+import { createServices, type Services } from './services/index.js';
+import type { StopOptions } from './services/lobbies.js';
+import { LocalBlobStore } from './stores/local-blobs.js';
+import { SqliteStore } from './stores/sqlite.js';
 
 export { DEFAULT_CONFIG, type EmulatorConfig } from './config.js';
 export { DEVIATIONS, type Deviation } from './deviations.js';
-export { GAME_ID, NAMESPACE_ID } from './ids.js';
-export type { StopOptions } from './lobbies.js';
+export { ManualClock, type Clock } from './services/clock.js';
+export { GAME_ID, NAMESPACE_ID } from './services/ids.js';
+export type { Services } from './services/index.js';
+export type { StopOptions } from './services/lobbies.js';
 
 export interface RunningEmulator {
   /** e.g. http://127.0.0.1:54321, no trailing slash. */
   endpoint: string;
   gameId: string;
   namespaceId: string;
-  tokens: { cloud: string; public: string; dev: string };
+  tokens: EmulatorTokens;
+  /** The services behind the routes, for tests and tools that act on state without HTTP. */
+  services: Services;
   /** Stops the server and closes the database. */
   close(): Promise<void>;
 }
@@ -36,20 +45,8 @@ export interface StartEmulatorOptions {
   config?: Partial<EmulatorConfig>;
   /** A fault spec such as `put-error=0.1,latency=50ms` (see faults.ts). */
   faults?: string;
-}
-
-/** The tokens of a data directory; they depend only on its secret, so they survive restarts. */
-export function emulatorTokens(dataDir: string): RunningEmulator['tokens'] {
-  const { secret } = prepareDataDir(dataDir);
-  return tokensFor(secret);
-}
-
-function tokensFor(secret: Buffer): RunningEmulator['tokens'] {
-  return {
-    cloud: signToken(secret, { kind: 'cloud', game_id: GAME_ID }),
-    public: signToken(secret, { kind: 'pub', game_id: GAME_ID, namespace_id: NAMESPACE_ID }),
-    dev: signToken(secret, { kind: 'dev', game_id: GAME_ID, namespace_id: NAMESPACE_ID }),
-  };
+  /** Default: the wall clock. Tests pass a ManualClock and move it instead of sleeping. */
+  clock?: Clock;
 }
 
 /** A host as it appears in a URL; wildcard binds are reached through loopback. */
@@ -59,14 +56,21 @@ function urlHost(host: string): string {
   return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
 }
 
+/** The services over a data directory's stores; close the store when done. */
+function open(dataDir: string, config: EmulatorConfig, clock: Clock): { services: Services; store: SqliteStore; secret: Buffer } {
+  const { paths, secret } = prepareDataDir(dataDir);
+  const store = SqliteStore.open(paths.db);
+  const blobs = new LocalBlobStore(paths, secret, store);
+  return { services: createServices({ store, blobs, clock, config, secret }), store, secret };
+}
+
 export async function startEmulator(opts: StartEmulatorOptions): Promise<RunningEmulator> {
   const config = resolveConfig(opts.config);
   const faults = opts.faults ? parseFaults(opts.faults) : undefined;
   const host = opts.host ?? '127.0.0.1';
-  const { paths, secret } = prepareDataDir(opts.dataDir);
-  const store = Store.open(paths.db);
-  const state = { store, secret, config, paths, endpoint: '', tokenCache: new Map(), faults };
-  const server = createEmulatorServer(state);
+  const { services, store, secret } = open(opts.dataDir, config, opts.clock ?? systemClock);
+  const front: Front = { endpoint: '', faults };
+  const server = createEmulatorServer(services, front);
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -76,24 +80,22 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
       });
     });
   } catch (err) {
-    store.close();
+    await store.close();
     throw err;
   }
   const { port } = server.address() as AddressInfo;
-  state.endpoint = `http://${urlHost(host)}:${port}`;
+  front.endpoint = `http://${urlHost(host)}:${port}`;
 
   let closing: Promise<void> | null = null;
   return {
-    endpoint: state.endpoint,
+    endpoint: front.endpoint,
     gameId: GAME_ID,
     namespaceId: NAMESPACE_ID,
     tokens: tokensFor(secret),
+    services,
     close() {
       closing ??= new Promise<void>((resolve) => {
-        server.close(() => {
-          store.close();
-          resolve();
-        });
+        server.close(() => resolve(store.close()));
         // Keep-alive and in-flight connections would hold close() open; end them now.
         server.closeAllConnections();
       });
@@ -103,13 +105,16 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
 }
 
 /** The builds of a data directory, newest first (same shape as GET /_emulator/builds); none when it holds no store. */
-export function listBuilds(dataDir: string): ReturnType<typeof buildView>[] {
-  return withStore(dataDir, [], (store) => store.listBuilds().map(buildView));
+export async function listBuilds(dataDir: string): Promise<ReturnType<typeof buildView>[]> {
+  return withServices(dataDir, [], async (services) => (await services.builds.list(GAME_ID)).map(buildView));
 }
 
-/** Stops a lobby and returns its logs summary (as POST /_emulator/lobbies/{id}/stop), or null when unknown. */
-export function stopLobby(dataDir: string, lobbyId: string, opts: StopOptions = {}): Record<string, unknown> | null {
-  return withStore(dataDir, null, (store) => stopLobbyInStore(store, lobbyId.toLowerCase(), opts, Date.now()));
+/** Stops a lobby and answers as POST /_emulator/lobbies/{id}/stop does, or null when the lobby is unknown. */
+export async function stopLobby(dataDir: string, lobbyId: string, opts: StopOptions = {}): Promise<Record<string, unknown> | null> {
+  return withServices(dataDir, null, async (services) => {
+    const state = await services.lobbies.stop(lobbyId.toLowerCase(), opts);
+    return state === null ? null : stopView(state);
+  });
 }
 
 /**
@@ -128,14 +133,18 @@ export function resetDataDir(dataDir: string): string[] {
   return removed;
 }
 
-/** Opens the store only when the directory has one, so reading never creates a data directory. */
-function withStore<T, E>(dataDir: string, absent: E, use: (store: Store) => T): T | E {
-  if (!existsSync(dataDirPaths(dataDir).db)) return absent;
-  const { paths } = prepareDataDir(dataDir);
-  const store = Store.open(paths.db);
+/** Whether a data directory holds an emulator's store; asking never creates one. */
+export function holdsStore(dataDir: string): boolean {
+  return existsSync(dataDirPaths(dataDir).db);
+}
+
+/** Opens the stores only when the directory has one, so reading never creates a data directory. */
+async function withServices<T, E>(dataDir: string, absent: E, use: (services: Services) => Promise<T>): Promise<T | E> {
+  if (!holdsStore(dataDir)) return absent;
+  const { services, store } = open(dataDir, resolveConfig(), systemClock);
   try {
-    return use(store);
+    return await use(services);
   } finally {
-    store.close();
+    await store.close();
   }
 }

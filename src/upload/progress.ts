@@ -11,7 +11,6 @@ import type { Part } from './plan.js';
 
 export type ProgressFlag = 'auto' | 'plain' | 'json' | 'none';
 export type ProgressMode = 'tty' | 'plain' | 'json' | 'none';
-export const PROGRESS_FLAGS: readonly ProgressFlag[] = ['auto', 'plain', 'json', 'none'];
 
 export function progressMode(ctx: Context, flag: ProgressFlag): ProgressMode {
   if (flag === 'json' || flag === 'none' || flag === 'plain') return flag;

@@ -29,11 +29,3 @@ export class RateLimiter {
   }
 }
 
-/** `20M`, `500K`, `1.5G`, `1048576` (bytes per second; K/M/G are powers of 1024). */
-export function parseRate(raw: string): number | undefined {
-  const m = /^(\d+(?:\.\d+)?)\s*([kmg]?)(?:i?b?)?(?:\/s)?$/i.exec(raw.trim());
-  if (!m) return undefined;
-  const mult = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[m[2]!.toLowerCase() as '' | 'k' | 'm' | 'g'];
-  const value = Math.floor(Number(m[1]) * mult);
-  return value > 0 ? value : undefined;
-}

@@ -6,10 +6,15 @@ import { isDeepStrictEqual } from 'node:util';
 import AjvModule, { type ErrorObject, type ValidateFunction } from 'ajv';
 import { parse } from 'yaml';
 import { DEVIATIONS, type Deviation } from '../../src/emulator/deviations.js';
+import { isCI } from '../../src/output/ci.js';
 
 export const REPO_ROOT = path.resolve(import.meta.dirname, '../..');
 export const SPEC_FILE = path.resolve(REPO_ROOT, '../shared/reference/rivet-openapi.yml');
 export const SPEC_PRESENT = fs.existsSync(SPEC_FILE);
+// CI has the spec beside the clone, so there a missing spec fails the run instead of skipping the tests quietly.
+if (!SPEC_PRESENT && isCI(process.env)) {
+  throw new Error(`conformance tests cannot run: ${SPEC_FILE} is absent, and in CI it must be there (check out ../shared beside the clone)`);
+}
 if (!SPEC_PRESENT) {
   console.warn(`conformance tests skipped: ${SPEC_FILE} is absent (this clone is outside the workspace that holds ../shared)`);
 }

@@ -6,7 +6,7 @@ import readline from 'node:readline';
 import { PassThrough, Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli.js';
-import { emulatorTokens } from '../../src/emulator/index.js';
+import { ManualClock, NAMESPACE_ID, startEmulator } from '../../src/emulator/index.js';
 import { isolatedEnv, plain, runCli, tempDir } from '../helpers/cli.js';
 import { endpointEnv, startTestEmulator } from '../helpers/emulator.js';
 
@@ -220,11 +220,18 @@ async function runWithTerminal(args: string[], env: Record<string, string | unde
   return { code, stdout, stderr: plain(stderr) };
 }
 
+/** The tokens an emulator on this data directory hands out (they follow from its secret). */
+async function tokensOf(dataDir: string) {
+  const emu = await startEmulator({ dataDir });
+  await emu.close();
+  return emu.tokens;
+}
+
 describe('emulator reset', () => {
   async function seeded() {
     const env = isolatedEnv();
     await newLobby(env);
-    return { env, dir: dataDirOf(env), tokens: emulatorTokens(dataDirOf(env)) };
+    return { env, dir: dataDirOf(env), tokens: await tokensOf(dataDirOf(env)) };
   }
   const players = async (env: Record<string, string | undefined>) =>
     JSON.parse((await runCli(['stats', '--json'], { env })).stdout).player_count as number;
@@ -247,7 +254,7 @@ describe('emulator reset', () => {
     expect(r.stderr).toBe(`Deleted the emulator data in ${dir}; the next run starts afresh with new tokens.\n`);
     expect(fs.existsSync(dir)).toBe(false);
     expect(await players(env)).toBe(0);
-    expect(emulatorTokens(dir).cloud).not.toBe(tokens.cloud);
+    expect((await tokensOf(dir)).cloud).not.toBe(tokens.cloud);
   });
 
   it('--json names what was removed; files that are not the emulator\'s stay', async () => {
@@ -322,16 +329,27 @@ describe('emulator configuration', () => {
     }
   });
 
-  it.each([['0'], ['1.5MiB'], ['big'], ['-1']])('serve --part-size %s → exit 2', async (size) => {
+  it.each([['0'], ['0.5'], ['big'], ['-1'], ['2 MiBs']])('serve --part-size %s → exit 2', async (size) => {
     const r = await runCli(['emulator', 'serve', '--port', '0', '--part-size', size], { env: isolatedEnv() });
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain(`--part-size must be a positive size in bytes, or with KiB, MiB or GiB, not "${size}"`);
+    expect(r.stderr).toBe(`error: --part-size must be a size in bytes such as 65536, 64K, 64KiB or 1M, not "${size}"\n`);
   });
 
   it('idleLifetimeMs in GAMEHOST_EMULATOR_CONFIG ends idle lobbies of the embedded emulator', async () => {
     const env = isolatedEnv({}, { startDelayMs: 0, readyDelayMs: 0, idleLifetimeMs: 100 });
     const lobbyId = await newLobby(env);
-    await new Promise((r) => setTimeout(r, 200));
+    // Read the lobby on a clock the test moves: at the epoch nothing is due yet, then just before and at the deadline.
+    const clock = new ManualClock(0);
+    const emu = await startEmulator({ dataDir: path.join(env.XDG_DATA_HOME!, 'gamehost', 'emulator'), clock });
+    try {
+      const { ready_ts: ready } = (await emu.services.lobbies.get(NAMESPACE_ID, lobbyId)).lobby;
+      clock.advance(ready + 99);
+      expect((await emu.services.lobbies.get(NAMESPACE_ID, lobbyId)).lobby.stop_ts).toBeNull();
+      clock.advance(1);
+      expect((await emu.services.lobbies.get(NAMESPACE_ID, lobbyId)).lobby).toMatchObject({ stop_ts: ready + 100, exit_code: 0, failed: 0 });
+    } finally {
+      await emu.close();
+    }
     const logs = JSON.parse((await runCli(['lobby', 'logs', lobbyId, '--json'], { env })).stdout);
     expect(logs.lobby.status.stopped).toMatchObject({ failed: false, exit_code: 0 });
     expect(Date.parse(logs.lobby.status.stopped.stop_ts) - Date.parse(logs.lobby.ready_ts)).toBe(100);
@@ -342,5 +360,17 @@ describe('emulator configuration', () => {
     const r = await runCli(['stats'], { env });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('idleLifetimeMs must be a whole number of at least 0');
+  });
+
+  it.each([
+    [{ singlePartMax: 0 }, 'singlePartMax must be a whole number of at least 1'],
+    [{ regions: [{ id: '', name: 'Nowhere' }] }, 'regions must be a non-empty list of {"id", "name"}'],
+    [{ gameModes: 'duos' }, 'gameModes must be a non-empty list of names'],
+    [{ partSize: 1, lobbies: 3 }, 'unknown field lobbies'],
+  ])('config %j is a usage error naming the field, with the same check the emulator applies', async (config, message) => {
+    const r = await runCli(['stats'], { env: isolatedEnv({}, config) });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(message);
+    await expect(startEmulator({ dataDir: tempDir(), config: config as object })).rejects.toThrow(message);
   });
 });

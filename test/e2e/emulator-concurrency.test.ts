@@ -1,5 +1,8 @@
-// Many `gamehost` processes at once on one embedded emulator data directory, as parallel CI jobs would run them.
+// Many `gamehost` processes at once on one embedded emulator data directory, as parallel CI jobs would run them:
+// the one real multi-process test of the store (50 processes, one fresh data directory, exact counts).
 import { spawn } from 'node:child_process';
+import { createHmac } from 'node:crypto';
+import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isolatedEnv, tempDir } from '../helpers/cli.js';
@@ -18,34 +21,44 @@ function gamehost(args: string[], env: Record<string, string | undefined>): Prom
   });
 }
 
-describe('the embedded emulator under concurrent CLI processes', () => {
-  it(`${PROCESSES} lobby creates at once all succeed, and the statistics count exactly ${PROCESSES} more players`, { timeout: 180_000 }, async () => {
-    // No endpoint anywhere: every process starts its own embedded emulator over the one data directory.
-    const env = { PATH: process.env.PATH, ...isolatedEnv(), GAMEHOST_EMULATOR_DIR: path.join(tempDir(), 'emulator') };
-    const first = await gamehost(['lobby', 'create', '--game-mode', 'default', '--json'], env);
-    expect(first.code).toBe(0);
-    const before = await gamehost(['stats', '--json'], env);
-    expect(before.code).toBe(0);
-    const countBefore = JSON.parse(before.stdout);
-    expect(countBefore.player_count).toBe(1);
+/** True when the HS256 player token was signed with `secret`. */
+function signedWith(token: string, secret: Buffer): boolean {
+  const [head, claims, sig] = token.split('.');
+  return createHmac('sha256', secret).update(`${head}.${claims}`).digest('base64url') === sig;
+}
 
+describe('the embedded emulator under concurrent CLI processes', () => {
+  it(`${PROCESSES} processes start at once on a fresh data directory: every create succeeds, one secret, exact counts`, { timeout: 180_000 }, async () => {
+    // No endpoint anywhere, and no data directory yet: every process races to create it, its secret and its store.
+    const dataDir = path.join(tempDir(), 'emulator');
+    const env = { PATH: process.env.PATH, ...isolatedEnv(), GAMEHOST_EMULATOR_DIR: dataDir };
+    const creates = Array.from({ length: PROCESSES }, (_, i) => ({
+      mode: i % 5 === 0 ? 'default' : 'duos',
+      region: i % 2 ? 'lnd-fra' : 'lnd-sgp',
+    }));
     const runs = await Promise.all(
-      Array.from({ length: PROCESSES }, (_, i) => gamehost(['lobby', 'create', '--game-mode', 'duos', '--region', i % 2 ? 'lnd-fra' : 'lnd-sgp', '--json'], env)),
+      creates.map((c) => gamehost(['lobby', 'create', '--game-mode', c.mode, '--region', c.region, '--json'], env)),
     );
     for (const r of runs) {
       expect(r.stderr).not.toContain('error');
       expect(r.code).toBe(0);
     }
-    const lobbyIds = runs.map((r) => JSON.parse(r.stdout).lobby.lobby_id);
-    expect(new Set(lobbyIds).size).toBe(PROCESSES);
+    const answers = runs.map((r) => JSON.parse(r.stdout));
+    expect(new Set(answers.map((a) => a.lobby.lobby_id)).size).toBe(PROCESSES);
+    // One secret won the race: every process signed its player token with the one on disk.
+    const secret = fs.readFileSync(path.join(dataDir, 'secret'));
+    expect(secret).toHaveLength(32);
+    expect(answers.filter((a) => signedWith(a.player.token, secret))).toHaveLength(PROCESSES);
 
     const after = await gamehost(['stats', '--json'], env);
     expect(after.code).toBe(0);
     const stats = JSON.parse(after.stdout);
-    expect(stats.player_count - countBefore.player_count).toBe(PROCESSES);
-    expect(stats.game_modes.duos.player_count).toBe(PROCESSES);
-    expect(stats.game_modes.duos.regions['lnd-fra'].player_count).toBe(PROCESSES / 2);
-    expect(stats.game_modes.duos.regions['lnd-sgp'].player_count).toBe(PROCESSES / 2);
-    expect(stats.game_modes.default.player_count).toBe(1);
+    expect(stats.player_count).toBe(PROCESSES);
+    const count = (mode: string, region?: string) => creates.filter((c) => c.mode === mode && (region === undefined || c.region === region)).length;
+    for (const mode of ['default', 'duos']) {
+      expect(stats.game_modes[mode].player_count).toBe(count(mode));
+      for (const region of ['lnd-fra', 'lnd-sgp']) expect(stats.game_modes[mode].regions[region].player_count).toBe(count(mode, region));
+    }
+    expect(count('default')).toBe(PROCESSES / 5);
   });
 });

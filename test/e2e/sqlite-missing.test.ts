@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { setSqliteLoader } from '../../src/emulator/sqlite.js';
+import { setSqliteLoader } from '../../src/emulator/stores/better-sqlite.js';
 import { isolatedEnv, runCli } from '../helpers/cli.js';
 
 afterEach(() => setSqliteLoader());

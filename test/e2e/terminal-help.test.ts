@@ -10,7 +10,8 @@ import { buildProgram } from '../../src/cli.js';
 import { runCli, tempDir } from '../helpers/cli.js';
 
 const sink = new Writable({ write: (_c, _e, cb) => cb() });
-const program = buildProgram({ stdin: process.stdin, stdout: sink, stderr: sink }, async () => {});
+// Every definition loaded, as completion does (a run loads only what its argv needs).
+const program = await buildProgram({ stdin: process.stdin, stdout: sink, stderr: sink }, async () => {});
 
 /** Every command path under the program: groups, their commands, and the top-level commands. */
 function paths(cmd: Command, prefix: string[] = []): { words: string[]; cmd: Command }[] {

@@ -295,10 +295,12 @@ describe('--verbose never prints a token, for any command', () => {
 
   it('emulator serve prints its own new tokens, never the ones it was given', async () => {
     const controller = new AbortController();
-    const serving = runCli(['emulator', 'serve', '--port', '0', '--verbose'], { env: { ...isolatedEnv(), GAMEHOST_TOKEN: emu.tokens.cloud, GAMEHOST_NAMESPACE_TOKEN: emu.tokens.public }, signal: controller.signal });
-    await new Promise((r) => setTimeout(r, 500));
-    controller.abort();
-    const r = await serving;
+    // Stopped as soon as it has printed its last token, however long it took to start.
+    const r = await runCli(['emulator', 'serve', '--port', '0', '--verbose'], {
+      env: { ...isolatedEnv(), GAMEHOST_TOKEN: emu.tokens.cloud, GAMEHOST_NAMESPACE_TOKEN: emu.tokens.public },
+      signal: controller.signal,
+      onStdout: (text) => /^dev_token\t/m.test(text) && controller.abort(),
+    });
     expect(r.stdout).toMatch(/^cloud_token\tcloud\./m);
     check(r);
   });

@@ -64,7 +64,7 @@ describe('build push: robustness', () => {
     expect(result).toMatchObject({ sha256: digest, parts: 21 });
     // The emulator hashed what it assembled: the same bytes arrived.
     const { listBuilds: list } = await import('../../src/emulator/index.js');
-    const build = list(path.join(e.XDG_DATA_HOME!, 'gamehost', 'emulator')).find((b) => b.build_id === result.build_id);
+    const build = (await list(path.join(e.XDG_DATA_HOME!, 'gamehost', 'emulator'))).find((b) => b.build_id === result.build_id);
     expect(build).toMatchObject({ complete: true, sha256: digest });
   });
 
@@ -155,9 +155,15 @@ describe('build push: robustness', () => {
   it('a file that changes during the upload fails with exit 7 and no completion', async () => {
     const file = path.join(dir, 'changing.tar');
     writeRandom(file, 8 * PART);
-    const running = runCli(['build', 'push', file, '--tag', 'changing:v1', '--limit-rate', '256K'], { env: fx.env });
-    setTimeout(() => fs.appendFileSync(file, 'more'), 300);
-    const r = await running;
+    // The file changes as its first part arrives, so the change falls inside the upload however fast it runs.
+    let changed = false;
+    const front = await frontOf(fx.emu.endpoint, (req) => {
+      if (req.method === 'PUT' && !changed) fs.appendFileSync(file, 'more');
+      changed ||= req.method === 'PUT';
+      return false;
+    });
+    const r = await runCli(['build', 'push', file, '--tag', 'changing:v1'], { env: { ...fx.env, GAMEHOST_ENDPOINT: front.endpoint } }).finally(front.close);
+    expect(changed).toBe(true);
     expect(r.code).toBe(7);
     expect(r.stderr).toMatch(/^error: .*changing\.tar changed during the upload; the build was not completed$/m);
     const build = (await listBuilds(fx.emu.endpoint)).find((b) => b.image_tag === 'changing:v1');

@@ -4,7 +4,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { GAME_ID } from '../../src/emulator/index.js';
-import { presignPath } from '../../src/emulator/presign.js';
+import { presignPath } from '../../src/emulator/stores/presign.js';
 import { UUID_RE, expectErrorShape, startTestEmulator, type TestEmulator } from './helpers.js';
 
 // Tiny parts so multipart behaviour shows with a few bytes.

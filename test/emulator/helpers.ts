@@ -2,7 +2,7 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir as sharedTempDir } from '../helpers/cli.js';
-import { startEmulator, type EmulatorConfig, type RunningEmulator } from '../../src/emulator/index.js';
+import { startEmulator, type Clock, type EmulatorConfig, type RunningEmulator } from '../../src/emulator/index.js';
 
 export interface Call {
   status: number;
@@ -48,8 +48,13 @@ export async function callAt(
   return { status: res.status, headers: res.headers, json, text };
 }
 
-export async function startTestEmulator(config: Partial<EmulatorConfig> = {}, dataDir = tempDir()): Promise<TestEmulator> {
-  const emu = await startEmulator({ dataDir, config });
+/** An emulator on a fresh data directory (or `opts.dataDir`), on the wall clock unless given `opts.clock`. */
+export async function startTestEmulator(
+  config: Partial<EmulatorConfig> = {},
+  opts: { dataDir?: string; clock?: Clock } = {},
+): Promise<TestEmulator> {
+  const dataDir = opts.dataDir ?? tempDir();
+  const emu = await startEmulator({ dataDir, config, clock: opts.clock });
   return {
     emu,
     dataDir,

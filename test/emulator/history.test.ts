@@ -1,54 +1,55 @@
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { csvField, toCsv } from '../../src/emulator/csv.js';
-import { GAME_ID, NAMESPACE_ID } from '../../src/emulator/index.js';
-import { TIER_NAME, VERSION_ID, VERSION_NAME, lobbyGroupUuid, regionUuid } from '../../src/emulator/ids.js';
-import { presignPath } from '../../src/emulator/presign.js';
-import { Store, type LobbyRow } from '../../src/emulator/store.js';
+import { csvField, toCsv } from '../../src/emulator/services/csv.js';
+import { GAME_ID, ManualClock, NAMESPACE_ID } from '../../src/emulator/index.js';
+import { TIER_NAME, VERSION_ID, VERSION_NAME, lobbyGroupUuid, regionUuid } from '../../src/emulator/services/ids.js';
+import { presignPath } from '../../src/emulator/stores/presign.js';
 import { expectErrorShape, startTestEmulator, type TestEmulator } from './helpers.js';
 
 const HEADER =
   'lobby_id,namespace_id,namespace_name,region_id,region_name,tier_name,version_id,version_name,' +
   'lobby_group_id,lobby_group_name,start_ts,stop_ts,total_uptime_ms,query_uptime_ms';
 
-let t: TestEmulator;
-beforeAll(async () => {
-  t = await startTestEmulator();
-  // Lobbies with exact timestamps, written straight into the shared store.
-  const store = Store.open(join(t.dataDir, 'emulator.db'));
-  const lobby = (id: string, create: number, stop: number | null, mode = 'default', region = 'lnd-atl'): LobbyRow => ({
-    lobby_id: id,
-    namespace_id: NAMESPACE_ID,
-    game_mode: mode,
-    region_id: region,
-    region_name: 'x',
-    max_players: 8,
-    publicity: 'public',
-    tags: '{}',
-    lobby_config: null,
-    create_ts: create,
-    start_ts: create + 1000,
-    ready_ts: create + 2000,
-    stop_ts: stop,
-    exit_code: stop === null ? null : 0,
-    failed: stop === null ? null : 0,
-    idle_lifetime_ms: null,
-    idle_stop_ts: null,
-  });
-  const rows = [
-    lobby('00000000-0000-4000-8000-00000000000a', 1_000, 1_500), // entirely before the window
-    lobby('00000000-0000-4000-8000-00000000000b', 1_500, 2_500), // created before, stopped inside
-    lobby('00000000-0000-4000-8000-00000000000c', 2_200, 2_800, 'duos', 'lnd-fra'), // inside
-    lobby('00000000-0000-4000-8000-00000000000d', 2_900, 4_000), // created inside, stopped after
-    lobby('00000000-0000-4000-8000-00000000000e', 1_200, null), // running since before
-    lobby('00000000-0000-4000-8000-00000000000f', 1_100, 5_000), // spans the window: production leaves it out
-    lobby('00000000-0000-4000-8000-000000000010', 3_500, null), // created after the window
-  ];
-  for (const r of rows) {
-    store.insertLobby(r, `11111111-0000-4000-8000-${r.lobby_id.slice(-12)}`);
-    if (r.stop_ts !== null) store.stopLobby(r.lobby_id, r.stop_ts, 0, false);
+type Life = [name: string, create: number, stop: number | null, mode?: string, region?: string];
+
+/**
+ * Lives the lobbies through the services, in time order on the emulator's clock, so each has exactly the create
+ * and stop times given; answers their ids by name.
+ */
+async function live(t: TestEmulator, clock: ManualClock, lives: Life[]): Promise<Record<string, string>> {
+  const events = lives.flatMap(([name, create, stop, mode = 'default', region = 'lnd-atl']) => [
+    { at: create, name, mode, region, stop: false },
+    ...(stop === null ? [] : [{ at: stop, name, mode, region, stop: true }]),
+  ]);
+  events.sort((x, y) => x.at - y.at);
+  const ids: Record<string, string> = {};
+  const { lobbies } = t.emu.services;
+  for (const e of events) {
+    clock.advance(e.at - clock.now());
+    if (e.stop) await lobbies.stop(ids[e.name]!, { exitCode: 0 });
+    else
+      ids[e.name] = (
+        await lobbies.create('public', { gameMode: e.mode, regionId: e.region, maxPlayers: 8, publicity: 'public', tags: {}, lobbyConfig: undefined })
+      ).lobbyId;
   }
-  store.close();
+  return ids;
+}
+
+const clock = new ManualClock(0);
+let t: TestEmulator;
+let ids: Record<string, string>;
+let nameOf: (id: string) => string;
+beforeAll(async () => {
+  t = await startTestEmulator({}, { clock });
+  ids = await live(t, clock, [
+    ['a', 1_000, 1_500], // entirely before the window
+    ['b', 1_500, 2_500], // created before, stopped inside
+    ['c', 2_200, 2_800, 'duos', 'lnd-fra'], // inside
+    ['d', 2_900, 4_000], // created inside, stopped after
+    ['e', 1_200, null], // running since before
+    ['f', 1_100, 5_000], // spans the window: production leaves it out
+    ['g', 3_500, null], // created after the window
+  ]);
+  nameOf = (id) => Object.keys(ids).find((name) => ids[name] === id) ?? id;
 });
 afterAll(async () => {
   await t.stop();
@@ -65,8 +66,7 @@ describe('POST /cloud/games/{game_id}/matchmaker/lobbies/export-history', () => 
     const url = new URL(res.json.url);
     expect(url.origin).toBe(t.emu.endpoint);
     expect(url.pathname).toMatch(/^\/_export\/[0-9a-f-]{36}\/export\.csv$/);
-    const expires = Number(url.searchParams.get('expires'));
-    expect(expires - Date.now()).toBeGreaterThan(59 * 60_000);
+    expect(Number(url.searchParams.get('expires'))).toBe(clock.now() + 60 * 60_000);
 
     // No bearer token on the download.
     const csv = await fetch(res.json.url);
@@ -77,10 +77,10 @@ describe('POST /cloud/games/{game_id}/matchmaker/lobbies/export-history', () => 
     expect(lines.pop()).toBe('');
     expect(lines[0]).toBe(HEADER);
     const rows = lines.slice(1).map((l) => l.split(','));
-    expect(rows.map((r) => r[0]!.slice(-1))).toEqual(['d', 'c', 'b', 'e']);
-    const byId = Object.fromEntries(rows.map((r) => [r[0]!.slice(-1), r]));
+    expect(rows.map((r) => nameOf(r[0]!))).toEqual(['d', 'c', 'b', 'e']);
+    const byId = Object.fromEntries(rows.map((r) => [nameOf(r[0]!), r]));
     expect(byId.c).toEqual([
-      '00000000-0000-4000-8000-00000000000c',
+      ids.c,
       NAMESPACE_ID,
       'prod',
       regionUuid('lnd-fra'),
@@ -110,16 +110,16 @@ describe('POST /cloud/games/{game_id}/matchmaker/lobbies/export-history', () => 
   it('running lobbies created before query_end are in; a stopped lobby spanning the whole window is not', async () => {
     // Production's query: stopped in the window, created in it, or running; "d" and "f" span [3000, 3600].
     const res = await exportHistory({ query_start: 3_000, query_end: 3_600 });
-    const ids = (await (await fetch(res.json.url)).text())
+    const names = (await (await fetch(res.json.url)).text())
       .trim()
       .split('\n')
       .slice(1)
-      .map((l) => l.slice(35, 36));
-    expect(ids).toEqual(['0', 'e']);
+      .map((l) => nameOf(l.split(',')[0]!));
+    expect(names).toEqual(['g', 'e']);
   });
 
   it('the stored export does not change when lobbies change later', async () => {
-    const res = await exportHistory({ query_start: 0, query_end: Date.now() + 60_000 });
+    const res = await exportHistory({ query_start: 0, query_end: clock.now() + 60_000 });
     const first = await (await fetch(res.json.url)).text();
     await t.call('POST', '/matchmaker/lobbies/create', { body: { game_mode: 'default' } });
     expect(await (await fetch(res.json.url)).text()).toBe(first);
@@ -148,7 +148,9 @@ describe('POST /cloud/games/{game_id}/matchmaker/lobbies/export-history', () => 
     tampered.searchParams.set('expires', String(Number(url.searchParams.get('expires')) + 1));
     const bad = await t.call('GET', tampered.href);
     expectErrorShape(bad, 403, 'PRESIGN_INVALID');
-    const expired = presignPath(t.secret, 'GET', url.pathname, Date.now() - 1);
+    const expired = presignPath(t.secret, 'GET', url.pathname, clock.now() - 1);
+    clock.advance(60 * 60_000 + 1);
+    expectErrorShape(await t.call('GET', res.json.url), 403, 'PRESIGN_EXPIRED');
     expectErrorShape(await t.call('GET', expired), 403, 'PRESIGN_EXPIRED');
   });
 });
@@ -166,12 +168,12 @@ describe('csv', () => {
 });
 
 describe('the window rules at their edges', () => {
+  const edgeClock = new ManualClock(0);
   let edge: TestEmulator;
-  const id = (n: string) => `00000000-0000-4000-8000-0000000e00${n}`;
+  let edgeIds: Record<string, string>;
   beforeAll(async () => {
-    edge = await startTestEmulator();
-    const store = Store.open(join(edge.dataDir, 'emulator.db'));
-    const rows: [string, number, number | null][] = [
+    edge = await startTestEmulator({ startDelayMs: 0, readyDelayMs: 0 }, { clock: edgeClock });
+    edgeIds = await live(edge, edgeClock, [
       ['a1', 10_000, 15_000], // created at query_start, stopped inside: in
       ['b1', 10_000, 25_000], // created at query_start, stopped after: neither clause holds, out
       ['c1', 5_000, 10_000], // stopped at query_start: out
@@ -180,34 +182,7 @@ describe('the window rules at their edges', () => {
       ['f1', 20_000, 30_000], // created at query_end, stopped after: in
       ['g1', 20_001, null], // created after query_end: out
       ['h1', 9_000, null], // running since before: in, counted up to query_end
-    ];
-    for (const [n, create, stop] of rows) {
-      const lobbyId = id(n);
-      store.insertLobby(
-        {
-          lobby_id: lobbyId,
-          namespace_id: NAMESPACE_ID,
-          game_mode: 'default',
-          region_id: 'lnd-atl',
-          region_name: 'Atlanta',
-          max_players: 8,
-          publicity: 'public',
-          tags: '{}',
-          lobby_config: null,
-          create_ts: create,
-          start_ts: create,
-          ready_ts: create,
-          stop_ts: null,
-          exit_code: null,
-          failed: null,
-          idle_lifetime_ms: null,
-          idle_stop_ts: null,
-        },
-        `22222222-0000-4000-8000-0000000e00${n}`,
-      );
-      if (stop !== null) store.stopLobby(lobbyId, stop, 0, false);
-    }
-    store.close();
+    ]);
   });
   afterAll(() => edge.stop());
 
@@ -220,13 +195,19 @@ describe('the window rules at their edges', () => {
     expect(lines[0]).toBe(HEADER);
     const rows = lines.slice(1).map((l) => l.split(','));
     for (const r of rows) expect(r).toHaveLength(14);
+    const name = (id: string) => Object.keys(edgeIds).find((n) => edgeIds[n] === id);
+    // Lobbies created at the same moment come in lobby_id order.
+    const sameTime = (['e1', 'f1'] as const).slice().sort((x, y) => (edgeIds[x]! < edgeIds[y]! ? -1 : 1));
+    const expected: Record<string, string[]> = {
+      e1: ['20000', '', '0', '0'],
+      f1: ['20000', '30000', '10000', '0'],
+      d1: ['15000', '20000', '5000', '5000'],
+      a1: ['10000', '15000', '5000', '5000'],
+      h1: ['9000', '', '11000', '10000'],
+    };
     // lobby_id, then start_ts, stop_ts, total_uptime_ms, query_uptime_ms.
-    expect(rows.map((r) => [r[0]!.slice(-2), ...r.slice(10)])).toEqual([
-      ['e1', '20000', '', '0', '0'],
-      ['f1', '20000', '30000', '10000', '0'],
-      ['d1', '15000', '20000', '5000', '5000'],
-      ['a1', '10000', '15000', '5000', '5000'],
-      ['h1', '9000', '', '11000', '10000'],
-    ]);
+    expect(rows.map((r) => [name(r[0]!), ...r.slice(10)])).toEqual(
+      [...sameTime, 'd1', 'a1', 'h1'].map((n) => [n, ...expected[n]!]),
+    );
   });
 });

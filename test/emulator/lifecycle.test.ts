@@ -1,47 +1,14 @@
 // What keeps a lobby running or ends it: max_players for joining players, the idle lifetime, and job metrics.
+// Time is a ManualClock the tests move: nothing sleeps, and every expected timestamp is exact.
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GAME_ID, NAMESPACE_ID, startEmulator, stopLobby } from '../../src/emulator/index.js';
-import { lobbyMetrics } from '../../src/emulator/metrics.js';
-import { Store, type LobbyRow } from '../../src/emulator/store.js';
+import { GAME_ID, ManualClock, NAMESPACE_ID, startEmulator } from '../../src/emulator/index.js';
+import { lobbyMetrics } from '../../src/emulator/services/metrics.js';
 import { expectErrorShape, startTestEmulator, tempDir, type TestEmulator } from './helpers.js';
 
 const logsPath = (lobbyId: string) => `/cloud/games/${GAME_ID}/namespaces/${NAMESPACE_ID}/logs/lobbies/${lobbyId}`;
-
-function row(id: string, over: Partial<LobbyRow> = {}): LobbyRow {
-  const create = over.create_ts ?? Date.now();
-  return {
-    lobby_id: id,
-    namespace_id: NAMESPACE_ID,
-    game_mode: 'default',
-    region_id: 'lnd-atl',
-    region_name: 'Atlanta',
-    max_players: 8,
-    publicity: 'public',
-    tags: '{}',
-    lobby_config: null,
-    create_ts: create,
-    start_ts: create + 1000,
-    ready_ts: create + 2000,
-    stop_ts: null,
-    exit_code: null,
-    failed: null,
-    idle_lifetime_ms: null,
-    idle_stop_ts: null,
-    ...over,
-  };
-}
-
-/** Writes lobbies with exact timestamps straight into the store the emulator reads. */
-function insert(dataDir: string, ...rows: LobbyRow[]): void {
-  const store = Store.open(join(dataDir, 'emulator.db'));
-  try {
-    for (const r of rows) store.insertLobby(r, `11111111-0000-4000-8000-${r.lobby_id.slice(-12)}`);
-  } finally {
-    store.close();
-  }
-}
+const iso = (ms: number) => new Date(ms).toISOString();
 
 describe('max_players', () => {
   let t: TestEmulator;
@@ -88,84 +55,76 @@ describe('max_players', () => {
 });
 
 describe('idle lifetime', () => {
+  // Created at T: started at T + 1 s, ready at T + 2 s, stopped at T + 7 s unless a player joins.
+  const LIFETIME = 5_000;
+  const clock = new ManualClock(1_700_000_000_000);
   let t: TestEmulator;
   beforeAll(async () => {
-    t = await startTestEmulator({ startDelayMs: 0, readyDelayMs: 0, idleLifetimeMs: 60_000 });
+    t = await startTestEmulator({ startDelayMs: 1_000, readyDelayMs: 1_000, idleLifetimeMs: LIFETIME }, { clock });
   });
   afterAll(() => t.stop());
 
-  const logs = async (lobbyId: string) => (await t.call('GET', logsPath(lobbyId), { token: t.emu.tokens.cloud })).json;
+  const create = async (gameMode = 'default'): Promise<string> =>
+    (await t.call('POST', '/matchmaker/lobbies/create', { body: { game_mode: gameMode } })).json.lobby.lobby_id;
+  const logs = async (lobbyId: string, at = t) => (await at.call('GET', logsPath(lobbyId), { token: at.emu.tokens.cloud })).json;
+  const squads = async () =>
+    (await t.call('GET', '/matchmaker/players/statistics', { token: t.emu.tokens.public })).json.game_modes.squads.player_count;
 
   it('a lobby idle past its lifetime stopped at ready + lifetime, exit code 0, and every reader agrees', async () => {
-    const now = Date.now();
-    const id = '00000000-0000-4000-8000-0000000000a1';
-    insert(t.dataDir, row(id, { create_ts: now - 10_000, start_ts: now - 9_000, ready_ts: now - 8_000, idle_lifetime_ms: 5_000, idle_stop_ts: now - 3_000 }));
+    const created = clock.now();
+    const id = await create();
+    clock.advance(10_000);
     const res = await logs(id);
-    expect(res.lobby.status.stopped).toEqual({ stop_ts: new Date(now - 3_000).toISOString(), failed: false, exit_code: 0 });
+    expect(res.lobby.status.stopped).toEqual({ stop_ts: iso(created + 2_000 + LIFETIME), failed: false, exit_code: 0 });
+    expect(Date.parse(res.lobby.status.stopped.stop_ts) - Date.parse(res.lobby.ready_ts)).toBe(LIFETIME);
     expect(res.metrics).toBeUndefined();
     // The history export shows the same stop.
     const exp = await t.call('POST', `/cloud/games/${GAME_ID}/matchmaker/lobbies/export-history`, {
       token: t.emu.tokens.cloud,
-      body: { query_start: now - 20_000, query_end: now },
+      body: { query_start: created - 10_000, query_end: clock.now() },
     });
     const line = (await (await fetch(exp.json.url)).text()).split('\n').find((l) => l.startsWith(id))!.split(',');
-    expect(line.slice(10)).toEqual([String(now - 10_000), String(now - 3_000), '7000', '7000']);
+    expect(line.slice(10)).toEqual([String(created), String(created + 7_000), '7000', '7000']);
     // A later stop does not rewrite it.
-    const again = stopLobby(t.dataDir, id, { exitCode: 9 }) as any;
-    expect(again.lobby.status.stopped.exit_code).toBe(0);
+    const again = await t.emu.services.lobbies.stop(id, { exitCode: 9 });
+    expect(again!.lobby).toMatchObject({ stop_ts: created + 7_000, exit_code: 0 });
   });
 
   it('a lobby inside its lifetime runs, and the statistics count it until the deadline passes', async () => {
-    const now = Date.now();
-    const id = '00000000-0000-4000-8000-0000000000a2';
-    insert(t.dataDir, row(id, { game_mode: 'squads', create_ts: now - 1_000, start_ts: now - 1_000, ready_ts: now - 1_000, idle_lifetime_ms: 2_000, idle_stop_ts: now + 1_000 }));
-    const stats = async () => (await t.call('GET', '/matchmaker/players/statistics', { token: t.emu.tokens.public })).json.game_modes.squads.player_count;
+    const created = clock.now();
+    const id = await create('squads');
+    clock.advance(2_000 + LIFETIME - 1);
     expect((await logs(id)).lobby.status).toEqual({ running: {} });
-    expect(await stats()).toBe(1);
-    await new Promise((r) => setTimeout(r, Math.max(0, now + 1_050 - Date.now())));
-    expect(await stats()).toBe(0);
-    expect((await logs(id)).lobby.status.stopped.stop_ts).toBe(new Date(now + 1_000).toISOString());
+    expect(await squads()).toBe(1);
+    clock.advance(1);
+    expect(await squads()).toBe(0);
+    expect((await logs(id)).lobby.status.stopped.stop_ts).toBe(iso(created + 2_000 + LIFETIME));
   });
 
-  it('lobby create stores the lifetime of its config; a join pushes the deadline out', async () => {
-    const created = await t.call('POST', '/matchmaker/lobbies/create', { body: { game_mode: 'default' } });
-    const lobbyId = created.json.lobby.lobby_id;
-    const read = () => Store.open(join(t.dataDir, 'emulator.db'));
-    let store = read();
-    const before = store.getLobby(lobbyId)!;
-    store.close();
-    expect(before.idle_lifetime_ms).toBe(60_000);
-    expect(before.idle_stop_ts).toBe(before.ready_ts + 60_000);
-    await new Promise((r) => setTimeout(r, 20));
-    const joinedAt = Date.now();
-    expect((await t.call('POST', `/_emulator/lobbies/${lobbyId}/players`, { body: {} })).status).toBe(200);
-    store = read();
-    const after = store.getLobby(lobbyId)!;
-    store.close();
-    expect(after.idle_stop_ts! - 60_000).toBeGreaterThanOrEqual(joinedAt - 5);
-    expect(after.idle_stop_ts!).toBeGreaterThan(before.idle_stop_ts!);
-  });
-
-  it('a short lifetime ends a real lobby by itself', async () => {
-    const quick = await startTestEmulator({ startDelayMs: 0, readyDelayMs: 0, idleLifetimeMs: 150 });
+  it('a join pushes the deadline out; the lifetime is the creating config\'s, whoever reads', async () => {
+    const id = await create();
+    clock.advance(4_000);
+    const joinedAt = clock.now();
+    expect((await t.call('POST', `/_emulator/lobbies/${id}/players`, { body: {} })).status).toBe(200);
+    // Past the first deadline (ready + lifetime): still running, also for an instance configured without one.
+    clock.advance(LIFETIME - 1);
+    const other = await startTestEmulator({ idleLifetimeMs: 0 }, { dataDir: t.dataDir, clock });
     try {
-      const lobbyId = (await quick.call('POST', '/matchmaker/lobbies/create', { body: { game_mode: 'default' } })).json.lobby.lobby_id;
-      await new Promise((r) => setTimeout(r, 250));
-      const res = (await quick.call('GET', logsPath(lobbyId), { token: quick.emu.tokens.cloud })).json;
-      expect(Date.parse(res.lobby.status.stopped.stop_ts) - Date.parse(res.lobby.ready_ts)).toBe(150);
-      expect(res.lobby.status.stopped).toMatchObject({ failed: false, exit_code: 0 });
+      expect((await logs(id, other)).lobby.status).toEqual({ running: {} });
+      clock.advance(1);
+      expect((await logs(id, other)).lobby.status.stopped).toEqual({ stop_ts: iso(joinedAt + LIFETIME), failed: false, exit_code: 0 });
     } finally {
-      await quick.stop();
+      await other.emu.close();
     }
   });
 
   it('without a lifetime (the default) lobbies never stop by themselves', async () => {
-    const plain = await startTestEmulator({ startDelayMs: 0, readyDelayMs: 0 });
+    const plainClock = new ManualClock(1_700_000_000_000);
+    const plain = await startTestEmulator({ startDelayMs: 0, readyDelayMs: 0 }, { clock: plainClock });
     try {
       const lobbyId = (await plain.call('POST', '/matchmaker/lobbies/create', { body: { game_mode: 'default' } })).json.lobby.lobby_id;
-      const store = Store.open(join(plain.dataDir, 'emulator.db'));
-      expect(store.getLobby(lobbyId)).toMatchObject({ idle_lifetime_ms: null, idle_stop_ts: null });
-      store.close();
+      plainClock.advance(365 * 24 * 3_600_000);
+      expect((await logs(lobbyId, plain)).lobby.status).toEqual({ running: {} });
     } finally {
       await plain.stop();
     }
@@ -173,26 +132,29 @@ describe('idle lifetime', () => {
 });
 
 describe('job metrics over HTTP', () => {
+  const clock = new ManualClock(1_700_000_000_000);
   let t: TestEmulator;
   beforeAll(async () => {
-    t = await startTestEmulator();
+    t = await startTestEmulator({ startDelayMs: 2_000, readyDelayMs: 1_000 }, { clock });
   });
   afterAll(() => t.stop());
 
   it('a lobby running for ten minutes shows the last 30 samples of its walk, sliding as time passes', async () => {
-    // Half a sample interval past a boundary, so the request lands on the same sample index as the check.
-    const start = Date.now() - 600_000 - 2_500;
-    const id = '00000000-0000-4000-8000-0000000000b1';
-    insert(t.dataDir, row(id, { create_ts: start - 2_000, start_ts: start, ready_ts: start + 1_000 }));
-    const { metrics } = (await t.call('GET', logsPath(id), { token: t.emu.tokens.cloud })).json;
-    const expected = lobbyMetrics(id, start, Date.now());
+    const id = (await t.call('POST', '/matchmaker/lobbies/create', { body: { game_mode: 'default' } })).json.lobby.lobby_id;
+    const start = clock.now() + 2_000;
+    clock.advance(2_000 + 600_000 + 2_500);
+    const read = async () => (await t.call('GET', logsPath(id), { token: t.emu.tokens.cloud })).json.metrics;
+    const metrics = await read();
+    const expected = lobbyMetrics(id, start, clock.now());
     expect(metrics).toEqual({ job: `lobby-${id}`, cpu: expected.cpu, memory: expected.memory, allocated_memory: 512 });
     expect(metrics.cpu).toHaveLength(30);
     for (const m of metrics.memory) expect(m).toBeLessThanOrEqual(512 * 1024 * 1024);
     // Five seconds on, every sample has moved one place left and a new one has arrived.
-    const later = lobbyMetrics(id, start, Date.now() + 5_000);
+    clock.advance(5_000);
+    const later = await read();
     expect(later.cpu.slice(0, 29)).toEqual(metrics.cpu.slice(1));
     expect(later.memory.slice(0, 29)).toEqual(metrics.memory.slice(1));
+    expect(later.cpu[29]).toBe(lobbyMetrics(id, start, clock.now()).cpu[29]);
   });
 });
 

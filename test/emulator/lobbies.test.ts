@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GAME_ID, NAMESPACE_ID } from '../../src/emulator/index.js';
-import { signToken } from '../../src/emulator/tokens.js';
+import { signToken } from '../../src/emulator/services/tokens.js';
 import { UUID_RE, expectErrorShape, startTestEmulator, type TestEmulator } from './helpers.js';
 
 let t: TestEmulator;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GAME_ID, NAMESPACE_ID } from '../../src/emulator/index.js';
-import { regionUuid } from '../../src/emulator/ids.js';
-import { lobbyMetrics } from '../../src/emulator/metrics.js';
+import { GAME_ID, ManualClock, NAMESPACE_ID } from '../../src/emulator/index.js';
+import { regionUuid } from '../../src/emulator/services/ids.js';
+import { lobbyMetrics } from '../../src/emulator/services/metrics.js';
 import { expectErrorShape, startTestEmulator, type TestEmulator } from './helpers.js';
 
 const logsPath = (lobbyId: string, ns = NAMESPACE_ID, game = GAME_ID) =>
@@ -130,37 +130,41 @@ describe('lobby lifecycle with no delays', () => {
   });
 });
 
-describe('lobby lifecycle with delays', () => {
+describe('lobby lifecycle with delays, on a clock the test moves', () => {
   let t: TestEmulator;
+  const clock = new ManualClock(1_700_000_000_000);
   beforeAll(async () => {
-    t = await startTestEmulator({ startDelayMs: 200, readyDelayMs: 800 });
+    t = await startTestEmulator({ startDelayMs: 200, readyDelayMs: 800 }, { clock });
   });
   afterAll(async () => {
     await t.stop();
   });
 
   it('start_ts and ready_ts appear only once reached, metrics only once started', async () => {
+    const createdAt = clock.now();
     const created = await t.call('POST', '/matchmaker/lobbies/create', { body: { game_mode: 'default' } });
     const lobbyId = created.json.lobby.lobby_id;
-    const read = () => t.call('GET', logsPath(lobbyId), { token: t.emu.tokens.cloud });
+    const read = async () => (await t.call('GET', logsPath(lobbyId), { token: t.emu.tokens.cloud })).json;
 
-    const createdAt = Date.parse((await read()).json.lobby.create_ts);
-    // Sleeps are measured from create_ts, with wide windows, so a slow machine does not flake.
-    const until = (offset: number) => new Promise((r) => setTimeout(r, Math.max(0, createdAt + offset - Date.now())));
-    const first = (await read()).json;
+    const first = await read();
+    expect(Date.parse(first.lobby.create_ts)).toBe(createdAt);
     expect(first.lobby.start_ts).toBeUndefined();
     expect(first.lobby.ready_ts).toBeUndefined();
     expect(first.metrics).toBeUndefined();
     expect(first.lobby.status).toEqual({ running: {} });
 
-    await until(260);
-    const second = (await read()).json;
+    clock.advance(199);
+    expect((await read()).lobby.start_ts).toBeUndefined();
+    clock.advance(1);
+    const second = await read();
     expect(Date.parse(second.lobby.start_ts) - createdAt).toBe(200);
     expect(second.lobby.ready_ts).toBeUndefined();
     expect(second.metrics.cpu).toHaveLength(1);
 
-    await until(1_060);
-    const third = (await read()).json;
+    clock.advance(799);
+    expect((await read()).lobby.ready_ts).toBeUndefined();
+    clock.advance(1);
+    const third = await read();
     expect(Date.parse(third.lobby.ready_ts) - Date.parse(third.lobby.start_ts)).toBe(800);
   });
 
@@ -168,7 +172,7 @@ describe('lobby lifecycle with delays', () => {
     const created = await t.call('POST', '/matchmaker/lobbies/create', { body: { game_mode: 'default' } });
     const lobbyId = created.json.lobby.lobby_id;
     await t.call('POST', `/_emulator/lobbies/${lobbyId}/stop`, { body: { exit_code: 1 } });
-    await new Promise((r) => setTimeout(r, 250));
+    clock.advance(5_000);
     const res = (await t.call('GET', logsPath(lobbyId), { token: t.emu.tokens.cloud })).json;
     expect(res.lobby.start_ts).toBeUndefined();
     expect(res.lobby.ready_ts).toBeUndefined();

@@ -32,11 +32,14 @@ export interface RunOptions {
   stdin?: string | Buffer;
   signal?: AbortSignal;
   retry?: { attempts: number; baseMs: number; maxMs: number };
+  /** Called with all of stdout so far after each write: act on what the command has shown, not after a sleep. */
+  onStdout?: (text: string) => void;
 }
 
 /** A stdout or stderr that keeps what was written, and is a terminal when asked to be. */
 export class Capture extends Writable {
   text = '';
+  onWrite?: (text: string) => void;
   constructor(
     readonly isTTY: boolean,
     /** Changeable, with a 'resize' event, as a terminal's is. */
@@ -46,6 +49,7 @@ export class Capture extends Writable {
   }
   override _write(chunk: Buffer | string, _enc: BufferEncoding, cb: () => void): void {
     this.text += chunk.toString();
+    this.onWrite?.(this.text);
     cb();
   }
   // What a terminal's WriteStream offers, for spinners and in-place redraws.
@@ -119,6 +123,7 @@ export async function runCli(args: string[], opts: RunOptions = {}): Promise<Run
   const before = activeResources();
   const stdout = new Capture(opts.tty ?? false, opts.columns ?? 80);
   const stderr = new Capture(opts.tty ?? false, opts.columns ?? 80);
+  stdout.onWrite = opts.onStdout;
   const stdin = new PassThrough();
   stdin.end(opts.stdin ?? '');
   const code = await main(['node', 'gamehost', ...args], {

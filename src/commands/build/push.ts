@@ -1,20 +1,13 @@
 // build push: parses and checks the options, prepares the input, hands it to the upload session
 // (src/upload/session.ts) and renders what it returns.
-import fs from 'node:fs';
 import path from 'node:path';
 import type { Context } from '../../context.js';
 import { BUILD_COMPRESSIONS, BUILD_KINDS, type BuildCompression, type BuildKind } from '../../api/types.js';
-import { UsageError } from '../../errors.js';
-import { writeJson } from '../../output/json.js';
-import { renderDryRun, renderPushed } from '../../output/views/build.js';
-import { appendBuildSummary, writeStepOutputs } from '../../output/ci.js';
-import { sha256File } from '../../upload/hash.js';
-import { prepareInput, type PreparedInput } from '../../upload/input.js';
-import { expectedParts } from '../../upload/plan.js';
-import { PROGRESS_FLAGS, progressMode, type ProgressFlag } from '../../upload/progress.js';
-import { parseRate } from '../../upload/ratelimit.js';
-import { pushSession } from '../../upload/session.js';
-import { describeFsError, parseChoice, parseInteger } from '../args.js';
+import { UsageError, describeFsError } from '../../errors.js';
+import type { PreparedInput } from '../../upload/input.js';
+import type { ProgressFlag } from '../../upload/progress.js';
+import { bytesPerSecond, integer } from '../args.js';
+import { defineCommand } from '../command.js';
 
 /** The service refuses content_length of 8 GB or more (UPLOAD_TOO_LARGE). */
 export const MAX_BUILD_BYTES = 8_000_000_000;
@@ -63,52 +56,83 @@ function checkSize(source: string, size: number): void {
   }
 }
 
-export function parse(args: string[], opts: Record<string, unknown>, ctx: Context): PushOptions {
-  if (opts.tag === undefined) throw new UsageError('--tag is required', 'e.g. --tag game-server:v1');
-  const tag = validateTag(String(opts.tag));
-  const name = validateDisplayName(opts.name === undefined ? tag : String(opts.name));
-  const kind = opts.kind === undefined ? undefined : parseChoice('--kind', opts.kind, BUILD_KINDS);
-  const compression = opts.compression === undefined ? undefined : parseChoice('--compression', opts.compression, BUILD_COMPRESSIONS);
-  const concurrency = parseInteger('--concurrency', opts.concurrency ?? '8', { min: 1, max: 64 });
-  const stallSeconds = parseInteger('--stall-timeout', opts.stallTimeout ?? '60', { min: 1 });
-  let limitRate: number | undefined;
-  if (opts.limitRate !== undefined) {
-    limitRate = parseRate(String(opts.limitRate));
-    if (limitRate === undefined) throw new UsageError(`--limit-rate must be bytes per second such as 20M or 500K, not "${opts.limitRate}"`);
-  }
-  const progress = parseChoice('--progress', opts.progress ?? 'auto', PROGRESS_FLAGS);
-
-  const source = args[0]!;
-  if (source !== '-') {
-    const file = path.resolve(ctx.cwd, source);
-    let stat: fs.Stats;
-    try {
-      stat = fs.statSync(file);
-      if (!stat.isDirectory()) fs.accessSync(file, fs.constants.R_OK);
-    } catch (err) {
-      throw new UsageError(`<file> ${source}: ${describeFsError(err)}`);
+export default defineCommand({
+  operands: ['<file>'],
+  summary: 'Upload a game server image (file, directory or - for stdin) and register it as a build',
+  options: [
+    { flags: '--tag <name:tag>', description: 'image tag, lowercase [0-9a-z_-] on each side of the colon (required)' },
+    { flags: '--name <display name>', description: 'display name of the build (default: the tag)' },
+    { flags: '--kind <kind>', description: 'image kind (default: detected for a directory, else docker_image)', choices: BUILD_KINDS },
+    {
+      flags: '--compression <compression>',
+      description: 'lz4 compresses before upload (default: lz4 for a file that is already LZ4, else none)',
+      choices: BUILD_COMPRESSIONS,
+    },
+    { flags: '--content-type <mime>', description: 'MIME type sent with the file', default: 'application/x-tar' },
+    { flags: '--concurrency <n>', description: 'parts uploaded at once (1-64)', default: '8', value: integer({ min: 1, max: 64 }) },
+    { flags: '--limit-rate <rate>', description: 'cap the upload at this many bytes per second, e.g. 20M', value: bytesPerSecond },
+    { flags: '--stall-timeout <seconds>', description: 'a part with no bytes moving this long is retried', default: '60', value: integer({ min: 1 }) },
+    { flags: '--no-resume', description: 'start a fresh upload even when an earlier one of this file can be resumed' },
+    {
+      flags: '--progress <mode>',
+      description: 'progress on stderr: auto (a live line on a terminal, plain lines otherwise), plain, json, none',
+      choices: ['auto', 'plain', 'json', 'none'] satisfies ProgressFlag[],
+      default: 'auto',
+    },
+    { flags: '--dry-run', description: 'show kind, compression, size, SHA-256 and parts; send nothing' },
+  ],
+  notes: 'With -q, prints the build id alone.',
+  examples: [
+    'gamehost build push server.tar --tag game-server:v1-4-2',
+    'gamehost build push ./bundle --tag game-server:v2 --compression lz4   # a directory, packed and compressed',
+    'docker save game:v1 | gamehost build push - --tag game-server:${GITHUB_SHA::12} --progress json --json   # in CI',
+  ],
+  async parse(v, ctx): Promise<PushOptions> {
+    if (v.tag === undefined) throw new UsageError('--tag is required', 'e.g. --tag game-server:v1');
+    const tag = validateTag(v.tag);
+    const name = validateDisplayName(v.name ?? tag);
+    const source = v.file;
+    if (source !== '-') {
+      const { default: fs } = await import('node:fs');
+      const file = path.resolve(ctx.cwd, source);
+      let stat: import('node:fs').Stats;
+      try {
+        stat = fs.statSync(file);
+        if (!stat.isDirectory()) fs.accessSync(file, fs.constants.R_OK);
+      } catch (err) {
+        throw new UsageError(`<file> ${source}: ${describeFsError(err)}`);
+      }
+      if (stat.isFile()) checkSize(source, stat.size);
+      else if (!stat.isDirectory()) throw new UsageError(`<file> ${source}: not a regular file or directory`);
     }
-    if (stat.isFile()) checkSize(source, stat.size);
-    else if (!stat.isDirectory()) throw new UsageError(`<file> ${source}: not a regular file or directory`);
-  }
-  return {
-    source,
-    tag,
-    name,
-    kind,
-    compression,
-    contentType: String(opts.contentType ?? 'application/x-tar'),
-    concurrency,
-    stallMs: stallSeconds * 1000,
-    limitRate,
-    resume: opts.resume !== false,
-    dryRun: opts.dryRun === true,
-    progress,
-  };
-}
+    return {
+      source,
+      tag,
+      name,
+      kind: v.kind,
+      compression: v.compression,
+      contentType: v.contentType,
+      concurrency: v.concurrency,
+      stallMs: v.stallTimeout * 1000,
+      limitRate: v.limitRate,
+      resume: v.resume,
+      dryRun: v.dryRun,
+      progress: v.progress,
+    };
+  },
+  run,
+});
 
-export async function run(ctx: Context, o: PushOptions): Promise<void> {
+async function run(ctx: Context, o: PushOptions): Promise<void> {
   const started = performance.now();
+  const [{ prepareInput }, { progressMode }, { pushSession }, { appendBuildSummary, writeStepOutputs }, { writeJson }, { renderPushed }] = await Promise.all([
+    import('../../upload/input.js'),
+    import('../../upload/progress.js'),
+    import('../../upload/session.js'),
+    import('../../output/ci.js'),
+    import('../../output/json.js'),
+    import('../../output/views/build.js'),
+  ]);
   const input = await prepareInput(ctx, o.source, { kind: o.kind, compression: o.compression });
   try {
     checkSize(o.source, input.size);
@@ -125,10 +149,15 @@ export async function run(ctx: Context, o: PushOptions): Promise<void> {
 }
 
 async function dryRun(ctx: Context, input: PreparedInput): Promise<void> {
+  const [{ sha256File }, { expectedParts }, { writeJson }, { renderDryRun }] = await Promise.all([
+    import('../../upload/hash.js'),
+    import('../../upload/plan.js'),
+    import('../../output/json.js'),
+    import('../../output/views/build.js'),
+  ]);
   const sha256 = await sha256File(input.file, ctx.signal);
   const plan = expectedParts(input.size);
   const result = { dry_run: true as const, kind: input.kind, compression: input.compression, bytes: input.size, sha256, parts: plan.length, part_size: plan[0]!.length };
   if (ctx.global.json) return writeJson(ctx, result);
   ctx.io.stdout.write(renderDryRun(ctx, result));
 }
-

@@ -1,23 +1,10 @@
 // `gamehost emulator builds`: the builds an emulator holds, newest first.
+import { listEmulatorBuilds } from '../../api/operations.js';
+import type { EmulatorBuild } from '../../api/types.js';
 import type { Context } from '../../context.js';
-import { styler } from '../../output/color.js';
-import { formatBytes, formatTime } from '../../output/format.js';
 import { writeJson } from '../../output/json.js';
-import { sanitizeLine } from '../../output/sanitize.js';
-import { renderTable } from '../../output/table.js';
-import { emulatorPlace, type EmulatorPlace } from './local.js';
-
-export interface EmulatorBuild {
-  build_id: string;
-  image_tag: string;
-  display_name: string;
-  kind: string;
-  compression: string;
-  content_length: number;
-  sha256: string | null;
-  complete: boolean;
-  create_ts: string;
-}
+import { defineCommand } from '../command.js';
+import { DATA_DIR_OPTION, adminApi, emulatorPlace, type EmulatorPlace } from './local.js';
 
 export interface BuildsOptions {
   place: EmulatorPlace;
@@ -25,30 +12,35 @@ export interface BuildsOptions {
   wide: boolean;
 }
 
-export function parse(_args: string[], opts: Record<string, unknown>, ctx: Context): BuildsOptions {
-  return { place: emulatorPlace(opts, ctx), wide: opts.wide === true };
-}
+export default defineCommand({
+  summary: 'List the builds the emulator holds, newest first',
+  options: [DATA_DIR_OPTION, { flags: '--wide', description: 'every column at full width, none left out' }],
+  notes: 'With -q, prints the build ids alone, one a line.',
+  examples: [
+    'gamehost emulator builds',
+    'gamehost emulator builds --json | jq -r \'.builds[] | select(.complete) | .image_tag\'   # in CI',
+    'gamehost emulator builds --endpoint http://127.0.0.1:6420   # a running emulator serve',
+  ],
+  parse: (v, ctx): BuildsOptions => ({ place: emulatorPlace(v.dataDir, ctx), wide: v.wide }),
+  run,
+});
 
-export async function run(ctx: Context, o: BuildsOptions): Promise<void> {
-  const builds = o.place.kind === 'endpoint' ? await listThroughEndpoint(ctx) : await listInDataDir(o.place.dir);
+async function run(ctx: Context, o: BuildsOptions): Promise<void> {
+  const api = await adminApi(ctx, o.place);
+  const { builds } = api ? await listEmulatorBuilds(api) : { builds: [] };
   if (ctx.global.json) return writeJson(ctx, { builds });
+  const { sanitizeLine } = await import('../../output/sanitize.js');
   // -q: the build ids alone, one a line, newest first.
   if (ctx.global.quiet) return void ctx.io.stdout.write(builds.map((b) => sanitizeLine(b.build_id) + '\n').join(''));
-  ctx.io.stdout.write(renderBuilds(ctx, builds, o.wide));
+  ctx.io.stdout.write(await renderBuilds(ctx, builds, o.wide));
 }
 
-async function listInDataDir(dir: string): Promise<EmulatorBuild[]> {
-  const { listBuilds } = await import('../../emulator/index.js');
-  return listBuilds(dir) as unknown as EmulatorBuild[];
-}
-
-async function listThroughEndpoint(ctx: Context): Promise<EmulatorBuild[]> {
-  const api = await ctx.api();
-  const res = await api.call<{ builds: EmulatorBuild[] }>({ method: 'GET', path: '/_emulator/builds', auth: 'none', idempotent: true });
-  return res.builds;
-}
-
-export function renderBuilds(ctx: Context, builds: EmulatorBuild[], wide = false): string {
+async function renderBuilds(ctx: Context, builds: EmulatorBuild[], wide: boolean): Promise<string> {
+  const [{ styler }, { formatBytes, formatTime }, { renderTable }] = await Promise.all([
+    import('../../output/color.js'),
+    import('../../output/format.js'),
+    import('../../output/table.js'),
+  ]);
   const tty = ctx.io.stdout.isTTY === true;
   if (tty && builds.length === 0) return styler(ctx).dim('No builds yet: push one with `gamehost build push`.') + '\n';
   const rows = builds.map((b) => [

@@ -1,22 +1,43 @@
-// Which emulator an `emulator ...` admin command acts on: a data directory directly (the default, so it works with
-// no server running), or a running emulator's admin routes when an endpoint is given.
+// Which emulator an `emulator ...` admin command acts on: a data directory (the default, so it works with no server
+// running: the command starts one in-process on it), or a running emulator when an endpoint is given. Either way
+// the command talks to the emulator's admin API.
 import path from 'node:path';
+import type { ApiClient } from '../../api/client.js';
 import type { Context } from '../../context.js';
 import { emulatorDir } from '../../config/paths.js';
 import { UsageError } from '../../errors.js';
 
 export type EmulatorPlace = { kind: 'data-dir'; dir: string } | { kind: 'endpoint' };
 
+export const DATA_DIR_OPTION = {
+  flags: '--data-dir <dir>',
+  description: "the emulator's data directory (default: the embedded emulator's; with --endpoint: that server's)",
+} as const;
+
 /** `--data-dir` wins; else `--endpoint` or GAMEHOST_ENDPOINT means a running emulator; else the default data dir. */
-export function emulatorPlace(opts: Record<string, unknown>, ctx: Context): EmulatorPlace {
-  if (opts.dataDir !== undefined) {
+export function emulatorPlace(dataDir: string | undefined, ctx: Context): EmulatorPlace {
+  if (dataDir !== undefined) {
     if (ctx.global.endpoint !== undefined) {
       throw new UsageError('--data-dir and --endpoint do not go together', 'use --data-dir for a data directory, --endpoint for a running emulator');
     }
-    const dir = String(opts.dataDir);
-    if (!dir) throw new UsageError('--data-dir is empty');
-    return { kind: 'data-dir', dir: path.resolve(ctx.cwd, dir) };
+    return { kind: 'data-dir', dir: resolvePath('--data-dir', dataDir, ctx.cwd) };
   }
   if (ctx.global.endpoint !== undefined || ctx.env.GAMEHOST_ENDPOINT) return { kind: 'endpoint' };
   return { kind: 'data-dir', dir: emulatorDir(ctx.env) };
+}
+
+/**
+ * A client for the emulator's admin API at `place`; undefined for a data directory that holds no emulator yet
+ * (nothing is created by asking).
+ */
+export async function adminApi(ctx: Context, place: EmulatorPlace): Promise<ApiClient | undefined> {
+  if (place.kind === 'endpoint') return ctx.api();
+  const { holdsStore } = await import('../../emulator/index.js');
+  return holdsStore(place.dir) ? ctx.emulatorApi(place.dir) : undefined;
+}
+
+/** A path option that must not be empty, resolved against the working directory. */
+export function resolvePath(flag: string, raw: string, cwd: string): string {
+  if (!raw) throw new UsageError(`${flag} is empty`);
+  return path.resolve(cwd, raw);
 }

@@ -1,33 +1,38 @@
 // `gamehost emulator reset`: deletes the emulator's data (lobbies, builds, exports, the token secret).
-import path from 'node:path';
-import readline from 'node:readline';
 import type { Context } from '../../context.js';
 import { emulatorDir } from '../../config/paths.js';
 import { UsageError } from '../../errors.js';
 import { writeJson } from '../../output/json.js';
+import { defineCommand } from '../command.js';
+import { resolvePath } from './local.js';
 
 export interface ResetOptions {
   dataDir: string;
   yes: boolean;
 }
 
-export function parse(_args: string[], opts: Record<string, unknown>, ctx: Context): ResetOptions {
-  const yes = opts.yes === true;
-  // A script cannot answer a prompt: it must say --yes, and nothing is touched until it does.
-  if (!yes && (ctx.io.stdin.isTTY !== true || ctx.global.input === false)) {
-    const why = ctx.global.input === false ? '--no-input forbids the prompt' : 'stdin is not a terminal';
-    throw new UsageError(`emulator reset deletes the emulator data: pass --yes to confirm (${why})`);
-  }
-  if (opts.dataDir !== undefined && !String(opts.dataDir)) throw new UsageError('--data-dir is empty');
-  return {
-    dataDir: opts.dataDir !== undefined ? path.resolve(ctx.cwd, String(opts.dataDir)) : emulatorDir(ctx.env),
-    yes,
-  };
-}
+export default defineCommand({
+  summary: "Delete the emulator's lobbies, builds, exports and tokens",
+  options: [
+    { flags: '--yes', description: 'do not ask (required when stdin is not a terminal)' },
+    { flags: '--data-dir <dir>', description: "the emulator's data directory (default: the embedded emulator's)" },
+  ],
+  examples: ['gamehost emulator reset', 'gamehost emulator reset --yes --data-dir .emulator   # in CI'],
+  parse(v, ctx): ResetOptions {
+    // A script cannot answer a prompt: it must say --yes, and nothing is touched until it does.
+    if (!v.yes && (ctx.io.stdin.isTTY !== true || ctx.global.input === false)) {
+      const why = ctx.global.input === false ? '--no-input forbids the prompt' : 'stdin is not a terminal';
+      throw new UsageError(`emulator reset deletes the emulator data: pass --yes to confirm (${why})`);
+    }
+    return { dataDir: v.dataDir !== undefined ? resolvePath('--data-dir', v.dataDir, ctx.cwd) : emulatorDir(ctx.env), yes: v.yes };
+  },
+  run,
+});
 
 /** One line from the terminal; an empty answer or end of input is "no"; Ctrl-C interrupts. */
 async function ask(ctx: Context, question: string): Promise<boolean> {
   ctx.io.stderr.write(question);
+  const { default: readline } = await import('node:readline');
   const rl = readline.createInterface({ input: ctx.io.stdin, terminal: false });
   let onAbort = () => {};
   try {
@@ -45,7 +50,7 @@ async function ask(ctx: Context, question: string): Promise<boolean> {
   }
 }
 
-export async function run(ctx: Context, o: ResetOptions): Promise<void> {
+async function run(ctx: Context, o: ResetOptions): Promise<void> {
   if (!o.yes && !(await ask(ctx, `Delete every lobby, build, export and token of the emulator in ${o.dataDir}? [y/N] `))) {
     ctx.info('Nothing was deleted.');
     return;

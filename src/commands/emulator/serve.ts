@@ -1,13 +1,11 @@
 import path from 'node:path';
 import type { Context } from '../../context.js';
 import { emulatorDir } from '../../config/paths.js';
-import { loadEmulatorConfig } from '../../config/emulator-config.js';
 import type { EmulatorConfig } from '../../emulator/index.js';
 import { UsageError } from '../../errors.js';
-import { parseFaults } from '../../emulator/faults.js';
 import { jsonLine } from '../../output/json.js';
-import { renderRecord } from '../../output/record.js';
-import { parseInteger } from '../args.js';
+import { bytes, integer } from '../args.js';
+import { defineCommand } from '../command.js';
 
 export interface ServeOptions {
   host: string;
@@ -24,46 +22,55 @@ export function shellQuote(value: string): string {
   return /^[A-Za-z0-9_./:@%+=,-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
-function parseFaultsOption(raw: unknown): string | undefined {
+async function parseFaultsOption(raw: string | undefined): Promise<string | undefined> {
   if (raw === undefined) return undefined;
+  const { parseFaults } = await import('../../emulator/faults.js');
   try {
-    parseFaults(String(raw));
+    parseFaults(raw);
   } catch (err) {
     throw new UsageError(`--faults: ${(err as Error).message}`);
   }
-  return String(raw);
+  return raw;
 }
 
-const SIZE_UNITS: Record<string, number> = { '': 1, b: 1, kib: 1024, mib: 1024 ** 2, gib: 1024 ** 3 };
+export default defineCommand({
+  summary: 'Run the emulator as a long-lived local server',
+  options: [
+    { flags: '--host <host>', description: 'address to listen on', default: '127.0.0.1' },
+    { flags: '--port <port>', description: 'port to listen on (0 picks a free one)', default: '6420', value: integer({ min: 0, max: 65535 }) },
+    { flags: '--data-dir <dir>', description: 'where the emulator keeps its state (default: the user data directory)' },
+    { flags: '--config <file>', description: 'JSON file with game modes, regions, delays and limits' },
+    { flags: '--part-size <bytes>', description: 'multipart part size, e.g. 64KiB or 1MiB (default 100MiB; for tests)', value: bytes },
+    { flags: '--faults <spec>', description: 'inject failures, e.g. put-error=0.1,put-reset=0.05,latency=50ms,rate-limit=0.05' },
+    { flags: '--env', description: 'print export GAMEHOST_…=… lines for a shell instead of the table' },
+  ],
+  notes: 'With -q, prints the endpoint alone.',
+  examples: [
+    'gamehost emulator serve',
+    'gamehost emulator serve --env > emulator.env & sleep 1; . ./emulator.env; gamehost stats',
+    'gamehost emulator serve --port 0 --data-dir .emulator --json > emulator.json &   # in CI',
+  ],
+  async parse(v, ctx): Promise<ServeOptions> {
+    if (!v.host) throw new UsageError('--host is empty');
+    if (v.env && ctx.global.json) throw new UsageError('give either --env or --json, not both');
+    const { loadEmulatorConfig } = await import('../../config/emulator-config.js');
+    let config = v.config !== undefined ? loadEmulatorConfig(path.resolve(ctx.cwd, v.config)) : undefined;
+    // The flag wins over the config file, as flags do everywhere.
+    if (v.partSize !== undefined) config = { ...config, partSize: v.partSize };
+    return {
+      host: v.host,
+      port: v.port,
+      dataDir: v.dataDir !== undefined ? path.resolve(ctx.cwd, v.dataDir) : emulatorDir(ctx.env),
+      config,
+      faults: await parseFaultsOption(v.faults),
+      env: v.env,
+    };
+  },
+  run,
+});
 
-/** Bytes, or a whole number with a binary unit: 65536, 64KiB, 5MiB, 1GiB. */
-export function parseSize(flag: string, raw: unknown): number {
-  const m = /^(\d+)\s*(b|kib|mib|gib)?$/i.exec(String(raw).trim());
-  const value = m ? Number(m[1]) * SIZE_UNITS[(m[2] ?? '').toLowerCase()]! : NaN;
-  if (!Number.isSafeInteger(value) || value < 1)
-    throw new UsageError(`${flag} must be a positive size in bytes, or with KiB, MiB or GiB, not "${raw}"`);
-  return value;
-}
-
-export function parse(_args: string[], opts: Record<string, unknown>, ctx: Context): ServeOptions {
-  const host = String(opts.host ?? '127.0.0.1');
-  if (!host) throw new UsageError('--host is empty');
-  if (opts.env === true && ctx.global.json) throw new UsageError('give either --env or --json, not both');
-  let config = opts.config !== undefined ? loadEmulatorConfig(path.resolve(ctx.cwd, String(opts.config))) : undefined;
-  // The flag wins over the config file, as flags do everywhere.
-  if (opts.partSize !== undefined) config = { ...config, partSize: parseSize('--part-size', opts.partSize) };
-  return {
-    host,
-    port: parseInteger('--port', opts.port ?? '6420', { min: 0, max: 65535 }),
-    dataDir: opts.dataDir !== undefined ? path.resolve(ctx.cwd, String(opts.dataDir)) : emulatorDir(ctx.env),
-    config,
-    faults: parseFaultsOption(opts.faults),
-    env: opts.env === true,
-  };
-}
-
-export async function run(ctx: Context, o: ServeOptions): Promise<void> {
-  const { startEmulator } = await import('../../emulator/index.js');
+async function run(ctx: Context, o: ServeOptions): Promise<void> {
+  const [{ startEmulator }, { renderRecord }] = await Promise.all([import('../../emulator/index.js'), import('../../output/record.js')]);
   const emu = await startEmulator({ dataDir: o.dataDir, host: o.host, port: o.port, config: o.config, faults: o.faults }).catch((err) => {
     if (err?.code === 'EADDRINUSE') throw new UsageError(`--port ${o.port} is in use`, 'pick another with --port, or --port 0 for any free one');
     if (err?.code === 'EADDRNOTAVAIL') throw new UsageError(`--host ${o.host} is not an address of this machine`);

@@ -2,26 +2,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Context } from '../../context.js';
 import { exportLobbyHistory } from '../../api/operations.js';
-import { openPresignedGet } from '../../api/presigned.js';
-import { checkServiceUrl, toNetworkError } from '../../api/transport.js';
-import { InvalidAnswerError, UsageError } from '../../errors.js';
-import { CsvError, CsvStreamParser } from '../../output/csv.js';
-import { formatBytes } from '../../output/format.js';
+import { InvalidAnswerError, UsageError, describeFsError } from '../../errors.js';
 import { jsonLine, writeJson } from '../../output/json.js';
-import {
-  HistoryTally,
-  checkHistoryHeader,
-  formatHistorySummary,
-  historyTableChunks,
-  historyJson,
-  historyRecord,
-  historyRow,
-  type HistoryRow,
-} from '../../output/views/history.js';
-import { viewOptions } from '../../output/views/options.js';
-import { TransferProgress, canRedraw } from '../../upload/progress.js';
-import { parseDuration, parseTime } from '../../timeparse.js';
-import { describeFsError, parseChoice } from '../args.js';
+import type { HistoryRow } from '../../output/views/history.js';
+import { defineCommand } from '../command.js';
 
 export const FORMATS = ['csv', 'json', 'table'] as const;
 export type ExportFormat = (typeof FORMATS)[number];
@@ -51,39 +35,56 @@ export function defaultOutputName(start: number, end: number, format: ExportForm
   return `lobby-history-${compact(start)}-${compact(end)}.${format === 'json' ? 'jsonl' : 'csv'}`;
 }
 
-export function parse(_args: string[], opts: Record<string, unknown>, ctx: Context): ExportOptions {
-  const since = opts.since as string | undefined;
-  const from = opts.from as string | undefined;
-  if (since !== undefined && from !== undefined) throw new UsageError('give either --since or --from, not both');
-  if (since === undefined && from === undefined) {
-    throw new UsageError('a window is required: --since <duration> or --from <time>', 'e.g. --since 24h');
-  }
-  const end = opts.to !== undefined ? parseTime('--to', String(opts.to)) : ctx.now();
-  const start = since !== undefined ? end - parseDuration('--since', since) : parseTime('--from', from!);
-  if (start < 0) throw new UsageError('--since reaches before 1970');
-  if (start >= end) throw new UsageError('--from must be before --to');
-  const format = opts.format === undefined ? 'csv' : parseChoice('--format', opts.format, FORMATS);
-  const urlOnly = opts.urlOnly === true;
-  const utc = opts.utc === true;
-  const wide = opts.wide === true;
-  if (wide && format !== 'table') throw new UsageError('--wide goes with --format table');
-  if (urlOnly) {
-    if (opts.output !== undefined) throw new UsageError('--url-only downloads nothing: drop -o');
-    if (opts.format !== undefined) throw new UsageError('--url-only downloads nothing: drop --format');
-    return { queryStart: start, queryEnd: end, output: '-', format, urlOnly, utc, wide };
-  }
-  if (format === 'table') {
-    // A table is for reading, so it goes where it can be read; files get csv or json.
-    if (opts.output !== undefined && opts.output !== '-') {
-      throw new UsageError('--format table prints on stdout: drop -o', 'to keep the rows in a file, use --format csv or --format json');
+export default defineCommand({
+  summary: 'Export the lobby history of a time window as CSV',
+  options: [
+    { flags: '--since <duration>', description: 'window ending now, e.g. 90m, 24h, 7d' },
+    { flags: '--from <time>', description: 'window start: RFC 3339 or epoch ms' },
+    { flags: '--to <time>', description: 'window end: RFC 3339 or epoch ms (default: now)' },
+    { flags: '-o, --output <file>', description: 'where to write the rows; - for stdout (default: a file named after the window)' },
+    { flags: '--format <format>', description: 'csv as served, json (JSON lines), or table (on stdout)', choices: FORMATS },
+    { flags: '--url-only', description: 'print the presigned URL of the CSV and download nothing' },
+    { flags: '--utc', description: 'show times in UTC instead of the local zone' },
+    { flags: '--wide', description: 'with --format table: every column at full width, none left out' },
+  ],
+  notes: 'With -q, prints the path of the file written alone.',
+  examples: [
+    'gamehost history export --since 7d --format table',
+    'gamehost history export --from 2026-11-01T00:00:00Z --to 2026-11-08T00:00:00Z -o week.csv',
+    'gamehost history export --since 24h --format json -o - | jq .query_uptime_ms   # in CI',
+  ],
+  async parse(v, ctx): Promise<ExportOptions> {
+    const { parseDuration, parseTime } = await import('../../timeparse.js');
+    const { since, from, urlOnly, utc, wide } = v;
+    if (since !== undefined && from !== undefined) throw new UsageError('give either --since or --from, not both');
+    if (since === undefined && from === undefined) {
+      throw new UsageError('a window is required: --since <duration> or --from <time>', 'e.g. --since 24h');
     }
-    if (ctx.global.json) throw new UsageError('--json prints a summary on stdout: --format table cannot print there too');
-    return { queryStart: start, queryEnd: end, output: '-', format, urlOnly, utc, wide };
-  }
-  const output = opts.output === undefined ? defaultOutputName(start, end, format) : String(opts.output);
-  if (output === '-' && ctx.global.json) throw new UsageError('--json prints a summary on stdout: give -o <file>, not -o -');
-  return { queryStart: start, queryEnd: end, output: output === '-' ? '-' : path.resolve(ctx.cwd, output), format, urlOnly, utc, wide };
-}
+    const end = v.to !== undefined ? parseTime('--to', v.to) : ctx.now();
+    const start = since !== undefined ? end - parseDuration('--since', since) : parseTime('--from', from!);
+    if (start < 0) throw new UsageError('--since reaches before 1970');
+    if (start >= end) throw new UsageError('--from must be before --to');
+    const format = v.format ?? 'csv';
+    if (wide && format !== 'table') throw new UsageError('--wide goes with --format table');
+    if (urlOnly) {
+      if (v.output !== undefined) throw new UsageError('--url-only downloads nothing: drop -o');
+      if (v.format !== undefined) throw new UsageError('--url-only downloads nothing: drop --format');
+      return { queryStart: start, queryEnd: end, output: '-', format, urlOnly, utc, wide };
+    }
+    if (format === 'table') {
+      // A table is for reading, so it goes where it can be read; files get csv or json.
+      if (v.output !== undefined && v.output !== '-') {
+        throw new UsageError('--format table prints on stdout: drop -o', 'to keep the rows in a file, use --format csv or --format json');
+      }
+      if (ctx.global.json) throw new UsageError('--json prints a summary on stdout: --format table cannot print there too');
+      return { queryStart: start, queryEnd: end, output: '-', format, urlOnly, utc, wide };
+    }
+    const output = v.output ?? defaultOutputName(start, end, format);
+    if (output === '-' && ctx.global.json) throw new UsageError('--json prints a summary on stdout: give -o <file>, not -o -');
+    return { queryStart: start, queryEnd: end, output: output === '-' ? '-' : path.resolve(ctx.cwd, output), format, urlOnly, utc, wide };
+  },
+  run,
+});
 
 /** Where the rows go: stdout (with backpressure), or a temporary file renamed into place at the end. */
 interface Sink {
@@ -138,7 +139,18 @@ async function fileSink(target: string): Promise<Sink> {
   };
 }
 
-export async function run(ctx: Context, o: ExportOptions): Promise<void> {
+async function run(ctx: Context, o: ExportOptions): Promise<void> {
+  const [{ openPresignedGet }, { checkServiceUrl, toNetworkError }, { TransferProgress, canRedraw }, { CsvError, CsvStreamParser }, { formatBytes }, history, { viewOptions }] =
+    await Promise.all([
+      import('../../api/presigned.js'),
+      import('../../api/transport.js'),
+      import('../../upload/progress.js'),
+      import('../../output/csv.js'),
+      import('../../output/format.js'),
+      import('../../output/views/history.js'),
+      import('../../output/views/options.js'),
+    ]);
+  const { HistoryTally, checkHistoryHeader, formatHistorySummary, historyTableChunks, historyJson, historyRecord, historyRow } = history;
   if (o.output !== '-') {
     const dir = path.dirname(o.output);
     if (!fs.existsSync(dir)) throw new UsageError(`-o: directory ${dir} does not exist`);

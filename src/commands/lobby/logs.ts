@@ -4,10 +4,9 @@ import type { LobbyLogsResponse } from '../../api/types.js';
 import { getLobbyLogs } from '../../api/operations.js';
 import { UsageError } from '../../errors.js';
 import { writeJsonText } from '../../output/json.js';
-import { formatLobbyLogs, lobbyChangeKey, lobbyChangeLine, type LobbyViewOptions } from '../../output/views/lobby.js';
-import { viewOptions } from '../../output/views/options.js';
-import { parseLobbyId, parseSeconds } from '../args.js';
-import { isLive, watch } from '../watch.js';
+import type { LobbyViewOptions } from '../../output/views/lobby.js';
+import { milliseconds, parseLobbyId } from '../args.js';
+import { defineCommand } from '../command.js';
 
 export const DEFAULT_INTERVAL_MS = 2000;
 
@@ -21,25 +20,37 @@ export interface LogsOptions {
   utc: boolean;
 }
 
-export function parse(args: string[], opts: Record<string, unknown> = {}, ctx?: Context): LogsOptions {
-  const lobbyId = parseLobbyId(args[0]!);
-  const watch = opts.watch === true;
-  if (opts.interval !== undefined && !watch) throw new UsageError('--interval goes with --watch');
-  const chart = opts.chart === true;
-  if (chart && ctx?.global.json) throw new UsageError('--chart draws for people; --json already carries every sample');
-  return {
-    lobbyId,
-    watch,
-    intervalMs: opts.interval === undefined ? DEFAULT_INTERVAL_MS : parseSeconds('--interval', opts.interval),
-    chart,
-    utc: opts.utc === true,
-  };
-}
+export default defineCommand({
+  operands: ['<lobby-id>'],
+  summary: "Show a lobby's status, timeline and job metrics",
+  options: [
+    { flags: '--watch', description: 'poll until the lobby stops; exit 0 if it stopped cleanly, 1 if it failed' },
+    { flags: '--interval <seconds>', description: 'seconds between polls with --watch (default: 2)', value: milliseconds },
+    { flags: '--chart', description: 'draw CPU and memory as line charts with axes' },
+    { flags: '--utc', description: 'show times in UTC instead of the local zone' },
+  ],
+  examples: [
+    'gamehost lobby logs "$LOBBY" --watch --chart',
+    'gamehost lobby logs "$LOBBY" --json | jq .lobby.status   # in CI',
+    'gamehost lobby logs "$LOBBY" --watch --interval 5 > lobby.log   # in CI: one line per change, exit 1 if it failed',
+  ],
+  parse(v, ctx): LogsOptions {
+    const lobbyId = parseLobbyId(v.lobbyId);
+    if (v.interval !== undefined && !v.watch) throw new UsageError('--interval goes with --watch');
+    if (v.chart && ctx.global.json) throw new UsageError('--chart draws for people; --json already carries every sample');
+    return { lobbyId, watch: v.watch, intervalMs: v.interval ?? DEFAULT_INTERVAL_MS, chart: v.chart, utc: v.utc };
+  },
+  run,
+});
 
-export async function run(ctx: Context, o: LogsOptions): Promise<number | void> {
+async function run(ctx: Context, o: LogsOptions): Promise<number | void> {
   const api = await ctx.api();
   if (o.watch) return watchLobby(ctx, api, o);
-  const { value, text } = await getLobbyLogs(api, o.lobbyId);
+  const [{ value, text }, { formatLobbyLogs }, { viewOptions }] = await Promise.all([
+    getLobbyLogs(api, o.lobbyId),
+    import('../../output/views/lobby.js'),
+    import('../../output/views/options.js'),
+  ]);
   if (ctx.global.json) return writeJsonText(ctx, text);
   ctx.io.stdout.write(formatLobbyLogs(value, { ...viewOptions(ctx, ctx.io.stdout, o.utc), chart: o.chart }));
 }
@@ -48,7 +59,11 @@ export async function run(ctx: Context, o: LogsOptions): Promise<number | void> 
  * Polls until the lobby stops: exits 0 when it stopped cleanly and 1 when it failed; Ctrl-C ends the wait at once.
  * A stopped lobby reports no metrics, so a terminal keeps showing the last ones seen.
  */
-function watchLobby(ctx: Context, api: ApiClient, o: LogsOptions): Promise<number> {
+async function watchLobby(ctx: Context, api: ApiClient, o: LogsOptions): Promise<number> {
+  const [{ isLive, watch }, { formatLobbyLogs, lobbyChangeKey, lobbyChangeLine }] = await Promise.all([
+    import('../watch.js'),
+    import('../../output/views/lobby.js'),
+  ]);
   let lastSeen: LobbyViewOptions['lastSeen'];
   return watch<LobbyLogsResponse>(ctx, {
     everyMs: o.intervalMs,

@@ -1,24 +1,32 @@
 // `gamehost profile list`: the saved profiles, the current one marked; tokens only as which kinds are stored.
 import type { Context } from '../../context.js';
-import { readProfiles, type Profile } from '../../config/profiles.js';
-import { redactToken } from '../../config/redact.js';
-import { writeJson } from '../../output/json.js';
-import { renderTable } from '../../output/table.js';
+import type { Profile } from '../../config/profiles.js';
+import { defineCommand } from '../command.js';
 
 export interface ListOptions {
   /** Every column at full width (--wide). */
   wide: boolean;
 }
 
-export function parse(_args: string[] = [], opts: Record<string, unknown> = {}): ListOptions {
-  return { wide: opts.wide === true };
-}
+export default defineCommand({
+  summary: 'List the saved profiles; the current one is marked *',
+  options: [{ flags: '--wide', description: 'every column at full width, none left out' }],
+  notes: 'With -q, prints the profile names alone, one a line.',
+  examples: ['gamehost profile list', "gamehost profile list --json | jq -r '.profiles[].name'   # in CI"],
+  parse: (v): ListOptions => ({ wide: v.wide }),
+  run,
+});
 
 function tokenKinds(p: Profile): string {
   return [p.token && 'cloud', p.namespace_token && 'namespace'].filter(Boolean).join('+') || '-';
 }
 
-export async function run(ctx: Context, o: ListOptions): Promise<void> {
+async function run(ctx: Context, o: ListOptions): Promise<void> {
+  const [{ readProfiles }, { redactToken }, { writeJson }] = await Promise.all([
+    import('../../config/profiles.js'),
+    import('../../config/redact.js'),
+    import('../../output/json.js'),
+  ]);
   const data = await readProfiles(ctx);
   const names = Object.keys(data.profiles).sort();
   if (ctx.global.json) {
@@ -44,6 +52,7 @@ export async function run(ctx: Context, o: ListOptions): Promise<void> {
     ctx.info('No profiles yet: save one with `gamehost login`.');
     return;
   }
+  const { renderTable } = await import('../../output/table.js');
   const tty = ctx.io.stdout.isTTY === true;
   const rows = names.map((name) => {
     const p = data.profiles[name]!;

@@ -2,18 +2,24 @@
 // win over them.
 import type { Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
-import { configFile, noSuchProfile, readProfiles, selectProfile, validateProfileName, type Profile } from '../../config/profiles.js';
-import { redactToken } from '../../config/redact.js';
-import { writeJson } from '../../output/json.js';
-import { renderRecord } from '../../output/record.js';
+import type { Profile } from '../../config/profiles.js';
+import { defineCommand } from '../command.js';
 
 export interface ShowOptions {
   name?: string;
 }
 
-export function parse(args: string[]): ShowOptions {
-  return { name: args[0] === undefined ? undefined : validateProfileName(args[0], '[name]') };
-}
+export default defineCommand({
+  operands: ['[name]'],
+  summary: 'Show a profile, tokens redacted (default: the selected one)',
+  examples: ['gamehost profile show', 'gamehost profile show staging', 'gamehost profile show --json | jq -r .endpoint   # in CI'],
+  async parse(v): Promise<ShowOptions> {
+    if (v.name === undefined) return {};
+    const { validateProfileName } = await import('../../config/profiles.js');
+    return { name: validateProfileName(v.name, '[name]') };
+  },
+  run,
+});
 
 // The variables that win over each stored value (see src/config/target.ts).
 const OVERRIDES: [what: string, vars: string[]][] = [
@@ -24,7 +30,12 @@ const OVERRIDES: [what: string, vars: string[]][] = [
   ['namespace', ['GAMEHOST_NAMESPACE']],
 ];
 
-export async function run(ctx: Context, o: ShowOptions): Promise<void> {
+async function run(ctx: Context, o: ShowOptions): Promise<void> {
+  const [{ configFile, noSuchProfile, readProfiles, selectProfile }, { redactToken }, { writeJson }] = await Promise.all([
+    import('../../config/profiles.js'),
+    import('../../config/redact.js'),
+    import('../../output/json.js'),
+  ]);
   const data = await readProfiles(ctx);
   let name: string;
   let profile: Profile;
@@ -50,6 +61,7 @@ export async function run(ctx: Context, o: ShowOptions): Promise<void> {
     config_file: configFile(ctx.env),
   };
   if (ctx.global.json) return writeJson(ctx, view);
+  const { renderRecord } = await import('../../output/record.js');
   ctx.io.stdout.write(
     renderRecord(ctx, [
       { label: 'Profile', key: 'name', value: name + (view.current && ctx.io.stdout.isTTY ? ' (current)' : '') },

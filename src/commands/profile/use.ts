@@ -1,17 +1,24 @@
 // `gamehost profile use <name>`: makes a saved profile the current one.
 import type { Context } from '../../context.js';
-import { noSuchProfile, updateProfiles, validateProfileName } from '../../config/profiles.js';
-import { writeJson } from '../../output/json.js';
+import { defineCommand } from '../command.js';
 
 export interface UseOptions {
   name: string;
 }
 
-export function parse(args: string[]): UseOptions {
-  return { name: validateProfileName(args[0]!, '<name>') };
-}
+export default defineCommand({
+  operands: ['<name>'],
+  summary: 'Make a profile the current one',
+  examples: ['gamehost profile use staging', 'GAMEHOST_PROFILE=staging gamehost stats   # in CI: one command, without changing the current profile'],
+  async parse(v): Promise<UseOptions> {
+    const { validateProfileName } = await import('../../config/profiles.js');
+    return { name: validateProfileName(v.name, '<name>') };
+  },
+  run,
+});
 
-export async function run(ctx: Context, o: UseOptions): Promise<void> {
+async function run(ctx: Context, o: UseOptions): Promise<void> {
+  const [{ noSuchProfile, updateProfiles }, { writeJson }] = await Promise.all([import('../../config/profiles.js'), import('../../output/json.js')]);
   const data = await updateProfiles(ctx, (data) => {
     if (!data.profiles[o.name]) throw noSuchProfile(o.name, '<name>', data);
     return { ...data, current: o.name };

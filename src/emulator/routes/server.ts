@@ -1,13 +1,23 @@
 // The HTTP front: routing, path parameters, ray ids, and turning every failure into the JSON error body.
-import { injectFault } from './faults.js';
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { MAX_PARTS, adminListBuilds, completeUpload, createBuild, putPart } from './builds.js';
-import type { EmulatorState, Handler, Reply, RequestContext } from './context.js';
-import { ERRORS, EmulatorError, errorBody, fail, type ErrorCode, type ErrorParams } from './errors.js';
+import { ERRORS, EmulatorError, errorBody, fail, type ErrorCode, type ErrorParams } from '../errors.js';
+import { injectFault, type Faults } from '../faults.js';
+import { MAX_PARTS } from '../services/builds.js';
+import { GAME_ID, NAMESPACE_ID, isUuid } from '../services/ids.js';
+import type { Services } from '../services/index.js';
+import { adminListBuilds, completeUpload, createBuild, putPart } from './builds.js';
+import type { Handler, Reply, RequestContext } from './context.js';
 import { downloadExport, exportHistory } from './history.js';
-import { GAME_ID, NAMESPACE_ID, isUuid } from './ids.js';
 import { adminJoinLobby, adminStopLobby, createLobby, getLobbyLogs, playerStatistics } from './lobbies.js';
+
+/** What the front needs beside the services. */
+export interface Front {
+  /** Set once listening; presigned URLs use the request's Host first, this as a fallback. */
+  endpoint: string;
+  /** Injected failures, when asked for (`--faults`, GAMEHOST_EMULATOR_FAULTS). */
+  faults?: Faults;
+}
 
 interface Route {
   method: string;
@@ -112,13 +122,13 @@ function sendError(
   send(res, { status: ERRORS[code].status, json: errorBody(code, params, rc.rayId, metadata), headers: headers ?? {} });
 }
 
-async function handle(emu: EmulatorState, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function handle(services: Services, front: Front, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const rayId = randomUUID();
   res.setHeader('rvt-ray-id', rayId);
   const url = req.url ?? '/';
   const q = url.indexOf('?');
   const rc: RequestContext = {
-    emu,
+    services,
     req,
     res,
     method: req.method ?? 'GET',
@@ -126,10 +136,10 @@ async function handle(emu: EmulatorState, req: IncomingMessage, res: ServerRespo
     query: new URLSearchParams(q === -1 ? '' : url.slice(q + 1)),
     params: {},
     rayId,
-    now: Date.now(),
+    endpoint: front.endpoint,
   };
   try {
-    if (emu.faults && (await injectFault(emu.faults, rc))) return;
+    if (front.faults && (await injectFault(front.faults, rc))) return;
     const handler = resolve(rc);
     send(res, await handler(rc));
   } catch (err) {
@@ -142,10 +152,10 @@ async function handle(emu: EmulatorState, req: IncomingMessage, res: ServerRespo
   }
 }
 
-export function createEmulatorServer(emu: EmulatorState): Server {
+export function createEmulatorServer(services: Services, front: Front): Server {
   const server = createServer((req, res) => {
     // handle() never rejects, but a last guard keeps one bad request from ending the process.
-    handle(emu, req, res).catch(() => res.destroy());
+    handle(services, front, req, res).catch(() => res.destroy());
   });
   server.keepAliveTimeout = 5_000;
   return server;

@@ -1,82 +1,23 @@
-// The SQLite store shared by every emulator process over one data directory.
+// The Store in SQLite, shared by every emulator process over one data directory; it also keeps the local blob
+// store's index (what each part PUT received, and the export CSVs).
 import type Database from 'better-sqlite3';
-import { openDatabase } from './sqlite.js';
-import { sleepSync } from './datadir.js';
+import { sleepSync } from '../datadir.js';
+import { openDatabase } from './better-sqlite.js';
+import type { BuildRow, JoinOutcome, LobbyRow, NewUpload, PlayerCountRow, Store, UploadRow } from './store.js';
 
-export interface LobbyRow {
-  lobby_id: string;
-  namespace_id: string;
-  game_mode: string;
-  /** Region name id, e.g. lnd-atl. */
-  region_id: string;
-  region_name: string;
-  max_players: number;
-  publicity: 'public' | 'private';
-  /** JSON object of tags. */
-  tags: string;
-  /** JSON, or null when none was given. */
-  lobby_config: string | null;
-  create_ts: number;
-  /** Stored at create time from that process's config, so every reader agrees. */
-  start_ts: number;
-  ready_ts: number;
-  stop_ts: number | null;
-  exit_code: number | null;
-  failed: number | null;
-  /** From the creating process's config; null when lobbies never stop by themselves. */
-  idle_lifetime_ms: number | null;
-  /** When the lobby stops unless a player joins first: the later of ready and the last join, plus the lifetime. */
-  idle_stop_ts: number | null;
-}
-
-export interface BuildRow {
-  build_id: string;
-  game_id: string;
-  upload_id: string;
-  display_name: string;
-  image_tag: string;
-  kind: string;
-  compression: string;
-  path: string;
-  content_type: string | null;
-  content_length: number;
-  sha256: string | null;
-  complete: number;
-  create_ts: number;
-  complete_ts: number | null;
-}
-
-export type UploadState = 'pending' | 'assembling' | 'complete';
-
-export interface UploadRow {
-  upload_id: string;
-  build_id: string;
-  game_id: string;
-  content_length: number;
-  part_size: number;
-  part_count: number;
-  state: UploadState;
-  claim_ts: number | null;
-}
-
-export type NewUpload = Omit<UploadRow, 'state' | 'claim_ts' | 'game_id'>;
-
+/** A part as the local blob store recorded it. */
 export interface PartRow {
   part_number: number;
   size: number;
   sha256: string;
 }
 
-export type JoinOutcome =
-  | { kind: 'joined'; lobby: LobbyRow; players: number }
-  | { kind: 'full'; lobby: LobbyRow; players: number }
-  | { kind: 'stopped'; lobby: LobbyRow }
-  | { kind: 'not_found' };
-
-export interface PlayerCountRow {
-  game_mode: string;
-  region_id: string;
-  player_count: number;
+/** The local blob store's records (local-blobs.ts); an S3 bucket keeps these itself. */
+export interface LocalObjectIndex {
+  recordPart(uploadId: string, partNumber: number, size: number, sha256: string, now: number): void;
+  listParts(uploadId: string): PartRow[];
+  insertExport(exportId: string, gameId: string, csv: string, now: number, expiresTs: number): void;
+  getExport(exportId: string): { csv: string; expires_ts: number } | undefined;
 }
 
 const SCHEMA = `
@@ -186,7 +127,7 @@ function retryBusy<T>(step: () => T): T {
   }
 }
 
-export function isUniqueViolation(err: unknown): boolean {
+function isUniqueViolation(err: unknown): boolean {
   return (err as { code?: unknown }).code === 'SQLITE_CONSTRAINT_UNIQUE';
 }
 
@@ -271,7 +212,7 @@ function prepareStatements(db: Database.Database) {
     completeBuild: db.prepare<[string, number, number, string]>(
       'UPDATE builds SET sha256 = ?, content_length = ?, complete = 1, complete_ts = ? WHERE build_id = ?',
     ),
-    listBuilds: db.prepare<[], BuildRow>('SELECT * FROM builds ORDER BY create_ts DESC, build_id'),
+    listBuilds: db.prepare<[string], BuildRow>('SELECT * FROM builds WHERE game_id = ? ORDER BY create_ts DESC, build_id'),
     insertExport: db.prepare<[string, string, string, number, number]>(
       'INSERT INTO exports (export_id, game_id, csv, create_ts, expires_ts) VALUES (?, ?, ?, ?, ?)',
     ),
@@ -282,7 +223,8 @@ function prepareStatements(db: Database.Database) {
   };
 }
 
-export class Store {
+// better-sqlite3 is synchronous; the async methods keep the Store interface open to networked databases.
+export class SqliteStore implements Store, LocalObjectIndex {
   private readonly db: Database.Database;
   private readonly stmt: ReturnType<typeof prepareStatements>;
   private readonly insertLobbyTx: Database.Transaction<(lobby: LobbyRow, playerId: string) => void>;
@@ -295,7 +237,7 @@ export class Store {
     (exportId: string, gameId: string, csv: string, now: number, expires: number) => void
   >;
 
-  static open(file: string): Store {
+  static open(file: string): SqliteStore {
     const db = openDatabase(file, { timeout: 5000 });
     try {
       db.pragma('busy_timeout = 5000');
@@ -318,7 +260,7 @@ export class Store {
       const version = db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").pluck().get();
       if (version !== SCHEMA_VERSION)
         throw new Error(`Emulator database ${file} has schema version ${String(version)}; expected ${SCHEMA_VERSION}.`);
-      return new Store(db);
+      return new SqliteStore(db);
     } catch (err) {
       db.close();
       throw err;
@@ -385,46 +327,68 @@ export class Store {
     });
   }
 
-  /** Inserts a lobby and its creating player in one write transaction (BEGIN IMMEDIATE avoids upgrade deadlocks). */
-  insertLobby(lobby: LobbyRow, playerId: string): void {
+  async insertLobby(lobby: LobbyRow, playerId: string): Promise<void> {
+    // BEGIN IMMEDIATE takes the write lock up front, which avoids upgrade deadlocks between processes.
     this.insertLobbyTx.immediate(lobby, playerId);
   }
 
-  /** Adds a player unless the lobby is unknown, stopped or at max_players, in one write transaction. */
-  joinLobby(lobbyId: string, playerId: string, now: number): JoinOutcome {
+  async joinLobby(lobbyId: string, playerId: string, now: number): Promise<JoinOutcome> {
     return this.joinLobbyTx.immediate(lobbyId, playerId, now);
   }
 
-  /** Stops every lobby whose idle deadline has passed; call before reading lobby state. */
-  expireIdle(now: number): void {
+  async expireIdle(now: number): Promise<void> {
     // Reading first keeps the common case (nothing due) off the write lock.
     if (this.stmt.anyIdleDue.get(now) !== undefined) this.stmt.expireIdle.run(now);
   }
 
-  getLobby(lobbyId: string): LobbyRow | undefined {
+  async getLobby(lobbyId: string): Promise<LobbyRow | undefined> {
     return this.stmt.getLobby.get(lobbyId);
   }
 
-  /** False when the lobby was already stopped (or does not exist). */
-  stopLobby(lobbyId: string, stopTs: number, exitCode: number, failed: boolean): boolean {
+  async stopLobby(lobbyId: string, stopTs: number, exitCode: number, failed: boolean): Promise<boolean> {
     return this.stmt.stopLobby.run(stopTs, exitCode, failed ? 1 : 0, lobbyId).changes === 1;
   }
 
-  playerCounts(namespaceId: string): PlayerCountRow[] {
+  async playerCounts(namespaceId: string): Promise<PlayerCountRow[]> {
     return this.stmt.playerCounts.all(namespaceId);
   }
 
-  lobbyHistory(namespaceId: string, queryStart: number, queryEnd: number): LobbyRow[] {
+  async lobbyHistory(namespaceId: string, queryStart: number, queryEnd: number): Promise<LobbyRow[]> {
     return this.stmt.history.all({ ns: namespaceId, qs: queryStart, qe: queryEnd });
   }
 
-  /** Throws a SQLITE_CONSTRAINT_UNIQUE error when the image tag is taken (see isUniqueViolation). */
-  insertBuild(build: BuildRow, upload: NewUpload): void {
-    this.insertBuildTx.immediate(build, upload);
+  async insertBuild(build: BuildRow, upload: NewUpload): Promise<boolean> {
+    try {
+      this.insertBuildTx.immediate(build, upload);
+      return true;
+    } catch (err) {
+      if (isUniqueViolation(err)) return false;
+      throw err;
+    }
   }
 
-  getUpload(uploadId: string): UploadRow | undefined {
+  async getUpload(uploadId: string): Promise<UploadRow | undefined> {
     return this.stmt.getUpload.get(uploadId);
+  }
+
+  async claimUpload(uploadId: string, now: number, staleMs: number): Promise<boolean> {
+    return this.stmt.claimUpload.run(now, uploadId, now - staleMs).changes === 1;
+  }
+
+  async touchClaim(uploadId: string, now: number): Promise<void> {
+    this.stmt.touchClaim.run(now, uploadId);
+  }
+
+  async releaseUpload(uploadId: string): Promise<void> {
+    this.stmt.releaseUpload.run(uploadId);
+  }
+
+  async completeUpload(upload: UploadRow, sha256: string, size: number, now: number): Promise<void> {
+    this.completeUploadTx.immediate(upload, sha256, size, now);
+  }
+
+  async listBuilds(gameId: string): Promise<BuildRow[]> {
+    return this.stmt.listBuilds.all(gameId);
   }
 
   recordPart(uploadId: string, partNumber: number, size: number, sha256: string, now: number): void {
@@ -435,28 +399,6 @@ export class Store {
     return this.stmt.listParts.all(uploadId);
   }
 
-  /** Takes the right to assemble an upload; a claim older than staleMs (a crashed process) can be taken over. */
-  claimUpload(uploadId: string, now: number, staleMs: number): boolean {
-    return this.stmt.claimUpload.run(now, uploadId, now - staleMs).changes === 1;
-  }
-
-  /** Keeps a long assembly's claim fresh so nobody takes it over as stale. */
-  touchClaim(uploadId: string, now: number): void {
-    this.stmt.touchClaim.run(now, uploadId);
-  }
-
-  releaseUpload(uploadId: string): void {
-    this.stmt.releaseUpload.run(uploadId);
-  }
-
-  completeUpload(upload: UploadRow, sha256: string, size: number, now: number): void {
-    this.completeUploadTx.immediate(upload, sha256, size, now);
-  }
-
-  listBuilds(): BuildRow[] {
-    return this.stmt.listBuilds.all();
-  }
-
   insertExport(exportId: string, gameId: string, csv: string, now: number, expiresTs: number): void {
     this.insertExportTx.immediate(exportId, gameId, csv, now, expiresTs);
   }
@@ -465,7 +407,7 @@ export class Store {
     return this.stmt.getExport.get(exportId);
   }
 
-  close(): void {
+  async close(): Promise<void> {
     if (this.db.open) this.db.close();
   }
 }

@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type Database from 'better-sqlite3';
-import { CliError, ExitCode } from '../errors.js';
+import { CliError, ExitCode } from '../../errors.js';
 
 type DatabaseConstructor = typeof Database;
 
@@ -23,7 +23,7 @@ export class SqliteUnavailableError extends CliError {
   readonly exitCode = ExitCode.UNEXPECTED;
   constructor(installed: boolean) {
     // The package's own directory, where a rebuild has to run for a global install.
-    const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+    const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
     super(
       installed
         ? "the local emulator needs better-sqlite3, whose native part is not built for this Node.js (an install with --ignore-scripts?)"

@@ -1,10 +1,6 @@
 // Presigned URLs on the emulator itself (uploads and exports), like S3's: no bearer token, an expiry and a signature.
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { fail } from './errors.js';
-
-export const UPLOAD_SINGLE_TTL_MS = 60 * 60 * 1000;
-export const UPLOAD_MULTIPART_TTL_MS = 6 * 60 * 60 * 1000;
-export const EXPORT_TTL_MS = 60 * 60 * 1000;
+import { fail } from '../errors.js';
 
 function signature(secret: Buffer, method: string, path: string, expires: number): string {
   return createHmac('sha256', secret).update(`${method}\n${path}\n${expires}`).digest('base64url');

@@ -1,6 +1,6 @@
-// Reading request bodies the way the service does: a known length, at most 1 MiB, a JSON object.
+// Reading requests the way the service does: bodies of a known length, at most 1 MiB, a JSON object; typed fields.
 import type { RequestContext } from './context.js';
-import { EmulatorError, fail } from './errors.js';
+import { EmulatorError, fail } from '../errors.js';
 
 export const MAX_JSON_BODY = 1024 * 1024;
 
@@ -91,7 +91,12 @@ export function optEnum<T extends string>(body: JsonObject, field: string, allow
 }
 
 /** Base URL for links the client follows next (presigned URLs): the Host it used to reach us. */
-export function baseUrl(rc: RequestContext): string {
+export function origin(rc: RequestContext): string {
   const host = rc.req.headers.host;
-  return host && /^[A-Za-z0-9.\-:[\]]+$/.test(host) ? `http://${host}` : rc.emu.endpoint;
+  return host && /^[A-Za-z0-9.\-:[\]]+$/.test(host) ? `http://${host}` : rc.endpoint;
+}
+
+/** The Authorization header as sent, for the auth service. */
+export function authorization(rc: RequestContext): string | undefined {
+  return rc.req.headers.authorization;
 }

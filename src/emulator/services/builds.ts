@@ -1,0 +1,199 @@
+// Builds and their uploads: create (with presigned part URLs), accepting a part, complete, and the list.
+import { randomUUID } from 'node:crypto';
+import type { EmulatorConfig } from '../config.js';
+import { fail } from '../errors.js';
+import type { BlobStore, BuildRow, ReceivedPart, Store, UploadRow } from '../stores/store.js';
+import type { Clock } from './clock.js';
+
+export const MAX_PARTS = 10_000;
+export const BUILD_KINDS = ['docker_image', 'oci_bundle'] as const;
+export const BUILD_COMPRESSIONS = ['none', 'lz4'] as const;
+const UPLOAD_SINGLE_TTL_MS = 60 * 60 * 1000;
+const UPLOAD_MULTIPART_TTL_MS = 6 * 60 * 60 * 1000;
+const DISPLAY_NAME_MAX_BYTES = 128;
+const IMAGE_TAG_PART_RE = /^[0-9a-z_-]+$/;
+// A crashed assembler's claim is taken over after this long.
+const ASSEMBLY_STALE_MS = 5 * 60 * 1000;
+// How often a complete waiting on another process's assembly looks again (real time: that process is real).
+const ASSEMBLY_POLL_MS = 50;
+
+/** A build create as the client asked for it, its shape already checked. */
+export interface BuildRequest {
+  displayName: string;
+  imageTag: string;
+  kind: (typeof BUILD_KINDS)[number];
+  compression: (typeof BUILD_COMPRESSIONS)[number];
+  path: string;
+  contentType: string | null;
+  contentLength: number;
+}
+
+export interface PresignedRequest {
+  path: string;
+  url: string;
+  byte_offset: number;
+  content_length: number;
+}
+
+export interface CreatedBuild {
+  buildId: string;
+  uploadId: string;
+  requests: PresignedRequest[];
+}
+
+function checkDisplayName(name: string): void {
+  let reason: string | null = null;
+  if (name.length === 0) reason = 'it must not be empty.';
+  else if (Buffer.byteLength(name) > DISPLAY_NAME_MAX_BYTES) reason = `it must be at most ${DISPLAY_NAME_MAX_BYTES} bytes.`;
+  else if (/^\s|\s$/.test(name)) reason = 'it must not start or end with whitespace.';
+  else if (/\s\s/.test(name)) reason = 'it must not contain doubled whitespace.';
+  if (reason !== null) fail('BUILD_INVALID_DISPLAY_NAME', { reason });
+}
+
+function checkImageTag(tag: string): void {
+  const parts = tag.split(':');
+  let reason: string | null = null;
+  if (parts.length !== 2) reason = 'expected base:tag.';
+  else
+    for (const part of parts) {
+      if (!IMAGE_TAG_PART_RE.test(part)) reason = 'each part must be lowercase letters, digits, "_" or "-".';
+      else if (part.startsWith('-') || part.endsWith('-')) reason = 'a part must not start or end with "-".';
+      if (reason !== null) break;
+    }
+  if (reason !== null) fail('BUILD_INVALID_IMAGE_TAG', { tag, reason });
+}
+
+/** Part n (1-based) of an upload: where it starts and how long it is. */
+export function partRange(upload: Pick<UploadRow, 'content_length' | 'part_size'>, n: number): { offset: number; length: number } {
+  const offset = (n - 1) * upload.part_size;
+  return { offset, length: Math.min(upload.part_size, upload.content_length - offset) };
+}
+
+/** One part below singlePartMax, else parts of partSize (the last shorter); null when over MAX_PARTS. */
+export function planParts(contentLength: number, config: EmulatorConfig): { partSize: number; partCount: number } | null {
+  if (contentLength < config.singlePartMax) return { partSize: Math.max(contentLength, 1), partCount: 1 };
+  const partCount = Math.ceil(contentLength / config.partSize);
+  return partCount > MAX_PARTS ? null : { partSize: config.partSize, partCount };
+}
+
+/** Every part arrived with its planned size, else UPLOAD_INVALID naming the first that did not. */
+function checkParts(upload: UploadRow, received: Map<number, ReceivedPart>): void {
+  for (let n = 1; n <= upload.part_count; n++) {
+    const expected = partRange(upload, n).length;
+    const part = received.get(n);
+    if (part === undefined) fail('UPLOAD_INVALID', { reason: `part ${n} of ${upload.part_count} is missing.` }, { part_number: n });
+    if (part.size !== expected)
+      fail(
+        'UPLOAD_INVALID',
+        { reason: `part ${n} of ${upload.part_count} has ${part.size} bytes; expected ${expected}.` },
+        { part_number: n },
+      );
+  }
+}
+
+export class Builds {
+  constructor(private readonly deps: { store: Store; blobs: BlobStore; clock: Clock; config: EmulatorConfig }) {}
+
+  /** Records the build and its upload and answers one presigned request per part. */
+  async create(gameId: string, request: BuildRequest, origin: string): Promise<CreatedBuild> {
+    const { config, store, blobs } = this.deps;
+    const now = this.deps.clock.now();
+    const { contentLength, imageTag } = request;
+    checkDisplayName(request.displayName);
+    checkImageTag(imageTag);
+    if (request.path.length === 0) fail('UPLOAD_INVALID', { reason: 'image_file.path must not be empty.' });
+    if (contentLength >= config.maxUploadBytes)
+      fail('UPLOAD_TOO_LARGE', { reason: `${contentLength} bytes; the limit is below ${config.maxUploadBytes}.` });
+    const plan = planParts(contentLength, config);
+    if (plan === null) fail('UPLOAD_TOO_LARGE', { reason: `it would take more than ${MAX_PARTS} parts.` });
+
+    const buildId = randomUUID();
+    const uploadId = randomUUID();
+    const inserted = await store.insertBuild(
+      {
+        build_id: buildId,
+        game_id: gameId,
+        upload_id: uploadId,
+        display_name: request.displayName,
+        image_tag: imageTag,
+        kind: request.kind,
+        compression: request.compression,
+        path: request.path,
+        content_type: request.contentType,
+        content_length: contentLength,
+        sha256: null,
+        complete: 0,
+        create_ts: now,
+        complete_ts: null,
+      },
+      { upload_id: uploadId, build_id: buildId, content_length: contentLength, part_size: plan.partSize, part_count: plan.partCount },
+    );
+    if (!inserted) fail('BUILD_TAG_TAKEN', { tag: imageTag });
+
+    const expires = now + (plan.partCount > 1 ? UPLOAD_MULTIPART_TTL_MS : UPLOAD_SINGLE_TTL_MS);
+    const upload = { content_length: contentLength, part_size: plan.partSize };
+    const requests: PresignedRequest[] = [];
+    for (let n = 1; n <= plan.partCount; n++) {
+      const { offset, length } = partRange(upload, n);
+      const url = await blobs.partUrl(origin, uploadId, n, expires);
+      requests.push({ path: request.path, url, byte_offset: offset, content_length: length });
+    }
+    return { buildId, uploadId, requests };
+  }
+
+  /** The checks on a part PUT before its body is read; answers the length the part must have. */
+  async acceptPart(uploadId: string, n: number, path: string, query: URLSearchParams): Promise<number> {
+    await this.deps.blobs.checkPresigned('PUT', path, query, this.deps.clock.now());
+    const upload = await this.deps.store.getUpload(uploadId);
+    if (upload === undefined) fail('API_NOT_FOUND', { what: `Upload ${uploadId}` });
+    if (n > upload.part_count)
+      fail('UPLOAD_INVALID', { reason: `part ${n} is beyond the ${upload.part_count} parts of this upload.` });
+    if (upload.state !== 'pending') fail('UPLOAD_INVALID', { reason: `the upload is already ${upload.state}.` });
+    return partRange(upload, n).length;
+  }
+
+  /** Stores an accepted part's body; answers its SHA-256 (the part's ETag). */
+  async writePart(uploadId: string, n: number, length: number, body: AsyncIterable<Buffer>): Promise<string> {
+    return (await this.deps.blobs.writePart(uploadId, n, length, body, this.deps.clock.now())).sha256;
+  }
+
+  /**
+   * Assembles the parts into the build, once: concurrent completes (in any process) wait for the one that claimed
+   * the upload, and a claim left by a crashed process is taken over when stale.
+   */
+  async complete(gameId: string, uploadId: string): Promise<void> {
+    const { store, blobs, clock } = this.deps;
+    let upload = await store.getUpload(uploadId);
+    if (upload === undefined) fail('API_NOT_FOUND', { what: `Upload ${uploadId}` });
+    if (upload.game_id !== gameId) fail('API_FORBIDDEN', { reason: 'the upload belongs to another game.' });
+
+    for (;;) {
+      if (upload.state === 'complete') return;
+      const stale = upload.state === 'assembling' && (upload.claim_ts ?? 0) < clock.now() - ASSEMBLY_STALE_MS;
+      // Parts are only checked while nobody is assembling (an assembler deletes them as it finishes).
+      if (upload.state === 'pending' || stale) {
+        const parts = await blobs.receivedParts(uploadId);
+        checkParts(upload, parts);
+        if (await store.claimUpload(uploadId, clock.now(), ASSEMBLY_STALE_MS)) {
+          try {
+            const claimed = upload;
+            const sha256 = await blobs.assemble(claimed, parts, () => store.touchClaim(claimed.upload_id, clock.now()));
+            await store.completeUpload(upload, sha256, upload.content_length, clock.now());
+          } catch (err) {
+            await store.releaseUpload(uploadId);
+            throw err;
+          }
+          return;
+        }
+      }
+      // Another request, maybe in another process, is assembling: wait for its outcome.
+      await new Promise((resolve) => setTimeout(resolve, ASSEMBLY_POLL_MS));
+      upload = (await store.getUpload(uploadId))!;
+    }
+  }
+
+  /** The builds of a game, newest first. */
+  list(gameId: string): Promise<BuildRow[]> {
+    return this.deps.store.listBuilds(gameId);
+  }
+}

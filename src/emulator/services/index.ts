@@ -1,0 +1,39 @@
+// The service's rules, one object per area, over the injected stores and clock: what routes call, and what
+// tests and the CLI's data-directory commands call without HTTP.
+import type { EmulatorConfig } from '../config.js';
+import type { BlobStore, Store } from '../stores/store.js';
+import { Auth } from './auth.js';
+import { Builds } from './builds.js';
+import type { Clock } from './clock.js';
+import { History } from './history.js';
+import { Lobbies } from './lobbies.js';
+import { Statistics } from './statistics.js';
+
+export interface ServiceDeps {
+  store: Store;
+  blobs: BlobStore;
+  clock: Clock;
+  config: EmulatorConfig;
+  /** Signs tokens and player tokens. */
+  secret: Buffer;
+}
+
+export interface Services {
+  config: EmulatorConfig;
+  auth: Auth;
+  lobbies: Lobbies;
+  statistics: Statistics;
+  builds: Builds;
+  history: History;
+}
+
+export function createServices(deps: ServiceDeps): Services {
+  return {
+    config: deps.config,
+    auth: new Auth(deps.secret),
+    lobbies: new Lobbies(deps),
+    statistics: new Statistics(deps),
+    builds: new Builds(deps),
+    history: new History(deps),
+  };
+}

@@ -1,0 +1,173 @@
+// Lobbies: create (with the production order of checks), the logs view of one lobby, players joining, the stop.
+import { randomUUID } from 'node:crypto';
+import type { EmulatorConfig } from '../config.js';
+import { fail } from '../errors.js';
+import type { LobbyRow, Store } from '../stores/store.js';
+import type { Clock } from './clock.js';
+import { NAMESPACE_ID } from './ids.js';
+import { lobbyMetrics, type JobMetrics } from './metrics.js';
+import { signPlayerToken } from './tokens.js';
+
+export const DEFAULT_MAX_PLAYERS = 32;
+export const MAX_PLAYERS_LIMIT = 256;
+const MAX_TAGS = 8;
+const MAX_TAG_NAME_BYTES = 128;
+const MAX_TAG_VALUE_BYTES = 512;
+const NIL_UUID = '00000000-0000-0000-0000-000000000000';
+
+/** A lobby create as the client asked for it, its shape already checked. */
+export interface LobbyRequest {
+  gameMode: string;
+  regionId: string | undefined;
+  maxPlayers: number | undefined;
+  publicity: 'public' | 'private';
+  tags: Record<string, string>;
+  lobbyConfig: unknown;
+}
+
+/** A player in a lobby: the answer to a create. */
+export interface LobbySeat {
+  lobbyId: string;
+  region: { id: string; name: string };
+  playerToken: string;
+}
+
+/** A lobby as seen at `now`; metrics only while it runs and once it has started. */
+export interface LobbyState {
+  lobby: LobbyRow;
+  now: number;
+  metrics?: JobMetrics;
+}
+
+export interface StoppedLobby extends LobbyState {
+  /** The lobby had stopped before this call, which then changed nothing. */
+  alreadyStopped: boolean;
+}
+
+export interface StopOptions {
+  exitCode?: number;
+  failed?: boolean;
+}
+
+export interface JoinedPlayer {
+  lobbyId: string;
+  playerToken: string;
+  players: number;
+  maxPlayers: number;
+}
+
+export interface LobbyDeps {
+  store: Store;
+  clock: Clock;
+  config: EmulatorConfig;
+  secret: Buffer;
+}
+
+export class Lobbies {
+  constructor(private readonly deps: LobbyDeps) {}
+
+  /** Checks in the production order (game mode, tags, max players, region), then creates, or mocks for `dev`. */
+  async create(mode: 'public' | 'dev', request: LobbyRequest): Promise<LobbySeat> {
+    const { config, secret, store } = this.deps;
+    const now = this.deps.clock.now();
+    if (!config.gameModes.includes(request.gameMode)) fail('MATCHMAKER_GAME_MODE_NOT_FOUND', { game_mode: request.gameMode });
+    const tagNames = Object.keys(request.tags);
+    if (tagNames.length > MAX_TAGS) fail('MATCHMAKER_TOO_MANY_TAGS', { count: tagNames.length });
+    // Production measures tag lengths in bytes (Rust String::len).
+    for (const name of tagNames) {
+      if (Buffer.byteLength(name) > MAX_TAG_NAME_BYTES) fail('MATCHMAKER_TAG_NAME_TOO_LONG');
+      if (Buffer.byteLength(request.tags[name]!) > MAX_TAG_VALUE_BYTES) fail('MATCHMAKER_TAG_TOO_LONG', { name });
+    }
+    const { maxPlayers, regionId } = request;
+    if (maxPlayers !== undefined && (maxPlayers < 1 || maxPlayers > MAX_PLAYERS_LIMIT))
+      fail('MATCHMAKER_DYNAMIC_MAX_PLAYERS_INVALID', { max: MAX_PLAYERS_LIMIT });
+    // No geo-location here: "closest region" is the first configured one.
+    const region = regionId === undefined ? config.regions[0]! : config.regions.find((r) => r.id === regionId);
+    if (region === undefined) fail('MATCHMAKER_REGION_NOT_FOUND', { region: regionId ?? '' });
+
+    const playerId = randomUUID();
+    const iat = Math.floor(now / 1000);
+    if (mode === 'dev') {
+      // Development tokens get a well-formed answer for a lobby that does not exist, as production does.
+      const playerToken = signPlayerToken(secret, { player_id: playerId, lobby_id: NIL_UUID, namespace_id: NAMESPACE_ID, iat });
+      return { lobbyId: NIL_UUID, region: { id: 'local', name: 'Local' }, playerToken };
+    }
+
+    const lobbyId = randomUUID();
+    const startTs = now + config.startDelayMs;
+    const readyTs = startTs + config.readyDelayMs;
+    const idle = config.idleLifetimeMs > 0 ? config.idleLifetimeMs : null;
+    await store.insertLobby(
+      {
+        lobby_id: lobbyId,
+        namespace_id: NAMESPACE_ID,
+        game_mode: request.gameMode,
+        region_id: region.id,
+        region_name: region.name,
+        max_players: maxPlayers ?? DEFAULT_MAX_PLAYERS,
+        publicity: request.publicity,
+        tags: JSON.stringify(request.tags),
+        lobby_config: request.lobbyConfig === undefined ? null : JSON.stringify(request.lobbyConfig),
+        create_ts: now,
+        start_ts: startTs,
+        ready_ts: readyTs,
+        stop_ts: null,
+        exit_code: null,
+        failed: null,
+        idle_lifetime_ms: idle,
+        idle_stop_ts: idle === null ? null : readyTs + idle,
+      },
+      playerId,
+    );
+    const playerToken = signPlayerToken(secret, { player_id: playerId, lobby_id: lobbyId, namespace_id: NAMESPACE_ID, iat });
+    return { lobbyId, region: { id: region.id, name: region.name }, playerToken };
+  }
+
+  /** The lobby now, or API_NOT_FOUND (production answers 500 for an unknown lobby; 404 says what happened). */
+  async get(namespaceId: string, lobbyId: string): Promise<LobbyState> {
+    if (namespaceId !== NAMESPACE_ID) fail('API_NOT_FOUND', { what: `Namespace ${namespaceId}` });
+    const now = this.deps.clock.now();
+    await this.deps.store.expireIdle(now);
+    const lobby = await this.deps.store.getLobby(lobbyId);
+    if (lobby === undefined || lobby.namespace_id !== namespaceId) fail('API_NOT_FOUND', { what: `Lobby ${lobbyId}` });
+    return stateAt(lobby, now);
+  }
+
+  /**
+   * Stops a lobby (idempotent: a stopped lobby keeps its first stop) and returns it, with alreadyStopped true when
+   * this call changed nothing; null when the lobby is unknown.
+   */
+  async stop(lobbyId: string, opts: StopOptions = {}): Promise<StoppedLobby | null> {
+    const { store } = this.deps;
+    const now = this.deps.clock.now();
+    const exitCode = opts.exitCode ?? 0;
+    // A lobby that already stopped by itself keeps that stop.
+    await store.expireIdle(now);
+    const stopped = await store.stopLobby(lobbyId, now, exitCode, opts.failed ?? exitCode !== 0);
+    const lobby = await store.getLobby(lobbyId);
+    return lobby === undefined ? null : { ...stateAt(lobby, now), alreadyStopped: !stopped };
+  }
+
+  /** A player joins, as the service's join would let them, so max_players and the idle lifetime act. */
+  async join(lobbyId: string): Promise<JoinedPlayer> {
+    const now = this.deps.clock.now();
+    const playerId = randomUUID();
+    const outcome = await this.deps.store.joinLobby(lobbyId, playerId, now);
+    if (outcome.kind === 'not_found') fail('API_NOT_FOUND', { what: `Lobby ${lobbyId}` });
+    if (outcome.kind === 'stopped') fail('MATCHMAKER_LOBBY_STOPPED', { lobby_id: lobbyId });
+    if (outcome.kind === 'full') fail('MATCHMAKER_LOBBY_FULL', { lobby_id: lobbyId, max: outcome.lobby.max_players });
+    const playerToken = signPlayerToken(this.deps.secret, {
+      player_id: playerId,
+      lobby_id: lobbyId,
+      namespace_id: outcome.lobby.namespace_id,
+      iat: Math.floor(now / 1000),
+    });
+    return { lobbyId, playerToken, players: outcome.players, maxPlayers: outcome.lobby.max_players };
+  }
+}
+
+function stateAt(lobby: LobbyRow, now: number): LobbyState {
+  const state: LobbyState = { lobby, now };
+  if (lobby.stop_ts === null && lobby.start_ts <= now) state.metrics = lobbyMetrics(lobby.lobby_id, lobby.start_ts, now);
+  return state;
+}

@@ -1,0 +1,147 @@
+// The BlobStore in the data directory: parts under uploads/<upload_id>/part-<n>, builds under builds/<build_id>,
+// exports in the SQLite index; presigned URLs point at the emulator's own /_upload and /_export routes.
+import { createHash, randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Transform } from 'node:stream';
+import { finished, pipeline } from 'node:stream/promises';
+import type { DataDirPaths } from '../datadir.js';
+import { fail } from '../errors.js';
+import { checkPresigned, presignPath } from './presign.js';
+import type { LocalObjectIndex, PartRow } from './sqlite.js';
+import type { BlobStore, ReceivedPart, UploadRow } from './store.js';
+
+/** Hashes and counts what flows through. */
+function digestStream(hash: ReturnType<typeof createHash>, counter: { bytes: number }): Transform {
+  return new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      hash.update(chunk);
+      counter.bytes += chunk.length;
+      callback(null, chunk);
+    },
+  });
+}
+
+/** The bytes on disk must be the bytes that were PUT: a part changed since is refused, naming it. */
+function checkPartDigest(upload: UploadRow, n: number, part: ReceivedPart | undefined, digest: string): void {
+  if (part === undefined || part.sha256 !== digest)
+    fail(
+      'UPLOAD_INVALID',
+      { reason: `part ${n} of ${upload.part_count} does not match the bytes uploaded for it; upload it again.` },
+      { part_number: n },
+    );
+}
+
+export class LocalBlobStore implements BlobStore {
+  constructor(
+    private readonly paths: DataDirPaths,
+    private readonly secret: Buffer,
+    private readonly index: LocalObjectIndex,
+  ) {}
+
+  private uploadDir(uploadId: string): string {
+    return join(this.paths.uploads, uploadId);
+  }
+
+  private partFile(uploadId: string, n: number): string {
+    return join(this.uploadDir(uploadId), `part-${n}`);
+  }
+
+  async partUrl(origin: string, uploadId: string, part: number, expiresTs: number): Promise<string> {
+    return origin + presignPath(this.secret, 'PUT', `/_upload/${uploadId}/${part}`, expiresTs);
+  }
+
+  async exportUrl(origin: string, exportId: string, expiresTs: number): Promise<string> {
+    return origin + presignPath(this.secret, 'GET', `/_export/${exportId}/export.csv`, expiresTs);
+  }
+
+  async checkPresigned(method: string, path: string, query: URLSearchParams, now: number): Promise<void> {
+    checkPresigned(this.secret, method, path, query, now);
+  }
+
+  async writePart(uploadId: string, n: number, length: number, body: AsyncIterable<Buffer>, now: number): Promise<ReceivedPart> {
+    await mkdir(this.uploadDir(uploadId), { recursive: true, mode: 0o700 });
+    const target = this.partFile(uploadId, n);
+    // A private temp name, then rename: re-sent or concurrent parts never interleave, and the last write wins.
+    const temp = `${target}.tmp-${randomUUID()}`;
+    const hash = createHash('sha256');
+    const counter = { bytes: 0 };
+    try {
+      await pipeline(body, digestStream(hash, counter), createWriteStream(temp, { mode: 0o600 }));
+      if (counter.bytes !== length)
+        fail('UPLOAD_INVALID', { reason: `part ${n} ended after ${counter.bytes} of ${length} bytes.` }, { part_number: n });
+      await rename(temp, target);
+    } catch (err) {
+      await rm(temp, { force: true });
+      throw err;
+    }
+    const sha256 = hash.digest('hex');
+    this.index.recordPart(uploadId, n, counter.bytes, sha256, now);
+    return { size: counter.bytes, sha256 };
+  }
+
+  async receivedParts(uploadId: string): Promise<Map<number, ReceivedPart>> {
+    const received = new Map<number, ReceivedPart>();
+    for (const part of this.index.listParts(uploadId)) {
+      const onDisk = await this.sizeOnDisk(uploadId, part);
+      if (onDisk !== null) received.set(part.part_number, { size: onDisk, sha256: part.sha256 });
+    }
+    return received;
+  }
+
+  private async sizeOnDisk(uploadId: string, part: PartRow): Promise<number | null> {
+    try {
+      return (await stat(this.partFile(uploadId, part.part_number))).size;
+    } catch {
+      return null;
+    }
+  }
+
+  async assemble(upload: UploadRow, parts: Map<number, ReceivedPart>, progress: () => Promise<void>): Promise<string> {
+    const target = join(this.paths.builds, upload.build_id);
+    const hash = createHash('sha256');
+    if (upload.part_count === 1) {
+      // One part is already the whole file: hash it and move it into place.
+      const part = this.partFile(upload.upload_id, 1);
+      for await (const chunk of createReadStream(part)) hash.update(chunk as Buffer);
+      const digest = hash.digest('hex');
+      checkPartDigest(upload, 1, parts.get(1), digest);
+      await rename(part, target);
+      await rm(this.uploadDir(upload.upload_id), { recursive: true, force: true });
+      return digest;
+    }
+    const temp = `${target}.tmp-${randomUUID()}`;
+    const out = createWriteStream(temp, { mode: 0o600 });
+    try {
+      for (let n = 1; n <= upload.part_count; n++) {
+        const partHash = createHash('sha256');
+        for await (const chunk of createReadStream(this.partFile(upload.upload_id, n))) {
+          hash.update(chunk as Buffer);
+          partHash.update(chunk as Buffer);
+          if (!out.write(chunk)) await once(out, 'drain');
+        }
+        checkPartDigest(upload, n, parts.get(n), partHash.digest('hex'));
+        await progress();
+      }
+      out.end();
+      await finished(out);
+      await rename(temp, target);
+    } catch (err) {
+      out.destroy();
+      await rm(temp, { force: true });
+      throw err;
+    }
+    await rm(this.uploadDir(upload.upload_id), { recursive: true, force: true });
+    return hash.digest('hex');
+  }
+
+  async putExport(exportId: string, gameId: string, csv: string, now: number, expiresTs: number): Promise<void> {
+    this.index.insertExport(exportId, gameId, csv, now, expiresTs);
+  }
+
+  async readExport(exportId: string): Promise<string | undefined> {
+    return this.index.getExport(exportId)?.csv;
+  }
+}

@@ -1,0 +1,140 @@
+// What the services keep, and where: the Store (records of lobbies, players, builds and uploads) and the BlobStore
+// (the bytes of parts, builds and exports, and the presigned URLs clients use to move them). Every method is
+// asynchronous so a networked implementation (Postgres, an S3-compatible bucket) fits behind the same interface.
+
+export interface LobbyRow {
+  lobby_id: string;
+  namespace_id: string;
+  game_mode: string;
+  /** Region name id, e.g. lnd-atl. */
+  region_id: string;
+  region_name: string;
+  max_players: number;
+  publicity: 'public' | 'private';
+  /** JSON object of tags. */
+  tags: string;
+  /** JSON, or null when none was given. */
+  lobby_config: string | null;
+  create_ts: number;
+  /** Stored at create time from that process's config, so every reader agrees. */
+  start_ts: number;
+  ready_ts: number;
+  stop_ts: number | null;
+  exit_code: number | null;
+  failed: number | null;
+  /** From the creating process's config; null when lobbies never stop by themselves. */
+  idle_lifetime_ms: number | null;
+  /** When the lobby stops unless a player joins first: the later of ready and the last join, plus the lifetime. */
+  idle_stop_ts: number | null;
+}
+
+export interface BuildRow {
+  build_id: string;
+  game_id: string;
+  upload_id: string;
+  display_name: string;
+  image_tag: string;
+  kind: string;
+  compression: string;
+  path: string;
+  content_type: string | null;
+  content_length: number;
+  sha256: string | null;
+  complete: number;
+  create_ts: number;
+  complete_ts: number | null;
+}
+
+export type UploadState = 'pending' | 'assembling' | 'complete';
+
+export interface UploadRow {
+  upload_id: string;
+  build_id: string;
+  game_id: string;
+  content_length: number;
+  part_size: number;
+  part_count: number;
+  state: UploadState;
+  claim_ts: number | null;
+}
+
+export type NewUpload = Omit<UploadRow, 'state' | 'claim_ts' | 'game_id'>;
+
+export type JoinOutcome =
+  | { kind: 'joined'; lobby: LobbyRow; players: number }
+  | { kind: 'full'; lobby: LobbyRow; players: number }
+  | { kind: 'stopped'; lobby: LobbyRow }
+  | { kind: 'not_found' };
+
+export interface PlayerCountRow {
+  game_mode: string;
+  region_id: string;
+  player_count: number;
+}
+
+/** The records: SQLite in one data directory today (sqlite.ts), shared by every process that opens it. */
+export interface Store {
+  /** Inserts a lobby and its creating player in one transaction. */
+  insertLobby(lobby: LobbyRow, playerId: string): Promise<void>;
+  /** Adds a player unless the lobby is unknown, stopped or at max_players, in one transaction. */
+  joinLobby(lobbyId: string, playerId: string, now: number): Promise<JoinOutcome>;
+  /** Stops every lobby whose idle deadline has passed; called before reading lobby state. */
+  expireIdle(now: number): Promise<void>;
+  getLobby(lobbyId: string): Promise<LobbyRow | undefined>;
+  /** False when the lobby was already stopped (or does not exist). */
+  stopLobby(lobbyId: string, stopTs: number, exitCode: number, failed: boolean): Promise<boolean>;
+  /** Players of the running lobbies of a namespace, by game mode and region. */
+  playerCounts(namespaceId: string): Promise<PlayerCountRow[]>;
+  /** Lobbies stopped in the window, created in it, or running and created before its end; newest first. */
+  lobbyHistory(namespaceId: string, queryStart: number, queryEnd: number): Promise<LobbyRow[]>;
+  /** Inserts a build and its upload; false (and nothing written) when the game already uses the image tag. */
+  insertBuild(build: BuildRow, upload: NewUpload): Promise<boolean>;
+  getUpload(uploadId: string): Promise<UploadRow | undefined>;
+  /** Takes the right to assemble an upload; a claim older than staleMs (a crashed process) can be taken over. */
+  claimUpload(uploadId: string, now: number, staleMs: number): Promise<boolean>;
+  /** Keeps a long assembly's claim fresh so nobody takes it over as stale. */
+  touchClaim(uploadId: string, now: number): Promise<void>;
+  releaseUpload(uploadId: string): Promise<void>;
+  /** Marks the upload and its build complete, in one transaction. */
+  completeUpload(upload: UploadRow, sha256: string, size: number, now: number): Promise<void>;
+  /** The builds of a game, newest first. */
+  listBuilds(gameId: string): Promise<BuildRow[]>;
+  close(): Promise<void>;
+}
+
+/** What arrived for one part: its size and the SHA-256 of the bytes PUT. */
+export interface ReceivedPart {
+  size: number;
+  sha256: string;
+}
+
+/**
+ * The bytes: files in the data directory today (local-blobs.ts), moved through presigned URLs on the emulator's
+ * own origin. An S3-compatible bucket would presign UploadPart and GetObject, answer receivedParts from ListParts
+ * and assemble with CompleteMultipartUpload; the three methods marked "presigned target" are then never called,
+ * because the bucket serves those URLs itself.
+ */
+export interface BlobStore {
+  /** Where a client PUTs part `part` (1-based) of an upload, valid until expiresTs; origin is how it reached us. */
+  partUrl(origin: string, uploadId: string, part: number, expiresTs: number): Promise<string>;
+  /** Where a client GETs an export, valid until expiresTs. */
+  exportUrl(origin: string, exportId: string, expiresTs: number): Promise<string>;
+  /** Presigned target: throws PRESIGN_INVALID or PRESIGN_EXPIRED unless the URL was signed by partUrl/exportUrl. */
+  checkPresigned(method: string, path: string, query: URLSearchParams, now: number): Promise<void>;
+  /**
+   * Presigned target: stores the body as the part (the last of concurrent writes wins) and returns what arrived,
+   * or throws UPLOAD_INVALID when the body ends before `length` bytes.
+   */
+  writePart(uploadId: string, part: number, length: number, body: AsyncIterable<Buffer>, now: number): Promise<ReceivedPart>;
+  /** The parts that arrived, by part number; size is what the blob holds now. */
+  receivedParts(uploadId: string): Promise<Map<number, ReceivedPart>>;
+  /**
+   * Joins parts 1..partCount into the build's blob, in order, throwing UPLOAD_INVALID (naming the part) when a
+   * part's bytes differ from those received; then removes the parts. Returns the SHA-256 of the whole.
+   * `progress` is called after each part so a long assembly can keep its claim fresh.
+   */
+  assemble(upload: UploadRow, parts: Map<number, ReceivedPart>, progress: () => Promise<void>): Promise<string>;
+  putExport(exportId: string, gameId: string, csv: string, now: number, expiresTs: number): Promise<void>;
+  /** Presigned target: the export's CSV, or undefined when it is unknown or pruned. */
+  readExport(exportId: string): Promise<string | undefined>;
+}
