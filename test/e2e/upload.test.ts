@@ -63,8 +63,8 @@ describe('build push: robustness', () => {
     const result = JSON.parse(r.stdout);
     expect(result).toMatchObject({ sha256: digest, parts: 21 });
     // The emulator hashed what it assembled: the same bytes arrived.
-    const { listBuilds: list } = await import('../../src/emulator/index.js');
-    const build = (await list(path.join(e.XDG_DATA_HOME!, 'gamehost', 'emulator'))).find((b) => b.build_id === result.build_id);
+    const listed = await runCli(['emulator', 'builds', '--json'], { env: e });
+    const build = (JSON.parse(listed.stdout).builds as { build_id: string }[]).find((b) => b.build_id === result.build_id);
     expect(build).toMatchObject({ complete: true, sha256: digest });
   });
 
