@@ -7,6 +7,7 @@ import type { Target } from './config/target.js';
 import type { RunningEmulator } from './emulator/index.js';
 import type { RetryPolicy } from './api/retry.js';
 import { DEFAULT_RETRY } from './api/retry.js';
+import { DEFAULT_GLOBALS, type GlobalOptions } from './globals.js';
 import { jsonLine } from './output/json.js';
 
 export type Env = Record<string, string | undefined>;
@@ -20,26 +21,6 @@ export interface IOStreams {
   stderr: OutStream;
 }
 
-export interface GlobalOptions {
-  endpoint?: string;
-  token?: string;
-  namespaceToken?: string;
-  game?: string;
-  namespace?: string;
-  json: boolean;
-  quiet: boolean;
-  /** false when --no-color was given. */
-  color: boolean;
-  verbose: boolean;
-  /** Allow a plain-http endpoint off this machine. */
-  insecureHttp: boolean;
-  /** API call timeout in ms. */
-  timeoutMs: number;
-  /** --profile <name>; false with --no-profile (saved profiles ignored). */
-  profile?: string | false;
-  /** false with --no-input: a command that would prompt fails instead. */
-  input: boolean;
-}
 
 export interface Context {
   io: IOStreams;
@@ -75,15 +56,6 @@ export interface Context {
   verbose(line: string): void;
 }
 
-export const DEFAULT_GLOBALS: GlobalOptions = {
-  json: false,
-  quiet: false,
-  color: true,
-  verbose: false,
-  insecureHttp: false,
-  timeoutMs: 30_000,
-  input: true,
-};
 
 export interface ContextInit {
   io?: Partial<IOStreams>;
