@@ -7,6 +7,8 @@ import type { Target } from './config/target.js';
 import type { RunningEmulator } from './emulator/index.js';
 import type { RetryPolicy } from './api/retry.js';
 import { DEFAULT_RETRY } from './api/retry.js';
+import { DEFAULT_GLOBALS, type GlobalOptions } from './globals.js';
+import { jsonLine } from './output/json.js';
 
 export type Env = Record<string, string | undefined>;
 
@@ -19,26 +21,6 @@ export interface IOStreams {
   stderr: OutStream;
 }
 
-export interface GlobalOptions {
-  endpoint?: string;
-  token?: string;
-  namespaceToken?: string;
-  game?: string;
-  namespace?: string;
-  json: boolean;
-  quiet: boolean;
-  /** false when --no-color was given. */
-  color: boolean;
-  verbose: boolean;
-  /** Allow a plain-http endpoint off this machine. */
-  insecureHttp: boolean;
-  /** API call timeout in ms. */
-  timeoutMs: number;
-  /** --profile <name>; false with --no-profile (saved profiles ignored). */
-  profile?: string | false;
-  /** false with --no-input: a command that would prompt fails instead. */
-  input: boolean;
-}
 
 export interface Context {
   io: IOStreams;
@@ -63,21 +45,17 @@ export interface Context {
   emulatorApi(dataDir: string): Promise<ApiClient>;
   /** Releases what the lazy parts built: HTTP agents, the in-process emulator. */
   close(): Promise<void>;
+  /**
+   * How info() and warn() write on stderr: lines for people, or one JSON object a line where the command has
+   * promised that every stderr line is JSON (`build push --progress json`).
+   */
+  notices: 'text' | 'json';
   /** Messages for people, on stderr. */
   info(line: string): void;
   warn(line: string): void;
   verbose(line: string): void;
 }
 
-export const DEFAULT_GLOBALS: GlobalOptions = {
-  json: false,
-  quiet: false,
-  color: true,
-  verbose: false,
-  insecureHttp: false,
-  timeoutMs: 30_000,
-  input: true,
-};
 
 export interface ContextInit {
   io?: Partial<IOStreams>;
@@ -138,17 +116,23 @@ export function createContext(init: ContextInit = {}, global: GlobalOptions = DE
       const running = await emulator?.running.catch(() => undefined);
       await running?.close();
     },
+    notices: 'text',
     info(line) {
-      if (!ctx.global.quiet) io.stderr.write(line + '\n');
+      if (ctx.global.quiet) return;
+      io.stderr.write(ctx.notices === 'json' ? noticeEvent(ctx, 'notice', line) : line + '\n');
     },
     warn(line) {
-      io.stderr.write('warning: ' + line + '\n');
+      io.stderr.write(ctx.notices === 'json' ? noticeEvent(ctx, 'warning', line) : 'warning: ' + line + '\n');
     },
     verbose(line) {
       if (ctx.global.verbose) io.stderr.write(line + '\n');
     },
   };
   return ctx;
+}
+
+function noticeEvent(ctx: Context, type: 'notice' | 'warning', message: string): string {
+  return jsonLine({ type, message, time: new Date(ctx.now()).toISOString() });
 }
 
 async function startEmulator(ctx: Context, dataDir: string | undefined): Promise<RunningEmulator> {

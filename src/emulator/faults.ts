@@ -51,7 +51,8 @@ export function parseFaults(spec: string): Faults {
   return faults;
 }
 
-function mulberry32(seed: number): () => number {
+/** mulberry32: small, fast, and the same sequence for the same seed everywhere (seeded faults, property tests). */
+export function mulberry32(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

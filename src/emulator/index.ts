@@ -1,19 +1,16 @@
 // The local emulator of the service, wired together: routes (routes/) -> services (services/) -> stores (stores/).
-// startEmulator() for the CLI and tests, and data-directory helpers that go through the services without HTTP.
+// startEmulator() for the CLI and tests, and the data directory's own helpers (whether it holds a store, reset).
 import { existsSync, readdirSync, rmSync, rmdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { resolveConfig, type EmulatorConfig } from './config.js';
 import { DATA_DIR_ENTRIES, dataDirPaths, prepareDataDir } from './datadir.js';
 import { parseFaults } from './faults.js';
-import { buildView } from './routes/builds.js';
-import { stopView } from './routes/lobbies.js';
 import { createEmulatorServer, type Front } from './routes/server.js';
 import { tokensFor, type EmulatorTokens } from './services/auth.js';
 import { systemClock, type Clock } from './services/clock.js';
 import { GAME_ID, NAMESPACE_ID } from './services/ids.js';
 import { createServices, type Services } from './services/index.js';
-import type { StopOptions } from './services/lobbies.js';
 import { LocalBlobStore } from './stores/local-blobs.js';
 import { SqliteStore } from './stores/sqlite.js';
 
@@ -104,19 +101,6 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
   };
 }
 
-/** The builds of a data directory, newest first (same shape as GET /_emulator/builds); none when it holds no store. */
-export async function listBuilds(dataDir: string): Promise<ReturnType<typeof buildView>[]> {
-  return withServices(dataDir, [], async (services) => (await services.builds.list(GAME_ID)).map(buildView));
-}
-
-/** Stops a lobby and answers as POST /_emulator/lobbies/{id}/stop does, or null when the lobby is unknown. */
-export async function stopLobby(dataDir: string, lobbyId: string, opts: StopOptions = {}): Promise<Record<string, unknown> | null> {
-  return withServices(dataDir, null, async (services) => {
-    const state = await services.lobbies.stop(lobbyId.toLowerCase(), opts);
-    return state === null ? null : stopView(state);
-  });
-}
-
 /**
  * Deletes what the emulator keeps in a data directory (store, secret, uploads, builds) and the directory itself
  * when nothing else is left in it; other files are never touched. Returns the entries removed.
@@ -136,15 +120,4 @@ export function resetDataDir(dataDir: string): string[] {
 /** Whether a data directory holds an emulator's store; asking never creates one. */
 export function holdsStore(dataDir: string): boolean {
   return existsSync(dataDirPaths(dataDir).db);
-}
-
-/** Opens the stores only when the directory has one, so reading never creates a data directory. */
-async function withServices<T, E>(dataDir: string, absent: E, use: (services: Services) => Promise<T>): Promise<T | E> {
-  if (!holdsStore(dataDir)) return absent;
-  const { services, store } = open(dataDir, resolveConfig(), systemClock);
-  try {
-    return await use(services);
-  } finally {
-    await store.close();
-  }
 }

@@ -63,8 +63,8 @@ describe('build push: robustness', () => {
     const result = JSON.parse(r.stdout);
     expect(result).toMatchObject({ sha256: digest, parts: 21 });
     // The emulator hashed what it assembled: the same bytes arrived.
-    const { listBuilds: list } = await import('../../src/emulator/index.js');
-    const build = (await list(path.join(e.XDG_DATA_HOME!, 'gamehost', 'emulator'))).find((b) => b.build_id === result.build_id);
+    const listed = await runCli(['emulator', 'builds', '--json'], { env: e });
+    const build = (JSON.parse(listed.stdout).builds as { build_id: string }[]).find((b) => b.build_id === result.build_id);
     expect(build).toMatchObject({ complete: true, sha256: digest });
   });
 
@@ -284,6 +284,23 @@ describe('build push: inputs', () => {
   const dir = tempDir();
 
   const stored = (buildId: string) => fs.readFileSync(path.join(fx.emu.dataDir, 'builds', buildId));
+
+  it('--progress json: the notices of packing and of the embedded emulator are JSON events too, so every stderr line parses', async () => {
+    const d = path.join(dir, 'docker-json');
+    fs.mkdirSync(d, { recursive: true });
+    fs.writeFileSync(path.join(d, 'manifest.json'), '[]');
+    fs.writeFileSync(path.join(d, 'layer.tar'), crypto.randomBytes(50_000));
+    const e = isolatedEnv({}, { partSize: PART, singlePartMax: 32 * 1024 });
+    const r = await runCli(['build', 'push', d, '--tag', 'dir:json', '--progress', 'json', '--json'], { env: e });
+    expect(r.code).toBe(0);
+    const lines = r.stderr.trim().split('\n');
+    const parsed = lines.map((l) => JSON.parse(l) as { type: string; message?: string });
+    expect(parsed.filter((ev) => ev.type === 'notice').map((ev) => ev.message)).toEqual([
+      expect.stringMatching(/^Packing .*docker-json into a tar…$/),
+      expect.stringMatching(/^Using the local emulator/),
+    ]);
+    expect(parsed.map((ev) => ev.type)).toContain('complete');
+  });
 
   it('a docker save directory is packed into a tar and pushed as docker_image', async () => {
     const d = path.join(dir, 'docker');

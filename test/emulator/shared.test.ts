@@ -2,7 +2,7 @@
 import { readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GAME_ID, NAMESPACE_ID, listBuilds, startEmulator, stopLobby } from '../../src/emulator/index.js';
+import { GAME_ID, NAMESPACE_ID, startEmulator } from '../../src/emulator/index.js';
 import { callAt, expectErrorShape, startTestEmulator, tempDir, type TestEmulator } from './helpers.js';
 
 describe('two instances on one data directory', () => {
@@ -55,15 +55,19 @@ describe('two instances on one data directory', () => {
       body: {},
     });
     expect(done.status).toBe(200);
-    const [build] = await listBuilds(a.dataDir);
+    const [build] = (await callAt(a.emu.endpoint, 'GET', '/_emulator/builds')).json.builds;
     expect(build).toMatchObject({ build_id: created.json.build_id, complete: true, content_length: 4 });
   });
 
-  it('the store helpers work without HTTP', async () => {
+  it('a lobby stopped through the services of one instance is stopped for the other', async () => {
     const created = await a.call('POST', '/matchmaker/lobbies/create', { body: { game_mode: 'default' } });
-    const summary = (await stopLobby(a.dataDir, created.json.lobby.lobby_id, { exitCode: 0 })) as any;
-    expect(summary.lobby.status.stopped).toMatchObject({ exit_code: 0, failed: false });
-    expect(await stopLobby(a.dataDir, '12345678-1234-4234-8234-123456789abc')).toBeNull();
+    const lobbyId = created.json.lobby.lobby_id;
+    expect(await a.emu.services.lobbies.stop(lobbyId, { exitCode: 0 })).not.toBeNull();
+    const logs = await callAt(b.endpoint, 'GET', `/cloud/games/${GAME_ID}/namespaces/${NAMESPACE_ID}/logs/lobbies/${lobbyId}`, {
+      token: b.tokens.cloud,
+    });
+    expect(logs.json.lobby.status.stopped).toMatchObject({ exit_code: 0, failed: false });
+    expect(await b.services.lobbies.stop('12345678-1234-4234-8234-123456789abc', {})).toBeNull();
   });
 
   it('tokens survive a restart', async () => {

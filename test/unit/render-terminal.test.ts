@@ -2,7 +2,8 @@
 // tab-separated and whole in a pipe.
 import { PassThrough, Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createContext, DEFAULT_GLOBALS } from '../../src/context.js';
+import { createContext } from '../../src/context.js';
+import { DEFAULT_GLOBALS } from '../../src/globals.js';
 import { renderRecord } from '../../src/output/record.js';
 import { renderTable } from '../../src/output/table.js';
 

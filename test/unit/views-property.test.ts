@@ -8,21 +8,11 @@ import { historyRecord, historyRow, historyTableChunks, HISTORY_COLUMNS } from '
 import { formatCreatedLobby, formatLobbyLogs } from '../../src/output/views/lobby.js';
 import type { ViewOptions } from '../../src/output/views/options.js';
 import { formatStats } from '../../src/output/views/stats.js';
+import { mulberry32 } from '../../src/emulator/faults.js';
 
 /** The history table as one text, its chunks joined. */
 const historyTable = (...args: Parameters<typeof historyTableChunks>) => [...historyTableChunks(...args)].join('');
 
-/** mulberry32: small, fast, and the same sequence for the same seed everywhere. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 // Letters that could spell the words above are left out of the random text, so a match is always the CLI's own.
 const ASCII = 'abcdefghjklmnopqrstvwxyzABCEFGHJKLMOPQRSTVWXYZ0123456789 -_.:/,"\'';
@@ -144,7 +134,7 @@ function statistics(g: Gen): PlayerStatistics {
 
 describe('views hold on any spec-valid answer', () => {
   it('lobby logs: status, timeline, sparklines and charts at 40, 80 and 120 columns, and piped', () => {
-    const g = new Gen(prng(0x10b));
+    const g = new Gen(mulberry32(0x10b));
     for (let i = 0; i < 100; i++) {
       // Two answers carry 200,000 samples: the loops must not spread them into a call.
       const res = lobbyLogs(g, i === 7 || i === 61);
@@ -159,7 +149,7 @@ describe('views hold on any spec-valid answer', () => {
   });
 
   it('stats: tables and bars per game mode, with and without a previous answer', () => {
-    const g = new Gen(prng(0x57a75));
+    const g = new Gen(mulberry32(0x57a75));
     for (let i = 0; i < 100; i++) {
       const stats = statistics(g);
       const previous = g.chance(0.5) ? statistics(g) : undefined;
@@ -169,7 +159,7 @@ describe('views hold on any spec-valid answer', () => {
   });
 
   it('history export --format table: ids whole, other columns shrink or drop', () => {
-    const g = new Gen(prng(0x415));
+    const g = new Gen(mulberry32(0x415));
     for (let i = 0; i < 40; i++) {
       const ms = () => String(g.pick([g.int(253402300799000), 0, g.int(1e6)]));
       const rows = Array.from({ length: g.pick([0, 1, 5, 150]) }, () => {
@@ -191,7 +181,7 @@ describe('views hold on any spec-valid answer', () => {
   });
 
   it('lobby create: the headline fits, the lobby id and the player token are whole', () => {
-    const g = new Gen(prng(0xc4ea7e));
+    const g = new Gen(mulberry32(0xc4ea7e));
     for (let i = 0; i < 60; i++) {
       const token = Array.from({ length: g.pick([20, 120, 400]) }, () => g.pick([...'abcdef0123456789.'])).join('');
       const ports: CreateLobbyResponse['ports'] = {};

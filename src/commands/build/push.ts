@@ -133,12 +133,15 @@ async function run(ctx: Context, o: PushOptions): Promise<void> {
     import('../../output/json.js'),
     import('../../output/views/build.js'),
   ]);
+  const progress = progressMode(ctx, o.progress);
+  // Every stderr line is one JSON object from here on, the notices of packing and of the emulator included.
+  if (progress === 'json') ctx.notices = 'json';
   const input = await prepareInput(ctx, o.source, { kind: o.kind, compression: o.compression });
   try {
     checkSize(o.source, input.size);
     if (o.dryRun) return await dryRun(ctx, input);
     const api = await ctx.api();
-    const result = await pushSession(ctx, api, { ...o, progress: progressMode(ctx, o.progress), kind: input.kind, compression: input.compression }, input, started);
+    const result = await pushSession(ctx, api, { ...o, progress, kind: input.kind, compression: input.compression }, input, started);
     appendBuildSummary(ctx, o.tag, result);
     writeStepOutputs(ctx, { build_id: result.build_id, upload_id: result.upload_id, sha256: result.sha256 });
     if (ctx.global.json) return writeJson(ctx, result);
