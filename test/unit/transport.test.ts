@@ -1,6 +1,9 @@
+import http from 'node:http';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { proxyFor } from '../../src/api/agents.js';
-import { checkServiceUrl, isRetryable, parseErrorBody, responseError } from '../../src/api/transport.js';
+import { Agents, proxyFor } from '../../src/api/agents.js';
+import { checkServiceUrl, isRetryable, parseErrorBody, responseError, send } from '../../src/api/transport.js';
 import { ApiError, NetworkError, ResponseError } from '../../src/errors.js';
 
 const api = (status: number) => new ApiError(status, { code: 'X', message: 'm' });
@@ -70,5 +73,55 @@ describe('proxyFor', () => {
     expect(proxyFor({ ...env, NO_PROXY: 'example.com:8443' }, u('https://s3.example.com/x'))).toBeDefined();
     expect(proxyFor({ ...env, no_proxy: 'localhost, 127.0.0.1' }, u('https://127.0.0.1:9/x'))).toBeUndefined();
     expect(proxyFor({ ...env, NO_PROXY: '*' }, u('https://anything/x'))).toBeUndefined();
+  });
+});
+
+describe('send: the idle-body limit', () => {
+  /** A server that answers `body`, writing `stallAfter` bytes of it and then nothing (all of it when undefined). */
+  async function serve(body: Buffer, stallAfter?: number) {
+    const server = http.createServer((_req, res) => {
+      res.writeHead(200, { 'content-length': String(body.length) });
+      if (stallAfter === undefined) res.end(body);
+      else res.write(body.subarray(0, stallAfter));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    return { url: new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/x`), server };
+  }
+  const init = (agents: Agents) => ({ method: 'GET', headers: {}, agents, signal: new AbortController().signal, timeoutMs: 200 });
+
+  it('a reader slower than the limit, with bytes in hand, is not failed: the server was not idle', async () => {
+    const body = Buffer.alloc(4 * 1024 * 1024, 7);
+    const { url, server } = await serve(body);
+    const agents = new Agents();
+    try {
+      const res = await send(url, init(agents));
+      const chunks = res[Symbol.asyncIterator]();
+      let got = ((await chunks.next()).value as Buffer).length;
+      // The reader holds off until the socket has been idle past the limit (an event, not a sleep).
+      await once(res.socket!, 'timeout');
+      expect(res.readableLength).toBeGreaterThan(0);
+      for (let c = await chunks.next(); !c.done; c = await chunks.next()) got += (c.value as Buffer).length;
+      expect(got).toBe(body.length);
+    } finally {
+      agents.close();
+      server.close();
+    }
+  });
+
+  it('a server that stops sending fails the body with BODY_TIMEOUT', async () => {
+    const { url, server } = await serve(Buffer.alloc(100_000, 7), 1000);
+    const agents = new Agents();
+    try {
+      const res = await send(url, init(agents));
+      await expect(
+        (async () => {
+          for await (const _ of res);
+        })(),
+      ).rejects.toMatchObject({ code: 'BODY_TIMEOUT' });
+    } finally {
+      agents.close();
+      server.closeAllConnections();
+      server.close();
+    }
   });
 });
