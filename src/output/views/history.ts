@@ -35,8 +35,18 @@ export function historyRecord(header: readonly string[], fields: readonly string
   return record;
 }
 
-const toNumber = (text: string | undefined): number | null =>
-  text !== undefined && /^-?\d+(\.\d+)?$/.test(text.trim()) ? Number(text) : null;
+const DECIMAL = /^-?\d+(\.\d+)?$/;
+
+/** A decimal number (spaces around it allowed), or null: empty, or anything else. */
+function toNumber(text: string | undefined): number | null {
+  if (text === undefined || text.length === 0) return null;
+  // The service writes bare digits: those need neither the pattern nor a trimmed copy.
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 48 || code > 57) return DECIMAL.test(text.trim()) ? Number(text) : null;
+  }
+  return Number(text);
+}
 
 /**
  * A row as a JSON object: the CSV's columns under their own names, millisecond columns as numbers (null when
