@@ -98,11 +98,20 @@ interface Plan {
 /** A cell as it is shown: server text made safe for a terminal, on one line. */
 const cellText = (value: string | number | undefined) => (value === undefined ? '' : sanitizeLine(String(value)));
 
+/** Text that needs neither sanitising nor measuring: its width is its length (most cells of a large table). */
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+
+/** The screen width of a cell as it is shown (cellText), with one test for the usual printable ASCII cell. */
+function cellWidth(value: string | number | undefined): number {
+  if (typeof value === 'string' && PRINTABLE_ASCII.test(value)) return value.length;
+  return visibleWidth(cellText(value));
+}
+
 function plan(spec: TableSpec, layout: TableLayout): Plan {
   const natural = spec.head.map((h) => visibleWidth(h));
   for (const row of spec.rows) {
     for (let i = 0; i < natural.length; i++) {
-      const w = visibleWidth(cellText(row[i]));
+      const w = cellWidth(row[i]);
       if (w > natural[i]!) natural[i] = w;
     }
   }
@@ -161,32 +170,42 @@ export function* tableChunks(spec: TableSpec, layout: TableLayout, screenful = S
     yield viaCliTable(spec, p, right, c).map((l) => cut(l) + '\n').join('') + note;
     return;
   }
-  // Fixed widths, a row at a time: each cell cut to its column and padded, as cli-table3 does.
-  const line = (text: (col: number) => string) =>
-    cut(
-      p.shown
-        .map((col, i) => {
-          const w = p.widths[i]!;
-          let cell = text(col);
-          let width = visibleWidth(cell);
-          if (width > w) {
-            cell = fitLine(cell, w);
-            width = visibleWidth(cell);
-          }
-          const pad = ' '.repeat(Math.max(0, w - width));
-          return right.has(col) ? pad + cell : cell + pad;
-        })
-        .join(' '.repeat(GAP))
-        .trimEnd(),
-    ) + '\n';
+  // Fixed widths, a row at a time: each cell cut to its column and padded, as cli-table3 does. Plain loops and
+  // string appends: a row is written without arrays or closures of its own.
+  const shown = p.shown;
+  const widths = p.widths;
+  const alignRight = shown.map((col) => right.has(col));
+  const spaces = ' '.repeat(Math.max(GAP, ...widths));
+  const gap = spaces.slice(0, GAP);
+  const line = (cells: readonly (string | number | undefined)[], safe: boolean) => {
+    let text = '';
+    for (let i = 0; i < shown.length; i++) {
+      const w = widths[i]!;
+      const value = cells[shown[i]!];
+      let cell: string;
+      let width: number;
+      if (typeof value === 'string' && PRINTABLE_ASCII.test(value)) {
+        cell = value;
+        width = value.length;
+      } else {
+        cell = safe ? String(value ?? '') : cellText(value);
+        width = visibleWidth(cell);
+      }
+      if (width > w) {
+        cell = fitLine(cell, w);
+        width = visibleWidth(cell);
+      }
+      const pad = w > width ? spaces.slice(0, w - width) : '';
+      if (i > 0) text += gap;
+      text += alignRight[i] ? pad + cell : cell + pad;
+    }
+    return cut(text.trimEnd()) + '\n';
+  };
   // The head is ours, with its colour: written as is.
-  yield line((col) => c.bold(spec.head[col]!));
+  yield line(spec.head.map((h) => c.bold(h)), true);
   for (let i = 0; i < rows.length; i += CHUNK) {
     let text = '';
-    for (let j = i; j < Math.min(rows.length, i + CHUNK); j++) {
-      const row = rows[j]!;
-      text += line((col) => cellText(row[col]));
-    }
+    for (let j = i; j < Math.min(rows.length, i + CHUNK); j++) text += line(rows[j]!, false);
     yield text;
   }
   yield note;

@@ -212,9 +212,14 @@ export function* historyTableChunks(rows: readonly HistoryRow[], o: ViewOptions 
     ]);
   // The long time form only when every column fits with it: the natural widths, counted in one pass.
   const natural = head.map((h) => h.length);
+  natural[3] = Math.max(natural[3]!, 19);
+  natural[4] = Math.max(natural[4]!, 19);
+  natural[5] = Math.max(natural[5]!, 8);
+  natural[6] = Math.max(natural[6]!, 8);
   for (const r of rows) {
-    const widths = [r.lobbyId.length, r.mode.length, r.region.length, 19, 19, 8, 8];
-    widths.forEach((w, i) => (natural[i] = Math.max(natural[i]!, w)));
+    if (r.lobbyId.length > natural[0]!) natural[0] = r.lobbyId.length;
+    if (r.mode.length > natural[1]!) natural[1] = r.mode.length;
+    if (r.region.length > natural[2]!) natural[2] = r.region.length;
   }
   const fits = natural.reduce((a, b) => a + b, 0) + 2 * (head.length - 1) <= o.columns - 1;
   const cells = build(o.wide || fits ? 'datetime' : 'short');
