@@ -10,9 +10,18 @@ import { colorEnabled } from './color.js';
 import { fitLine, visibleWidth } from './format.js';
 import { sanitizeLine } from './sanitize.js';
 
+/**
+ * Rows as an array, or made on demand from anything with a length and `at` (a view of 200,000 rows then never
+ * holds every formatted cell at once: each row is made when it is measured and again when it is written).
+ */
+export interface TableRows {
+  readonly length: number;
+  at(index: number): readonly (string | number | undefined)[] | undefined;
+}
+
 export interface TableSpec {
   head: string[];
-  rows: (string | number)[][];
+  rows: TableRows;
   /** Columns to align right (numbers). */
   right?: number[];
   /** Columns never cut nor dropped: the ids a person copies into the next command. */
@@ -109,7 +118,8 @@ function cellWidth(value: string | number | undefined): number {
 
 function plan(spec: TableSpec, layout: TableLayout): Plan {
   const natural = spec.head.map((h) => visibleWidth(h));
-  for (const row of spec.rows) {
+  for (let r = 0; r < spec.rows.length; r++) {
+    const row = spec.rows.at(r)!;
     for (let i = 0; i < natural.length; i++) {
       const w = cellWidth(row[i]);
       if (w > natural[i]!) natural[i] = w;
@@ -150,7 +160,7 @@ export function* tableChunks(spec: TableSpec, layout: TableLayout, screenful = S
   if (!layout.tty) {
     for (let i = 0; i < rows.length; i += CHUNK) {
       let text = '';
-      for (const row of rows.slice(i, i + CHUNK)) text += row.map(cellText).join('\t') + '\n';
+      for (let j = i; j < Math.min(rows.length, i + CHUNK); j++) text += rows.at(j)!.map(cellText).join('\t') + '\n';
       yield text;
     }
     return;
@@ -205,7 +215,7 @@ export function* tableChunks(spec: TableSpec, layout: TableLayout, screenful = S
   yield line(spec.head.map((h) => c.bold(h)), true);
   for (let i = 0; i < rows.length; i += CHUNK) {
     let text = '';
-    for (let j = i; j < Math.min(rows.length, i + CHUNK); j++) text += line(rows[j]!, false);
+    for (let j = i; j < Math.min(rows.length, i + CHUNK); j++) text += line(rows.at(j)!, false);
     yield text;
   }
   yield note;
@@ -222,6 +232,9 @@ function viaCliTable(spec: TableSpec, p: Plan, right: Set<number>, c: InstanceTy
     truncate: '…',
     style: { head: [], border: [], 'padding-left': 0, 'padding-right': GAP, compact: true },
   });
-  for (const r of spec.rows) table.push(p.shown.map((i) => cellText(r[i])));
+  for (let r = 0; r < spec.rows.length; r++) {
+    const row = spec.rows.at(r)!;
+    table.push(p.shown.map((i) => cellText(row[i])));
+  }
   return table.toString().split('\n').map((l) => l.trimEnd());
 }

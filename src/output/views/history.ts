@@ -191,7 +191,11 @@ export function* historyTableChunks(rows: readonly HistoryRow[], o: ViewOptions 
   if (!o.tty) {
     const iso = (ms: number | null) => (ms === null ? '-' : formatTime(ms, { local: false }));
     const num = (v: number | null) => (v === null ? '-' : v);
-    yield* tableChunks({ head: [], rows: rows.map((r) => [r.lobbyId, r.mode, r.region, iso(r.start), iso(r.stop), num(r.totalMs), num(r.windowMs)]) }, o);
+    const at = (i: number) => {
+      const r = rows[i];
+      return r && [r.lobbyId, r.mode, r.region, iso(r.start), iso(r.stop), num(r.totalMs), num(r.windowMs)];
+    };
+    yield* tableChunks({ head: [], rows: { length: rows.length, at } }, o);
     return;
   }
   const c = paint(o);
@@ -200,16 +204,23 @@ export function* historyTableChunks(rows: readonly HistoryRow[], o: ViewOptions 
     return;
   }
   const head = ['LOBBY', 'GAME MODE', 'REGION', 'STARTED', 'STOPPED', 'UPTIME', 'IN WINDOW'];
-  const build = (form: 'datetime' | 'short') =>
-    rows.map((r) => [
-      r.lobbyId,
-      r.mode,
-      r.region,
-      r.start === null ? '-' : formatTime(r.start, timeStyle(o), form),
-      r.stop === null ? c.green('running') : formatTime(r.stop, timeStyle(o), form),
-      r.totalMs === null ? '-' : formatDuration(r.totalMs),
-      r.windowMs === null ? '-' : formatDuration(r.windowMs),
-    ]);
+  const style = timeStyle(o);
+  const running = c.green('running');
+  // Cells are made per row as the table measures and writes it, not held for all rows at once.
+  const build = (form: 'datetime' | 'short') => (i: number) => {
+    const r = rows[i];
+    return (
+      r && [
+        r.lobbyId,
+        r.mode,
+        r.region,
+        r.start === null ? '-' : formatTime(r.start, style, form),
+        r.stop === null ? running : formatTime(r.stop, style, form),
+        r.totalMs === null ? '-' : formatDuration(r.totalMs),
+        r.windowMs === null ? '-' : formatDuration(r.windowMs),
+      ]
+    );
+  };
   // The long time form only when every column fits with it: the natural widths, counted in one pass.
   const natural = head.map((h) => h.length);
   natural[3] = Math.max(natural[3]!, 19);
@@ -222,7 +233,7 @@ export function* historyTableChunks(rows: readonly HistoryRow[], o: ViewOptions 
     if (r.region.length > natural[2]!) natural[2] = r.region.length;
   }
   const fits = natural.reduce((a, b) => a + b, 0) + 2 * (head.length - 1) <= o.columns - 1;
-  const cells = build(o.wide || fits ? 'datetime' : 'short');
+  const cells = { length: rows.length, at: build(o.wide || fits ? 'datetime' : 'short') };
   const zone = o.utc ? 'UTC' : `local time (${zoneLabel(o.now, false)})`;
   yield* tableChunks({ head, rows: cells, right: [5, 6], keep: [0], shrink: [1, 2], drop: [6, 3, 5, 2, 1] }, o);
   yield c.dim(`${rows.length.toLocaleString('en-US')} lobb${rows.length === 1 ? 'y' : 'ies'} · times in ${zone}`) + '\n';
