@@ -21,6 +21,29 @@ describe('format', () => {
     expect(formatTime('2026-11-21T10:42:03.000Z', { local: false })).toBe('2026-11-21T10:42:03Z');
     expect(formatTime(Date.UTC(2026, 0, 2, 3, 4, 5, 600), { local: false })).toBe('2026-01-02T03:04:05.600Z');
   });
+  it('times by arithmetic read as the native ISO form, from year 0 to 9999 and beyond, whole days and fractions', () => {
+    // Seeded moments over the whole range of Date, plus the edges where the ISO form gains a sign or a digit.
+    let seed = 42;
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const moments = [0, -1, 0.5, -0.5, 86_399_999, -86_400_000, -62_167_219_200_000, -62_167_219_200_001, 253_402_300_799_999, 253_402_300_800_000, 8.64e15, -8.64e15];
+    for (let i = 0; i < 500; i++) moments.push((random() - 0.5) * 1.7e16, Math.floor((random() - 0.5) * 2e13), 1.7e12 + random() * 1e11);
+    for (const ms of moments) {
+      const iso = new Date(ms).toISOString();
+      expect(formatTime(ms, { local: false })).toBe(iso.replace('.000Z', 'Z'));
+      if (iso.length !== 24) continue;
+      const datetime = `${iso.slice(0, 10)} ${iso.slice(11, 19)}`;
+      expect(formatTime(ms, { local: true, utc: true }, 'datetime')).toBe(datetime);
+      expect(formatTime(ms, { local: true, utc: true })).toBe(`${datetime} UTC`);
+      expect(formatTime(ms, { local: true, utc: true }, 'short')).toBe(datetime.slice(5, 16));
+      expect(formatTime(ms, { local: true, utc: true }, 'clock')).toBe(datetime.slice(11));
+    }
+    // Beyond Date's range: shown as given, never `Invalid Date`.
+    expect(formatTime(8.64e15 + 1, { local: false })).toBe('8640000000000001');
+  });
+  it('a local time at the very edge of Date\'s range is shown by its fields, not a RangeError', () => {
+    expect(formatTime(8.64e15, { local: true }, 'datetime')).toMatch(/^\+?275760-09-1[23] \d\d:\d\d:\d\d$/);
+    expect(formatTime(-8.64e15, { local: true }, 'datetime')).toMatch(/^-271821-04-(19|20) \d\d:\d\d:\d\d$/);
+  });
 });
 
 describe('fitWidths', () => {

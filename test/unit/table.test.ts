@@ -62,6 +62,16 @@ describe('tables', () => {
     expect(chunks).toBeGreaterThan(100);
   });
 
+  it.each([[40, true], [120, true], [80, false]])('rows made on demand (length and at) render as the same rows in an array, at %i columns (terminal: %s)', (columns, tty) => {
+    const s = spec(250);
+    const made: number[] = [];
+    const lazy: TableSpec = { ...s, rows: { length: s.rows.length, at: (i: number) => (made.push(i), s.rows.at(i)) } };
+    const l = { tty, columns, color: true };
+    expect([...tableChunks(lazy, l, 0)].join('')).toBe([...tableChunks(s, l, 0)].join(''));
+    // Each row asked for when measured and when written (on a pipe, only when written): none held between.
+    expect(made.length).toBe(tty ? 500 : 250);
+  });
+
   it('fitWidths shrinks only the columns that may shrink', () => {
     expect(fitWidths([36, 30, 10], 60, [true, false, true])).toEqual([36, 10, 10]);
     expect(fitWidths([5, 10], 80)).toEqual([5, 10]);
