@@ -31,7 +31,7 @@ export type HistoryRecord = Record<string, string>;
 
 export function historyRecord(header: readonly string[], fields: readonly string[]): HistoryRecord {
   const record: HistoryRecord = {};
-  header.forEach((name, i) => (record[name] = fields[i] ?? ''));
+  for (let i = 0; i < header.length; i++) record[header[i]!] = fields[i] ?? '';
   return record;
 }
 
@@ -96,14 +96,8 @@ export class HistoryTally {
     else this.s.stopped++;
     this.s.total_uptime_ms += toNumber(r.total_uptime_ms) ?? 0;
     this.s.query_uptime_ms += windowMs;
-    const bump = (groups: Map<string, RankedGroup>, name: string) => {
-      const g = groups.get(name) ?? { name, lobbies: 0, query_uptime_ms: 0 };
-      g.lobbies++;
-      g.query_uptime_ms += windowMs;
-      groups.set(name, g);
-    };
-    bump(this.regions, r.region_name || r.region_id || '?');
-    bump(this.modes, r.lobby_group_name || r.lobby_group_id || '?');
+    bump(this.regions, r.region_name || r.region_id || '?', windowMs);
+    bump(this.modes, r.lobby_group_name || r.lobby_group_id || '?', windowMs);
   }
 
   summary(): HistorySummary {
@@ -111,6 +105,13 @@ export class HistoryTally {
       [...groups.values()].sort((a, b) => b.query_uptime_ms - a.query_uptime_ms || b.lobbies - a.lobbies || a.name.localeCompare(b.name));
     return { ...this.s, regions: rank(this.regions), game_modes: rank(this.modes) };
   }
+}
+
+function bump(groups: Map<string, RankedGroup>, name: string, windowMs: number): void {
+  let g = groups.get(name);
+  if (g === undefined) groups.set(name, (g = { name, lobbies: 0, query_uptime_ms: 0 }));
+  g.lobbies++;
+  g.query_uptime_ms += windowMs;
 }
 
 export interface HistoryWindow {
