@@ -6,7 +6,7 @@ import { Agents, proxyFor } from './agents.js';
 import type { Context } from '../context.js';
 import type { Target } from '../config/target.js';
 import { ApiError, UsageError } from '../errors.js';
-import { describeBody, failureWords, parseErrorBody, readText, responseError, send, toNetworkError, withRetries, type RetryNotice } from './transport.js';
+import { describeBody, parseErrorBody, readText, responseError, retryLine, send, toNetworkError, withRetries, type RetryNotice } from './transport.js';
 import { version } from '../version.js';
 
 export type AuthKind = 'cloud' | 'namespace' | 'none';
@@ -128,11 +128,6 @@ export class ApiClient {
 function header(headers: IncomingHttpHeaders, name: string): string | undefined {
   const v = headers[name];
   return Array.isArray(v) ? v[0] : v;
-}
-
-/** `retrying in 1.2 s (2/6): connection refused` */
-export function retryLine(notice: RetryNotice): string {
-  return `retrying in ${(notice.waitMs / 1000).toFixed(1)} s (${notice.attempt}/${notice.attempts}): ${failureWords(notice.error)}`;
 }
 
 // Kept here too: the API layer's public surface.

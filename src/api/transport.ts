@@ -7,6 +7,7 @@ import https from 'node:https';
 import tls from 'node:tls';
 import type { Agents } from './agents.js';
 import { ApiError, NetworkError, ResponseError, type ApiErrorBody } from '../errors.js';
+import { formatDuration } from '../output/format.js';
 import { backoffMs, errorCode, findCause, parseRetryAfter, sleep, wasNotSent, type RetryPolicy } from './retry.js';
 
 /** One failed attempt that will be tried again. */
@@ -55,6 +56,11 @@ export async function withRetries<T>(rules: RetryRules, attempt: (n: number) => 
       await sleep(waitMs, signal);
     }
   }
+}
+
+/** `retrying in 1.2 s (2/6): connection refused`, the line a person sees for a retried API call. */
+export function retryLine(notice: RetryNotice): string {
+  return `retrying in ${formatDuration(notice.waitMs)} (${notice.attempt}/${notice.attempts}): ${failureWords(notice.error)}`;
 }
 
 /** Why an attempt failed, in a few words: `connection refused`, `HTTP 503 SERVICE_UNAVAILABLE`. */

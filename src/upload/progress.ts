@@ -2,11 +2,11 @@
 // on a terminal, plain lines in CI logs, one JSON object per line for dashboards, or nothing with --quiet.
 // An upload goes through phases a person can see: creating → uploading → completing → done.
 import type { Context } from '../context.js';
-import { CliError } from '../errors.js';
+import { ApiError, CliError } from '../errors.js';
 import { formatBytes, formatDuration, formatRate } from '../output/format.js';
 import { jsonLine } from '../output/json.js';
 import { canAnimate } from '../output/ci.js';
-import { failureWords, type RetryNotice } from '../api/transport.js';
+import { failureWords, retryLine, type RetryNotice } from '../api/transport.js';
 import type { Part } from './plan.js';
 
 export type ProgressFlag = 'auto' | 'plain' | 'json' | 'none';
@@ -139,14 +139,7 @@ export class TransferProgress {
 
   /** An API call (create, complete) failed and will be sent again. */
   apiRetry(n: RetryNotice, call: string): void {
-    const why = failureWords(n.error);
-    this.notice(`retrying in ${(n.waitMs / 1000).toFixed(1)} s (${n.attempt}/${n.attempts}): ${why}`, {
-      type: 'retry',
-      call,
-      attempt: n.attempt - 1,
-      wait_ms: n.waitMs,
-      error: why,
-    });
+    this.notice(retryLine(n), { type: 'retry', call, attempt: n.attempt - 1, wait_ms: n.waitMs, error: failureWords(n.error) });
   }
 
   /** Every byte is up; the service is assembling the upload. */
@@ -168,7 +161,10 @@ export class TransferProgress {
   fail(err: unknown): void {
     this.stop();
     if (this.mode !== 'json' || !(err instanceof CliError)) return;
-    this.emit({ type: 'error', message: err.message, ...(err.hint ? { hint: err.hint } : {}), exit_code: err.exitCode });
+    // The service's (or the object store's) error code, where there is one, for a script to branch on.
+    const answer = err instanceof ApiError ? err : err.cause instanceof ApiError ? err.cause : undefined;
+    const code = answer ? { code: answer.code, status: answer.status } : {};
+    this.emit({ type: 'error', message: err.message, ...code, ...(err.hint ? { hint: err.hint } : {}), exit_code: err.exitCode });
     err.reported = true;
   }
 

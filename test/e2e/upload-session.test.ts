@@ -128,6 +128,8 @@ describe('build push: the session ends cleanly on every path', () => {
       expect(events(third.stderr).at(-1)).toMatchObject({
         type: 'error',
         message: 'Image tag "expired:v1" is already used by another build of this game.',
+        code: 'BUILD_TAG_TAKEN',
+        status: 400,
         hint: 'tags are unique per game, and an unfinished push holds its tag too: push with a new one (--tag expired:<new-tag>)',
       });
       // The fix the hint names works.
@@ -343,7 +345,7 @@ describe('retries a person can see', () => {
     const tty = await runCli(['stats'], { env, tty: true });
     expect(tty.code).toBe(6);
     const lines = plain(tty.stderr).trim().split('\n');
-    expect(lines.slice(0, 2)).toEqual([expect.stringMatching(/^retrying in \d+\.\d s \(2\/3\): connection refused$/), expect.stringMatching(/^retrying in \d+\.\d s \(3\/3\): connection refused$/)]);
+    expect(lines.slice(0, 2)).toEqual([expect.stringMatching(/^retrying in (\d+ ms|\d+\.\d s) \(2\/3\): connection refused$/), expect.stringMatching(/^retrying in (\d+ ms|\d+\.\d s) \(3\/3\): connection refused$/)]);
     expect(lines.slice(2)).toEqual([`error: could not reach 127.0.0.1:${port}: connection refused (ECONNREFUSED)`, '  nothing listens there: start the emulator with `gamehost emulator serve`']);
     const piped = await runCli(['stats'], { env });
     expect(piped.stderr).not.toContain('retrying');

@@ -72,6 +72,8 @@ export async function frontOf(endpoint: string, intercept: (req: http.IncomingMe
       res.writeHead(r.statusCode!, r.headers);
       r.pipe(res);
     });
+    // The emulator may answer (and close) before it has read the whole body: the answer is what counts.
+    up.on('error', () => res.destroy());
     req.pipe(up);
   });
   await new Promise<void>((r) => front.listen(0, '127.0.0.1', r));

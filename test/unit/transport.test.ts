@@ -3,13 +3,18 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { Agents, proxyFor } from '../../src/api/agents.js';
-import { checkServiceUrl, isRetryable, parseErrorBody, responseError, send } from '../../src/api/transport.js';
+import { checkServiceUrl, isRetryable, parseErrorBody, responseError, retryLine, send } from '../../src/api/transport.js';
 import { ApiError, NetworkError, ResponseError } from '../../src/errors.js';
 
 const api = (status: number) => new ApiError(status, { code: 'X', message: 'm' });
 const net = (code: string) => new NetworkError('could not reach h', code);
 
 describe('one set of retry rules for API calls, presigned GETs and part PUTs', () => {
+  it('says a retry the way a person reads it: a short wait in ms (never "0.0 s"), a longer one in seconds', () => {
+    expect(retryLine({ attempt: 2, attempts: 6, waitMs: 37, error: net('ECONNREFUSED') })).toBe('retrying in 37 ms (2/6): connection refused');
+    expect(retryLine({ attempt: 3, attempts: 6, waitMs: 1234, error: api(503) })).toBe('retrying in 1.2 s (3/6): HTTP 503 X');
+  });
+
   it.each([
     ['a 429, even when not idempotent', api(429), false, true],
     ['a 503 when idempotent', api(503), true, true],
