@@ -39,6 +39,8 @@ export interface UploadJob {
   agents: Agents;
   signal: AbortSignal;
   events?: UploadEvents;
+  /** A read slower than this (ms) means the file comes from the disk, not the page cache (see readAt). */
+  slowReadMs?: number;
 }
 
 // 1 MiB writes: few syscalls, and two per part in flight keep RSS flat (measured: bench/upload.js).
@@ -92,6 +94,7 @@ export async function uploadParts(job: UploadJob): Promise<void> {
     job,
     fd: await fs.promises.open(job.file, 'r'),
     pool: new BufferPool(concurrency * BUFFERS_PER_PART, chunkSize(job.limiter)),
+    syncReads: true,
   };
   try {
     await Promise.all(
@@ -127,6 +130,24 @@ interface Sender {
   job: UploadJob;
   fd: fs.promises.FileHandle;
   pool: BufferPool;
+  /** Reads are made on the event loop until one of them is slow (see readAt). */
+  syncReads: boolean;
+}
+
+const SLOW_READ_MS = 4;
+
+/**
+ * Reads `length` bytes at `position`. A build just written is in the page cache, where a read is a memory copy: made
+ * on the event loop it costs that copy alone, while a hop through libuv's thread pool costs 0.15–0.2 CPU-s more per
+ * GiB on two cores (measured with bench/upload.js). A slow read means the disk is being read: from then on reads go
+ * to the thread pool, so the event loop keeps serving the other parts while the disk works.
+ */
+async function readAt(s: Sender, buf: Buffer, length: number, position: number): Promise<number> {
+  if (!s.syncReads) return (await s.fd.read(buf, 0, length, position)).bytesRead;
+  const started = performance.now();
+  const read = fs.readSync(s.fd.fd, buf, 0, length, position);
+  if (performance.now() - started > (s.job.slowReadMs ?? SLOW_READ_MS)) s.syncReads = false;
+  return read;
 }
 
 async function uploadPart(s: Sender, part: Part, signal: AbortSignal): Promise<void> {
@@ -217,7 +238,7 @@ async function putOnce(s: Sender, part: Part, signal: AbortSignal, moved: (n: nu
       const want = Math.min(buf.length, part.length - offset);
       let read: number;
       try {
-        ({ bytesRead: read } = await s.fd.read(buf, 0, want, part.offset + offset));
+        read = await readAt(s, buf, want, part.offset + offset);
       } catch (err) {
         s.pool.give(buf);
         throw new UploadError(`cannot read ${job.file}: ${(err as Error).message}`, undefined, { cause: err });

@@ -1,0 +1,84 @@
+// The part sender on real loopback HTTP: whichever way the file is read (on the event loop from the page cache, or
+// through the thread pool once a read is slow), every part arrives whole, at its own URL.
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { Agents } from '../../src/api/agents.js';
+import { uploadParts } from '../../src/upload/engine.js';
+import type { Part } from '../../src/upload/plan.js';
+import { tempDir } from '../helpers/cli.js';
+
+const MiB = 1024 * 1024;
+
+describe('uploadParts', () => {
+  const dir = tempDir();
+  const file = path.join(dir, 'build.bin');
+  const data = crypto.randomBytes(7 * MiB + 123);
+  const received = new Map<string, Buffer>();
+  let server: http.Server;
+  let base: string;
+
+  beforeAll(async () => {
+    fs.writeFileSync(file, data);
+    server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        received.set(req.url!, Buffer.concat(chunks));
+        res.end();
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+  const parts = (run: string): Part[] => {
+    const size = 2 * MiB;
+    const out: Part[] = [];
+    for (let offset = 0, n = 1; offset < data.length; offset += size, n++) {
+      out.push({ number: n, offset, length: Math.min(size, data.length - offset), url: `${base}/${run}/part-${n}` });
+    }
+    return out;
+  };
+
+  it.each([
+    // 7 MiB in 1 MiB buffers: 8 reads, all on the event loop.
+    ['reads from the page cache on the event loop', undefined, 8],
+    // The first read is slow by this measure, so it is the only one made on the event loop.
+    ['switches to the thread pool after a slow read (every read counts as slow here)', 0, 1],
+  ])('%s: each part arrives whole', async (_name, slowReadMs, syncReads) => {
+    const readSync = vi.spyOn(fs, 'readSync');
+    let reads = 0;
+    const run = slowReadMs === undefined ? 'cached' : 'slow';
+    const agents = new Agents();
+    const list = parts(run);
+    let moved = 0;
+    try {
+      await uploadParts({
+        file,
+        parts: list,
+        totalParts: list.length,
+        concurrency: 3,
+        retry: { attempts: 1, baseMs: 1, maxMs: 1 },
+        stallMs: 10_000,
+        agents,
+        signal: new AbortController().signal,
+        events: { progress: (n) => (moved += n) },
+        slowReadMs,
+      });
+    } finally {
+      await agents.close();
+      reads = readSync.mock.calls.length;
+      readSync.mockRestore();
+    }
+    expect(reads).toBe(syncReads);
+    expect(moved).toBe(data.length);
+    for (const p of list) {
+      expect(received.get(`/${run}/part-${p.number}`)?.equals(data.subarray(p.offset, p.offset + p.length))).toBe(true);
+    }
+  });
+});
