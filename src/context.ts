@@ -8,7 +8,7 @@ import type { RunningEmulator } from './emulator/index.js';
 import type { RetryPolicy } from './api/retry.js';
 import { DEFAULT_RETRY } from './api/retry.js';
 import { DEFAULT_GLOBALS, type GlobalOptions } from './globals.js';
-import { jsonLine } from './output/json.js';
+import { eventLine } from './output/json.js';
 
 export type Env = Record<string, string | undefined>;
 
@@ -119,20 +119,16 @@ export function createContext(init: ContextInit = {}, global: GlobalOptions = DE
     notices: 'text',
     info(line) {
       if (ctx.global.quiet) return;
-      io.stderr.write(ctx.notices === 'json' ? noticeEvent(ctx, 'notice', line) : line + '\n');
+      io.stderr.write(ctx.notices === 'json' ? eventLine(ctx, { type: 'notice', message: line }) : line + '\n');
     },
     warn(line) {
-      io.stderr.write(ctx.notices === 'json' ? noticeEvent(ctx, 'warning', line) : 'warning: ' + line + '\n');
+      io.stderr.write(ctx.notices === 'json' ? eventLine(ctx, { type: 'warning', message: line }) : 'warning: ' + line + '\n');
     },
     verbose(line) {
       if (ctx.global.verbose) io.stderr.write(line + '\n');
     },
   };
   return ctx;
-}
-
-function noticeEvent(ctx: Context, type: 'notice' | 'warning', message: string): string {
-  return jsonLine({ type, message, time: new Date(ctx.now()).toISOString() });
 }
 
 async function startEmulator(ctx: Context, dataDir: string | undefined): Promise<RunningEmulator> {

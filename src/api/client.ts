@@ -6,7 +6,7 @@ import { Agents, proxyFor } from './agents.js';
 import type { Context } from '../context.js';
 import type { Target } from '../config/target.js';
 import { ApiError, UsageError } from '../errors.js';
-import { describeBody, parseErrorBody, readText, responseError, retryLine, send, toNetworkError, withRetries, type RetryNotice } from './transport.js';
+import { describeBody, readText, responseError, retryLine, send, toNetworkError, withRetries, type RetryNotice } from './transport.js';
 import { version } from '../version.js';
 
 export type AuthKind = 'cloud' | 'namespace' | 'none';
@@ -129,6 +129,3 @@ function header(headers: IncomingHttpHeaders, name: string): string | undefined 
   const v = headers[name];
   return Array.isArray(v) ? v[0] : v;
 }
-
-// Kept here too: the API layer's public surface.
-export { parseErrorBody, readText, toNetworkError };

@@ -7,6 +7,7 @@ import https from 'node:https';
 import tls from 'node:tls';
 import type { Agents } from './agents.js';
 import { ApiError, NetworkError, ResponseError, type ApiErrorBody } from '../errors.js';
+import { isLoopbackHost } from '../config/endpoint.js';
 import { formatDuration } from '../output/format.js';
 import { backoffMs, errorCode, findCause, parseRetryAfter, sleep, wasNotSent, type RetryPolicy } from './retry.js';
 
@@ -264,12 +265,6 @@ const NETWORK_WORDS: Record<string, string> = {
   BODY_TIMEOUT: 'the answer stalled',
 };
 
-/** 127.0.0.0/8, localhost and ::1: where `gamehost emulator serve` listens. */
-export function isLoopback(host: string): boolean {
-  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
-  return h === 'localhost' || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h);
-}
-
 export function toNetworkError(err: unknown, url: URL): NetworkError {
   if (err instanceof NetworkError) return err;
   const tlsError = findCause(err, (code) => /CERT|SSL|TLS/i.test(code));
@@ -284,6 +279,6 @@ export function toNetworkError(err: unknown, url: URL): NetworkError {
     : (NETWORK_WORDS[code] ?? (isTls ? `TLS failure${tlsMessage ? `: ${tlsMessage}` : ''}` : (err as Error)?.message || 'network error'));
   const error = new NetworkError(`could not reach ${url.host}: ${words} (${code})`, code, { cause: err });
   if (isTls) error.hint = 'for a private CA, point NODE_EXTRA_CA_CERTS at its bundle';
-  else if (code === 'ECONNREFUSED' && isLoopback(url.hostname)) error.hint = 'nothing listens there: start the emulator with `gamehost emulator serve`';
+  else if (code === 'ECONNREFUSED' && isLoopbackHost(url.hostname)) error.hint = 'nothing listens there: start the emulator with `gamehost emulator serve`';
   return error;
 }

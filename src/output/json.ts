@@ -56,3 +56,8 @@ export function reformatJson(text: string, indent = 2): string {
 export function writeJsonText(ctx: Context, text: string): void {
   ctx.io.stdout.write(reformatJson(text) + '\n');
 }
+
+/** One event of a JSON-lines stream on stderr (`--progress json`), stamped with the context's clock. */
+export function eventLine(ctx: Context, event: Record<string, unknown>): string {
+  return jsonLine({ ...event, time: new Date(ctx.now()).toISOString() });
+}

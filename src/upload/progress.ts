@@ -4,7 +4,7 @@
 import type { Context } from '../context.js';
 import { ApiError, CliError } from '../errors.js';
 import { formatBytes, formatDuration, formatRate } from '../output/format.js';
-import { jsonLine } from '../output/json.js';
+import { eventLine } from '../output/json.js';
 import { canAnimate } from '../output/ci.js';
 import { failureWords, retryLine, type RetryNotice } from '../api/transport.js';
 import type { Part } from './plan.js';
@@ -229,6 +229,6 @@ export class TransferProgress {
   }
 
   private emit(event: Record<string, unknown>): void {
-    this.ctx.io.stderr.write(jsonLine({ ...event, time: new Date(this.ctx.now()).toISOString() }));
+    this.ctx.io.stderr.write(eventLine(this.ctx, event));
   }
 }

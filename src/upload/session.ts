@@ -67,8 +67,8 @@ export async function pushSession(ctx: Context, api: ApiClient, o: SessionOption
   let build: CreateBuildResponse | undefined;
   try {
     await progress.open();
-    build = resumable(ctx, journal, o, input, progress, done);
-    if (!build) {
+    const resumed = resumable(ctx, journal, o, input, progress, done);
+    if (!resumed) {
       progress.creating(o.tag);
       build = await createBuild(api, {
         display_name: o.name,
@@ -87,7 +87,7 @@ export async function pushSession(ctx: Context, api: ApiClient, o: SessionOption
       parts = partsFrom(build, input.size);
       journal?.start(build, ctx.now());
     } else {
-      parts = partsFrom(build, input.size);
+      ({ build, parts } = resumed);
       if (api.target.embedded) parts = parts.map((p) => ({ ...p, url: rebase(p.url, api.target.endpoint) }));
       progress.notice(`Resuming build ${build.build_id}: ${done.size} of ${parts.length} parts are already up.`, {
         type: 'resume',
@@ -204,13 +204,20 @@ function newTag(tag: string): string {
   return `${tag.split(':')[0]}:<new-tag>`;
 }
 
-/** The earlier run's build when it can still be finished, with its finished parts in `done`; else undefined. */
-function resumable(ctx: Context, journal: Journal | undefined, o: SessionOptions, input: PreparedInput, progress: TransferProgress, done: Set<number>): CreateBuildResponse | undefined {
+/** The earlier run's build and its checked plan when it can still be finished, with its finished parts in `done`; else undefined. */
+function resumable(
+  ctx: Context,
+  journal: Journal | undefined,
+  o: SessionOptions,
+  input: PreparedInput,
+  progress: TransferProgress,
+  done: Set<number>,
+): { build: CreateBuildResponse; parts: Part[] } | undefined {
   const previous = journal?.read();
   if (!journal || !previous) return undefined;
   const startOver = (why: string) => {
     journal.remove();
-    progress.notice(`Starting over: ${why}.`, { type: 'notice', message: `Starting over: ${why}.` });
+    progress.notice(`Starting over: ${why}.`);
     return undefined;
   };
   if (!o.resume) {
@@ -230,7 +237,7 @@ function resumable(ctx: Context, journal: Journal | undefined, o: SessionOptions
     return startOver(`the upload begun at ${when} has upload URLs that expire (or have expired)`);
   }
   for (const n of previous.done) done.add(n);
-  return previous.build;
+  return { build: previous.build, parts };
 }
 
 /** Where this upload's resume journal lives; none for a file we made ourselves (it differs every run). */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { formatBytes, formatDuration, formatTime } from '../../src/output/format.js';
 import { fitWidths } from '../../src/output/table.js';
-import { parseErrorBody } from '../../src/api/client.js';
+import { parseErrorBody } from '../../src/api/transport.js';
 
 describe('format', () => {
   it('bytes', () => {

@@ -165,7 +165,7 @@ async function run(ctx: Context, o: ExportOptions): Promise<void> {
     return;
   }
 
-  const res = await openPresignedGet(ctx, api.agents, url);
+  const res = await openPresignedGet(ctx, api.agents, link);
   const length = Number(res.headers['content-length']);
   const total = Number.isFinite(length) && length > 0 ? length : undefined;
   // The upload's progress display, on a terminal for a download worth watching; nothing in pipes, CI or --quiet.
@@ -225,10 +225,8 @@ async function run(ctx: Context, o: ExportOptions): Promise<void> {
   }
 
   if (o.format === 'table') {
-    const out = ctx.io.stdout;
-    for (const chunk of historyTableChunks(tableRows, { ...viewOptions(ctx, out, o.utc), wide: o.wide })) {
-      if (!out.write(chunk)) await new Promise((resolve) => out.once('drain', resolve));
-    }
+    const out = stdoutSink(ctx);
+    for (const chunk of historyTableChunks(tableRows, { ...viewOptions(ctx, ctx.io.stdout, o.utc), wide: o.wide })) await out.write(chunk);
   }
   const summary = tally.summary();
   if (ctx.global.json) {
