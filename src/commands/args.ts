@@ -92,11 +92,3 @@ export function parseLobbyId(raw: string): string {
   if (!UUID.test(id)) throw new UsageError(`<lobby-id> must be a UUID, not "${raw}"`);
   return id.toLowerCase();
 }
-
-/** `--interval 2`, `--watch 0.5`: seconds, at least a tenth; returns ms. */
-export function parseSeconds(flag: string, raw: unknown): number {
-  const text = String(raw).trim();
-  const seconds = /^\d+(\.\d+)?$/.test(text) ? Number(text) : NaN;
-  if (!(seconds >= 0.1)) throw new UsageError(`${flag} must be a number of seconds of at least 0.1, not "${raw}"`);
-  return Math.round(seconds * 1000);
-}

@@ -88,13 +88,6 @@ export function formatTable(spec: TableSpec, layout: TableLayout): string {
   return text;
 }
 
-/** Writes the table as it is rendered, a chunk at a time, waiting for the stream to drain. */
-export async function writeTable(stream: OutStream, spec: TableSpec, layout: TableLayout): Promise<void> {
-  for (const chunk of tableChunks(spec, layout)) {
-    if (!stream.write(chunk)) await new Promise((resolve) => stream.once('drain', resolve));
-  }
-}
-
 interface Plan {
   /** Indexes of the columns shown, in order. */
   shown: number[];
