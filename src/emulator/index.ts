@@ -1,14 +1,15 @@
 // The local emulator of the service, wired together: routes (routes/) -> services (services/) -> stores (stores/).
 // startEmulator() for the CLI and tests, and the data directory's own helpers (whether it holds a store, reset).
-import { existsSync, readdirSync, rmSync, rmdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, rmdirSync } from 'node:fs';
+import type { Server as TlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { resolveConfig, type EmulatorConfig } from './config.js';
 import { DATA_DIR_ENTRIES, dataDirPaths, prepareDataDir } from './datadir.js';
 import { parseFaults } from './faults.js';
-import { createEmulatorServer, type Front } from './routes/server.js';
-import { tokensFor, type EmulatorTokens } from './services/auth.js';
+import { createEmulatorServer, type Front, type TlsPair } from './routes/server.js';
 import { systemClock, type Clock } from './services/clock.js';
+import { gameTokens, type GameTokens } from './services/games.js';
 import { GAME_ID, NAMESPACE_ID } from './services/ids.js';
 import { createServices, type Services } from './services/index.js';
 import { LocalBlobStore } from './stores/local-blobs.js';
@@ -20,6 +21,10 @@ export { ManualClock, type Clock } from './services/clock.js';
 export { GAME_ID, NAMESPACE_ID } from './services/ids.js';
 export type { Services } from './services/index.js';
 export type { StopOptions } from './services/lobbies.js';
+export type EmulatorTokens = GameTokens;
+
+// How often a serving emulator removes expired games (any request of an expired game's token also starts it).
+const SWEEP_INTERVAL_MS = 60_000;
 
 export interface RunningEmulator {
   /** e.g. http://127.0.0.1:54321, no trailing slash. */
@@ -29,8 +34,16 @@ export interface RunningEmulator {
   tokens: EmulatorTokens;
   /** The services behind the routes, for tests and tools that act on state without HTTP. */
   services: Services;
+  /** Reads the TLS certificate and key files again (SIGHUP); the old pair stays when the new one is bad. */
+  reloadTls(): void;
   /** Stops the server and closes the database. */
   close(): Promise<void>;
+}
+
+/** PEM files of a certificate chain and its key. */
+export interface TlsFiles {
+  certFile: string;
+  keyFile: string;
 }
 
 export interface StartEmulatorOptions {
@@ -44,6 +57,14 @@ export interface StartEmulatorOptions {
   faults?: string;
   /** Default: the wall clock. Tests pass a ManualClock and move it instead of sleeping. */
   clock?: Clock;
+  /** When set, the admin routes (`/_emulator/*` but health) answer only requests that carry it. */
+  adminToken?: string;
+  /** Serve HTTPS with these. */
+  tls?: TlsFiles;
+}
+
+function readTls(files: TlsFiles): TlsPair {
+  return { cert: readFileSync(files.certFile), key: readFileSync(files.keyFile) };
 }
 
 /** A host as it appears in a URL; wildcard binds are reached through loopback. */
@@ -54,20 +75,22 @@ function urlHost(host: string): string {
 }
 
 /** The services over a data directory's stores; close the store when done. */
-function open(dataDir: string, config: EmulatorConfig, clock: Clock): { services: Services; store: SqliteStore; secret: Buffer } {
+function open(dataDir: string, config: EmulatorConfig, clock: Clock, adminToken: string | undefined): { services: Services; store: SqliteStore; secret: Buffer } {
   const { paths, secret } = prepareDataDir(dataDir);
   const store = SqliteStore.open(paths.db);
   const blobs = new LocalBlobStore(paths, secret, store);
-  return { services: createServices({ store, blobs, clock, config, secret }), store, secret };
+  return { services: createServices({ store, blobs, clock, config, secret, adminToken }), store, secret };
 }
 
 export async function startEmulator(opts: StartEmulatorOptions): Promise<RunningEmulator> {
   const config = resolveConfig(opts.config);
   const faults = opts.faults ? parseFaults(opts.faults) : undefined;
   const host = opts.host ?? '127.0.0.1';
-  const { services, store, secret } = open(opts.dataDir, config, opts.clock ?? systemClock);
+  // Read before anything is opened, so a missing file leaves nothing to close.
+  const tls = opts.tls ? readTls(opts.tls) : undefined;
+  const { services, store, secret } = open(opts.dataDir, config, opts.clock ?? systemClock, opts.adminToken);
   const front: Front = { endpoint: '', faults };
-  const server = createEmulatorServer(services, front);
+  const server = createEmulatorServer(services, front, tls);
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -81,16 +104,23 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
     throw err;
   }
   const { port } = server.address() as AddressInfo;
-  front.endpoint = `http://${urlHost(host)}:${port}`;
+  front.endpoint = `${tls ? 'https' : 'http'}://${urlHost(host)}:${port}`;
+  // Each replica sweeps; a game is claimed by one of them. Unref'd: it never keeps a process alive.
+  const sweeper = setInterval(() => void services.games.sweep().catch(() => {}), SWEEP_INTERVAL_MS);
+  sweeper.unref();
 
   let closing: Promise<void> | null = null;
   return {
     endpoint: front.endpoint,
     gameId: GAME_ID,
     namespaceId: NAMESPACE_ID,
-    tokens: tokensFor(secret),
+    tokens: gameTokens(secret, GAME_ID, NAMESPACE_ID),
     services,
+    reloadTls() {
+      if (opts.tls) (server as TlsServer).setSecureContext(readTls(opts.tls));
+    },
     close() {
+      clearInterval(sweeper);
       closing ??= new Promise<void>((resolve) => {
         server.close(() => resolve(store.close()));
         // Keep-alive and in-flight connections would hold close() open; end them now.

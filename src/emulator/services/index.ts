@@ -2,9 +2,11 @@
 // tests and the CLI's data-directory commands call without HTTP.
 import type { EmulatorConfig } from '../config.js';
 import type { BlobStore, Store } from '../stores/store.js';
+import { AdminGuard } from './admin.js';
 import { Auth } from './auth.js';
 import { Builds } from './builds.js';
 import type { Clock } from './clock.js';
+import { Games } from './games.js';
 import { History } from './history.js';
 import { Lobbies } from './lobbies.js';
 import { Statistics } from './statistics.js';
@@ -16,11 +18,15 @@ export interface ServiceDeps {
   config: EmulatorConfig;
   /** Signs tokens and player tokens. */
   secret: Buffer;
+  /** Required on the admin routes when set. */
+  adminToken?: string;
 }
 
 export interface Services {
   config: EmulatorConfig;
+  admin: AdminGuard;
   auth: Auth;
+  games: Games;
   lobbies: Lobbies;
   statistics: Statistics;
   builds: Builds;
@@ -28,9 +34,12 @@ export interface Services {
 }
 
 export function createServices(deps: ServiceDeps): Services {
+  const games = new Games(deps);
   return {
     config: deps.config,
-    auth: new Auth(deps.secret),
+    admin: new AdminGuard(deps.adminToken, deps.clock),
+    auth: new Auth(deps.secret, games),
+    games,
     lobbies: new Lobbies(deps),
     statistics: new Statistics(deps),
     builds: new Builds(deps),

@@ -11,7 +11,7 @@ import type { DataDirPaths } from '../datadir.js';
 import { fail } from '../errors.js';
 import { checkPresigned, presignPath } from './presign.js';
 import type { LocalObjectIndex, PartRow } from './sqlite.js';
-import type { BlobStore, ReceivedPart, UploadRow } from './store.js';
+import type { BlobStore, GameObjects, ReceivedPart, UploadRow } from './store.js';
 
 /** Hashes and counts what flows through. */
 function digestStream(hash: ReturnType<typeof createHash>, counter: { bytes: number }): Transform {
@@ -139,6 +139,14 @@ export class LocalBlobStore implements BlobStore {
 
   async putExport(exportId: string, gameId: string, csv: string, now: number, expiresTs: number): Promise<void> {
     this.index.insertExport(exportId, gameId, csv, now, expiresTs);
+  }
+
+  async deleteGameObjects(objects: GameObjects): Promise<void> {
+    // Exports live in the SQLite index, which the purge empties; the files are builds and upload parts.
+    for (const { build_id, upload_id } of objects.builds) {
+      await rm(join(this.paths.builds, build_id), { force: true });
+      await rm(this.uploadDir(upload_id), { recursive: true, force: true });
+    }
   }
 
   async readExport(exportId: string): Promise<string | undefined> {
