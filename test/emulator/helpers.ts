@@ -48,13 +48,16 @@ export async function callAt(
   return { status: res.status, headers: res.headers, json, text };
 }
 
-/** An emulator on a fresh data directory (or `opts.dataDir`), on the wall clock unless given `opts.clock`. */
+/**
+ * An emulator on a fresh data directory (or `opts.dataDir`), on the wall clock unless given `opts.clock`, its admin
+ * routes open unless given `opts.adminToken`.
+ */
 export async function startTestEmulator(
   config: Partial<EmulatorConfig> = {},
-  opts: { dataDir?: string; clock?: Clock } = {},
+  opts: { dataDir?: string; clock?: Clock; adminToken?: string } = {},
 ): Promise<TestEmulator> {
   const dataDir = opts.dataDir ?? tempDir();
-  const emu = await startEmulator({ dataDir, config, clock: opts.clock });
+  const emu = await startEmulator({ dataDir, config, clock: opts.clock, adminToken: opts.adminToken });
   return {
     emu,
     dataDir,
