@@ -86,9 +86,14 @@ export function parseKeyValues(flag: string, raws: string[]): Record<string, str
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** An id operand (`<game-id>`): a UUID, lower-cased as the service writes it. */
+export function parseUuid(operand: string, raw: string): string {
+  const id = raw.trim();
+  if (!UUID.test(id)) throw new UsageError(`${operand} must be a UUID, not "${raw}"`);
+  return id.toLowerCase();
+}
+
 /** `<lobby-id>`: a UUID, lower-cased as the service writes it. */
 export function parseLobbyId(raw: string): string {
-  const id = raw.trim();
-  if (!UUID.test(id)) throw new UsageError(`<lobby-id> must be a UUID, not "${raw}"`);
-  return id.toLowerCase();
+  return parseUuid('<lobby-id>', raw);
 }
