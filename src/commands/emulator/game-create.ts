@@ -31,8 +31,8 @@ export default defineCommand({
     'lobby, build and export it holds, is deleted when it expires or by `gamehost emulator game delete`.',
   examples: [
     'eval "$(gamehost emulator game create --ttl 6h --env)"',
-    'gamehost emulator game create --game-mode ctf --region lnd-fra --name "$GITHUB_RUN_ID" --env   # in GitHub Actions',
-    'gamehost emulator game create --json | jq -r .tokens.cloud',
+    'gamehost emulator game create --ttl 2h --name "$GITHUB_RUN_ID" --env   # in CI; GitHub Actions: into $GITHUB_ENV',
+    'gamehost emulator game create --game-mode ctf --region lnd-fra --json | jq -r .tokens.cloud',
   ],
   async parse(v, ctx): Promise<GameCreateOptions> {
     if (v.env && ctx.global.json) throw new UsageError('give either --env or --json, not both');

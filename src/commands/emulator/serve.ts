@@ -68,7 +68,6 @@ export default defineCommand({
   examples: [
     'gamehost emulator serve',
     'GAMEHOST_EMULATOR_ADMIN_TOKEN=$(openssl rand -hex 32) gamehost emulator serve --host 0.0.0.0 --tls-cert cert.pem --tls-key key.pem',
-    'gamehost emulator serve --env > emulator.env & sleep 1; . ./emulator.env; gamehost stats',
     'gamehost emulator serve --port 0 --data-dir .emulator --json > emulator.json &   # in CI',
   ],
   async parse(v, ctx): Promise<ServeOptions> {
