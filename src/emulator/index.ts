@@ -9,7 +9,7 @@ import { DATA_DIR_ENTRIES, dataDirPaths, prepareDataDir } from './datadir.js';
 import { parseFaults } from './faults.js';
 import { createEmulatorServer, type Front, type TlsPair } from './routes/server.js';
 import { systemClock, type Clock } from './services/clock.js';
-import { gameTokens, type GameTokens } from './services/games.js';
+import { gameTokens, sweepFailed, type GameTokens } from './services/games.js';
 import { GAME_ID, NAMESPACE_ID } from './services/ids.js';
 import { createServices, type Services } from './services/index.js';
 import { LocalBlobStore } from './stores/local-blobs.js';
@@ -106,7 +106,7 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
   const { port } = server.address() as AddressInfo;
   front.endpoint = `${tls ? 'https' : 'http'}://${urlHost(host)}:${port}`;
   // Each replica sweeps; a game is claimed by one of them. Unref'd: it never keeps a process alive.
-  const sweeper = setInterval(() => void services.games.sweep().catch(() => {}), SWEEP_INTERVAL_MS);
+  const sweeper = setInterval(() => void services.games.sweep().catch(sweepFailed), SWEEP_INTERVAL_MS);
   sweeper.unref();
 
   let closing: Promise<void> | null = null;

@@ -59,6 +59,8 @@ async function run(ctx: Context, o: GameCreateOptions): Promise<void> {
   const endpoint = o.place.kind === 'endpoint' ? api.target.endpoint : undefined;
   const githubActions = ctx.env.GITHUB_ACTIONS === 'true';
   if (ctx.global.json) return writeJson(ctx, endpoint === undefined ? game : { endpoint, ...game });
+  // -q: the game id alone (no token shown, so nothing to mask either).
+  if (ctx.global.quiet && !o.env) return void ctx.io.stdout.write(game.game_id + '\n');
   // In a GitHub Actions log, tokens are masked before any line can show them (the runner reads stdout in order).
   if (githubActions) ctx.io.stdout.write([game.tokens.cloud, game.tokens.public, game.tokens.dev].map((t) => `::add-mask::${t}\n`).join(''));
   if (o.env) {
@@ -67,8 +69,6 @@ async function run(ctx: Context, o: GameCreateOptions): Promise<void> {
     ctx.io.stdout.write(exportLines(vars));
     return;
   }
-  // -q: the game id alone.
-  if (ctx.global.quiet) return void ctx.io.stdout.write(game.game_id + '\n');
   ctx.io.stdout.write(await renderGame(ctx, game, endpoint));
   ctx.info(`\nDelete it with \`gamehost emulator game delete ${game.game_id}\`; --env prints these as export lines for your shell.`);
 }

@@ -55,6 +55,11 @@ export function gameTokens(secret: Buffer, gameId: string, namespaceId: string):
   };
 }
 
+/** A sweep nobody waits on failed (a file it could not delete): the next one tries again; say why when debugging. */
+export function sweepFailed(err: unknown): void {
+  if (process.env.GAMEHOST_EMULATOR_DEBUG) console.error('[emulator] removing expired games:', err);
+}
+
 function fromRow(row: GameRow): GameInfo {
   return {
     gameId: row.game_id,
@@ -122,14 +127,14 @@ export class Games {
       delete_ts: null,
     };
     await store.insertGame(row);
-    // Creating is a moment when nobody waits on a sweep's few milliseconds.
-    await this.sweep();
+    // Creating is a moment when nobody waits on a sweep's few milliseconds; a sweep that fails is tried again later.
+    await this.sweep().catch(sweepFailed);
     return { game: fromRow(row), tokens: gameTokens(secret, row.game_id, row.namespace_id) };
   }
 
   /** The seeded game first, then the live created games, oldest first. */
   async list(): Promise<GameInfo[]> {
-    await this.sweep();
+    await this.sweep().catch(sweepFailed);
     const now = this.deps.clock.now();
     const rows = await this.deps.store.listGames();
     return [this.seeded, ...rows.filter((r) => r.expire_ts > now).map(fromRow)];
@@ -144,7 +149,7 @@ export class Games {
     const row = await this.deps.store.getGame(gameId);
     if (row === undefined || row.delete_ts !== null) return undefined;
     if (row.expire_ts <= this.deps.clock.now()) {
-      this.sweep().catch(() => {});
+      this.sweep().catch(sweepFailed);
       return undefined;
     }
     return fromRow(row);
