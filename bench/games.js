@@ -1,6 +1,6 @@
 // Games budget: lobby creates per second into one game while 20 other games are created, filled (lobbies, a
 // build, an export) and deleted in a loop stay within 10% of the same load without that churn. The runs alternate
-// (plain, churn, plain, churn, ...) on one `gamehost emulator serve` in its own process; medians are compared.
+// (plain then churn, then churn then plain, ...) on one `gamehost emulator serve` in its own process; medians are compared.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -12,7 +12,7 @@ import autocannon from 'autocannon';
 const BIN = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'gamehost.js');
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 10) / 2;
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
-const PAIRS = Number(process.env.BENCH_PAIRS ?? 3);
+const PAIRS = Number(process.env.BENCH_PAIRS ?? 4);
 const GAMES = 20;
 const BUDGET_RATIO = 0.9;
 const ADMIN = 'bench-admin-token';
@@ -88,12 +88,16 @@ export async function runGamesBench() {
     const plain = [];
     const churned = [];
     let failures = 0;
+    const plainRun = () => load(endpoint, game.tokens.public, DURATION_S);
+    const churnRun = async () => (await Promise.all([load(endpoint, game.tokens.public, DURATION_S), churn(endpoint, DURATION_S * 0.9)]))[0];
     for (let i = 0; i < PAIRS; i++) {
-      const a = await load(endpoint, game.tokens.public, DURATION_S);
-      const [b] = await Promise.all([load(endpoint, game.tokens.public, DURATION_S), churn(endpoint, DURATION_S * 0.9)]);
-      plain.push(a.requests.average);
+      // Each pair in the other order from the last, so neither side always runs warmer.
+      const a = i % 2 === 0 ? await plainRun() : undefined;
+      const b = await churnRun();
+      const a2 = a ?? (await plainRun());
+      plain.push(a2.requests.average);
       churned.push(b.requests.average);
-      failures += a.non2xx + a.errors + a.timeouts + b.non2xx + b.errors + b.timeouts;
+      failures += a2.non2xx + a2.errors + a2.timeouts + b.non2xx + b.errors + b.timeouts;
     }
     // For the record: the same load with the seeded game's token (no game lookup).
     const seededRun = await load(endpoint, seeded.public, DURATION_S);

@@ -163,13 +163,13 @@ describe('one shared emulator, two CI jobs', () => {
     for (let i = 0; i < 50; i++) {
       const res = await fetch(`${server.endpoint}/_emulator/games`, { headers: { authorization: `Bearer guess-${i}` } });
       expect(res.status).toBe(401);
-      expect((await res.json()).code).toBe('API_UNAUTHORIZED');
+      expect(((await res.json()) as { code: string }).code).toBe('API_UNAUTHORIZED');
     }
     const locked = await fetch(`${server.endpoint}/_emulator/games`, { headers: { authorization: `Bearer ${ADMIN}` } });
     expect(locked.status).toBe(429);
     expect(Number(locked.headers.get('retry-after'))).toBeGreaterThan(0);
-    expect((await locked.json()).code).toBe('API_RATE_LIMIT');
-    // The service's own routes are not behind the admin token.
+    expect(((await locked.json()) as { code: string }).code).toBe('API_RATE_LIMIT');
+    // Health is not behind the admin token (load balancers and container checks hold none).
     expect((await fetch(`${server.endpoint}/_emulator/health`)).status).toBe(200);
   });
 });
