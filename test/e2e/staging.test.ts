@@ -8,6 +8,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import tls from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock, startEmulator } from '../../src/emulator/index.js';
 import { isolatedEnv, runCli, tempDir } from '../helpers/cli.js';
 
 const BIN = path.resolve(import.meta.dirname, '../../bin/gamehost.js');
@@ -171,6 +172,31 @@ describe('one shared emulator, two CI jobs', () => {
     expect(((await locked.json()) as { code: string }).code).toBe('API_RATE_LIMIT');
     // Health is not behind the admin token (load balancers and container checks hold none).
     expect((await fetch(`${server.endpoint}/_emulator/health`)).status).toBe(200);
+  });
+});
+
+describe('a game that expires', () => {
+  it('its tokens exit 3 once the (injected) clock passes its expiry, and it leaves the list', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1));
+    const emu = await startEmulator({ dataDir: tempDir(), clock, config: { startDelayMs: 0, readyDelayMs: 0 } });
+    try {
+      const env = { ...isolatedEnv(), GAMEHOST_ENDPOINT: emu.endpoint };
+      const created = await runCli(['emulator', 'game', 'create', '--ttl', '10m', '--env'], { env });
+      expect(created.code).toBe(0);
+      const job = { ...env, ...exported(created.stdout) };
+      expect((await runCli(['lobby', 'create', '--game-mode', 'default', '-q'], { env: job })).code).toBe(0);
+      clock.advance(10 * 60 * 1000 - 1);
+      expect(JSON.parse((await runCli(['stats', '--json'], { env: job })).stdout).player_count).toBe(1);
+      clock.advance(1);
+      const expired = await runCli(['stats'], { env: job });
+      expect(expired.code).toBe(3);
+      expect(expired.stderr).toContain('the game of this token was deleted or has expired');
+      const list = await runCli(['emulator', 'game', 'list', '-q'], { env });
+      expect(list.stdout.trim().split('\n')).toEqual([emu.gameId]);
+      expect((await runCli(['emulator', 'game', 'delete', job.GAMEHOST_GAME!], { env })).code).toBe(4);
+    } finally {
+      await emu.close();
+    }
   });
 });
 
