@@ -180,7 +180,7 @@ describe('a game that expires', () => {
     const clock = new ManualClock(Date.UTC(2026, 0, 1));
     const emu = await startEmulator({ dataDir: tempDir(), clock, config: { startDelayMs: 0, readyDelayMs: 0 } });
     try {
-      const env = { ...isolatedEnv(), GAMEHOST_ENDPOINT: emu.endpoint };
+      const env: Record<string, string | undefined> = { ...isolatedEnv(), GAMEHOST_ENDPOINT: emu.endpoint };
       const created = await runCli(['emulator', 'game', 'create', '--ttl', '10m', '--env'], { env });
       expect(created.code).toBe(0);
       const job = { ...env, ...exported(created.stdout) };
