@@ -75,12 +75,12 @@ describe('one shared emulator, two CI jobs', () => {
     const home = isolatedEnv();
     server = await serve(['--data-dir', tempDir()], { ...home, GAMEHOST_EMULATOR_ADMIN_TOKEN: ADMIN });
     admin = { ...home, GAMEHOST_ENDPOINT: server.endpoint, GAMEHOST_EMULATOR_ADMIN_TOKEN: ADMIN };
-  });
+  }, 60_000);
   afterAll(async () => {
     expect(await server.stop()).toBe(0);
     // The admin token is never printed or logged.
     expect(server.stderr()).not.toContain(ADMIN);
-  });
+  }, 60_000);
 
   /** One job: its own game, the same tag as every other job, `lobbies` lobbies, then its statistics. */
   async function job(lobbies: number): Promise<{ env: Record<string, string | undefined>; stats: { player_count: number } }> {
@@ -150,7 +150,7 @@ describe('one shared emulator, two CI jobs', () => {
     expect(masks).toContain(`::add-mask::${vars.GAMEHOST_NAMESPACE_TOKEN}`);
     expect(r.stderr).toContain('set for the next steps');
     expect(fs.readFileSync(githubEnv, 'utf8')).not.toContain(ADMIN);
-  });
+  }, 60_000);
 
   it('the admin routes: no token or a wrong one exits 3, the right one works; 50 wrong tries in a row are answered 429', async () => {
     const none = await gamehost(['emulator', 'game', 'list'], { ...admin, GAMEHOST_EMULATOR_ADMIN_TOKEN: undefined });
@@ -172,7 +172,7 @@ describe('one shared emulator, two CI jobs', () => {
     expect(((await locked.json()) as { code: string }).code).toBe('API_RATE_LIMIT');
     // Health is not behind the admin token (load balancers and container checks hold none).
     expect((await fetch(`${server.endpoint}/_emulator/health`)).status).toBe(200);
-  });
+  }, 60_000);
 });
 
 describe('a game that expires', () => {
@@ -197,7 +197,7 @@ describe('a game that expires', () => {
     } finally {
       await emu.close();
     }
-  });
+  }, 60_000);
 });
 
 describe('emulator serve off loopback', () => {
@@ -221,7 +221,7 @@ describe('emulator serve off loopback', () => {
     } finally {
       expect(await server.stop()).toBe(0);
     }
-  });
+  }, 60_000);
 });
 
 function openssl(args: string[], cwd: string): void {
