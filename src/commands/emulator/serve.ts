@@ -106,7 +106,8 @@ async function run(ctx: Context, o: ServeOptions): Promise<void> {
   const emu = await startEmulator({ dataDir, host, port, config, faults, adminToken, tls }).catch(async (err) => {
     if (tls && typeof err?.code === 'string' && (err.code === 'ENOENT' || err.code === 'EACCES' || err.code.startsWith('ERR_OSSL'))) {
       const { describeFsError } = await import('../../errors.js');
-      throw new UsageError(`--tls-cert/--tls-key: ${err.code.startsWith('ERR_OSSL') ? `not a certificate and its key (${err.message})` : describeFsError(err)}`);
+      const why = err.code.startsWith('ERR_OSSL') ? `not a certificate and its key (${err.message})` : `${err.path}: ${describeFsError(err)}`;
+      throw new UsageError(`--tls-cert/--tls-key: ${why}`);
     }
     if (err?.code === 'EADDRINUSE') throw new UsageError(`--port ${o.port} is in use`, 'pick another with --port, or --port 0 for any free one');
     if (err?.code === 'EADDRNOTAVAIL') throw new UsageError(`--host ${o.host} is not an address of this machine`);
