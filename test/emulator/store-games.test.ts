@@ -95,6 +95,15 @@ describe.each(STORES)('%s: games', (_name, open) => {
     await one.insertGame(g);
     expect(await two.getGame(g.game_id)).toEqual(g);
     expect((await two.listGames()).map((r) => r.game_id)).toEqual([g.game_id]);
+    // Read (and maybe cached) through two; a deletion begun through one shows there at once.
+    expect((await two.getGame(g.game_id))?.delete_ts).toBeNull();
+    expect(await one.claimGameDeletion(g.game_id, 2_000)).toBe(true);
+    expect((await two.getGame(g.game_id))?.delete_ts).toBe(2_000);
+    await one.purgeGame(g.game_id, g.namespace_id);
+    expect(await two.getGame(g.game_id)).toBeUndefined();
+    await one.insertGame(g);
+    // A game two once found missing is there as soon as one inserts it.
+    expect(await two.getGame(g.game_id)).toEqual(g);
     const claims = await Promise.all([one.claimGameDeletion(g.game_id, 2_000), two.claimGameDeletion(g.game_id, 2_000)]);
     expect(claims.filter(Boolean)).toHaveLength(1);
     // Being deleted: still readable (its tokens are refused by its delete_ts), no longer listed.

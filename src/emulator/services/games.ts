@@ -85,6 +85,8 @@ export class Games {
   /** The one game every store has, with the process's configured game modes and regions. */
   readonly seeded: GameInfo;
   private sweeping: Promise<void> | null = null;
+  /** Parsed rows, while the store hands back the same row object (a store that caches rows). */
+  private readonly parsed = new WeakMap<GameRow, GameInfo>();
 
   constructor(private readonly deps: GameDeps) {
     const { config } = deps;
@@ -152,7 +154,9 @@ export class Games {
       this.sweep().catch(sweepFailed);
       return undefined;
     }
-    return fromRow(row);
+    let game = this.parsed.get(row);
+    if (game === undefined) this.parsed.set(row, (game = fromRow(row)));
+    return game;
   }
 
   /** Deletes a game now; API_NOT_FOUND when it is unknown, expired or already being deleted. */

@@ -134,6 +134,8 @@ CREATE INDEX IF NOT EXISTS lobbies_idle ON lobbies (idle_stop_ts) WHERE stop_ts 
 `;
 
 const SCHEMA_VERSION = '3';
+// Game rows kept between requests, at most (a token names one game; a CI fleet uses a few hundred at once).
+const GAME_CACHE_MAX = 4096;
 const BUSY_RETRY_MS = 15_000;
 
 function isBusy(err: unknown): boolean {
@@ -252,6 +254,7 @@ function prepareStatements(db: Database.Database) {
        VALUES (?, ?, ?, ?, ?, ?, ?)`,
     ),
     getGame: db.prepare<[string], GameRow>('SELECT * FROM games WHERE game_id = ?'),
+    dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
     listGames: db.prepare<[], GameRow>('SELECT * FROM games WHERE delete_ts IS NULL ORDER BY create_ts, game_id'),
     claimGameDeletion: db.prepare<[number, string]>('UPDATE games SET delete_ts = ? WHERE game_id = ? AND delete_ts IS NULL'),
     claimExpiredGames: db.prepare<[number, number, number], string>(
@@ -288,6 +291,9 @@ export class SqliteStore implements Store, LocalObjectIndex {
     (upload: UploadRow, sha256: string, size: number, now: number) => void
   >;
   private readonly purgeGameTx: Database.Transaction<(gameId: string, namespaceId: string) => PurgedGame>;
+  /** Game rows as last read, while no other connection has written (PRAGMA data_version says so). */
+  private readonly games = new Map<string, GameRow | undefined>();
+  private gamesVersion: number | undefined;
   private readonly insertExportTx: Database.Transaction<
     (exportId: string, gameId: string, csv: string, now: number, expires: number) => void
   >;
@@ -461,10 +467,22 @@ export class SqliteStore implements Store, LocalObjectIndex {
   async insertGame(game: GameRow): Promise<void> {
     const { game_id, namespace_id, name, game_modes, regions, create_ts, expire_ts } = game;
     this.stmt.insertGame.run(game_id, namespace_id, name, game_modes, regions, create_ts, expire_ts);
+    this.games.clear();
   }
 
   async getGame(gameId: string): Promise<GameRow | undefined> {
-    return this.stmt.getGame.get(gameId);
+    // data_version changes when another connection (process) commits; this connection's own game writes clear the
+    // cache themselves. So the answer is always current, and a busy game costs no row read or new object.
+    const version = this.stmt.dataVersion.get()!;
+    if (version !== this.gamesVersion) {
+      this.games.clear();
+      this.gamesVersion = version;
+    }
+    if (this.games.has(gameId)) return this.games.get(gameId);
+    const row = this.stmt.getGame.get(gameId);
+    if (this.games.size >= GAME_CACHE_MAX) this.games.clear();
+    this.games.set(gameId, row);
+    return row;
   }
 
   async listGames(): Promise<GameRow[]> {
@@ -472,10 +490,12 @@ export class SqliteStore implements Store, LocalObjectIndex {
   }
 
   async claimGameDeletion(gameId: string, now: number): Promise<boolean> {
+    this.games.clear();
     return this.stmt.claimGameDeletion.run(now, gameId).changes === 1;
   }
 
   async claimExpiredGames(now: number, staleMs: number): Promise<string[]> {
+    this.games.clear();
     return this.stmt.claimExpiredGames.all(now, now, now - staleMs);
   }
 
@@ -484,6 +504,7 @@ export class SqliteStore implements Store, LocalObjectIndex {
   }
 
   async purgeGame(gameId: string, namespaceId: string): Promise<PurgedGame> {
+    this.games.clear();
     return this.purgeGameTx.immediate(gameId, namespaceId);
   }
 
