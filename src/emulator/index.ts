@@ -21,7 +21,6 @@ export { ManualClock, type Clock } from './services/clock.js';
 export { GAME_ID, NAMESPACE_ID } from './services/ids.js';
 export type { Services } from './services/index.js';
 export type { StopOptions } from './services/lobbies.js';
-export type EmulatorTokens = GameTokens;
 
 // How often a serving emulator removes expired games (any request of an expired game's token also starts it).
 const SWEEP_INTERVAL_MS = 60_000;
@@ -31,7 +30,7 @@ export interface RunningEmulator {
   endpoint: string;
   gameId: string;
   namespaceId: string;
-  tokens: EmulatorTokens;
+  tokens: GameTokens;
   /** The services behind the routes, for tests and tools that act on state without HTTP. */
   services: Services;
   /** Reads the TLS certificate and key files again (SIGHUP); the old pair stays when the new one is bad. */
