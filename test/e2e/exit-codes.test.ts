@@ -33,7 +33,7 @@ describe('exit codes', () => {
   it('1: the service refused the request (400), with its code, ray id and docs link', async () => {
     const r = await runCli(['lobby', 'create', '--game-mode', 'nope'], { env: fx.env });
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/^error: Game mode "nope" not found\. \(MATCHMAKER_GAME_MODE_NOT_FOUND, ray [\w-]+\)\n/);
+    expect(r.stderr).toMatch(/^error: Game mode "nope" not found; this namespace has default, duos and squads\. \(MATCHMAKER_GAME_MODE_NOT_FOUND, ray [\w-]+\)\n/);
     expect(r.stdout).toBe('');
   });
 

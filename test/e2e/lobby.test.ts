@@ -62,10 +62,18 @@ describe('lobby create against the embedded emulator', () => {
     expect(r.stderr).toContain('--game-mode is required');
   });
 
-  it('an unknown game mode is the service error in one line', async () => {
+  it('an unknown game mode is the service error in one line, naming the game modes there are', async () => {
     const r = await runCli(['lobby', 'create', '--game-mode', 'battle-royale'], { env });
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/^error: .+ \(MATCHMAKER_GAME_MODE_NOT_FOUND, ray [0-9a-f-]+\)$/m);
+    expect(r.stderr).toMatch(/^error: Game mode "battle-royale" not found; this namespace has default, duos and squads\. \(MATCHMAKER_GAME_MODE_NOT_FOUND, ray [0-9a-f-]+\)$/m);
+  });
+
+  it('an unknown region is the service error in one line, naming the regions there are', async () => {
+    const r = await runCli(['lobby', 'create', '--game-mode', 'default', '--region', 'mars'], { env });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(
+      /^error: Region "mars" not found; this namespace has lnd-atl \(Atlanta\), lnd-fra \(Frankfurt\) and lnd-sgp \(Singapore\)\. \(MATCHMAKER_REGION_NOT_FOUND, ray [0-9a-f-]+\)$/m,
+    );
   });
 });
 
