@@ -113,6 +113,9 @@ describe('lobby logs', () => {
     const clean = await runCli(['lobby', 'logs', ok], { env: { ...fx.env, NO_COLOR: '1' }, tty: true });
     expect(clean.stdout).toContain('■ stopped (exit code 0)');
     expect(clean.stdout).toMatch(/stopped\s+\d{4}-\d{2}-\d{2}/);
+    // The run's metrics stay after the stop: its memory peak, the latest sample called "last", not "now".
+    expect(clean.stdout).toMatch(/^ {2}Memory +(\S+ +)?last [\d.]+ MiB \(\d+%\) +peak [\d.]+ MiB +mean [\d.]+ MiB +of 512 MiB$/m);
+    expect(clean.stdout).not.toContain('none');
 
     const bad = await newLobby();
     await stopLobby(fx.emu.endpoint, bad, { exit_code: 137, failed: true });

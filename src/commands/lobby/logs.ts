@@ -57,7 +57,7 @@ async function run(ctx: Context, o: LogsOptions): Promise<number | void> {
 
 /**
  * Polls until the lobby stops: exits 0 when it stopped cleanly and 1 when it failed; Ctrl-C ends the wait at once.
- * A stopped lobby reports no metrics, so a terminal keeps showing the last ones seen.
+ * An answer without metrics (a lobby stopped a while ago) keeps the last ones seen on a terminal.
  */
 async function watchLobby(ctx: Context, api: ApiClient, o: LogsOptions): Promise<number> {
   const [{ isLive, watch }, { formatLobbyLogs, lobbyChangeKey, lobbyChangeLine }] = await Promise.all([

@@ -32,7 +32,7 @@ export interface LobbySeat {
   playerToken: string;
 }
 
-/** A lobby as seen at `now`; metrics only while it runs and once it has started. */
+/** A lobby as seen at `now`; metrics once it has started, up to its stop. */
 export interface LobbyState {
   lobby: LobbyRow;
   now: number;
@@ -178,6 +178,9 @@ export function nameList(names: readonly string[]): string {
 
 function stateAt(lobby: LobbyRow, now: number): LobbyState {
   const state: LobbyState = { lobby, now };
-  if (lobby.stop_ts === null && lobby.start_ts <= now) state.metrics = lobbyMetrics(lobby.lobby_id, lobby.start_ts, now);
+  // Once started; a stopped lobby keeps the samples of its run up to the stop, as the service still answers the
+  // job's recent metrics after it ended (its window is the last 15 minutes).
+  const until = lobby.stop_ts ?? now;
+  if (lobby.start_ts <= until) state.metrics = lobbyMetrics(lobby.lobby_id, lobby.start_ts, until);
   return state;
 }

@@ -242,10 +242,16 @@ const hasSamples = (m: JobMetrics | null | undefined): m is JobMetrics =>
 function metrics(res: LobbyLogsResponse, o: LobbyViewOptions): string {
   const c = paint(o);
   const fresh = hasSamples(res.metrics);
+  const running = lobbyState(res) === 'running';
   const m = fresh ? res.metrics! : o.lastSeen?.metrics;
   if (!hasSamples(m)) {
-    return `${c.bold('Metrics')}  ${c.dim(lobbyState(res) === 'running' ? 'none reported yet' : 'none reported')}\n`;
+    // Said plainly: the answer held no samples (for a lobby that ran, the service keeps none to show).
+    const none = running ? 'none reported yet' : 'none: the service sent no samples for this lobby';
+    const job = res.metrics?.job ? `${sanitizeLine(res.metrics.job)}: ` : '';
+    return `${c.bold('Metrics')}  ${c.dim(job + none)}\n`;
   }
+  // The latest sample is "now" only for a running lobby in this answer; else it is the last one there was.
+  const latest = fresh && running ? 'now' : 'last';
   const memory = m.memory ?? [];
   const cpu = summarize(m.cpu);
   const mem = summarize(memory);
@@ -254,7 +260,7 @@ function metrics(res: LobbyLogsResponse, o: LobbyViewOptions): string {
   if (cpu) {
     rows.push({
       label: 'CPU',
-      numbers: `now ${pct(cpu.now)}  peak ${pct(cpu.peak)}  mean ${pct(cpu.mean)}`,
+      numbers: `${latest} ${pct(cpu.now)}  peak ${pct(cpu.peak)}  mean ${pct(cpu.mean)}`,
       values: m.cpu,
       // Percent of one core: a job using more than one core goes past 100.
       max: Math.max(100, cpu.peak),
@@ -265,7 +271,7 @@ function metrics(res: LobbyLogsResponse, o: LobbyViewOptions): string {
     const of = allocated ? `  of ${formatMiB(allocated)}` : '';
     rows.push({
       label: 'Memory',
-      numbers: `now ${formatMiB(mem.now)}${share}  peak ${formatMiB(mem.peak)}  mean ${formatMiB(mem.mean)}${of}`,
+      numbers: `${latest} ${formatMiB(mem.now)}${share}  peak ${formatMiB(mem.peak)}  mean ${formatMiB(mem.mean)}${of}`,
       values: memory,
       max: allocated ?? mem.peak,
     });
@@ -349,7 +355,8 @@ export function lobbyChangeLine(res: LobbyLogsResponse, observedAt: number): str
 /** The part of the change line that, when it differs, makes a change. */
 export function lobbyChangeKey(res: LobbyLogsResponse): string {
   const stopped = res.lobby.status.stopped;
-  const cpu = summarize(res.metrics?.cpu ?? []);
-  const mem = summarize(res.metrics?.memory ?? []);
+  // A stopped lobby uses nothing now, whatever samples of its run the answer still holds.
+  const cpu = stopped ? undefined : summarize(res.metrics?.cpu ?? []);
+  const mem = stopped ? undefined : summarize(res.metrics?.memory ?? []);
   return [lobbyState(res), currentStep(res), stopped ? stopped.exit_code : '-', cpu ? cpu.now : '-', mem ? mem.now : '-'].join('\t');
 }
