@@ -502,7 +502,7 @@ const SUMMARY_120 = golden([
   'Window        2026-11-20 10:00:00 UTC → 2026-11-21 10:00:00 UTC (1d 0h)',
   'Lobbies       5: 4 stopped, 1 still running',
   'Lobby-hours   5.77 h in the window, 6.77 h in total',
-  'Regions       lnd-atl 3.50 h (2 lobbies) · lnd-fra 1.26 h (1) · lnd-syd 1.00 h (1) · 1 more',
+  'Regions       lnd-atl 3.50 h (2 lobbies) · lnd-fra 1.26 h (1) · lnd-syd 1.00 h (1) · lnd-sgp 0.01 h (1)',
   'Game modes    default 4.50 h (3 lobbies) · duos 1.26 h (1) · squads 0.01 h (1)',
   'Failed stops  unknown: the export has no exit codes (see `lobby logs <id>`)',
 ]);
@@ -511,7 +511,7 @@ const SUMMARY_PIPED = golden([
   'Window        2026-11-20T10:00:00Z → 2026-11-21T10:00:00Z (1d 0h)',
   'Lobbies       5: 4 stopped, 1 still running',
   'Lobby-hours   5.77 h in the window, 6.77 h in total',
-  'Regions       lnd-atl 3.50 h (2 lobbies) · lnd-fra 1.26 h (1) · lnd-syd 1.00 h (1) · 1 more',
+  'Regions       lnd-atl 3.50 h (2 lobbies) · lnd-fra 1.26 h (1) · lnd-syd 1.00 h (1) · lnd-sgp 0.01 h (1)',
   'Game modes    default 4.50 h (3 lobbies) · duos 1.26 h (1) · squads 0.01 h (1)',
   'Failed stops  unknown: the export has no exit codes (see `lobby logs <id>`)',
 ]);

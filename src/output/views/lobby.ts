@@ -2,7 +2,7 @@
 import type { Context } from '../../context.js';
 import type { CreateLobbyResponse, JobMetrics, JoinPort, LobbyLogsResponse } from '../../api/types.js';
 import { lineChart, niceScale, sparkline } from '../chart.js';
-import { formatDuration, formatMiB, formatOffset, formatShare, formatTime, maxOf, meanOf, minOf, parseTimestamp, visibleWidth } from '../format.js';
+import { formatCount, formatDuration, formatMiB, formatOffset, formatShare, formatTime, maxOf, meanOf, minOf, parseTimestamp, visibleWidth } from '../format.js';
 import { formatRecord, keyValues, labelled, type Field } from '../record.js';
 import { sanitizeLine } from '../sanitize.js';
 import { formatTable } from '../table.js';
@@ -309,7 +309,7 @@ function sparkPad(rows: { values: readonly number[] }[], row: { values: readonly
   return longest - Math.min(row.values.length, 30);
 }
 
-const samples = (n: number) => `${n.toLocaleString('en-US')} sample${n === 1 ? '' : 's'}`;
+const samples = (n: number) => `${formatCount(n)} sample${n === 1 ? '' : 's'}`;
 
 function charts(res: LobbyLogsResponse, o: ViewOptions, m: JobMetrics, allocated: number | undefined, fresh: boolean): string {
   const c = paint(o);
