@@ -101,6 +101,8 @@ describe.skipIf(!SPEC_PRESENT)('the requests the CLI sends conform to rivet-open
     await run(['lobby', 'create', '--game-mode', 'squads']);
     await run(['stats', '--json']);
     await run(['lobby', 'logs', JSON.parse(created.stdout).lobby.lobby_id, '--json']);
+    // Without --json it also asks for the game's regions, to name the lobby's.
+    await run(['lobby', 'logs', JSON.parse(created.stdout).lobby.lobby_id]);
     await run(['history', 'export', '--since', '1h', '-o', 'history.csv']);
     expect(fs.readFileSync(path.join(dir, 'history.csv'), 'utf8')).toMatch(/^lobby_id,namespace_id,/);
     fs.writeFileSync(path.join(dir, 'small.tar'), Buffer.alloc(1000, 1));

@@ -98,6 +98,19 @@ describe('lobby logs', () => {
     expect(r.stdout).toMatch(/ready\s+\d{4}/);
   });
 
+  it('names the region as lobby create did, from one look at the game\'s regions; --json prints the body alone', async () => {
+    const id = await newLobby();
+    const tty = await runCli(['lobby', 'logs', id, '--verbose'], { env: { ...fx.env, NO_COLOR: '1' }, tty: true, columns: 80 });
+    expect(tty.code).toBe(0);
+    expect(tty.stdout).toMatch(/^Region {5}Atlanta \(lnd-atl\)$/m);
+    expect(tty.stderr.match(/^> GET \S+\/cloud\/games\/[0-9a-f-]+$/gm)).toHaveLength(1);
+    const piped = await runCli(['lobby', 'logs', id], { env: fx.env });
+    expect(piped.stdout).toMatch(/^region_id\t[0-9a-f-]{36}\nregion\tlnd-atl\n/m);
+    const json = await runCli(['lobby', 'logs', id, '--json', '--verbose'], { env: fx.env });
+    expect(json.stderr).not.toMatch(/\/cloud\/games\/[0-9a-f-]+\n/);
+    expect(JSON.parse(json.stdout).lobby.region_id).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
   it('--json prints the body: status running', async () => {
     const id = await newLobby();
     const r = await runCli(['lobby', 'logs', id, '--json'], { env: fx.env });

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { CreateLobbyResponse, LobbyLogsResponse, PlayerStatistics } from '../../src/api/types.js';
 import { visibleWidth } from '../../src/output/format.js';
 import { historyRecord, historyRow, historyTableChunks, HISTORY_COLUMNS } from '../../src/output/views/history.js';
-import { formatCreatedLobby, formatLobbyLogs } from '../../src/output/views/lobby.js';
+import { formatCreatedLobby, formatLobbyLogs, regionNames } from '../../src/output/views/lobby.js';
 import type { ViewOptions } from '../../src/output/views/options.js';
 import { formatStats } from '../../src/output/views/stats.js';
 import { mulberry32 } from '../../src/emulator/faults.js';
@@ -139,12 +139,25 @@ describe('views hold on any spec-valid answer', () => {
       // Two answers carry 200,000 samples: the loops must not spread them into a call.
       const res = lobbyLogs(g, i === 7 || i === 61);
       const whole = [res.lobby.lobby_id];
+      // The game's regions, as the service may name them (any text), sometimes listing this lobby's region.
+      const regions = g.chance(0.3)
+        ? undefined
+        : regionNames({
+            game: {
+              game_id: g.uuid(),
+              available_regions: Array.from({ length: g.pick([0, 1, 3, 1000]) }, (_, k) => ({
+                region_id: k === 0 && g.chance(0.7) ? res.lobby.region_id : g.uuid(),
+                region_name_id: g.text(20),
+                region_display_name: g.text(60),
+              })),
+            },
+          });
       for (const columns of WIDTHS) {
         for (const chart of [false, true]) {
-          expectFits(formatLobbyLogs(res, { ...term(columns), chart }), columns, whole, `case ${i}, chart ${chart}`);
+          expectFits(formatLobbyLogs(res, { ...term(columns), chart, regions }), columns, whole, `case ${i}, chart ${chart}`);
         }
       }
-      expect(garbage(formatLobbyLogs(res, { ...pipe, chart: false })), `case ${i} piped`).toBeUndefined();
+      expect(garbage(formatLobbyLogs(res, { ...pipe, chart: false, regions })), `case ${i} piped`).toBeUndefined();
     }
   });
 

@@ -1,6 +1,6 @@
 // Views of one lobby: the answer to `lobby create`, and its status, timeline and metrics for `lobby logs`.
 import type { Context } from '../../context.js';
-import type { CreateLobbyResponse, JobMetrics, JoinPort, LobbyLogsResponse } from '../../api/types.js';
+import type { CreateLobbyResponse, GetGameResponse, JobMetrics, JoinPort, LobbyLogsResponse } from '../../api/types.js';
 import { lineChart, niceScale, sparkline } from '../chart.js';
 import { formatCount, formatDuration, formatMiB, formatOffset, formatShare, formatTime, maxOf, meanOf, minOf, parseTimestamp, visibleWidth } from '../format.js';
 import { formatRecord, keyValues, labelled, type Field } from '../record.js';
@@ -121,6 +121,21 @@ const allocatedBytes = (m: JobMetrics) => {
   return bytes > 0 && Number.isFinite(bytes) ? bytes : undefined;
 };
 
+/** A region's names by its UUID (lower-cased), as the game lists them: what `lobby create` calls the region. */
+export type RegionNames = ReadonlyMap<string, { name_id: string; display_name: string }>;
+
+/** The game's regions by UUID; entries the spec would not allow (no id, no names) are left out, never fatal. */
+export function regionNames(res: GetGameResponse): RegionNames {
+  const names = new Map<string, { name_id: string; display_name: string }>();
+  const regions: unknown = res?.game?.available_regions;
+  if (!Array.isArray(regions)) return names;
+  for (const r of regions as Partial<Record<string, unknown>>[]) {
+    if (!r || typeof r.region_id !== 'string' || typeof r.region_name_id !== 'string' || typeof r.region_display_name !== 'string') continue;
+    names.set(r.region_id.toLowerCase(), { name_id: r.region_name_id, display_name: r.region_display_name });
+  }
+  return names;
+}
+
 export interface LobbyViewOptions extends ViewOptions {
   /** Line charts with axes instead of sparklines (--chart). */
   chart: boolean;
@@ -129,7 +144,12 @@ export interface LobbyViewOptions extends ViewOptions {
    * the last ones before the stop are often why it stopped.
    */
   lastSeen?: { metrics: JobMetrics; at: number };
+  /** The game's regions, when the service told them: the region is shown by name rather than by UUID. */
+  regions?: RegionNames;
 }
+
+/** The names of the lobby's region, when the game's regions are known and list it. */
+const regionOf = (res: LobbyLogsResponse, o: LobbyViewOptions) => o.regions?.get(String(res.lobby.region_id).toLowerCase());
 
 /** `lobby logs`: the status, the lifecycle timeline and the job's metrics, for a person or a script. */
 export function formatLobbyLogs(res: LobbyLogsResponse, o: LobbyViewOptions): string {
@@ -141,7 +161,7 @@ export function renderLobbyLogs(ctx: Context, res: LobbyLogsResponse, opts: { ut
   return formatLobbyLogs(res, { ...viewOptions(ctx, ctx.io.stdout, opts.utc === true), chart: opts.chart === true });
 }
 
-function renderForScripts(res: LobbyLogsResponse, o: ViewOptions): string {
+function renderForScripts(res: LobbyLogsResponse, o: LobbyViewOptions): string {
   const l = res.lobby;
   const stopped = l.status.stopped;
   const style = timeStyle(o);
@@ -151,7 +171,11 @@ function renderForScripts(res: LobbyLogsResponse, o: ViewOptions): string {
     ['status', lobbyState(res)],
   ];
   if (stopped) rows.push(['exit_code', stopped.exit_code]);
-  rows.push(['game_mode', l.lobby_group_name_id], ['region_id', l.region_id], ['namespace_id', l.namespace_id]);
+  rows.push(['game_mode', l.lobby_group_name_id], ['region_id', l.region_id]);
+  // The region's name id, as `lobby create` prints it, when the game's regions name it.
+  const region = regionOf(res, o);
+  if (region) rows.push(['region', region.name_id]);
+  rows.push(['namespace_id', l.namespace_id]);
   for (const s of steps(res)) if (reached(s)) rows.push([`${s.name}_ts`, s.raw ?? formatTime(s.at!, style)]);
   rows.push(['age_ms', Number.isFinite(created) ? Math.max(0, o.now - created) : null]);
   const m = res.metrics;
@@ -181,9 +205,11 @@ function renderForPeople(res: LobbyLogsResponse, o: LobbyViewOptions): string {
         ? c.red(`✖ failed (exit code ${stopped!.exit_code})`)
         : c.dim(`■ stopped (exit code ${stopped!.exit_code})`);
   const created = parseTimestamp(l.create_ts);
+  // As `lobby create` said it, `Atlanta (lnd-atl)`, when the game's regions name it; else the service's id.
+  const region = regionOf(res, o);
   const facts: [string, string][] = [
     ['Game mode', sanitizeLine(l.lobby_group_name_id)],
-    ['Region', sanitizeLine(l.region_id)],
+    ['Region', region ? `${sanitizeLine(region.display_name)} (${sanitizeLine(region.name_id)})` : sanitizeLine(l.region_id)],
     ['Namespace', sanitizeLine(l.namespace_id)],
     ['Age', since(o.now, created)],
   ];
