@@ -5,7 +5,7 @@ import { styler } from '../color.js';
 import { formatBytes, formatDuration, formatRate, formatTime } from '../format.js';
 import { renderRecord } from '../record.js';
 import { formatTable } from '../table.js';
-import { paint, timeStyle, type ViewOptions } from './options.js';
+import { fit, paint, timeStyle, type ViewOptions } from './options.js';
 
 export function renderPushed(ctx: Context, tag: string, r: PushResult): string {
   // -q: the build id alone, for `BUILD=$(gamehost build push -q …)`.
@@ -63,7 +63,7 @@ export function renderDryRun(ctx: Context, r: DryRunResult): string {
  * left). Scripts get every column, the whole hash and the size in bytes.
  */
 export function formatBuilds(builds: readonly EmulatorBuild[], o: ViewOptions & { wide?: boolean }): string {
-  if (o.tty && builds.length === 0) return paint(o).dim('No builds yet: push one with `gamehost build push`.') + '\n';
+  if (o.tty && builds.length === 0) return fit(paint(o).dim('No builds yet: push one with `gamehost build push`.'), o) + '\n';
   const rows = builds.map((b) => [
     b.build_id,
     b.image_tag,
