@@ -1,8 +1,44 @@
-// Admin routes for games per CI job: create (with its tokens), list (without), delete.
+// Games: the cloud game (cloud_games_getGameById) of the token's game, its namespace and version, and the regions
+// lobbies run in, which is how a client turns a lobby's region UUID into a name; and the admin routes for games
+// per CI job: create (with its tokens), list (without), delete.
 import { fail } from '../errors.js';
-import type { GameInfo, GameRequest } from '../services/games.js';
+import type { Game, GameRequest } from '../services/games.js';
+import { NAMESPACE_NAME, VERSION_ID, VERSION_NAME, regionUuid, stableUuid } from '../services/ids.js';
 import type { Reply, RequestContext } from './context.js';
-import { optInteger, optString, readJson, type JsonObject } from './request.js';
+import { authorization, optInteger, optString, readJson, type JsonObject } from './request.js';
+
+/** When the seeded game "was created": fixed, so answers are the same from one run to the next. */
+const CREATED = '2024-01-01T00:00:00.000Z';
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+export async function getGame(rc: RequestContext): Promise<Reply> {
+  const { auth, statistics } = rc.services;
+  const g = await auth.cloud(authorization(rc), rc.params.game_id);
+  // `watch_index` asks the service to hold the answer until the game changes; the emulator never holds one:
+  // every answer comes at once, as index 0.
+  const { player_count: players } = await statistics.players(g, 'public', false);
+  const created = g.seeded ? CREATED : iso(g.createTs);
+  const game = {
+    game_id: g.gameId,
+    create_ts: created,
+    name_id: 'game',
+    display_name: g.name || 'Emulated game',
+    developer_group_id: stableUuid('group', 'developer'),
+    total_player_count: players,
+    namespaces: [{ namespace_id: g.namespaceId, create_ts: created, display_name: NAMESPACE_NAME, version_id: VERSION_ID, name_id: NAMESPACE_NAME }],
+    versions: [{ version_id: VERSION_ID, create_ts: created, display_name: VERSION_NAME }],
+    available_regions: g.regions.map((r) => ({
+      region_id: regionUuid(r.id),
+      region_name_id: r.id,
+      provider: 'emulator',
+      universal_region: 'unknown',
+      provider_display_name: 'gamehost emulator',
+      region_display_name: r.name,
+    })),
+  };
+  return { status: 200, json: { game, watch: { index: '0' } } };
+}
 
 function optNames(body: JsonObject, field: string): string[] | undefined {
   const v = body[field];
@@ -11,9 +47,7 @@ function optNames(body: JsonObject, field: string): string[] | undefined {
   return v as string[];
 }
 
-const iso = (ms: number): string => new Date(ms).toISOString();
-
-export function gameView(g: GameInfo): JsonObject {
+export function gameView(g: Game): JsonObject {
   return {
     game_id: g.gameId,
     namespace_id: g.namespaceId,

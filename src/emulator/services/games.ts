@@ -14,12 +14,18 @@ const MAX_NAME_BYTES = 128;
 // A purge begun by a process that died is taken over after this long.
 const PURGE_STALE_MS = 5 * 60 * 1000;
 
-/** A game as the other services see it: whose namespace, and which game modes and regions it has. */
+/** A game as the other services see it: whose namespace, which game modes and regions it has, and its life. */
 export interface Game {
   gameId: string;
   namespaceId: string;
   gameModes: string[];
   regions: { id: string; name: string }[];
+  name: string;
+  /** 0 for the seeded game, which has always been there. */
+  createTs: number;
+  /** null for the seeded game, which never expires. */
+  expireTs: number | null;
+  seeded: boolean;
 }
 
 export interface GameTokens {
@@ -38,14 +44,6 @@ export interface GameRequest {
   ttlMs?: number;
 }
 
-export interface GameInfo extends Game {
-  name: string;
-  createTs: number;
-  /** null for the seeded game, which never expires. */
-  expireTs: number | null;
-  seeded: boolean;
-}
-
 /** The tokens of a game; they depend on nothing but the secret and the ids, so every replica signs the same. */
 export function gameTokens(secret: Buffer, gameId: string, namespaceId: string): GameTokens {
   return {
@@ -60,7 +58,7 @@ export function sweepFailed(err: unknown): void {
   if (process.env.GAMEHOST_EMULATOR_DEBUG) console.error('[emulator] removing expired games:', err);
 }
 
-function fromRow(row: GameRow): GameInfo {
+function fromRow(row: GameRow): Game {
   return {
     gameId: row.game_id,
     namespaceId: row.namespace_id,
@@ -83,10 +81,10 @@ export interface GameDeps {
 
 export class Games {
   /** The one game every store has, with the process's configured game modes and regions. */
-  readonly seeded: GameInfo;
+  readonly seeded: Game;
   private sweeping: Promise<void> | null = null;
   /** Parsed rows, while the store hands back the same row object (a store that caches rows). */
-  private readonly parsed = new WeakMap<GameRow, GameInfo>();
+  private readonly parsed = new WeakMap<GameRow, Game>();
 
   constructor(private readonly deps: GameDeps) {
     const { config } = deps;
@@ -102,7 +100,7 @@ export class Games {
     };
   }
 
-  async create(request: GameRequest): Promise<{ game: GameInfo; tokens: GameTokens }> {
+  async create(request: GameRequest): Promise<{ game: Game; tokens: GameTokens }> {
     const { config, store, secret } = this.deps;
     const now = this.deps.clock.now();
     const ttl = request.ttlMs ?? DEFAULT_GAME_TTL_MS;
@@ -135,7 +133,7 @@ export class Games {
   }
 
   /** The seeded game first, then the live created games, oldest first. */
-  async list(): Promise<GameInfo[]> {
+  async list(): Promise<Game[]> {
     await this.sweep().catch(sweepFailed);
     const now = this.deps.clock.now();
     const rows = await this.deps.store.listGames();
