@@ -112,6 +112,14 @@ describe('two games side by side', () => {
     expect((await t.call('GET', `/cloud/games/${a.game_id}/namespaces/${a.namespace_id}/logs/lobbies/${lobbyA}`, { token: a.tokens.cloud })).status).toBe(200);
   });
 
+  it("GET /cloud/games/{id} answers the token's game: its namespace, its regions, its players", async () => {
+    const res = await t.call('GET', `/cloud/games/${a.game_id}`, { token: a.tokens.cloud });
+    expect(res.status).toBe(200);
+    expect(res.json.game).toMatchObject({ game_id: a.game_id, display_name: 'job a', namespaces: [{ namespace_id: a.namespace_id }] });
+    expect(res.json.game.available_regions.map((r: { region_name_id: string }) => r.region_name_id)).toEqual(['lnd-fra']);
+    expectErrorShape(await t.call('GET', `/cloud/games/${a.game_id}`, { token: b.tokens.cloud }), 403, 'API_FORBIDDEN');
+  });
+
   it('GET /_emulator/games lists the seeded game first, then the created ones, without tokens', async () => {
     const list = await t.call('GET', '/_emulator/games');
     const ids = list.json.games.map((g: { game_id: string }) => g.game_id);
