@@ -68,7 +68,7 @@ export class S3BlobStore implements BlobStore {
     const url =
       endpoint !== undefined || bucket.includes('.')
         ? new URL(`${endpoint ?? `https://s3.${region}.amazonaws.com`}/${bucket}${path}`)
-        : new URL(`https://${bucket}.s3.${region}.amazonaws.com${path || '/'}`);
+        : new URL(`https://${bucket}.s3.${region === 'us-east-1' ? '' : `${region}.`}amazonaws.com${path || '/'}`);
     for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
     return url;
   }
@@ -109,7 +109,7 @@ export class S3BlobStore implements BlobStore {
   }
 
   /** A query-signed URL: no checksum or other header is signed in, only the host, so any client's PUT fits it. */
-  private async presign(method: string, key: string, query: Record<string, string>, now: number, expiresTs: number): Promise<string> {
+  async presign(method: string, key: string, query: Record<string, string>, now: number, expiresTs: number): Promise<string> {
     const url = this.url(key, query);
     // S3 takes 1 s to 7 days; the date signed is the emulator's clock, which tests move.
     url.searchParams.set('X-Amz-Expires', String(Math.min(604_800, Math.max(1, Math.ceil((expiresTs - now) / 1000)))));
