@@ -22,7 +22,7 @@ export { ManualClock, type Clock } from './services/clock.js';
 export { GAME_ID, NAMESPACE_ID } from './services/ids.js';
 export type { Services } from './services/index.js';
 export type { StopOptions } from './services/lobbies.js';
-export { BucketSettingsError, bucketSettings, describeBucket, type BucketSettings } from './stores/bucket.js';
+export { BucketSettingsError, type BucketSettings } from './stores/bucket.js';
 
 export interface RunningEmulator {
   /** e.g. http://127.0.0.1:54321, no trailing slash. */

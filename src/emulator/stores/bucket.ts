@@ -16,7 +16,7 @@ export interface BucketSettings {
 
 /** S3 takes at least 5 MiB for every part of a multipart upload but the last, and at most 5 GiB. */
 export const S3_MIN_PART_SIZE = 5 * 1024 * 1024;
-export const S3_MAX_PART_SIZE = 5 * 1024 * 1024 * 1024;
+const S3_MAX_PART_SIZE = 5 * 1024 * 1024 * 1024;
 
 /** A bucket the emulator cannot use; the message says why, in one line. */
 export class BucketSettingsError extends Error {}

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { AwsClient } from 'aws4fetch';
 import { fail } from '../errors.js';
-import type { BucketSettings } from './bucket.js';
+import { S3_MIN_PART_SIZE, type BucketSettings } from './bucket.js';
 import type { BlobStore, NewUpload, ReceivedPart, UploadRow } from './store.js';
 
 /** An S3 error answer: its status and the Code and Message of its XML body. */
@@ -227,7 +227,7 @@ export class S3BlobStore implements BlobStore {
       const after = now.get(n);
       if (after === undefined || before?.etag !== after.etag)
         fail('UPLOAD_INVALID', { reason: `part ${n} of ${upload.part_count} changed while the upload was completing; complete it again.` }, { part_number: n });
-      if (err.code === 'EntityTooSmall' && n < upload.part_count && after.size < 5 * 1024 * 1024)
+      if (err.code === 'EntityTooSmall' && n < upload.part_count && after.size < S3_MIN_PART_SIZE)
         fail('UPLOAD_INVALID', { reason: `part ${n} of ${upload.part_count} has ${after.size} bytes; the bucket takes at least 5 MiB for every part but the last.` }, { part_number: n });
     }
     fail('UPLOAD_INVALID', { reason: `the bucket refused the parts (${err.code}); upload them again.` });
