@@ -12,8 +12,10 @@ import { systemClock, type Clock } from './services/clock.js';
 import { gameTokens, sweepFailed, type GameTokens } from './services/games.js';
 import { GAME_ID, NAMESPACE_ID } from './services/ids.js';
 import { createServices, type Services } from './services/index.js';
+import { BucketSettingsError, checkBucketPartSize, describeBucket, type BucketSettings } from './stores/bucket.js';
 import { LocalBlobStore } from './stores/local-blobs.js';
 import { SqliteStore } from './stores/sqlite.js';
+import type { BlobStore } from './stores/store.js';
 
 export { DEFAULT_CONFIG, type EmulatorConfig } from './config.js';
 export { DEVIATIONS, type Deviation } from './deviations.js';
@@ -21,6 +23,7 @@ export { ManualClock, type Clock } from './services/clock.js';
 export { GAME_ID, NAMESPACE_ID } from './services/ids.js';
 export type { Services } from './services/index.js';
 export type { StopOptions } from './services/lobbies.js';
+export { BucketSettingsError, type BucketSettings } from './stores/bucket.js';
 
 // How often a serving emulator removes expired games (any request of an expired game's token also starts it).
 const SWEEP_INTERVAL_MS = 60_000;
@@ -56,6 +59,8 @@ export interface StartEmulatorOptions {
   faults?: string;
   /** Default: the wall clock. Tests pass a ManualClock and move it instead of sleeping. */
   clock?: Clock;
+  /** Keep builds and exports in this S3-compatible bucket instead of the data directory. */
+  bucket?: BucketSettings;
   /** When set, the admin routes (`/_emulator/*` but health) answer only requests that carry it. */
   adminToken?: string;
   /** Serve HTTPS with these. */
@@ -73,11 +78,32 @@ function urlHost(host: string): string {
   return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
 }
 
-/** The services over a data directory's stores; close the store when done. */
-function open(dataDir: string, config: EmulatorConfig, clock: Clock, adminToken: string | undefined): { services: Services; store: SqliteStore; secret: Buffer } {
+/** The services over a data directory's stores (and a bucket's, when given); close the store when done. */
+async function open(
+  dataDir: string,
+  config: EmulatorConfig,
+  clock: Clock,
+  bucket: BucketSettings | undefined,
+  adminToken: string | undefined,
+): Promise<{ services: Services; store: SqliteStore; secret: Buffer }> {
+  if (bucket) checkBucketPartSize(config.partSize);
   const { paths, secret } = prepareDataDir(dataDir);
   const store = SqliteStore.open(paths.db);
-  const blobs = new LocalBlobStore(paths, secret, store);
+  let blobs: BlobStore;
+  if (bucket) {
+    // Loaded only for a bucket: the embedded emulator never pays for the signer.
+    const { S3BlobStore } = await import('./stores/s3-blobs.js');
+    blobs = new S3BlobStore(bucket);
+    // A wrong name, endpoint or key is said at start, not at the first push.
+    try {
+      await blobs.ping();
+    } catch (err) {
+      await store.close();
+      throw new BucketSettingsError(`the bucket ${describeBucket(bucket)} does not answer (${(err as Error).message})`);
+    }
+  } else {
+    blobs = new LocalBlobStore(paths, secret, store);
+  }
   return { services: createServices({ store, blobs, clock, config, secret, adminToken }), store, secret };
 }
 
@@ -87,7 +113,7 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
   const host = opts.host ?? '127.0.0.1';
   // Read before anything is opened, so a missing file leaves nothing to close.
   const tls = opts.tls ? readTls(opts.tls) : undefined;
-  const { services, store, secret } = open(opts.dataDir, config, opts.clock ?? systemClock, opts.adminToken);
+  const { services, store, secret } = await open(opts.dataDir, config, opts.clock ?? systemClock, opts.bucket, opts.adminToken);
   const front: Front = { endpoint: '', faults };
   const server = createEmulatorServer(services, front, tls);
   try {

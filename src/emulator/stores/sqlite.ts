@@ -500,7 +500,7 @@ export class SqliteStore implements Store, LocalObjectIndex {
   }
 
   async gameObjects(gameId: string): Promise<GameObjects> {
-    return { builds: this.stmt.gameBuilds.all(gameId), export_ids: this.stmt.gameExports.all(gameId) };
+    return { game_id: gameId, builds: this.stmt.gameBuilds.all(gameId), export_ids: this.stmt.gameExports.all(gameId) };
   }
 
   async purgeGame(gameId: string, namespaceId: string): Promise<PurgedGame> {
