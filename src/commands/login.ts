@@ -35,10 +35,11 @@ export default defineCommand({
     'printf \'%s\\n%s\\n\' "$CLOUD_TOKEN" "$NS_TOKEN" | gamehost login --token-stdin --namespace-token-stdin --no-input   # in CI',
   ],
   async parse(v, ctx): Promise<LoginOptions> {
-    const [{ normalizeEndpoint }, { DEFAULT_PROFILE, validateProfileName }, { assertCanPrompt }] = await Promise.all([
+    const [{ normalizeEndpoint }, { DEFAULT_PROFILE, validateProfileName }, { assertCanPrompt }, { parseUuid }] = await Promise.all([
       import('../config/endpoint.js'),
       import('../config/profiles.js'),
       import('../config/prompt.js'),
+      import('./args.js'),
     ]);
     const g = ctx.global;
     const env = ctx.env;
@@ -54,8 +55,8 @@ export default defineCommand({
     const options: LoginOptions = {
       name,
       endpoint: normalizeEndpoint(g.endpoint ?? DEFAULT_ENDPOINT, g.insecureHttp),
-      game: g.game,
-      namespace: g.namespace,
+      game: g.game === undefined ? undefined : parseUuid('--game', g.game),
+      namespace: g.namespace === undefined ? undefined : parseUuid('--namespace', g.namespace),
       tokenStdin: v.tokenStdin,
       namespaceTokenStdin: v.namespaceTokenStdin,
     };

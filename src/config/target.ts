@@ -3,6 +3,7 @@
 // values: the embedded emulator is the context's to start and stop (ctx.emulator()).
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
+import { parseUuid } from '../commands/args.js';
 import { normalizeEndpoint } from './endpoint.js';
 import { emulatorDir } from './paths.js';
 import { readProfiles, selectProfile, type Profile } from './profiles.js';
@@ -71,6 +72,9 @@ export async function resolveTarget(ctx: Context): Promise<Target> {
   const namespaceToken = first([g.namespaceToken, '--namespace-token'], [env.GAMEHOST_NAMESPACE_TOKEN, 'GAMEHOST_NAMESPACE_TOKEN'], [profile?.namespace_token, fromProfile]);
   const game = first([g.game, '--game'], [env.GAMEHOST_GAME, 'GAMEHOST_GAME'], [profile?.game, fromProfile]);
   const namespace = first([g.namespace, '--namespace'], [env.GAMEHOST_NAMESPACE, 'GAMEHOST_NAMESPACE'], [profile?.namespace, fromProfile]);
+  // The service's game and namespace ids are UUIDs: anything else is a typo, refused before it reaches a URL.
+  if (game) game.value = parseUuid(game.from.startsWith('profile') ? `the game id of ${game.from}` : game.from, game.value);
+  if (namespace) namespace.value = parseUuid(namespace.from.startsWith('profile') ? `the namespace id of ${namespace.from}` : namespace.from, namespace.value);
 
   if (endpoint) {
     // The matchmaker calls fall back to the cloud token, as the issue's contract says.

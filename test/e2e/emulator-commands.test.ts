@@ -78,9 +78,10 @@ describe('emulator lobby stop', () => {
   });
 
   it.each([
-    [['not-a-uuid'], /<lobby-id> must be a UUID, not "not-a-uuid"/],
+    [['not-a-uuid'], /the lobby id must be a UUID, not "not-a-uuid"/],
     [[UNKNOWN, '--exit-code', 'three'], /--exit-code must be a whole number, not "three"/],
-    [[UNKNOWN, '--exit-code', '2147483648'], /--exit-code must be from -2147483648 to 2147483647/],
+    [[UNKNOWN, '--exit-code', '300'], /--exit-code must be from 0 to 255, not 300/],
+    [[UNKNOWN, '--exit-code', '-1'], /--exit-code must be from 0 to 255, not -1/],
     [[UNKNOWN, '--data-dir', '/tmp/x', '--endpoint', 'http://127.0.0.1:1'], /--data-dir and --endpoint do not go together/],
   ])('refuses %j with exit 2', async (args, message) => {
     const r = await runCli(['emulator', 'lobby', 'stop', ...args], { env });

@@ -69,7 +69,10 @@ describe('exit codes', () => {
     try {
       const e = { ...fx.env, GAMEHOST_ENDPOINT: counter.endpoint };
       const cases: [string[], string][] = [
-        [['lobby', 'logs', 'not-a-uuid'], 'error: <lobby-id> must be a UUID, not "not-a-uuid"\n'],
+        [['lobby', 'logs', 'not-a-uuid'], 'error: the lobby id must be a UUID, not "not-a-uuid"\n'],
+        [['stats', '--endpoint', 'ht!tp://::'], 'error: --endpoint is not a valid URL: ht!tp://:: ("ht!tp" is not a scheme)\n  e.g. https://api.rivet.gg or 127.0.0.1:6420\n'],
+        [['history', 'export', '--since', '1h', '--game', 'mygame'], 'error: --game must be a UUID, not "mygame"\n'],
+        [['lobby', 'logs', '12345678-1234-4234-8234-123456789abc', '--namespace', 'prod'], 'error: --namespace must be a UUID, not "prod"\n'],
         [['stats', '--timeout', '0'], 'error: --timeout must be a positive number of seconds, not "0"\n'],
         [['lobby', 'create'], 'error: --game-mode is required\n  e.g. --game-mode default\n'],
         [['stats', '--profile', 'nope'], 'error: --profile: no profile "nope"\n  create one with `gamehost login --profile <name>`\n'],
@@ -81,6 +84,9 @@ describe('exit codes', () => {
         const r = await runCli(args, { env: e });
         expect({ args, code: r.code, stderr: r.stderr, stdout: r.stdout }).toEqual({ args, code: 2, stderr, stdout: '' });
       }
+      // The same ids from the environment are refused the same way, naming the variable.
+      const fromEnv = await runCli(['history', 'export', '--since', '1h'], { env: { ...e, GAMEHOST_GAME: 'mygame' } });
+      expect([fromEnv.code, fromEnv.stderr]).toEqual([2, 'error: GAMEHOST_GAME must be a UUID, not "mygame"\n']);
       expect(hits).toBe(0);
     } finally {
       await counter.close();

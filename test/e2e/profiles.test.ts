@@ -213,6 +213,19 @@ describe('login, profile and logout', () => {
       expect(plain.code).toBe(2);
       expect(plain.stderr).toContain('refusing plain-http endpoint 10.1.2.3');
     });
+
+    it('saves nothing that is not an endpoint or an id', async () => {
+      const env = isolatedEnv();
+      for (const [args, message] of [
+        [['--endpoint', 'ht!tp://::'], 'error: --endpoint is not a valid URL: ht!tp://:: ("ht!tp" is not a scheme)\n'],
+        [['--game', 'mygame'], 'error: --game must be a UUID, not "mygame"\n'],
+        [['--namespace', 'prod'], 'error: --namespace must be a UUID, not "prod"\n'],
+      ] as const) {
+        const r = await runCli(['login', ...args, '--token-stdin'], { env, stdin: 'cloud.x\n' });
+        expect([r.code, r.stderr.split('\n')[0] + '\n']).toEqual([2, message]);
+      }
+      expect(fs.existsSync(path.join(env.XDG_CONFIG_HOME!, 'gamehost', 'config.json'))).toBe(false);
+    });
   });
 
   describe('the hidden prompt on a terminal', () => {
