@@ -81,6 +81,25 @@ describe('stats and history against one emulator', () => {
     expect(r.stderr).toContain('Wrote 0 lobbies');
   });
 
+  it('-o . and -o out/: a directory gets the file named after the window inside it, written there', async () => {
+    const root = tempDir();
+    const work = path.join(root, 'work');
+    fs.mkdirSync(path.join(work, 'out'), { recursive: true });
+    const window = ['--from', '2026-01-01T00:00:00Z', '--to', '2026-01-02T00:00:00Z'];
+    const name = 'lobby-history-20260101T000000Z-20260102T000000Z.csv';
+    for (const [output, dir] of [['.', work], ['out/', path.join(work, 'out')], [work, work]] as const) {
+      fs.rmSync(path.join(dir, name), { force: true });
+      const r = await runCli(['history', 'export', ...window, '-o', output, '-q'], { env: fx.env, cwd: work });
+      expect([r.code, r.stdout, r.stderr]).toEqual([0, path.join(dir, name) + '\n', '']);
+      expect(fs.readdirSync(dir).filter((f) => f !== 'out')).toEqual([name]);
+    }
+    // Nothing was written beside the directory, and the temporary file did not outlive the run.
+    expect(fs.readdirSync(root)).toEqual(['work']);
+    // A trailing slash names a directory: one that does not exist is refused, not taken as a file name.
+    const missing = await runCli(['history', 'export', ...window, '-o', 'nope/'], { env: fx.env, cwd: work });
+    expect([missing.code, missing.stderr]).toEqual([2, `error: -o: directory ${path.join(work, 'nope')} does not exist\n`]);
+  });
+
   it('after a download, tells on stderr what the export holds: lobbies, lobby-hours, where', async () => {
     await stopLobby(fx.emu.endpoint, lobbies[0]!, { exit_code: 1, failed: true });
     const dir = tempDir();

@@ -41,7 +41,7 @@ export default defineCommand({
     { flags: '--since <duration>', description: 'window ending now, e.g. 90m, 24h, 7d' },
     { flags: '--from <time>', description: 'window start: RFC 3339 or epoch ms' },
     { flags: '--to <time>', description: 'window end: RFC 3339 or epoch ms (default: now)' },
-    { flags: '-o, --output <file>', description: 'where to write the rows; - for stdout (default: a file named after the window)' },
+    { flags: '-o, --output <file>', description: 'where to write the rows: a file, a directory, or - for stdout (default: a file named after the window)' },
     { flags: '--format <format>', description: 'csv as served, json (JSON lines), or table (on stdout)', choices: FORMATS },
     { flags: '--url-only', description: 'print the presigned URL of the CSV and download nothing' },
     { flags: '--utc', description: 'show times in UTC instead of the local zone' },
@@ -79,12 +79,19 @@ export default defineCommand({
       if (ctx.global.json) throw new UsageError('--json prints a summary on stdout: --format table cannot print there too');
       return { queryStart: start, queryEnd: end, output: '-', format, urlOnly, utc, wide };
     }
-    const output = v.output ?? defaultOutputName(start, end, format);
+    const name = defaultOutputName(start, end, format);
+    const output = v.output ?? name;
     if (output === '-' && ctx.global.json) throw new UsageError('--json prints a summary on stdout: give -o <file>, not -o -');
-    return { queryStart: start, queryEnd: end, output: output === '-' ? '-' : path.resolve(ctx.cwd, output), format, urlOnly, utc, wide };
+    return { queryStart: start, queryEnd: end, output: output === '-' ? '-' : outputFile(path.resolve(ctx.cwd, output), output, name), format, urlOnly, utc, wide };
   },
   run,
 });
+
+/** `-o .`, `-o out/`: a directory (one that exists, or a name ending in a slash) gets the default name inside it. */
+function outputFile(resolved: string, given: string, name: string): string {
+  const isDir = /[\\/]$/.test(given) || fs.statSync(resolved, { throwIfNoEntry: false })?.isDirectory() === true;
+  return isDir ? path.join(resolved, name) : resolved;
+}
 
 /** Where the rows go: stdout (with backpressure), or a temporary file renamed into place at the end. */
 interface Sink {
