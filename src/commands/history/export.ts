@@ -185,6 +185,7 @@ async function run(ctx: Context, o: ExportOptions): Promise<void> {
   const tableRows: HistoryRow[] = [];
   let header: string[] | undefined;
   let rows = 0;
+  let received = 0;
   let written = 0;
 
   const write = async (data: string | Uint8Array) => {
@@ -209,13 +210,15 @@ async function run(ctx: Context, o: ExportOptions): Promise<void> {
   try {
     try {
       for await (const chunk of res as AsyncIterable<Buffer>) {
+        received += chunk.length;
         progress.add(chunk.length);
         // Parsed before it is written: bytes that are not the service's CSV never reach stdout.
         await take(parser.push(chunk));
         if (o.format === 'csv') await write(chunk);
       }
       await take(parser.end());
-      if (!header) throw new CsvError(1, 'empty: not even a header');
+      // The service writes the header with the first record: a window without lobbies is a 0-byte file.
+      if (!header && received > 0) throw new CsvError(1, 'no header, only empty lines');
     } catch (err) {
       if (err instanceof CsvError) {
         throw new InvalidAnswerError(`the export is not the service's lobby history CSV: ${err.message}`, 'nothing was kept; export again, and if it persists the service is at fault');
