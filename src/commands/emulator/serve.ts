@@ -70,54 +70,60 @@ export default defineCommand({
 });
 
 async function run(ctx: Context, o: ServeOptions): Promise<void> {
-  const [{ startEmulator }, { renderRecord }] = await Promise.all([import('../../emulator/index.js'), import('../../output/record.js')]);
+  const [{ holdDataDir, startEmulator }, { renderRecord }] = await Promise.all([import('../../emulator/index.js'), import('../../output/record.js')]);
   const emu = await startEmulator({ dataDir: o.dataDir, host: o.host, port: o.port, config: o.config, faults: o.faults }).catch((err) => {
     if (err?.code === 'EADDRINUSE') throw new UsageError(`--port ${o.port} is in use`, 'pick another with --port, or --port 0 for any free one');
     if (err?.code === 'EADDRNOTAVAIL') throw new UsageError(`--host ${o.host} is not an address of this machine`);
     throw err;
   });
-  const info = {
-    endpoint: emu.endpoint,
-    game_id: emu.gameId,
-    namespace_id: emu.namespaceId,
-    tokens: { cloud: emu.tokens.cloud, public: emu.tokens.public, dev: emu.tokens.dev },
-  };
-  if (ctx.global.json) {
-    ctx.io.stdout.write(jsonLine(info));
-  } else if (o.env) {
-    // For `eval`/`source`: the variables every command reads, pointing at this emulator.
-    const vars: [string, string][] = [
-      ['GAMEHOST_ENDPOINT', info.endpoint],
-      ['GAMEHOST_TOKEN', info.tokens.cloud],
-      ['GAMEHOST_NAMESPACE_TOKEN', info.tokens.public],
-      ['GAMEHOST_GAME', info.game_id],
-      ['GAMEHOST_NAMESPACE', info.namespace_id],
-    ];
-    ctx.io.stdout.write(vars.map(([k, v]) => `export ${k}=${shellQuote(v)}\n`).join(''));
-    ctx.info(`Data in ${o.dataDir}. Press Ctrl-C to stop.`);
-  } else if (ctx.global.quiet) {
-    // -q: the endpoint alone.
-    ctx.io.stdout.write(info.endpoint + '\n');
-  } else {
-    ctx.io.stdout.write(
-      renderRecord(ctx, [
-        { label: 'Endpoint', key: 'endpoint', value: info.endpoint },
-        { label: 'Game', key: 'game_id', value: info.game_id },
-        { label: 'Namespace', key: 'namespace_id', value: info.namespace_id },
-        { label: 'Cloud token', key: 'cloud_token', value: info.tokens.cloud },
-        { label: 'Public token', key: 'public_token', value: info.tokens.public },
-        { label: 'Dev token', key: 'dev_token', value: info.tokens.dev },
-      ]),
-    );
-    ctx.info(`\nData in ${o.dataDir}. Try: GAMEHOST_ENDPOINT=${info.endpoint} GAMEHOST_TOKEN=<cloud token> gamehost stats`);
-    ctx.info('(--env prints these as export lines for your shell.)');
-    ctx.info('Press Ctrl-C to stop.');
+  // `emulator reset` refuses to delete the data while this server holds it.
+  const release = holdDataDir(o.dataDir, emu.endpoint);
+  try {
+    const info = {
+      endpoint: emu.endpoint,
+      game_id: emu.gameId,
+      namespace_id: emu.namespaceId,
+      tokens: { cloud: emu.tokens.cloud, public: emu.tokens.public, dev: emu.tokens.dev },
+    };
+    if (ctx.global.json) {
+      ctx.io.stdout.write(jsonLine(info));
+    } else if (o.env) {
+      // For `eval`/`source`: the variables every command reads, pointing at this emulator.
+      const vars: [string, string][] = [
+        ['GAMEHOST_ENDPOINT', info.endpoint],
+        ['GAMEHOST_TOKEN', info.tokens.cloud],
+        ['GAMEHOST_NAMESPACE_TOKEN', info.tokens.public],
+        ['GAMEHOST_GAME', info.game_id],
+        ['GAMEHOST_NAMESPACE', info.namespace_id],
+      ];
+      ctx.io.stdout.write(vars.map(([k, v]) => `export ${k}=${shellQuote(v)}\n`).join(''));
+      ctx.info(`Data in ${o.dataDir}. Press Ctrl-C to stop.`);
+    } else if (ctx.global.quiet) {
+      // -q: the endpoint alone.
+      ctx.io.stdout.write(info.endpoint + '\n');
+    } else {
+      ctx.io.stdout.write(
+        renderRecord(ctx, [
+          { label: 'Endpoint', key: 'endpoint', value: info.endpoint },
+          { label: 'Game', key: 'game_id', value: info.game_id },
+          { label: 'Namespace', key: 'namespace_id', value: info.namespace_id },
+          { label: 'Cloud token', key: 'cloud_token', value: info.tokens.cloud },
+          { label: 'Public token', key: 'public_token', value: info.tokens.public },
+          { label: 'Dev token', key: 'dev_token', value: info.tokens.dev },
+        ]),
+      );
+      ctx.info(`\nData in ${o.dataDir}. Try: GAMEHOST_ENDPOINT=${info.endpoint} GAMEHOST_TOKEN=<cloud token> gamehost stats`);
+      ctx.info('(--env prints these as export lines for your shell.)');
+      ctx.info('Press Ctrl-C to stop.');
+    }
+    // Serve until interrupted; a stop by signal is this command's normal end.
+    await new Promise<void>((resolve) => {
+      if (ctx.signal.aborted) return resolve();
+      ctx.signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+  } finally {
+    release();
+    await emu.close();
   }
-  // Serve until interrupted; a stop by signal is this command's normal end.
-  await new Promise<void>((resolve) => {
-    if (ctx.signal.aborted) return resolve();
-    ctx.signal.addEventListener('abort', () => resolve(), { once: true });
-  });
-  await emu.close();
   ctx.info('Emulator stopped.');
 }
