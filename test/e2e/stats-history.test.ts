@@ -216,6 +216,29 @@ describe('stats and history against one emulator', () => {
   });
 });
 
+describe('history export with the embedded emulator, whose links die with the command', () => {
+  it('--url-only is refused (exit 2), saying why and pointing to emulator serve', async () => {
+    const env = isolatedEnv();
+    for (const extra of [[], ['--json']]) {
+      const r = await runCli(['history', 'export', '--since', '1h', '--url-only', ...extra], { env });
+      expect([r.code, r.stdout]).toEqual([2, '']);
+      expect(r.stderr.split('\n').slice(-3)).toEqual([
+        'error: --url-only: the embedded emulator stops when this command ends, so its link would be dead by the time it is used',
+        '  run `gamehost emulator serve` and pass its --endpoint (its links last an hour), or download with -o <file>',
+        '',
+      ]);
+    }
+  });
+
+  it('--json after a download carries the url with a warning that it is dead', async () => {
+    const dir = tempDir();
+    const r = await runCli(['history', 'export', '--since', '1h', '--json', '-o', 'h.csv'], { env: isolatedEnv(), cwd: dir });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).url).toMatch(/^http:\/\/127\.0\.0\.1:/);
+    expect(r.stderr).toContain("warning: the url is the embedded emulator's, dead now that this command ends; `gamehost emulator serve` makes links that last\n");
+  });
+});
+
 describe('stats --watch refuses a bad interval before any request', () => {
   it.each([['soon'], ['0'], ['-1']])('--watch %s exits 2', async (value) => {
     const r = await runCli(['stats', '--watch', value], { env: isolatedEnv() });

@@ -163,6 +163,14 @@ async function run(ctx: Context, o: ExportOptions): Promise<void> {
     if (!fs.existsSync(dir)) throw new UsageError(`-o: directory ${dir} does not exist`);
   }
   const api = await ctx.api();
+  // The embedded emulator ends with this command, and its links with it: a link it made is never handed out alone.
+  const embedded = api.target.embedded;
+  if (embedded && o.urlOnly) {
+    throw new UsageError(
+      '--url-only: the embedded emulator stops when this command ends, so its link would be dead by the time it is used',
+      'run `gamehost emulator serve` and pass its --endpoint (its links last an hour), or download with -o <file>',
+    );
+  }
   const window = { query_start: o.queryStart, query_end: o.queryEnd };
   const { url } = await exportLobbyHistory(api, window);
   const link = checkServiceUrl('export url', url);
@@ -240,6 +248,7 @@ async function run(ctx: Context, o: ExportOptions): Promise<void> {
   }
   const summary = tally.summary();
   if (ctx.global.json) {
+    if (embedded) ctx.warn('the url is the embedded emulator\'s, dead now that this command ends; `gamehost emulator serve` makes links that last');
     return writeJson(ctx, { url, ...window, output: o.output, format: o.format, rows, bytes: written, summary });
   }
   // -q: the one thing a script wants, the file written.
