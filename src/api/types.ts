@@ -77,6 +77,10 @@ export interface LobbyLogsResponse {
   perf_lists?: unknown[];
 }
 
+export interface CreateNamespaceTokenPublicResponse {
+  token: string;
+}
+
 export interface ExportHistoryResponse {
   url: string;
 }

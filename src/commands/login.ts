@@ -28,6 +28,8 @@ export default defineCommand({
     '--endpoint (default https://api.rivet.gg), --game, --namespace and the tokens,\n' +
     'in config.json in the config directory (mode 0600). Tokens are never flags: on a\n' +
     'terminal login asks for the cloud token, then the namespace token, unechoed.\n' +
+    'Without a namespace token, lobby create and stats make one with the cloud token\n' +
+    '(given --game and --namespace) and keep it in the state directory.\n' +
     'The first profile saved becomes the current one.',
   examples: [
     'gamehost login --endpoint api.rivet.gg --game "$GAME_ID" --namespace "$NAMESPACE_ID"',
@@ -78,7 +80,7 @@ async function readTokens(ctx: Context, o: LoginOptions): Promise<Tokens> {
   if (!o.tokenStdin && !o.namespaceTokenStdin) {
     const [token, namespaceToken] = await promptHidden(ctx, [
       `Cloud token for ${o.endpoint} (Enter to skip): `,
-      'Namespace token (Enter to use the cloud token): ',
+      'Namespace token (Enter to have one made with the cloud token): ',
     ]);
     return { token: token || undefined, namespace_token: namespaceToken || undefined };
   }
@@ -156,8 +158,9 @@ async function run(ctx: Context, o: LoginOptions): Promise<void> {
   }
   const missing = [!profile.game && 'game', !profile.namespace && 'namespace'].filter((m): m is string => !!m);
   if (profile.token && missing.length) {
+    const nsToken = profile.namespace_token ? '' : '; lobby create and stats need both, to make a namespace token with the cloud token';
     ctx.info(
-      `No ${missing.join(' or ')} id saved (builds, logs and history need the game id, lobby logs the namespace id): ` +
+      `No ${missing.join(' or ')} id saved (builds, logs and history need the game id, lobby logs the namespace id${nsToken}): ` +
         `log in again with ${missing.map((m) => `--${m} <id>`).join(' ')}.`,
     );
   }

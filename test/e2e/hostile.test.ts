@@ -43,7 +43,7 @@ beforeAll(async () => {
 });
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-const env = () => ({ GAMEHOST_ENDPOINT: base, GAMEHOST_TOKEN: 'cloud.token', GAMEHOST_GAME: GAME, GAMEHOST_NAMESPACE: NS });
+const env = () => ({ GAMEHOST_ENDPOINT: base, GAMEHOST_TOKEN: 'cloud.token', GAMEHOST_NAMESPACE_TOKEN: 'pub_ns.token', GAMEHOST_GAME: GAME, GAMEHOST_NAMESPACE: NS });
 const GARBAGE = /NaN|Infinity|undefined|Invalid Date/;
 
 function logsBody(lobby: Record<string, unknown>, metrics?: Record<string, unknown>): string {

@@ -263,7 +263,7 @@ describe('login, profile and logout', () => {
       const keys = [`${emu.tokens.cloud}x`, '\x7f', '\r', emu.tokens.public, '\r'];
       const r = await typed(['login', '--endpoint', emu.endpoint, '--game', emu.gameId], env, keys);
       expect(r.code).toBe(0);
-      expect(r.stderr).toContain(`Cloud token for ${emu.endpoint} (Enter to skip): \nNamespace token (Enter to use the cloud token): \n`);
+      expect(r.stderr).toContain(`Cloud token for ${emu.endpoint} (Enter to skip): \nNamespace token (Enter to have one made with the cloud token): \n`);
       for (const t of Object.values(emu.tokens)) expect(r.stderr + r.stdout).not.toContain(t);
       expect(r.stdin.rawModes).toEqual([true, false]);
       // Backspace took the stray "x" back.

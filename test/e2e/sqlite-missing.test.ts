@@ -45,7 +45,7 @@ describe('without a usable better-sqlite3', () => {
 
   it('a real service needs no SQLite at all', async () => {
     setSqliteLoader(() => Unbuilt as never);
-    const r = await runCli(['stats', '--endpoint', 'http://127.0.0.1:9', '--token', 't'], { env: isolatedEnv(), retry: { attempts: 1, baseMs: 1, maxMs: 1 } });
+    const r = await runCli(['stats', '--endpoint', 'http://127.0.0.1:9', '--namespace-token', 't'], { env: isolatedEnv(), retry: { attempts: 1, baseMs: 1, maxMs: 1 } });
     // Refused (nothing listens on port 9), but not the SQLite error: the emulator was never opened.
     expect(r.code).toBe(6);
     expect(r.stderr).not.toMatch(/sqlite/i);

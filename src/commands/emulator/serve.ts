@@ -112,7 +112,10 @@ async function run(ctx: Context, o: ServeOptions): Promise<void> {
           { label: 'Dev token', key: 'dev_token', value: info.tokens.dev },
         ]),
       );
-      ctx.info(`\nData in ${o.dataDir}. Try: GAMEHOST_ENDPOINT=${info.endpoint} GAMEHOST_TOKEN=<cloud token> gamehost stats`);
+      ctx.info(
+        `\nData in ${o.dataDir}. Try:\n  GAMEHOST_ENDPOINT=${info.endpoint} GAMEHOST_TOKEN=<cloud token> ` +
+          `GAMEHOST_GAME=${info.game_id} GAMEHOST_NAMESPACE=${info.namespace_id} gamehost stats`,
+      );
       ctx.info('(--env prints these as export lines for your shell.)');
       ctx.info('Press Ctrl-C to stop.');
     }
