@@ -24,13 +24,13 @@ export default defineCommand({
     { flags: '--namespace-token-stdin', description: 'read the namespace token from stdin, after the cloud token when both are asked for' },
   ],
   notes:
-    'Saves the profile named by --profile or GAMEHOST_PROFILE (default "default"):\n' +
-    '--endpoint (default https://api.rivet.gg), --game, --namespace and the tokens,\n' +
-    'in config.json in the config directory (mode 0600). Tokens are never flags: on a\n' +
-    'terminal login asks for the cloud token, then the namespace token, unechoed.\n' +
-    'Without a namespace token, lobby create and stats make one with the cloud token\n' +
-    '(given --game and --namespace) and keep it in the state directory.\n' +
-    'The first profile saved becomes the current one.',
+    'Saves the profile named by --profile or GAMEHOST_PROFILE, else "default": the\n' +
+    'endpoint (--endpoint; default: https://api.rivet.gg), --game, --namespace and\n' +
+    'the tokens, in config.json in the config directory (mode 0600). Tokens are\n' +
+    'never flags: on a terminal login asks for the cloud token, then the namespace\n' +
+    'token, unechoed. Without a namespace token, lobby create and stats make one\n' +
+    'with the cloud token (given --game and --namespace) and keep it in the state\n' +
+    'directory. The first profile saved becomes the current one.',
   examples: [
     'gamehost login --endpoint api.rivet.gg --game "$GAME_ID" --namespace "$NAMESPACE_ID"',
     'gamehost login --profile staging --endpoint https://staging.example.com',
@@ -52,7 +52,7 @@ export default defineCommand({
         "type them at the prompt, or pipe them: printf '%s\\n' \"$TOKEN\" | gamehost login --token-stdin",
       );
     }
-    const name = g.profile !== undefined ? validateProfileName(g.profile) : env.GAMEHOST_PROFILE ? validateProfileName(env.GAMEHOST_PROFILE, 'GAMEHOST_PROFILE') : DEFAULT_PROFILE;
+    const name = g.profile !== undefined ? validateProfileName(g.profile, '--profile') : env.GAMEHOST_PROFILE ? validateProfileName(env.GAMEHOST_PROFILE, 'GAMEHOST_PROFILE') : DEFAULT_PROFILE;
     // What is saved is what was passed: the environment is for one shell, a profile outlives it.
     const options: LoginOptions = {
       name,

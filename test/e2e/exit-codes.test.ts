@@ -77,7 +77,10 @@ describe('exit codes', () => {
         [['lobby', 'create'], 'error: --game-mode is required\n  e.g. --game-mode default\n'],
         [['stats', '--profile', 'nope'], 'error: --profile: no profile "nope"\n  create one with `gamehost login --profile <name>`\n'],
         [['login', '--no-input'], 'error: login would need a prompt, and --no-input forbids prompts\n  pass --token-stdin (and --namespace-token-stdin) with the tokens piped in, one a line\n'],
-        [['completion', 'powershell'], 'error: <shell> must be one of bash, zsh, fish, not "powershell"\n'],
+        [['completion', 'powershell'], 'error: the shell must be one of bash, zsh, fish, not "powershell"\n'],
+        // Errors name things in words, never by their help placeholders (`<file>`, `[name]`).
+        [['profile', 'show', 'nope'], 'error: no profile "nope"\n  create one with `gamehost login --profile <name>`\n'],
+        [['build', 'push', 'no-such-server.tar', '--tag', 'a:b'], 'error: no-such-server.tar: no such file\n'],
         [['stats', '--endpoint', 'http://10.0.0.1'], 'error: refusing plain-http endpoint 10.0.0.1: tokens would travel unencrypted\n  use https://, or pass --insecure-http if you really mean it\n'],
       ];
       for (const [args, stderr] of cases) {

@@ -102,7 +102,7 @@ describe('login, profile and logout', () => {
 
     const missing = await runCli(['profile', 'use', 'prod'], { env });
     expect(missing.code).toBe(2);
-    expect(missing.stderr).toBe('error: <name>: no profile "prod"\n  the profiles are: default, staging\n');
+    expect(missing.stderr).toBe('error: no profile "prod"\n  the profiles are: default, staging\n');
 
     const out = await runCli(['logout'], { env });
     expect(out.code).toBe(0);

@@ -40,7 +40,7 @@ export default defineCommand({
     { flags: '--port <port>', description: 'port to listen on (0 picks a free one)', default: '6420', value: integer({ min: 0, max: 65535 }) },
     { flags: '--data-dir <dir>', description: 'where the emulator keeps its state (default: the user data directory)' },
     { flags: '--config <file>', description: 'JSON file with game modes, regions, delays and limits' },
-    { flags: '--part-size <bytes>', description: 'multipart part size, e.g. 64KiB or 1MiB (default 100MiB; for tests)', value: bytes },
+    { flags: '--part-size <bytes>', description: 'multipart part size, e.g. 64KiB or 1MiB (default: 100MiB; for tests)', value: bytes },
     { flags: '--faults <spec>', description: 'inject failures, e.g. put-error=0.1,put-reset=0.05,latency=50ms,rate-limit=0.05' },
     { flags: '--env', description: 'print export GAMEHOST_…=… lines for a shell instead of the table' },
   ],

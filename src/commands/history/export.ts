@@ -41,7 +41,7 @@ export default defineCommand({
     { flags: '--since <duration>', description: 'window ending now, e.g. 90m, 24h, 7d' },
     { flags: '--from <time>', description: 'window start: RFC 3339 or epoch ms' },
     { flags: '--to <time>', description: 'window end: RFC 3339 or epoch ms (default: now)' },
-    { flags: '-o, --output <file>', description: 'where to write the rows: a file, a directory, or - for stdout (default: a file named after the window)' },
+    { flags: '-o, --output <path>', description: 'where to write the rows: a file, a directory, or - for stdout (default: a file named after the window)' },
     { flags: '--format <format>', description: 'csv as served, json (JSON lines), or table (on stdout)', choices: FORMATS },
     { flags: '--url-only', description: 'print the presigned URL of the CSV and download nothing' },
     { flags: '--utc', description: 'show times in UTC instead of the local zone' },

@@ -16,7 +16,7 @@ export default defineCommand({
   async parse(v): Promise<ShowOptions> {
     if (v.name === undefined) return {};
     const { validateProfileName } = await import('../../config/profiles.js');
-    return { name: validateProfileName(v.name, '[name]') };
+    return { name: validateProfileName(v.name) };
   },
   run,
 });
@@ -40,7 +40,7 @@ async function run(ctx: Context, o: ShowOptions): Promise<void> {
   let name: string;
   let profile: Profile;
   if (o.name !== undefined) {
-    if (!data.profiles[o.name]) throw noSuchProfile(o.name, '[name]', data);
+    if (!data.profiles[o.name]) throw noSuchProfile(o.name, undefined, data);
     name = o.name;
     profile = data.profiles[o.name]!;
   } else {
