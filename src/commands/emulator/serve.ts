@@ -42,7 +42,7 @@ export default defineCommand({
     { flags: '--port <port>', description: 'port to listen on (0 picks a free one)', default: '6420', value: integer({ min: 0, max: 65535 }) },
     { flags: '--data-dir <dir>', description: 'where the emulator keeps its state (default: the user data directory)' },
     { flags: '--config <file>', description: 'JSON file with game modes, regions, delays and limits' },
-    { flags: '--part-size <bytes>', description: 'multipart part size, e.g. 64KiB or 1MiB (default 100MiB; for tests)', value: bytes },
+    { flags: '--part-size <bytes>', description: 'multipart part size, e.g. 64KiB or 1MiB (default: 100MiB; for tests)', value: bytes },
     { flags: '--bucket <url>', description: 'keep builds and exports in an S3-compatible bucket, s3://bucket[/prefix] (endpoint, region, keys: AWS_* variables)' },
     { flags: '--faults <spec>', description: 'inject failures, e.g. put-error=0.1,put-reset=0.05,latency=50ms,rate-limit=0.05' },
     { flags: '--env', description: 'print export GAMEHOST_…=… lines for a shell instead of the table' },
@@ -87,7 +87,7 @@ export default defineCommand({
 });
 
 async function run(ctx: Context, o: ServeOptions): Promise<void> {
-  const [{ startEmulator, BucketSettingsError }, { renderRecord }] = await Promise.all([import('../../emulator/index.js'), import('../../output/record.js')]);
+  const [{ holdDataDir, startEmulator, BucketSettingsError }, { renderRecord }] = await Promise.all([import('../../emulator/index.js'), import('../../output/record.js')]);
   const emu = await startEmulator({ dataDir: o.dataDir, host: o.host, port: o.port, config: o.config, faults: o.faults, bucket: o.bucket }).catch((err) => {
     if (err?.code === 'EADDRINUSE') throw new UsageError(`--port ${o.port} is in use`, 'pick another with --port, or --port 0 for any free one');
     if (err?.code === 'EADDRNOTAVAIL') throw new UsageError(`--host ${o.host} is not an address of this machine`);
@@ -95,48 +95,57 @@ async function run(ctx: Context, o: ServeOptions): Promise<void> {
       throw new ResponseError(err.message, 'check the bucket, AWS_ENDPOINT_URL (or AWS_ENDPOINT_URL_S3), AWS_REGION and the credentials');
     throw err;
   });
-  const info = {
-    endpoint: emu.endpoint,
-    game_id: emu.gameId,
-    namespace_id: emu.namespaceId,
-    tokens: { cloud: emu.tokens.cloud, public: emu.tokens.public, dev: emu.tokens.dev },
-  };
-  if (ctx.global.json) {
-    ctx.io.stdout.write(jsonLine(info));
-  } else if (o.env) {
-    // For `eval`/`source`: the variables every command reads, pointing at this emulator.
-    const vars: [string, string][] = [
-      ['GAMEHOST_ENDPOINT', info.endpoint],
-      ['GAMEHOST_TOKEN', info.tokens.cloud],
-      ['GAMEHOST_NAMESPACE_TOKEN', info.tokens.public],
-      ['GAMEHOST_GAME', info.game_id],
-      ['GAMEHOST_NAMESPACE', info.namespace_id],
-    ];
-    ctx.io.stdout.write(vars.map(([k, v]) => `export ${k}=${shellQuote(v)}\n`).join(''));
-    ctx.info(`Data in ${o.dataDir}. Press Ctrl-C to stop.`);
-  } else if (ctx.global.quiet) {
-    // -q: the endpoint alone.
-    ctx.io.stdout.write(info.endpoint + '\n');
-  } else {
-    ctx.io.stdout.write(
-      renderRecord(ctx, [
-        { label: 'Endpoint', key: 'endpoint', value: info.endpoint },
-        { label: 'Game', key: 'game_id', value: info.game_id },
-        { label: 'Namespace', key: 'namespace_id', value: info.namespace_id },
-        { label: 'Cloud token', key: 'cloud_token', value: info.tokens.cloud },
-        { label: 'Public token', key: 'public_token', value: info.tokens.public },
-        { label: 'Dev token', key: 'dev_token', value: info.tokens.dev },
-      ]),
-    );
-    ctx.info(`\nData in ${o.dataDir}. Try: GAMEHOST_ENDPOINT=${info.endpoint} GAMEHOST_TOKEN=<cloud token> gamehost stats`);
-    ctx.info('(--env prints these as export lines for your shell.)');
-    ctx.info('Press Ctrl-C to stop.');
+  // `emulator reset` refuses to delete the data while this server holds it.
+  const release = holdDataDir(o.dataDir, emu.endpoint);
+  try {
+    const info = {
+      endpoint: emu.endpoint,
+      game_id: emu.gameId,
+      namespace_id: emu.namespaceId,
+      tokens: { cloud: emu.tokens.cloud, public: emu.tokens.public, dev: emu.tokens.dev },
+    };
+    if (ctx.global.json) {
+      ctx.io.stdout.write(jsonLine(info));
+    } else if (o.env) {
+      // For `eval`/`source`: the variables every command reads, pointing at this emulator.
+      const vars: [string, string][] = [
+        ['GAMEHOST_ENDPOINT', info.endpoint],
+        ['GAMEHOST_TOKEN', info.tokens.cloud],
+        ['GAMEHOST_NAMESPACE_TOKEN', info.tokens.public],
+        ['GAMEHOST_GAME', info.game_id],
+        ['GAMEHOST_NAMESPACE', info.namespace_id],
+      ];
+      ctx.io.stdout.write(vars.map(([k, v]) => `export ${k}=${shellQuote(v)}\n`).join(''));
+      ctx.info(`Data in ${o.dataDir}. Press Ctrl-C to stop.`);
+    } else if (ctx.global.quiet) {
+      // -q: the endpoint alone.
+      ctx.io.stdout.write(info.endpoint + '\n');
+    } else {
+      ctx.io.stdout.write(
+        renderRecord(ctx, [
+          { label: 'Endpoint', key: 'endpoint', value: info.endpoint },
+          { label: 'Game', key: 'game_id', value: info.game_id },
+          { label: 'Namespace', key: 'namespace_id', value: info.namespace_id },
+          { label: 'Cloud token', key: 'cloud_token', value: info.tokens.cloud },
+          { label: 'Public token', key: 'public_token', value: info.tokens.public },
+          { label: 'Dev token', key: 'dev_token', value: info.tokens.dev },
+        ]),
+      );
+      ctx.info(
+        `\nData in ${o.dataDir}. Try:\n  GAMEHOST_ENDPOINT=${info.endpoint} GAMEHOST_TOKEN=<cloud token> ` +
+          `GAMEHOST_GAME=${info.game_id} GAMEHOST_NAMESPACE=${info.namespace_id} gamehost stats`,
+      );
+      ctx.info('(--env prints these as export lines for your shell.)');
+      ctx.info('Press Ctrl-C to stop.');
+    }
+    // Serve until interrupted; a stop by signal is this command's normal end.
+    await new Promise<void>((resolve) => {
+      if (ctx.signal.aborted) return resolve();
+      ctx.signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+  } finally {
+    release();
+    await emu.close();
   }
-  // Serve until interrupted; a stop by signal is this command's normal end.
-  await new Promise<void>((resolve) => {
-    if (ctx.signal.aborted) return resolve();
-    ctx.signal.addEventListener('abort', () => resolve(), { once: true });
-  });
-  await emu.close();
   ctx.info('Emulator stopped.');
 }
