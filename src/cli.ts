@@ -75,6 +75,7 @@ export async function main(argv: string[], init: ContextInit = {}): Promise<numb
     stderr: init.io?.stderr ?? process.stderr,
   };
   const full: ContextInit = { ...init, io, signal };
+  argv = versionAsCommand(argv);
   // The context is built only when a command runs: --help and --version never load it.
   let ctx: Context | undefined;
   let code: number = ExitCode.OK;
@@ -97,6 +98,18 @@ export async function main(argv: string[], init: ContextInit = {}): Promise<numb
     uninstall?.();
   }
   return code;
+}
+
+/**
+ * `--version` and `-V` before any command are the `version` command, so `--version --json` prints what
+ * `version --json` prints (commander's own version flag knows nothing of --json).
+ */
+function versionAsCommand(argv: string[]): string[] {
+  const words = argv.slice(2);
+  const end = words.includes('--') ? words.indexOf('--') : words.length;
+  const isFlag = (w: string, i: number) => i < end && (w === '--version' || w === '-V');
+  if (!words.some(isFlag) || namedPath(TREE, words).length > 0) return argv;
+  return [...argv.slice(0, 2), 'version', ...words.filter((w, i) => !isFlag(w, i))];
 }
 
 async function reportError(argv: string[], init: ContextInit, ctx: Context | undefined, err: unknown): Promise<number> {

@@ -110,6 +110,16 @@ export class InterruptedError extends CliError {
   }
 }
 
+/** The CLI will not do what was asked, as things stand (data a running server holds): the message says why. */
+export class RefusedError extends CliError {
+  readonly exitCode = ExitCode.UNEXPECTED;
+  constructor(message: string, hint?: string) {
+    super(message);
+    this.name = 'RefusedError';
+    this.hint = hint;
+  }
+}
+
 /** An answer that is not what the service sends (an export that is not its CSV): nothing is kept of it. */
 export class InvalidAnswerError extends CliError {
   readonly exitCode = ExitCode.UNEXPECTED;

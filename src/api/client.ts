@@ -68,6 +68,16 @@ export class ApiClient {
 
   /** The parsed answer and the text it was parsed from, for printing the service's body losslessly. */
   async callWithText<T>(spec: CallSpec): Promise<{ value: T; text: string }> {
+    // A cloud token alone: matchmaker calls go with a namespace token made from it (namespace-token.ts).
+    if (spec.auth === 'namespace' && this.target.namespaceToken === undefined && this.target.cloudToken) {
+      const { withNamespaceToken } = await import('./namespace-token.js');
+      return withNamespaceToken(this, this.ctx, (token) => this.attempts<T>(spec, token));
+    }
+    return this.attempts<T>(spec);
+  }
+
+  /** One call with its retries; `namespaceToken` stands in for the target's. */
+  private attempts<T>(spec: CallSpec, namespaceToken?: string): Promise<{ value: T; text: string }> {
     const ctx = this.ctx;
     return withRetries(
       {
@@ -81,18 +91,18 @@ export class ApiClient {
           if (ctx.io.stderr.isTTY === true && !ctx.global.quiet && !ctx.global.verbose) ctx.io.stderr.write(retryLine(notice) + '\n');
         },
       },
-      () => this.once<T>(spec),
+      () => this.once<T>(spec, namespaceToken),
     );
   }
 
-  private headers(auth: AuthKind, hasBody: boolean): Record<string, string> {
+  private headers(auth: AuthKind, hasBody: boolean, namespaceToken = this.target.namespaceToken): Record<string, string> {
     const headers: Record<string, string> = { 'user-agent': USER_AGENT, accept: 'application/json' };
     if (hasBody) headers['content-type'] = 'application/json';
     const token =
       auth === 'cloud'
         ? this.target.cloudToken
         : auth === 'namespace'
-          ? this.target.namespaceToken
+          ? namespaceToken
           : auth === 'admin'
             ? this.ctx.env.GAMEHOST_EMULATOR_ADMIN_TOKEN || undefined
             : undefined;
@@ -103,11 +113,11 @@ export class ApiClient {
     return headers;
   }
 
-  private async once<T>(spec: CallSpec): Promise<{ value: T; text: string }> {
+  private async once<T>(spec: CallSpec, namespaceToken?: string): Promise<{ value: T; text: string }> {
     const url = new URL(this.target.endpoint + spec.path);
     for (const [k, v] of Object.entries(spec.query ?? {})) url.searchParams.set(k, v);
     const payload = spec.body === undefined ? undefined : JSON.stringify(spec.body);
-    const headers = this.headers(spec.auth, payload !== undefined);
+    const headers = this.headers(spec.auth, payload !== undefined, namespaceToken);
     const started = performance.now();
     this.ctx.verbose(`> ${spec.method} ${url.origin}${url.pathname}${url.search}`);
     const res = await send(url, { method: spec.method, headers, body: payload, agents: this.agents, signal: this.ctx.signal, timeoutMs: this.ctx.global.timeoutMs });

@@ -5,6 +5,7 @@ import type {
   CreateBuildResponse,
   CreateLobbyRequest,
   CreateLobbyResponse,
+  CreateNamespaceTokenPublicResponse,
   EmulatorBuildsResponse,
   EmulatorCreateGameRequest,
   EmulatorCreatedGame,
@@ -54,6 +55,12 @@ export function exportLobbyHistory(
 ): Promise<ExportHistoryResponse> {
   const path = `/cloud/games/${seg(api.gameId())}/matchmaker/lobbies/export-history`;
   return api.call({ method: 'POST', path, body: window, auth: 'cloud', idempotent: true });
+}
+
+/** cloud.games.namespaces.createGameNamespaceTokenPublic: no body. Asking twice makes a second token, harmlessly. */
+export function createNamespaceTokenPublic(api: ApiClient, gameId: string, namespaceId: string): Promise<CreateNamespaceTokenPublicResponse> {
+  const path = `/cloud/games/${seg(gameId)}/namespaces/${seg(namespaceId)}/tokens/public`;
+  return api.call({ method: 'POST', path, auth: 'cloud', idempotent: true });
 }
 
 /** games.builds.createGameBuild: not idempotent (a second call makes a second build). */

@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { resolveConfig, type EmulatorConfig } from './config.js';
 import { DATA_DIR_ENTRIES, dataDirPaths, prepareDataDir } from './datadir.js';
+export { dataDirHolders, holdDataDir, type ServerHold } from './datadir.js';
 import { parseFaults } from './faults.js';
 import { createEmulatorServer, type Front, type TlsPair } from './routes/server.js';
 import { systemClock, type Clock } from './services/clock.js';

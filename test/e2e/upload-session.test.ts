@@ -341,7 +341,7 @@ describe('retries a person can see', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as AddressInfo).port;
     await new Promise((r) => server.close(r));
-    const env = { GAMEHOST_ENDPOINT: `http://127.0.0.1:${port}`, GAMEHOST_TOKEN: 'cloud.t', GAMEHOST_GAME: '00000000-0000-4000-8000-000000000001' };
+    const env = { GAMEHOST_ENDPOINT: `http://127.0.0.1:${port}`, GAMEHOST_NAMESPACE_TOKEN: 'pub_x.t', GAMEHOST_GAME: '00000000-0000-4000-8000-000000000001' };
     const tty = await runCli(['stats'], { env, tty: true });
     expect(tty.code).toBe(6);
     const lines = plain(tty.stderr).trim().split('\n');

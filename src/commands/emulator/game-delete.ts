@@ -21,7 +21,7 @@ export default defineCommand({
     'gamehost emulator game delete "$GAMEHOST_GAME"',
     'gamehost emulator game delete "$GAMEHOST_GAME" --json   # in CI, in a step that always runs',
   ],
-  parse: (v, ctx): GameDeleteOptions => ({ gameId: parseUuid('<game-id>', v.gameId), place: emulatorPlace(v.dataDir, ctx) }),
+  parse: (v, ctx): GameDeleteOptions => ({ gameId: parseUuid('the game id', v.gameId), place: emulatorPlace(v.dataDir, ctx) }),
   run,
 });
 

@@ -57,7 +57,7 @@ export default defineCommand({
     { flags: '--port <port>', description: 'port to listen on (0 picks a free one)', default: '6420', value: integer({ min: 0, max: 65535 }) },
     { flags: '--data-dir <dir>', description: 'where the emulator keeps its state (default: the user data directory)' },
     { flags: '--config <file>', description: 'JSON file with game modes, regions, delays and limits' },
-    { flags: '--part-size <bytes>', description: 'multipart part size, e.g. 64KiB or 1MiB (default 100MiB; for tests)', value: bytes },
+    { flags: '--part-size <bytes>', description: 'multipart part size, e.g. 64KiB or 1MiB (default: 100MiB; for tests)', value: bytes },
     { flags: '--bucket <url>', description: 'keep builds and exports in an S3-compatible bucket, s3://bucket[/prefix] (endpoint, region, keys: AWS_* variables)' },
     { flags: '--faults <spec>', description: 'inject failures, e.g. put-error=0.1,put-reset=0.05,latency=50ms,rate-limit=0.05' },
     { flags: '--env', description: 'print export GAMEHOST_…=… lines for a shell instead of the table' },
@@ -118,7 +118,7 @@ export default defineCommand({
 });
 
 async function run(ctx: Context, o: ServeOptions): Promise<void> {
-  const [{ startEmulator, BucketSettingsError }, { renderRecord }] = await Promise.all([import('../../emulator/index.js'), import('../../output/record.js')]);
+  const [{ holdDataDir, startEmulator, BucketSettingsError }, { renderRecord }] = await Promise.all([import('../../emulator/index.js'), import('../../output/record.js')]);
   const { dataDir, host, port, config, faults, bucket, adminToken, tls } = o;
   const emu = await startEmulator({ dataDir, host, port, config, faults, bucket, adminToken, tls }).catch(async (err) => {
     if (tls && typeof err?.code === 'string' && (err.code === 'ENOENT' || err.code === 'EACCES' || err.code.startsWith('ERR_OSSL'))) {
@@ -132,36 +132,8 @@ async function run(ctx: Context, o: ServeOptions): Promise<void> {
       throw new ResponseError(err.message, 'check the bucket, AWS_ENDPOINT_URL (or AWS_ENDPOINT_URL_S3), AWS_REGION and the credentials');
     throw err;
   });
-  const info = {
-    endpoint: emu.endpoint,
-    game_id: emu.gameId,
-    namespace_id: emu.namespaceId,
-    tokens: { cloud: emu.tokens.cloud, public: emu.tokens.public, dev: emu.tokens.dev },
-  };
-  if (ctx.global.json) {
-    ctx.io.stdout.write(jsonLine(info));
-  } else if (o.env) {
-    // For `eval`/`source`: the variables every command reads, pointing at this emulator.
-    ctx.io.stdout.write(exportLines(gameVariables(info)));
-    ctx.info(`Data in ${o.dataDir}. Press Ctrl-C to stop.`);
-  } else if (ctx.global.quiet) {
-    // -q: the endpoint alone.
-    ctx.io.stdout.write(info.endpoint + '\n');
-  } else {
-    ctx.io.stdout.write(
-      renderRecord(ctx, [
-        { label: 'Endpoint', key: 'endpoint', value: info.endpoint },
-        { label: 'Game', key: 'game_id', value: info.game_id },
-        { label: 'Namespace', key: 'namespace_id', value: info.namespace_id },
-        { label: 'Cloud token', key: 'cloud_token', value: info.tokens.cloud },
-        { label: 'Public token', key: 'public_token', value: info.tokens.public },
-        { label: 'Dev token', key: 'dev_token', value: info.tokens.dev },
-      ]),
-    );
-    ctx.info(`\nData in ${o.dataDir}. Try: GAMEHOST_ENDPOINT=${info.endpoint} GAMEHOST_TOKEN=<cloud token> gamehost stats`);
-    ctx.info('(--env prints these as export lines for your shell.)');
-    ctx.info('Press Ctrl-C to stop.');
-  }
+  // `emulator reset` refuses to delete the data while this server holds it.
+  const release = holdDataDir(o.dataDir, emu.endpoint);
   // SIGHUP: a renewed certificate is taken up without a restart; a bad one is refused and the old one kept.
   const onHangup = () => {
     try {
@@ -172,12 +144,49 @@ async function run(ctx: Context, o: ServeOptions): Promise<void> {
     }
   };
   if (tls) process.on('SIGHUP', onHangup);
-  // Serve until interrupted; a stop by signal is this command's normal end.
-  await new Promise<void>((resolve) => {
-    if (ctx.signal.aborted) return resolve();
-    ctx.signal.addEventListener('abort', () => resolve(), { once: true });
-  });
-  process.off('SIGHUP', onHangup);
-  await emu.close();
+  try {
+    const info = {
+      endpoint: emu.endpoint,
+      game_id: emu.gameId,
+      namespace_id: emu.namespaceId,
+      tokens: { cloud: emu.tokens.cloud, public: emu.tokens.public, dev: emu.tokens.dev },
+    };
+    if (ctx.global.json) {
+      ctx.io.stdout.write(jsonLine(info));
+    } else if (o.env) {
+      // For `eval`/`source`: the variables every command reads, pointing at this emulator.
+      ctx.io.stdout.write(exportLines(gameVariables(info)));
+      ctx.info(`Data in ${o.dataDir}. Press Ctrl-C to stop.`);
+    } else if (ctx.global.quiet) {
+      // -q: the endpoint alone.
+      ctx.io.stdout.write(info.endpoint + '\n');
+    } else {
+      ctx.io.stdout.write(
+        renderRecord(ctx, [
+          { label: 'Endpoint', key: 'endpoint', value: info.endpoint },
+          { label: 'Game', key: 'game_id', value: info.game_id },
+          { label: 'Namespace', key: 'namespace_id', value: info.namespace_id },
+          { label: 'Cloud token', key: 'cloud_token', value: info.tokens.cloud },
+          { label: 'Public token', key: 'public_token', value: info.tokens.public },
+          { label: 'Dev token', key: 'dev_token', value: info.tokens.dev },
+        ]),
+      );
+      ctx.info(
+        `\nData in ${o.dataDir}. Try:\n  GAMEHOST_ENDPOINT=${info.endpoint} GAMEHOST_TOKEN=<cloud token> ` +
+          `GAMEHOST_GAME=${info.game_id} GAMEHOST_NAMESPACE=${info.namespace_id} gamehost stats`,
+      );
+      ctx.info('(--env prints these as export lines for your shell.)');
+      ctx.info('Press Ctrl-C to stop.');
+    }
+    // Serve until interrupted; a stop by signal is this command's normal end.
+    await new Promise<void>((resolve) => {
+      if (ctx.signal.aborted) return resolve();
+      ctx.signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+  } finally {
+    process.off('SIGHUP', onHangup);
+    release();
+    await emu.close();
+  }
   ctx.info('Emulator stopped.');
 }

@@ -2,7 +2,7 @@
 // there (neither deleted nor expired), whichever process deleted it.
 import { fail } from '../errors.js';
 import type { Game, Games } from './games.js';
-import { verifyToken, type TokenClaims } from './tokens.js';
+import { signToken, verifyToken, type TokenClaims } from './tokens.js';
 
 const TOKEN_CACHE_MAX = 1024;
 
@@ -45,6 +45,16 @@ export class Auth {
     const game = await this.gameOf(claims);
     if (gameId !== undefined && claims.game_id !== gameId) fail('API_FORBIDDEN', { reason: 'the token belongs to another game.' });
     return game;
+  }
+
+  /**
+   * cloud_games_namespaces_createGameNamespaceTokenPublic: a cloud token of the game makes a public token of its
+   * namespace (the emulator's tokens carry no timestamp, so it is the one `emulator serve` or `game create` printed).
+   */
+  async createPublicToken(header: string | undefined, gameId: string, namespaceId: string): Promise<string> {
+    const game = await this.cloud(header, gameId);
+    if (namespaceId !== game.namespaceId) fail('API_NOT_FOUND', { what: `Namespace ${namespaceId}` });
+    return signToken(this.secret, { kind: 'pub', game_id: game.gameId, namespace_id: game.namespaceId });
   }
 
   /**
