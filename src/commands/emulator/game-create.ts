@@ -19,7 +19,7 @@ export interface GameCreateOptions {
 export default defineCommand({
   summary: 'Create a game of its own for one CI job, with its tokens',
   options: [
-    { flags: '--ttl <duration>', description: 'how long the game lives, e.g. 6h, at most 30d (default 24h)' },
+    { flags: '--ttl <duration>', description: 'how long the game lives, e.g. 6h, at most 30d (default: 24h)' },
     { flags: '--game-mode <mode>', description: 'a game mode of the game; repeat for more (default: the configured ones)', repeatable: true },
     { flags: '--region <id>', description: 'a region of the game; repeat for more (default: the configured ones)', repeatable: true },
     { flags: '--name <label>', description: 'a label to know the game by in `emulator game list`' },
