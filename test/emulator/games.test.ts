@@ -120,6 +120,14 @@ describe('two games side by side', () => {
     expectErrorShape(await t.call('GET', `/cloud/games/${a.game_id}`, { token: b.tokens.cloud }), 403, 'API_FORBIDDEN');
   });
 
+  it("a public token minted with a game's cloud token is that game's; another game's namespace is refused", async () => {
+    const minted = await t.call('POST', `/cloud/games/${a.game_id}/namespaces/${a.namespace_id}/tokens/public`, { token: a.tokens.cloud });
+    expect(minted.status).toBe(200);
+    expect(minted.json.token).toBe(a.tokens.public);
+    expectErrorShape(await t.call('POST', `/cloud/games/${a.game_id}/namespaces/${b.namespace_id}/tokens/public`, { token: a.tokens.cloud }), 404, 'API_NOT_FOUND');
+    expectErrorShape(await t.call('POST', `/cloud/games/${b.game_id}/namespaces/${b.namespace_id}/tokens/public`, { token: a.tokens.cloud }), 403, 'API_FORBIDDEN');
+  });
+
   it('GET /_emulator/games lists the seeded game first, then the created ones, without tokens', async () => {
     const list = await t.call('GET', '/_emulator/games');
     const ids = list.json.games.map((g: { game_id: string }) => g.game_id);
