@@ -37,7 +37,7 @@ export async function adminApi(ctx: Context, place: EmulatorPlace): Promise<ApiC
 }
 
 /** A value quoted for a POSIX shell: single quotes, each ' written as '\''. */
-export function shellQuote(value: string): string {
+function shellQuote(value: string): string {
   return /^[A-Za-z0-9_./:@%+=,-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
