@@ -82,10 +82,13 @@ export class ResponseError extends CliError {
 export class NetworkError extends CliError {
   readonly exitCode = ExitCode.NETWORK;
   readonly code: string;
-  constructor(message: string, code: string, options?: { cause?: unknown }) {
+  /** The host name (or address) the request went to, when known: the retry rules tell loopback from remote by it. */
+  readonly hostname?: string;
+  constructor(message: string, code: string, options?: { cause?: unknown; hostname?: string }) {
     super(message, options);
     this.name = 'NetworkError';
     this.code = code;
+    this.hostname = options?.hostname;
   }
 }
 

@@ -1,6 +1,7 @@
 // The installed executable, as a shell runs it: a separate process, real stdio, real signals.
 import { spawn, spawnSync } from 'node:child_process';
 import path from 'node:path';
+import net, { type AddressInfo } from 'node:net';
 import readline from 'node:readline';
 import { describe, expect, it } from 'vitest';
 import { isolatedEnv, runCli } from '../helpers/cli.js';
@@ -15,6 +16,23 @@ describe('bin/gamehost.js', () => {
     });
     expect(r.status).toBe(0);
     expect(JSON.parse(r.stdout).lobby.region.region_id).toBe('lnd-atl');
+  });
+
+  it('a refused connection on loopback fails at once (no retries), exit 6, with the way to start an emulator', async () => {
+    const server = net.createServer();
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+    await new Promise((r) => server.close(r));
+    const started = performance.now();
+    const r = spawnSync(process.execPath, [BIN, 'stats'], {
+      env: { PATH: process.env.PATH, ...isolatedEnv(), GAMEHOST_ENDPOINT: `http://127.0.0.1:${port}`, GAMEHOST_NAMESPACE_TOKEN: 'pub.x.y' },
+      encoding: 'utf8',
+    });
+    const elapsed = performance.now() - started;
+    expect(r.status).toBe(6);
+    expect(r.stderr).toBe(`error: could not reach 127.0.0.1:${port}: connection refused (ECONNREFUSED)\n  nothing listens there: start the emulator with \`gamehost emulator serve\`\n`);
+    // Six attempts with backoff took 6-10 s; one attempt and a process start take well under 3 s.
+    expect(elapsed).toBeLessThan(3000);
   });
 
   it('a reader that closes early is not an error', () => {

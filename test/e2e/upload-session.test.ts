@@ -337,17 +337,27 @@ describe('history export: --timeout applies to the presigned download too', () =
 
 describe('retries a person can see', () => {
   it('on a terminal, a line per retry of an API call; piped, only the final error', async () => {
-    const server = http.createServer();
+    // A service that keeps answering 503 (a refused connection on loopback is final and never retried).
+    const server = http.createServer((_req, res) => {
+      res.writeHead(503, { 'content-type': 'application/json' }).end('{"code":"SERVICE_UNAVAILABLE","message":"down for a moment"}');
+    });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as AddressInfo).port;
-    await new Promise((r) => server.close(r));
-    const env = { GAMEHOST_ENDPOINT: `http://127.0.0.1:${port}`, GAMEHOST_TOKEN: 'cloud.t', GAMEHOST_GAME: '00000000-0000-4000-8000-000000000001' };
-    const tty = await runCli(['stats'], { env, tty: true });
-    expect(tty.code).toBe(6);
-    const lines = plain(tty.stderr).trim().split('\n');
-    expect(lines.slice(0, 2)).toEqual([expect.stringMatching(/^retrying in (\d+ ms|\d+\.\d s) \(2\/3\): connection refused$/), expect.stringMatching(/^retrying in (\d+ ms|\d+\.\d s) \(3\/3\): connection refused$/)]);
-    expect(lines.slice(2)).toEqual([`error: could not reach 127.0.0.1:${port}: connection refused (ECONNREFUSED)`, '  nothing listens there: start the emulator with `gamehost emulator serve`']);
-    const piped = await runCli(['stats'], { env });
-    expect(piped.stderr).not.toContain('retrying');
+    try {
+      const env = { GAMEHOST_ENDPOINT: `http://127.0.0.1:${port}`, GAMEHOST_TOKEN: 'cloud.t', GAMEHOST_NAMESPACE_TOKEN: 'pub.t', GAMEHOST_GAME: '00000000-0000-4000-8000-000000000001' };
+      const tty = await runCli(['stats'], { env, tty: true });
+      expect(tty.code).toBe(5);
+      const lines = plain(tty.stderr).trim().split('\n');
+      expect(lines.slice(0, 2)).toEqual([
+        expect.stringMatching(/^retrying in (\d+ ms|\d+\.\d s) \(2\/3\): HTTP 503 SERVICE_UNAVAILABLE$/),
+        expect.stringMatching(/^retrying in (\d+ ms|\d+\.\d s) \(3\/3\): HTTP 503 SERVICE_UNAVAILABLE$/),
+      ]);
+      expect(lines.slice(2, 3)).toEqual(['error: down for a moment (SERVICE_UNAVAILABLE)']);
+      const piped = await runCli(['stats'], { env });
+      expect(piped.code).toBe(5);
+      expect(piped.stderr).not.toContain('retrying');
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
   });
 });
