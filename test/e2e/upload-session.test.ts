@@ -217,6 +217,36 @@ describe('build push: the session ends cleanly on every path', () => {
     }
   });
 
+  it('Ctrl-C under --limit-rate with the default concurrency keeps what was sent as whole parts, and the rerun sends only the rest', async () => {
+    const env = { ...fx.env, XDG_STATE_HOME: path.join(tempDir(), 'state') };
+    const f = file('limited.tar', 8 * PART);
+    const args = [BIN, 'build', 'push', f, '--tag', 'limited:v1', '--progress', 'json'];
+    // 8 parts at 128 KiB/s: about 4 s. With all 8 in flight sharing the rate, none was whole before the end.
+    const child = spawn(process.execPath, [...args, '--limit-rate', '128K'], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let err = '';
+    let interruptedAt = 0;
+    child.stderr.on('data', (c: Buffer) => {
+      err += c.toString();
+      const last = events(err).filter((e) => e.type === 'progress').at(-1);
+      if (!interruptedAt && last && last.percent >= 30) {
+        interruptedAt = last.bytes_sent;
+        child.kill('SIGINT');
+      }
+    });
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect(code).toBe(130);
+    expect(interruptedAt).toBeGreaterThan(0);
+    const kept = events(err).filter((e) => e.type === 'part').length;
+    // One part at a time: everything sent but the part on its way is whole.
+    expect(kept).toBeGreaterThanOrEqual(Math.floor(interruptedAt / PART) - 1);
+    expect(kept).toBeGreaterThanOrEqual(2);
+    const again = await runCli(args.slice(1), { env });
+    expect(again.code).toBe(0);
+    const resumed = events(again.stderr);
+    expect(resumed.find((e) => e.type === 'resume')).toMatchObject({ done_parts: kept, parts: 8 });
+    expect(resumed.find((e) => e.type === 'complete')).toMatchObject({ bytes: 8 * PART, bytes_sent: (8 - kept) * PART });
+  });
+
   it('under GitHub Actions: build_id, upload_id and sha256 are step outputs', async () => {
     const out = path.join(tempDir(), 'github-output');
     fs.writeFileSync(out, 'earlier=1\n');
