@@ -141,10 +141,13 @@ function rampUnderLimit(limiter: RateLimiter, limit: LimitFunction, max: number)
   return timer;
 }
 
-/** Under --limit-rate, writes small enough that the limiter can pace them (about an eighth of a second each). */
+/**
+ * Under --limit-rate, writes small enough that the limiter can pace them and progress moves: about an eighth of a
+ * second each, even at 1K (a 16 KiB floor held the first byte back for 16 s there).
+ */
 function chunkSize(limiter: RateLimiter | undefined): number {
   if (!limiter) return BUFFER_SIZE;
-  return Math.max(16 * 1024, Math.min(BUFFER_SIZE, Math.floor(limiter.rate / 8)));
+  return Math.max(128, Math.min(BUFFER_SIZE, Math.floor(limiter.rate / 8)));
 }
 
 interface Sender {

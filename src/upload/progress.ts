@@ -222,7 +222,8 @@ export class TransferProgress {
     if (this.phase === 'completing' || this.phase === 'creating') return this.label;
     const f = this.figures();
     const verb = this.phase === 'downloading' ? 'downloading' : 'uploading';
-    const eta = f.eta_s === null ? '' : `, ETA ${formatDuration(f.eta_s * 1000)}`;
+    // Nothing left is no ETA: `ETA 0 ms` beside 100% says nothing true.
+    const eta = f.eta_s === null || f.eta_s === 0 ? '' : `, ETA ${formatDuration(f.eta_s * 1000)}`;
     const amount = f.bytes_total === null ? formatBytes(f.bytes_sent) : `${f.percent!.toFixed(1)}% (${formatBytes(f.bytes_sent)} of ${formatBytes(f.bytes_total)})`;
     const parts = this.parts ? `, ${f.done_parts}/${f.parts} parts` : '';
     return `${verb} ${amount} at ${formatRate(f.rate_bytes_per_s)}${eta}${parts}`;

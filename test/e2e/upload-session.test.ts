@@ -217,6 +217,15 @@ describe('build push: the session ends cleanly on every path', () => {
     }
   });
 
+  it('at --limit-rate 1K progress moves: bytes and a rate before the end, not `0 B at 0 B/s` until the last write', async () => {
+    const r = await runCli(['build', 'push', file('trickle.tar', 3 * 1024), '--tag', 'trickle:v1', '--limit-rate', '1K', '--progress', 'json'], { env: fx.env });
+    expect(r.code).toBe(0);
+    const during = events(r.stderr).filter((e) => e.type === 'progress' && e.bytes_sent < 3 * 1024);
+    expect(during.length).toBeGreaterThan(0);
+    expect(during.at(-1)!.bytes_sent).toBeGreaterThan(0);
+    expect(during.at(-1)!.rate_bytes_per_s).toBeGreaterThan(0);
+  });
+
   it('Ctrl-C under --limit-rate with the default concurrency keeps what was sent as whole parts, and the rerun sends only the rest', async () => {
     const env = { ...fx.env, XDG_STATE_HOME: path.join(tempDir(), 'state') };
     const f = file('limited.tar', 8 * PART);
