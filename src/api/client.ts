@@ -19,6 +19,8 @@ export interface CallSpec {
   auth: AuthKind;
   /** When false the call is re-sent only after a 429 or when the request surely never left. */
   idempotent: boolean;
+  /** Answers the caller handles itself rather than have them retried (see RetryRules). */
+  handledByCaller?(err: unknown): boolean;
 }
 
 export const USER_AGENT = `gamehost/${version} node/${process.versions.node}`;
@@ -71,6 +73,7 @@ export class ApiClient {
         policy: ctx.retry,
         signal: ctx.signal,
         idempotent: spec.idempotent,
+        handledByCaller: spec.handledByCaller,
         onRetry: (notice) => {
           ctx.verbose(`retrying ${spec.method} ${spec.path} in ${notice.waitMs} ms (${notice.error.message})`);
           if (this.onRetry) return this.onRetry(notice, spec);

@@ -25,6 +25,8 @@ export interface RetryRules {
   signal: AbortSignal;
   /** When false the request is re-sent only after a 429 or when it surely never left. */
   idempotent: boolean;
+  /** Answers the caller acts on itself (another completion in progress: it waits its own way), never retried here. */
+  handledByCaller?(err: unknown): boolean;
   onRetry?(notice: RetryNotice): void;
 }
 
@@ -61,7 +63,7 @@ export async function withRetries<T>(rules: RetryRules, attempt: (n: number) => 
       return await attempt(n);
     } catch (err) {
       if (signal.aborted) throw signal.reason;
-      if (n >= policy.attempts || !isRetryable(err, rules.idempotent)) throw err;
+      if (n >= policy.attempts || !isRetryable(err, rules.idempotent) || rules.handledByCaller?.(err)) throw err;
       const waitMs = backoffMs(policy, n, err instanceof ApiError ? err.retryAfterMs : undefined);
       rules.onRetry?.({ attempt: n + 1, attempts: policy.attempts, waitMs, error: err as Error });
       await sleep(waitMs, signal);

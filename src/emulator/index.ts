@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { resolveConfig, type EmulatorConfig } from './config.js';
 import { DATA_DIR_ENTRIES, dataDirPaths, prepareDataDir } from './datadir.js';
-import { parseFaults } from './faults.js';
+import { parseFaults, type Faults } from './faults.js';
 import { createEmulatorServer, type Front } from './routes/server.js';
 import { tokensFor, type EmulatorTokens } from './services/auth.js';
 import { systemClock, type Clock } from './services/clock.js';
@@ -54,18 +54,18 @@ function urlHost(host: string): string {
 }
 
 /** The services over a data directory's stores; close the store when done. */
-function open(dataDir: string, config: EmulatorConfig, clock: Clock): { services: Services; store: SqliteStore; secret: Buffer } {
+function open(dataDir: string, config: EmulatorConfig, clock: Clock, faults?: Faults): { services: Services; store: SqliteStore; secret: Buffer } {
   const { paths, secret } = prepareDataDir(dataDir);
   const store = SqliteStore.open(paths.db);
   const blobs = new LocalBlobStore(paths, secret, store);
-  return { services: createServices({ store, blobs, clock, config, secret }), store, secret };
+  return { services: createServices({ store, blobs, clock, config, secret, faults }), store, secret };
 }
 
 export async function startEmulator(opts: StartEmulatorOptions): Promise<RunningEmulator> {
   const config = resolveConfig(opts.config);
   const faults = opts.faults ? parseFaults(opts.faults) : undefined;
   const host = opts.host ?? '127.0.0.1';
-  const { services, store, secret } = open(opts.dataDir, config, opts.clock ?? systemClock);
+  const { services, store, secret } = open(opts.dataDir, config, opts.clock ?? systemClock, faults);
   const front: Front = { endpoint: '', faults };
   const server = createEmulatorServer(services, front);
   try {
