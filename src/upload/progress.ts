@@ -144,7 +144,8 @@ export class TransferProgress {
 
   /** Every byte is up; the service is assembling the upload. */
   completing(): void {
-    // The last figures of the transfer, then the phase that follows it.
+    // The last figures of the transfer, then the phase that follows it: no progress event or line after them.
+    clearInterval(this.timer);
     if (this.mode === 'json') this.emit({ type: 'completing', ...this.figures() });
     else if (this.mode === 'plain') this.ctx.io.stderr.write(`${this.line()}\ncompleting the upload…\n`);
     this.setPhase('completing', 'completing the upload…');
@@ -192,7 +193,6 @@ export class TransferProgress {
     this.label = label;
     if (this.spinner && label) {
       this.spinner.text = label;
-      if (phase === 'completing') clearInterval(this.timer);
       this.spinner.start().render();
     }
   }

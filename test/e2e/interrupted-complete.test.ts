@@ -44,14 +44,18 @@ describe('Ctrl-C during `completing the upload…` with the embedded emulator', 
     expect(first.code).toBe(130);
     expect(first.stdout).toBe('');
 
-    const started = performance.now();
     const second = await run(args, env);
-    const elapsed = performance.now() - started;
     expect(second.code).toBe(0);
-    expect(elapsed).toBeLessThan(15_000);
     const seen = events(second.stderr);
-    expect(seen.find((e) => e.type === 'resume')).toMatchObject({ done_parts: 4, parts: 4 });
-    expect(seen.find((e) => e.type === 'waiting')).toMatchObject({ reason: 'complete_in_progress', message: 'another completion of this upload is in progress; waiting' });
+    const resumed = seen.find((e) => e.type === 'resume');
+    expect(resumed).toMatchObject({ done_parts: 4, parts: 4 });
+    // The push's own clock, from resuming to done (a loaded machine's process start is not the push's stall):
+    // about 5 s for the claim to lapse, then the assembly. The stall was 3 minutes.
+    const took = Date.parse(seen.find((e) => e.type === 'complete')!.time) - Date.parse(resumed!.time);
+    expect(took).toBeLessThan(15_000);
+    // Whether the interrupted claim was still live when this push asked (it then says it waits) depends on how soon
+    // this process started; either way the push finishes, and says nothing untrue.
+    for (const e of seen.filter((e) => e.type === 'waiting')) expect(e.message).toBe('another completion of this upload is in progress; waiting');
     // No retry of the complete call, and no cause that was not the cause.
     expect(seen.filter((e) => e.type === 'retry')).toEqual([]);
     expect(second.stderr).not.toMatch(/no answer in time|HEADERS_TIMEOUT/);
@@ -60,5 +64,5 @@ describe('Ctrl-C during `completing the upload…` with the embedded emulator', 
 
     const listed = await run(['emulator', 'builds', '--json'], env);
     expect(JSON.parse(listed.stdout).builds.find((b: { build_id: string }) => b.build_id === result.build_id)).toMatchObject({ complete: true });
-  }, 60_000);
+  }, 120_000);
 });

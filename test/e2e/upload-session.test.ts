@@ -197,6 +197,30 @@ describe('build push: the session ends cleanly on every path', () => {
     }
   });
 
+  it('a completion already in progress (429 UPLOAD_COMPLETE_IN_PROGRESS): said once, waited for as told, no retry lines, then done', async () => {
+    let busy = 2;
+    const front = await frontOf(fx.emu.endpoint, (req, res) => {
+      if (!(req.method === 'POST' && req.url!.endsWith('/complete')) || busy-- <= 0) return false;
+      req.resume();
+      res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '1' });
+      res.end(JSON.stringify({ code: 'UPLOAD_COMPLETE_IN_PROGRESS', message: 'Another completion of upload u is in progress; ask again in a moment.', ray_id: 'r' }));
+      return true;
+    });
+    try {
+      const env = { ...fx.env, XDG_STATE_HOME: path.join(tempDir(), 'state'), GAMEHOST_ENDPOINT: front.endpoint };
+      const started = performance.now();
+      const r = await runCli(['build', 'push', file('busy.tar', 2 * PART), '--tag', 'busy:v1', '--progress', 'plain'], { env });
+      expect(r.code).toBe(0);
+      expect(busy).toBeLessThan(0);
+      // Asked again after the Retry-After of each answer: 1 s, twice.
+      expect(performance.now() - started).toBeGreaterThanOrEqual(2000);
+      expect(r.stderr.split('\n').filter((l) => l === 'another completion of this upload is in progress; waiting')).toHaveLength(1);
+      expect(r.stderr).not.toMatch(/retrying|HTTP 429|error/);
+    } finally {
+      front.close();
+    }
+  });
+
   // Replaces a test that timed the run: a limiter that did not hold would show a rate far above the limit.
   it('--limit-rate caps the whole upload: the rate shown stays within 10% of the limit, and no listener piles up', async () => {
     const warnings: string[] = [];
