@@ -136,7 +136,7 @@ export async function pushSession(ctx: Context, api: ApiClient, o: SessionOption
     if (now.size !== input.size || now.mtimeMs !== input.mtimeMs) {
       throw new UploadError(`${input.source} changed during the upload; the build was not completed`, 'push it again once the file is final');
     }
-    await completeOnce(ctx, api, build.upload_id, progress);
+    await completeWhenFree(ctx, api, build.upload_id, progress);
     journal?.remove();
 
     const result: PushResult = {
@@ -173,7 +173,7 @@ const COMPLETE_POLL_MIN_MS = 500;
 const COMPLETE_POLL_MAX_MS = 10_000;
 
 /** Completes the upload; while another completion of it is in progress, says so once and waits for it. */
-async function completeOnce(ctx: Context, api: ApiClient, uploadId: string, progress: TransferProgress): Promise<void> {
+async function completeWhenFree(ctx: Context, api: ApiClient, uploadId: string, progress: TransferProgress): Promise<void> {
   const started = ctx.now();
   for (let told = false; ; told = true) {
     try {

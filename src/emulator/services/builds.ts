@@ -1,9 +1,9 @@
 // Builds and their uploads: create (with presigned part URLs), accepting a part, complete, and the list.
 import { randomUUID } from 'node:crypto';
-import type { EmulatorConfig } from '../config.js';
-import type { Faults } from '../faults.js';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { EmulatorConfig } from '../config.js';
 import { EmulatorError, fail } from '../errors.js';
+import type { Faults } from '../faults.js';
 import type { BlobStore, BuildRow, ReceivedPart, Store, UploadRow } from '../stores/store.js';
 import type { Clock } from './clock.js';
 
