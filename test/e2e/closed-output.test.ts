@@ -27,7 +27,8 @@ function run(args: string[], env: NodeJS.ProcessEnv, closed?: 'stdout' | 'stderr
   return new Promise((resolve) => child.once('exit', (code) => resolve({ code, ...text })));
 }
 
-describe('a reader that goes away', () => {
+// Several processes per case, each starting the embedded emulator: slow on a loaded machine.
+describe('a reader that goes away', { timeout: 60_000 }, () => {
   const env = isolatedEnv();
   const dir = tempDir();
   const file = path.join(dir, 'server.tar');

@@ -219,7 +219,7 @@ describe('build push: the session ends cleanly on every path', () => {
     } finally {
       front.close();
     }
-  });
+  }, 60_000);
 
   // Replaces a test that timed the run: a limiter that did not hold would show a rate far above the limit.
   it('--limit-rate caps the whole upload: the rate shown stays within 10% of the limit, and no listener piles up', async () => {
@@ -248,7 +248,7 @@ describe('build push: the session ends cleanly on every path', () => {
     expect(during.length).toBeGreaterThan(0);
     expect(during.at(-1)!.bytes_sent).toBeGreaterThan(0);
     expect(during.at(-1)!.rate_bytes_per_s).toBeGreaterThan(0);
-  });
+  }, 60_000);
 
   it('Ctrl-C under --limit-rate with the default concurrency keeps what was sent as whole parts, and the rerun sends only the rest', async () => {
     const env = { ...fx.env, XDG_STATE_HOME: path.join(tempDir(), 'state') };
@@ -278,7 +278,7 @@ describe('build push: the session ends cleanly on every path', () => {
     const resumed = events(again.stderr);
     expect(resumed.find((e) => e.type === 'resume')).toMatchObject({ done_parts: kept, parts: 8 });
     expect(resumed.find((e) => e.type === 'complete')).toMatchObject({ bytes: 8 * PART, bytes_sent: (8 - kept) * PART });
-  });
+  }, 60_000);
 
   it('under GitHub Actions: build_id, upload_id and sha256 are step outputs', async () => {
     const out = path.join(tempDir(), 'github-output');
