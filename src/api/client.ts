@@ -21,6 +21,8 @@ export interface CallSpec {
   idempotent: boolean;
   /** Answers the caller handles itself rather than have them retried (see RetryRules). */
   handledByCaller?(err: unknown): boolean;
+  /** At most this many attempts, the first included: 1 for a lookup the command can do without (no retry waits). */
+  attempts?: number;
 }
 
 export const USER_AGENT = `gamehost/${version} node/${process.versions.node}`;
@@ -70,7 +72,7 @@ export class ApiClient {
     const ctx = this.ctx;
     return withRetries(
       {
-        policy: ctx.retry,
+        policy: spec.attempts === undefined ? ctx.retry : { ...ctx.retry, attempts: Math.min(spec.attempts, ctx.retry.attempts) },
         signal: ctx.signal,
         idempotent: spec.idempotent,
         handledByCaller: spec.handledByCaller,
