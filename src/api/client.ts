@@ -19,6 +19,8 @@ export interface CallSpec {
   auth: AuthKind;
   /** When false the call is re-sent only after a 429 or when the request surely never left. */
   idempotent: boolean;
+  /** Answers the caller handles itself rather than have them retried (see RetryRules). */
+  handledByCaller?(err: unknown): boolean;
   /** At most this many attempts, the first included: 1 for a lookup the command can do without (no retry waits). */
   attempts?: number;
 }
@@ -83,6 +85,7 @@ export class ApiClient {
         policy: spec.attempts === undefined ? ctx.retry : { ...ctx.retry, attempts: Math.min(spec.attempts, ctx.retry.attempts) },
         signal: ctx.signal,
         idempotent: spec.idempotent,
+        handledByCaller: spec.handledByCaller,
         onRetry: (notice) => {
           ctx.verbose(`retrying ${spec.method} ${spec.path} in ${notice.waitMs} ms (${notice.error.message})`);
           if (this.onRetry) return this.onRetry(notice, spec);

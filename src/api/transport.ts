@@ -25,6 +25,8 @@ export interface RetryRules {
   signal: AbortSignal;
   /** When false the request is re-sent only after a 429 or when it surely never left. */
   idempotent: boolean;
+  /** Answers the caller acts on itself (another completion in progress: it waits its own way), never retried here. */
+  handledByCaller?(err: unknown): boolean;
   onRetry?(notice: RetryNotice): void;
 }
 
@@ -33,11 +35,21 @@ export function isTlsFailure(err: NetworkError): boolean {
   return /CERT|SSL|TLS/i.test(err.code);
 }
 
+/**
+ * Failures that another attempt cannot mend, so they are said at once: a name that does not resolve, and a refused
+ * connection on this machine (nothing listens there). A remote refusal is retried: a restarting load balancer
+ * refuses for a moment.
+ */
+export function isFinalNetworkFailure(err: NetworkError): boolean {
+  if (err.code === 'ENOTFOUND') return true;
+  return err.code === 'ECONNREFUSED' && err.hostname !== undefined && isLoopbackHost(err.hostname);
+}
+
 /** Whether `err` is worth another attempt: network errors (not TLS), 408, 429, 5xx; a 429 even when not idempotent. */
 export function isRetryable(err: unknown, idempotent: boolean): boolean {
   if (err instanceof ApiError) return err.status === 429 || (idempotent && (err.status === 408 || err.status >= 500));
   if (err instanceof NetworkError) {
-    if (isTlsFailure(err)) return false;
+    if (isTlsFailure(err) || isFinalNetworkFailure(err)) return false;
     return idempotent || wasNotSent(err);
   }
   return false;
@@ -51,7 +63,7 @@ export async function withRetries<T>(rules: RetryRules, attempt: (n: number) => 
       return await attempt(n);
     } catch (err) {
       if (signal.aborted) throw signal.reason;
-      if (n >= policy.attempts || !isRetryable(err, rules.idempotent)) throw err;
+      if (n >= policy.attempts || !isRetryable(err, rules.idempotent) || rules.handledByCaller?.(err)) throw err;
       const waitMs = backoffMs(policy, n, err instanceof ApiError ? err.retryAfterMs : undefined);
       rules.onRetry?.({ attempt: n + 1, attempts: policy.attempts, waitMs, error: err as Error });
       await sleep(waitMs, signal);
@@ -277,8 +289,9 @@ export function toNetworkError(err: unknown, url: URL): NetworkError {
   const words = hangUp
     ? 'the connection closed before an answer'
     : (NETWORK_WORDS[code] ?? (isTls ? `TLS failure${tlsMessage ? `: ${tlsMessage}` : ''}` : (err as Error)?.message || 'network error'));
-  const error = new NetworkError(`could not reach ${url.host}: ${words} (${code})`, code, { cause: err });
+  const error = new NetworkError(`could not reach ${url.host}: ${words} (${code})`, code, { cause: err, hostname: url.hostname });
   if (isTls) error.hint = 'for a private CA, point NODE_EXTRA_CA_CERTS at its bundle';
   else if (code === 'ECONNREFUSED' && isLoopbackHost(url.hostname)) error.hint = 'nothing listens there: start the emulator with `gamehost emulator serve`';
+  else if (code === 'ENOTFOUND') error.hint = `no address is known for ${url.hostname}: check the endpoint (--endpoint, GAMEHOST_ENDPOINT or the profile)`;
   return error;
 }

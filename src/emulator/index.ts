@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { resolveConfig, type EmulatorConfig } from './config.js';
 import { DATA_DIR_ENTRIES, dataDirPaths, prepareDataDir } from './datadir.js';
 export { dataDirHolders, holdDataDir, type ServerHold } from './datadir.js';
-import { parseFaults } from './faults.js';
+import { parseFaults, type Faults } from './faults.js';
 import { createEmulatorServer, type Front } from './routes/server.js';
 import { tokensFor, type EmulatorTokens } from './services/auth.js';
 import { systemClock, type Clock } from './services/clock.js';
@@ -65,6 +65,7 @@ async function open(
   config: EmulatorConfig,
   clock: Clock,
   bucket: BucketSettings | undefined,
+  faults: Faults | undefined,
 ): Promise<{ services: Services; store: SqliteStore; secret: Buffer }> {
   if (bucket) checkBucketPartSize(config.partSize);
   const { paths, secret } = prepareDataDir(dataDir);
@@ -84,14 +85,14 @@ async function open(
   } else {
     blobs = new LocalBlobStore(paths, secret, store);
   }
-  return { services: createServices({ store, blobs, clock, config, secret }), store, secret };
+  return { services: createServices({ store, blobs, clock, config, secret, faults }), store, secret };
 }
 
 export async function startEmulator(opts: StartEmulatorOptions): Promise<RunningEmulator> {
   const config = resolveConfig(opts.config);
   const faults = opts.faults ? parseFaults(opts.faults) : undefined;
   const host = opts.host ?? '127.0.0.1';
-  const { services, store, secret } = await open(opts.dataDir, config, opts.clock ?? systemClock, opts.bucket);
+  const { services, store, secret } = await open(opts.dataDir, config, opts.clock ?? systemClock, opts.bucket, faults);
   const front: Front = { endpoint: '', faults };
   const server = createEmulatorServer(services, front);
   try {

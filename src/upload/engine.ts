@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
-import pLimit from 'p-limit';
+import pLimit, { type LimitFunction } from 'p-limit';
 import type { Agents } from '../api/agents.js';
 import { USER_AGENT } from '../api/client.js';
 import { isRetryable, readText, responseError, toNetworkError, withRetries } from '../api/transport.js';
@@ -88,8 +88,11 @@ export async function uploadParts(job: UploadJob): Promise<void> {
   const group = new AbortController();
   const onAbort = () => group.abort(job.signal.reason);
   job.signal.addEventListener('abort', onAbort, { once: true });
-  const concurrency = Math.min(job.concurrency, job.parts.length);
-  const limit = pLimit(Math.max(1, concurrency));
+  const concurrency = Math.max(1, Math.min(job.concurrency, job.parts.length));
+  // Under a rate limit, parts in parallel share the rate and buy nothing, and an interruption would keep none of
+  // them whole: one part at a time, and another only while the connections (not the limit) set the pace.
+  const limit = pLimit(job.limiter ? 1 : concurrency);
+  const ramp = job.limiter && concurrency > 1 ? rampUnderLimit(job.limiter, limit, concurrency) : undefined;
   const sender: Sender = {
     job,
     fd: await fs.promises.open(job.file, 'r'),
@@ -114,16 +117,37 @@ export async function uploadParts(job: UploadJob): Promise<void> {
   } catch (err) {
     throw job.signal.aborted ? job.signal.reason : err;
   } finally {
+    clearInterval(ramp);
     job.signal.removeEventListener('abort', onAbort);
     group.abort();
     await sender.fd.close();
   }
 }
 
-/** Under --limit-rate, writes small enough that the limiter can pace them (about an eighth of a second each). */
+const RAMP_EVERY_MS = 2_000;
+
+/**
+ * Every couple of seconds, one more part in flight (up to `max`) when the limiter held the senders back less than
+ * a tenth of the time: the parts already in flight cannot reach the rate on their own (a long, slow path).
+ */
+function rampUnderLimit(limiter: RateLimiter, limit: LimitFunction, max: number): NodeJS.Timeout {
+  let waited = limiter.waitedMs;
+  const timer = setInterval(() => {
+    const held = limiter.waitedMs - waited;
+    waited = limiter.waitedMs;
+    if (held < RAMP_EVERY_MS / 10 && limit.activeCount === limit.concurrency && limit.pendingCount > 0 && limit.concurrency < max) limit.concurrency++;
+  }, RAMP_EVERY_MS);
+  timer.unref();
+  return timer;
+}
+
+/**
+ * Under --limit-rate, writes small enough that the limiter can pace them and progress moves: about an eighth of a
+ * second each, even at 1K (a 16 KiB floor held the first byte back for 16 s there).
+ */
 function chunkSize(limiter: RateLimiter | undefined): number {
   if (!limiter) return BUFFER_SIZE;
-  return Math.max(16 * 1024, Math.min(BUFFER_SIZE, Math.floor(limiter.rate / 8)));
+  return Math.max(128, Math.min(BUFFER_SIZE, Math.floor(limiter.rate / 8)));
 }
 
 interface Sender {

@@ -3,11 +3,11 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { Agents, proxyFor } from '../../src/api/agents.js';
-import { checkServiceUrl, isRetryable, parseErrorBody, responseError, retryLine, send } from '../../src/api/transport.js';
+import { checkServiceUrl, isRetryable, parseErrorBody, responseError, retryLine, send, toNetworkError } from '../../src/api/transport.js';
 import { ApiError, NetworkError, ResponseError } from '../../src/errors.js';
 
 const api = (status: number) => new ApiError(status, { code: 'X', message: 'm' });
-const net = (code: string) => new NetworkError('could not reach h', code);
+const net = (code: string, hostname = 'api.example.com') => new NetworkError('could not reach h', code, { hostname });
 
 describe('one set of retry rules for API calls, presigned GETs and part PUTs', () => {
   it('says a retry the way a person reads it: a short wait in ms (never "0.0 s"), a longer one in seconds', () => {
@@ -25,11 +25,28 @@ describe('one set of retry rules for API calls, presigned GETs and part PUTs', (
     ['a reset connection when idempotent', net('ECONNRESET'), true, true],
     ['a reset connection when not idempotent (it may have been acted on)', net('ECONNRESET'), false, false],
     ['a refused connection when not idempotent (it never left)', net('ECONNREFUSED'), false, true],
+    ['a refused remote connection (a restarting load balancer refuses for a moment)', net('ECONNREFUSED', '203.0.113.7'), true, true],
+    ['a refused connection on 127.0.0.1: nothing listens there', net('ECONNREFUSED', '127.0.0.1'), true, false],
+    ['a refused connection on localhost', net('ECONNREFUSED', 'localhost'), true, false],
+    ['a refused connection on [::1]', net('ECONNREFUSED', '[::1]'), true, false],
+    ['a name that does not resolve', net('ENOTFOUND'), true, false],
+    ['a DNS lookup that failed for now (EAI_AGAIN)', net('EAI_AGAIN'), true, true],
     ['a certificate failure', net('DEPTH_ZERO_SELF_SIGNED_CERT'), true, false],
     ['a TLS version failure', net('ERR_SSL_WRONG_VERSION_NUMBER'), true, false],
     ['anything else', new Error('bug'), true, false],
   ])('%s', (_name, err, idempotent, expected) => {
     expect(isRetryable(err, idempotent)).toBe(expected);
+  });
+
+  it('a failure from the wire knows its host: a name that does not resolve is final, with what to check', () => {
+    const err = toNetworkError(Object.assign(new Error('getaddrinfo ENOTFOUND api.nowhere.example'), { code: 'ENOTFOUND' }), new URL('https://api.nowhere.example/x'));
+    expect(err.message).toBe('could not reach api.nowhere.example: host not found (ENOTFOUND)');
+    expect(err.hint).toBe('no address is known for api.nowhere.example: check the endpoint (--endpoint, GAMEHOST_ENDPOINT or the profile)');
+    expect(isRetryable(err, true)).toBe(false);
+    const refused = (host: string) => toNetworkError(Object.assign(new Error(`connect ECONNREFUSED ${host}`), { code: 'ECONNREFUSED' }), new URL(`http://${host}:9/`));
+    expect(isRetryable(refused('127.0.0.1'), true)).toBe(false);
+    expect(isRetryable(refused('[::1]'), true)).toBe(false);
+    expect(isRetryable(refused('198.51.100.4'), true)).toBe(true);
   });
 });
 
