@@ -46,7 +46,7 @@ describe('uploadParts', () => {
 
   it.each([1, 3, 8])('with %i parts in flight, each part arrives whole', async (concurrency) => {
     const run = `c${concurrency}`;
-    const agents = new Agents();
+    const agents = new Agents({}, 10_000);
     const list = parts(run);
     let moved = 0;
     try {
@@ -57,7 +57,7 @@ describe('uploadParts', () => {
         concurrency,
         retry: { attempts: 1, baseMs: 1, maxMs: 1 },
         stallMs: 10_000,
-        agents,
+        dispatcher: (url) => agents.for(url),
         signal: new AbortController().signal,
         events: { progress: (n) => (moved += n) },
       });
