@@ -9,7 +9,7 @@
 import { createRequire } from 'node:module';
 import net from 'node:net';
 import v8 from 'node:v8';
-import type { Agent as AgentType, Dispatcher, Pool as PoolType, ProxyAgent as ProxyAgentType } from 'undici';
+import type { Agent as AgentType, buildConnector, Dispatcher, Pool as PoolType, ProxyAgent as ProxyAgentType } from 'undici';
 import { UsageError } from '../errors.js';
 
 const require = createRequire(import.meta.url);
@@ -18,6 +18,7 @@ const require = createRequire(import.meta.url);
 export const UNDICI_FILES = { agent: 'undici/lib/dispatcher/agent.js', request: 'undici/lib/api/api-request.js' } as const;
 
 type Env = Record<string, string | undefined>;
+type Connector = buildConnector.connector;
 type RequestFn = (this: Dispatcher, options: Dispatcher.RequestOptions) => Promise<Dispatcher.ResponseData>;
 
 let loaded: { Agent: typeof AgentType; request: RequestFn } | undefined;
@@ -104,7 +105,13 @@ function proxyAgent(proxy: URL, t: number): ProxyAgentType {
     bodyTimeout: t,
     proxyTls: { timeout: t },
     requestTls: { timeout: t },
-    clientFactory: (origin, options) => new ProxyPool(origin, { ...options, headersTimeout: t }) as PoolType,
+    clientFactory: (origin, options) => {
+      // undici gives an https proxy's address as the TLS server name even when it is an IP, which TLS forbids (Node
+      // warns, DEP0123): none then, and the certificate is checked against the address, as for any address.
+      const connector = (options as { connect: Connector }).connect;
+      const connect: Connector = (o, done) => connector({ ...o, servername: o.servername && net.isIP(o.servername) ? undefined : o.servername }, done);
+      return new ProxyPool(origin, { ...options, connect, headersTimeout: t }) as PoolType;
+    },
   });
 }
 
