@@ -203,6 +203,13 @@ async function putOnce(s: Sender, part: Part, signal: AbortSignal, moved: (n: nu
   let busy = false;
   let over = false;
   let sent = 0;
+  // The file's own failure: undici ends the request with it, and it must not read as the network's.
+  let unreadable: UploadError | undefined;
+  const fail = (err: UploadError) => {
+    unreadable = err;
+    attempt.abort(err);
+    return err;
+  };
   async function* body(): AsyncGenerator<Buffer> {
     for (let offset = 0; offset < part.length; ) {
       const want = Math.min(buf.length, part.length - offset);
@@ -213,11 +220,11 @@ async function putOnce(s: Sender, part: Part, signal: AbortSignal, moved: (n: nu
       try {
         read = await readAt(s, buf, want, part.offset + offset);
       } catch (err) {
-        throw new UploadError(`cannot read ${job.file}: ${(err as Error).message}`, undefined, { cause: err });
+        throw fail(new UploadError(`cannot read ${job.file}: ${(err as Error).message}`, undefined, { cause: err }));
       } finally {
         busy = false;
       }
-      if (read !== want) throw new UploadError(`${job.file} became shorter during the upload; the build was not completed`, 'push it again once the file is final');
+      if (read !== want) throw fail(new UploadError(`${job.file} became shorter during the upload; the build was not completed`, 'push it again once the file is final'));
       if (over) return;
       offset += want;
       // undici asks for the next piece once the socket has taken this one whole (it waits for 'drain' when a write
@@ -244,7 +251,8 @@ async function putOnce(s: Sender, part: Part, signal: AbortSignal, moved: (n: nu
     if (sent < part.length) moved(part.length - sent);
   } catch (err) {
     if (signal.aborted) throw signal.reason;
-    if (err instanceof ApiError || err instanceof UploadError) throw err;
+    if (unreadable) throw unreadable;
+    if (err instanceof ApiError) throw err;
     throw toNetworkError(attempt.signal.reason instanceof StallError ? attempt.signal.reason : err, url);
   } finally {
     clearInterval(watchdog);

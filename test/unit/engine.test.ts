@@ -69,4 +69,29 @@ describe('uploadParts', () => {
       expect(received.get(`/${run}/part-${p.number}`)?.equals(data.subarray(p.offset, p.offset + p.length))).toBe(true);
     }
   });
+
+  it('a file shorter than its parts fails the part as the fault of the file: one UploadError, not retried as a network error', async () => {
+    const agents = new Agents({}, 10_000);
+    const short: Part[] = [{ number: 1, offset: data.length - 1000, length: 5000, url: `${base}/short/part-1` }];
+    let retries = 0;
+    try {
+      await expect(
+        uploadParts({
+          file,
+          parts: short,
+          totalParts: 1,
+          concurrency: 1,
+          retry: { attempts: 3, baseMs: 1, maxMs: 1 },
+          stallMs: 10_000,
+          dispatcher: (url) => agents.for(url),
+          signal: new AbortController().signal,
+          events: { retry: () => retries++ },
+        }),
+      ).rejects.toThrow(`part 1 of 1 failed: ${file} became shorter during the upload; the build was not completed`);
+    } finally {
+      await agents.close();
+    }
+    expect(retries).toBe(0);
+    expect(received.has('/short/part-1')).toBe(false);
+  });
 });
