@@ -144,7 +144,8 @@ export class TransferProgress {
 
   /** Every byte is up; the service is assembling the upload. */
   completing(): void {
-    // The last figures of the transfer, then the phase that follows it.
+    // The last figures of the transfer, then the phase that follows it: no periodic figures after them.
+    if (this.mode !== 'tty') this.stop();
     if (this.mode === 'json') this.emit({ type: 'completing', ...this.figures() });
     else if (this.mode === 'plain') this.ctx.io.stderr.write(`${this.line()}\ncompleting the upload…\n`);
     this.setPhase('completing', 'completing the upload…');
