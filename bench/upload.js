@@ -25,7 +25,7 @@ const RUNS = Number(process.env.BENCH_UPLOAD_RUNS ?? 5);
 const BUDGET = { wallRatio: 1.4, cpuRatio: 1.4, rssMiB: 150, refusedCpu: 0.6, slowRatio: 0.2 };
 const TIME = fs.existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined;
 
-function makeFile(file, size, random) {
+export function makeFile(file, size, random) {
   if (fs.existsSync(file) && fs.statSync(file).size === size) return;
   if (!random) {
     fs.closeSync(fs.openSync(file, 'w'));
@@ -39,7 +39,7 @@ function makeFile(file, size, random) {
 }
 
 /** Runs one command; resolves with wall ms and (with GNU time) its CPU seconds and peak RSS in MiB. */
-function measure(cmd, args, { ok = [0] } = {}) {
+export function measure(cmd, args, { ok = [0] } = {}) {
   const argv = TIME ? [TIME, ['-f', '@@ %U %S %M', cmd, ...args]] : [cmd, args];
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
@@ -74,7 +74,7 @@ async function startServer(args = []) {
   return { endpoint: `http://127.0.0.1:${port}`, stop: () => server.kill('SIGTERM') };
 }
 
-const median = (xs) => {
+export const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
@@ -145,7 +145,7 @@ export async function runUploadBench() {
   }
 }
 
-function spawnable(cmd) {
+export function spawnable(cmd) {
   try {
     return fs.existsSync(cmd) || process.env.PATH.split(path.delimiter).some((d) => fs.existsSync(path.join(d, cmd)));
   } catch {

@@ -11,8 +11,10 @@ import { tokensFor, type EmulatorTokens } from './services/auth.js';
 import { systemClock, type Clock } from './services/clock.js';
 import { GAME_ID, NAMESPACE_ID } from './services/ids.js';
 import { createServices, type Services } from './services/index.js';
+import { BucketSettingsError, checkBucketPartSize, describeBucket, type BucketSettings } from './stores/bucket.js';
 import { LocalBlobStore } from './stores/local-blobs.js';
 import { SqliteStore } from './stores/sqlite.js';
+import type { BlobStore } from './stores/store.js';
 
 export { DEFAULT_CONFIG, type EmulatorConfig } from './config.js';
 export { DEVIATIONS, type Deviation } from './deviations.js';
@@ -20,6 +22,7 @@ export { ManualClock, type Clock } from './services/clock.js';
 export { GAME_ID, NAMESPACE_ID } from './services/ids.js';
 export type { Services } from './services/index.js';
 export type { StopOptions } from './services/lobbies.js';
+export { BucketSettingsError, type BucketSettings } from './stores/bucket.js';
 
 export interface RunningEmulator {
   /** e.g. http://127.0.0.1:54321, no trailing slash. */
@@ -44,6 +47,8 @@ export interface StartEmulatorOptions {
   faults?: string;
   /** Default: the wall clock. Tests pass a ManualClock and move it instead of sleeping. */
   clock?: Clock;
+  /** Keep builds and exports in this S3-compatible bucket instead of the data directory. */
+  bucket?: BucketSettings;
 }
 
 /** A host as it appears in a URL; wildcard binds are reached through loopback. */
@@ -53,11 +58,31 @@ function urlHost(host: string): string {
   return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
 }
 
-/** The services over a data directory's stores; close the store when done. */
-function open(dataDir: string, config: EmulatorConfig, clock: Clock): { services: Services; store: SqliteStore; secret: Buffer } {
+/** The services over a data directory's stores (and a bucket's, when given); close the store when done. */
+async function open(
+  dataDir: string,
+  config: EmulatorConfig,
+  clock: Clock,
+  bucket: BucketSettings | undefined,
+): Promise<{ services: Services; store: SqliteStore; secret: Buffer }> {
+  if (bucket) checkBucketPartSize(config.partSize);
   const { paths, secret } = prepareDataDir(dataDir);
   const store = SqliteStore.open(paths.db);
-  const blobs = new LocalBlobStore(paths, secret, store);
+  let blobs: BlobStore;
+  if (bucket) {
+    // Loaded only for a bucket: the embedded emulator never pays for the signer.
+    const { S3BlobStore } = await import('./stores/s3-blobs.js');
+    blobs = new S3BlobStore(bucket);
+    // A wrong name, endpoint or key is said at start, not at the first push.
+    try {
+      await blobs.ping();
+    } catch (err) {
+      await store.close();
+      throw new BucketSettingsError(`the bucket ${describeBucket(bucket)} does not answer (${(err as Error).message})`);
+    }
+  } else {
+    blobs = new LocalBlobStore(paths, secret, store);
+  }
   return { services: createServices({ store, blobs, clock, config, secret }), store, secret };
 }
 
@@ -65,7 +90,7 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
   const config = resolveConfig(opts.config);
   const faults = opts.faults ? parseFaults(opts.faults) : undefined;
   const host = opts.host ?? '127.0.0.1';
-  const { services, store, secret } = open(opts.dataDir, config, opts.clock ?? systemClock);
+  const { services, store, secret } = await open(opts.dataDir, config, opts.clock ?? systemClock, opts.bucket);
   const front: Front = { endpoint: '', faults };
   const server = createEmulatorServer(services, front);
   try {

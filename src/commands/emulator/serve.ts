@@ -1,8 +1,8 @@
 import path from 'node:path';
 import type { Context } from '../../context.js';
 import { emulatorDir } from '../../config/paths.js';
-import type { EmulatorConfig } from '../../emulator/index.js';
-import { UsageError } from '../../errors.js';
+import type { BucketSettings, EmulatorConfig } from '../../emulator/index.js';
+import { ResponseError, UsageError } from '../../errors.js';
 import { jsonLine } from '../../output/json.js';
 import { bytes, integer } from '../args.js';
 import { defineCommand } from '../command.js';
@@ -13,6 +13,8 @@ export interface ServeOptions {
   dataDir: string;
   config?: Partial<EmulatorConfig>;
   faults?: string;
+  /** Builds and exports in this bucket instead of the data directory (--bucket, GAMEHOST_EMULATOR_BUCKET). */
+  bucket?: BucketSettings;
   /** Print `export GAMEHOST_…=…` lines for a shell (--env). */
   env: boolean;
 }
@@ -41,14 +43,15 @@ export default defineCommand({
     { flags: '--data-dir <dir>', description: 'where the emulator keeps its state (default: the user data directory)' },
     { flags: '--config <file>', description: 'JSON file with game modes, regions, delays and limits' },
     { flags: '--part-size <bytes>', description: 'multipart part size, e.g. 64KiB or 1MiB (default 100MiB; for tests)', value: bytes },
+    { flags: '--bucket <url>', description: 'keep builds and exports in an S3-compatible bucket, s3://bucket[/prefix] (endpoint, region, keys: AWS_* variables)' },
     { flags: '--faults <spec>', description: 'inject failures, e.g. put-error=0.1,put-reset=0.05,latency=50ms,rate-limit=0.05' },
     { flags: '--env', description: 'print export GAMEHOST_…=… lines for a shell instead of the table' },
   ],
   notes: 'With -q, prints the endpoint alone.',
   examples: [
-    'gamehost emulator serve',
     'gamehost emulator serve --env > emulator.env & sleep 1; . ./emulator.env; gamehost stats',
     'gamehost emulator serve --port 0 --data-dir .emulator --json > emulator.json &   # in CI',
+    'AWS_ENDPOINT_URL=http://minio:9000 gamehost emulator serve --host 0.0.0.0 --bucket s3://gamehost/staging',
   ],
   async parse(v, ctx): Promise<ServeOptions> {
     if (!v.host) throw new UsageError('--host is empty');
@@ -57,12 +60,26 @@ export default defineCommand({
     let config = v.config !== undefined ? loadEmulatorConfig(path.resolve(ctx.cwd, v.config)) : undefined;
     // The flag wins over the config file, as flags do everywhere.
     if (v.partSize !== undefined) config = { ...config, partSize: v.partSize };
+    const bucketUrl = v.bucket ?? (ctx.env.GAMEHOST_EMULATOR_BUCKET || undefined);
+    let bucket: BucketSettings | undefined;
+    if (bucketUrl !== undefined) {
+      const { bucketSettings, checkBucketPartSize, BucketSettingsError } = await import('../../emulator/stores/bucket.js');
+      const { DEFAULT_CONFIG } = await import('../../emulator/config.js');
+      try {
+        bucket = bucketSettings(bucketUrl, ctx.env);
+        checkBucketPartSize(config?.partSize ?? DEFAULT_CONFIG.partSize);
+      } catch (err) {
+        if (err instanceof BucketSettingsError) throw new UsageError(`--bucket: ${err.message}`);
+        throw err;
+      }
+    }
     return {
       host: v.host,
       port: v.port,
       dataDir: v.dataDir !== undefined ? path.resolve(ctx.cwd, v.dataDir) : emulatorDir(ctx.env),
       config,
       faults: await parseFaultsOption(v.faults),
+      bucket,
       env: v.env,
     };
   },
@@ -70,10 +87,12 @@ export default defineCommand({
 });
 
 async function run(ctx: Context, o: ServeOptions): Promise<void> {
-  const [{ startEmulator }, { renderRecord }] = await Promise.all([import('../../emulator/index.js'), import('../../output/record.js')]);
-  const emu = await startEmulator({ dataDir: o.dataDir, host: o.host, port: o.port, config: o.config, faults: o.faults }).catch((err) => {
+  const [{ startEmulator, BucketSettingsError }, { renderRecord }] = await Promise.all([import('../../emulator/index.js'), import('../../output/record.js')]);
+  const emu = await startEmulator({ dataDir: o.dataDir, host: o.host, port: o.port, config: o.config, faults: o.faults, bucket: o.bucket }).catch((err) => {
     if (err?.code === 'EADDRINUSE') throw new UsageError(`--port ${o.port} is in use`, 'pick another with --port, or --port 0 for any free one');
     if (err?.code === 'EADDRNOTAVAIL') throw new UsageError(`--host ${o.host} is not an address of this machine`);
+    if (err instanceof BucketSettingsError)
+      throw new ResponseError(err.message, 'check the bucket, AWS_ENDPOINT_URL (or AWS_ENDPOINT_URL_S3), AWS_REGION and the credentials');
     throw err;
   });
   const info = {

@@ -109,35 +109,44 @@ export class Builds {
 
     const buildId = randomUUID();
     const uploadId = randomUUID();
-    const inserted = await store.insertBuild(
-      {
-        build_id: buildId,
-        game_id: gameId,
-        upload_id: uploadId,
-        display_name: request.displayName,
-        image_tag: imageTag,
-        kind: request.kind,
-        compression: request.compression,
-        path: request.path,
-        content_type: request.contentType,
-        content_length: contentLength,
-        sha256: null,
-        complete: 0,
-        create_ts: now,
-        complete_ts: null,
-      },
-      { upload_id: uploadId, build_id: buildId, content_length: contentLength, part_size: plan.partSize, part_count: plan.partCount },
-    );
-    if (!inserted) fail('BUILD_TAG_TAKEN', { tag: imageTag });
-
+    const upload = { upload_id: uploadId, build_id: buildId, content_length: contentLength, part_size: plan.partSize, part_count: plan.partCount };
     const expires = now + (plan.partCount > 1 ? UPLOAD_MULTIPART_TTL_MS : UPLOAD_SINGLE_TTL_MS);
-    const upload = { content_length: contentLength, part_size: plan.partSize };
-    const requests: PresignedRequest[] = [];
-    for (let n = 1; n <= plan.partCount; n++) {
-      const { offset, length } = partRange(upload, n);
-      const url = await blobs.partUrl(origin, uploadId, n, expires);
-      requests.push({ path: request.path, url, byte_offset: offset, content_length: length });
+    // Opened before the build is recorded, so a recorded build always has somewhere for its bytes to go.
+    const urls = await blobs.openUpload(origin, upload, now, expires);
+    let inserted: boolean;
+    try {
+      inserted = await store.insertBuild(
+        {
+          build_id: buildId,
+          game_id: gameId,
+          upload_id: uploadId,
+          display_name: request.displayName,
+          image_tag: imageTag,
+          kind: request.kind,
+          compression: request.compression,
+          path: request.path,
+          content_type: request.contentType,
+          content_length: contentLength,
+          sha256: null,
+          complete: 0,
+          create_ts: now,
+          complete_ts: null,
+        },
+        upload,
+      );
+    } catch (err) {
+      await blobs.abortUpload(upload).catch(() => {});
+      throw err;
     }
+    if (!inserted) {
+      await blobs.abortUpload(upload);
+      fail('BUILD_TAG_TAKEN', { tag: imageTag });
+    }
+
+    const requests = urls.map((url, i): PresignedRequest => {
+      const { offset, length } = partRange(upload, i + 1);
+      return { path: request.path, url, byte_offset: offset, content_length: length };
+    });
     return { buildId, uploadId, requests };
   }
 
@@ -154,7 +163,7 @@ export class Builds {
 
   /** Stores an accepted part's body; answers its SHA-256 (the part's ETag). */
   async writePart(uploadId: string, n: number, length: number, body: AsyncIterable<Buffer>): Promise<string> {
-    return (await this.deps.blobs.writePart(uploadId, n, length, body, this.deps.clock.now())).sha256;
+    return (await this.deps.blobs.writePart(uploadId, n, length, body, this.deps.clock.now())).etag;
   }
 
   /**
@@ -172,7 +181,7 @@ export class Builds {
       const stale = upload.state === 'assembling' && (upload.claim_ts ?? 0) < clock.now() - ASSEMBLY_STALE_MS;
       // Parts are only checked while nobody is assembling (an assembler deletes them as it finishes).
       if (upload.state === 'pending' || stale) {
-        const parts = await blobs.receivedParts(uploadId);
+        const parts = await blobs.receivedParts(upload);
         checkParts(upload, parts);
         if (await store.claimUpload(uploadId, clock.now(), ASSEMBLY_STALE_MS)) {
           try {

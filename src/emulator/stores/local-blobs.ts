@@ -11,7 +11,7 @@ import type { DataDirPaths } from '../datadir.js';
 import { fail } from '../errors.js';
 import { checkPresigned, presignPath } from './presign.js';
 import type { LocalObjectIndex, PartRow } from './sqlite.js';
-import type { BlobStore, ReceivedPart, UploadRow } from './store.js';
+import type { BlobStore, ReceivedPart, NewUpload, UploadRow } from './store.js';
 
 /** Hashes and counts what flows through. */
 function digestStream(hash: ReturnType<typeof createHash>, counter: { bytes: number }): Transform {
@@ -26,7 +26,7 @@ function digestStream(hash: ReturnType<typeof createHash>, counter: { bytes: num
 
 /** The bytes on disk must be the bytes that were PUT: a part changed since is refused, naming it. */
 function checkPartDigest(upload: UploadRow, n: number, part: ReceivedPart | undefined, digest: string): void {
-  if (part === undefined || part.sha256 !== digest)
+  if (part === undefined || part.etag !== digest)
     fail(
       'UPLOAD_INVALID',
       { reason: `part ${n} of ${upload.part_count} does not match the bytes uploaded for it; upload it again.` },
@@ -49,11 +49,18 @@ export class LocalBlobStore implements BlobStore {
     return join(this.uploadDir(uploadId), `part-${n}`);
   }
 
-  async partUrl(origin: string, uploadId: string, part: number, expiresTs: number): Promise<string> {
-    return origin + presignPath(this.secret, 'PUT', `/_upload/${uploadId}/${part}`, expiresTs);
+  async openUpload(origin: string, upload: NewUpload, _now: number, expiresTs: number): Promise<string[]> {
+    const urls: string[] = [];
+    for (let n = 1; n <= upload.part_count; n++)
+      urls.push(origin + presignPath(this.secret, 'PUT', `/_upload/${upload.upload_id}/${n}`, expiresTs));
+    return urls;
   }
 
-  async exportUrl(origin: string, exportId: string, expiresTs: number): Promise<string> {
+  async abortUpload(upload: NewUpload): Promise<void> {
+    await rm(this.uploadDir(upload.upload_id), { recursive: true, force: true });
+  }
+
+  async exportUrl(origin: string, exportId: string, _now: number, expiresTs: number): Promise<string> {
     return origin + presignPath(this.secret, 'GET', `/_export/${exportId}/export.csv`, expiresTs);
   }
 
@@ -79,14 +86,14 @@ export class LocalBlobStore implements BlobStore {
     }
     const sha256 = hash.digest('hex');
     this.index.recordPart(uploadId, n, counter.bytes, sha256, now);
-    return { size: counter.bytes, sha256 };
+    return { size: counter.bytes, etag: sha256 };
   }
 
-  async receivedParts(uploadId: string): Promise<Map<number, ReceivedPart>> {
+  async receivedParts(upload: NewUpload): Promise<Map<number, ReceivedPart>> {
     const received = new Map<number, ReceivedPart>();
-    for (const part of this.index.listParts(uploadId)) {
-      const onDisk = await this.sizeOnDisk(uploadId, part);
-      if (onDisk !== null) received.set(part.part_number, { size: onDisk, sha256: part.sha256 });
+    for (const part of this.index.listParts(upload.upload_id)) {
+      const onDisk = await this.sizeOnDisk(upload.upload_id, part);
+      if (onDisk !== null) received.set(part.part_number, { size: onDisk, etag: part.sha256 });
     }
     return received;
   }
@@ -143,5 +150,9 @@ export class LocalBlobStore implements BlobStore {
 
   async readExport(exportId: string): Promise<string | undefined> {
     return this.index.getExport(exportId)?.csv;
+  }
+
+  async ping(): Promise<void> {
+    await stat(this.paths.uploads);
   }
 }
