@@ -114,7 +114,7 @@ export async function pushSession(ctx: Context, api: ApiClient, o: SessionOption
       retry: ctx.retry,
       stallMs: o.stallMs,
       limiter: o.limitRate ? new RateLimiter(o.limitRate) : undefined,
-      agents: api.agents,
+      dispatcher: (url) => api.dispatcher(url),
       signal: session.signal,
       events: {
         progress: (n) => {

@@ -48,7 +48,7 @@ describe('uploadParts', () => {
 
   it.each([1, 3, 8])('with %i parts in flight, each part arrives whole', async (concurrency) => {
     const run = `c${concurrency}`;
-    const agents = new Agents();
+    const agents = new Agents({}, 10_000);
     const list = parts(run);
     let moved = 0;
     try {
@@ -59,7 +59,7 @@ describe('uploadParts', () => {
         concurrency,
         retry: { attempts: 1, baseMs: 1, maxMs: 1 },
         stallMs: 10_000,
-        agents,
+        dispatcher: (url) => agents.for(url),
         signal: new AbortController().signal,
         events: { progress: (n) => (moved += n) },
       });
@@ -70,6 +70,31 @@ describe('uploadParts', () => {
     for (const p of list) {
       expect(received.get(`/${run}/part-${p.number}`)?.equals(data.subarray(p.offset, p.offset + p.length))).toBe(true);
     }
+  });
+
+  it('a file shorter than its parts fails the part as the fault of the file: one UploadError, not retried as a network error', async () => {
+    const agents = new Agents({}, 10_000);
+    const short: Part[] = [{ number: 1, offset: data.length - 1000, length: 5000, url: `${base}/short/part-1` }];
+    let retries = 0;
+    try {
+      await expect(
+        uploadParts({
+          file,
+          parts: short,
+          totalParts: 1,
+          concurrency: 1,
+          retry: { attempts: 3, baseMs: 1, maxMs: 1 },
+          stallMs: 10_000,
+          dispatcher: (url) => agents.for(url),
+          signal: new AbortController().signal,
+          events: { retry: () => retries++ },
+        }),
+      ).rejects.toThrow(`part 1 of 1 failed: ${file} became shorter during the upload; the build was not completed`);
+    } finally {
+      await agents.close();
+    }
+    expect(retries).toBe(0);
+    expect(received.has('/short/part-1')).toBe(false);
   });
 });
 
@@ -97,7 +122,7 @@ describe('uploadParts under --limit-rate', () => {
   }
 
   async function send(base: string, rate: number) {
-    const agents = new Agents();
+    const agents = new Agents({}, 10_000);
     const parts: Part[] = [0, 1, 2, 3].map((i) => ({ number: i + 1, offset: i * 64 * 1024, length: 64 * 1024, url: `${base}/p${i + 1}` }));
     try {
       await uploadParts({
@@ -108,7 +133,7 @@ describe('uploadParts under --limit-rate', () => {
         retry: { attempts: 1, baseMs: 1, maxMs: 1 },
         stallMs: 30_000,
         limiter: new RateLimiter(rate),
-        agents,
+        dispatcher: (url) => agents.for(url),
         signal: new AbortController().signal,
       });
     } finally {

@@ -190,7 +190,7 @@ async function run(ctx: Context, o: ExportOptions): Promise<void> {
     return;
   }
 
-  const res = await openPresignedGet(ctx, api.agents, link);
+  const res = await openPresignedGet(ctx, api, link);
   const length = Number(res.headers['content-length']);
   const total = Number.isFinite(length) && length > 0 ? length : undefined;
   // The upload's progress display, on a terminal for a download worth watching; nothing in pipes, CI or --quiet.
@@ -227,7 +227,7 @@ async function run(ctx: Context, o: ExportOptions): Promise<void> {
 
   try {
     try {
-      for await (const chunk of res as AsyncIterable<Buffer>) {
+      for await (const chunk of res.body as AsyncIterable<Buffer>) {
         received += chunk.length;
         progress.add(chunk.length);
         // Parsed before it is written: bytes that are not the service's CSV never reach stdout.
