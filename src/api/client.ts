@@ -1,8 +1,9 @@
-// The thin HTTP layer: the process's keep-alive agents (agents.ts), bearer auth, JSON in and out, every non-2xx
+// The thin HTTP layer: the process's undici agents (agents.ts), bearer auth, JSON in and out, every non-2xx
 // turned into an ApiError, and the retry rules of transport.ts. It prints nothing but the --verbose request log
 // (which never shows a token) and, on a terminal, a line per retry.
-import { STATUS_CODES, type IncomingHttpHeaders } from 'node:http';
-import { Agents, proxyFor } from './agents.js';
+import { STATUS_CODES } from 'node:http';
+import type { Dispatcher } from 'undici';
+import type { Agents } from './agents.js';
 import type { Context } from '../context.js';
 import type { Target } from '../config/target.js';
 import { ApiError, UsageError } from '../errors.js';
@@ -20,6 +21,8 @@ export interface CallSpec {
   auth: AuthKind;
   /** When false the call is re-sent only after a 429 or when the request surely never left. */
   idempotent: boolean;
+  /** Answers the caller handles itself rather than have them retried (see RetryRules). */
+  handledByCaller?(err: unknown): boolean;
   /** At most this many attempts, the first included: 1 for a lookup the command can do without (no retry waits). */
   attempts?: number;
 }
@@ -29,21 +32,23 @@ export const USER_AGENT = `gamehost/${version} node/${process.versions.node}`;
 const MAX_ERROR_BODY = 64 * 1024;
 
 export class ApiClient {
-  /** Every connection this command opens, API calls, presigned GETs and part PUTs alike; closed by close(). */
-  readonly agents: Agents;
   private readonly ctx: Context;
+  private readonly agents: Agents;
 
   constructor(
     readonly target: Target,
-    { ctx }: { ctx: Context },
+    { ctx, agents }: { ctx: Context; agents: Agents },
   ) {
     this.ctx = ctx;
-    // The embedded emulator is on loopback: never send it through a proxy.
-    this.agents = new Agents(target.embedded ? undefined : (url) => proxyFor(ctx.env, url));
+    this.agents = agents;
   }
 
-  async close(): Promise<void> {
-    this.agents.close();
+  /**
+   * The connections for `url`, an API call's, a presigned GET's or a part PUT's: the process's, through a proxy
+   * when the environment names one, never for the embedded emulator (it is on loopback).
+   */
+  dispatcher(url: URL): Dispatcher {
+    return this.agents.for(url, this.target.embedded === true);
   }
 
   /** The game id from flags, environment or the embedded emulator; a clear usage error when none is known. */
@@ -84,6 +89,7 @@ export class ApiClient {
         policy: spec.attempts === undefined ? ctx.retry : { ...ctx.retry, attempts: Math.min(spec.attempts, ctx.retry.attempts) },
         signal: ctx.signal,
         idempotent: spec.idempotent,
+        handledByCaller: spec.handledByCaller,
         onRetry: (notice) => {
           ctx.verbose(`retrying ${spec.method} ${spec.path} in ${notice.waitMs} ms (${notice.error.message})`);
           if (this.onRetry) return this.onRetry(notice, spec);
@@ -120,10 +126,10 @@ export class ApiClient {
     const headers = this.headers(spec.auth, payload !== undefined, namespaceToken);
     const started = performance.now();
     this.ctx.verbose(`> ${spec.method} ${url.origin}${url.pathname}${url.search}`);
-    const res = await send(url, { method: spec.method, headers, body: payload, agents: this.agents, signal: this.ctx.signal, timeoutMs: this.ctx.global.timeoutMs });
-    const status = res.statusCode!;
+    const res = await send(url, { method: spec.method, headers, body: payload, dispatcher: this.dispatcher(url), signal: this.ctx.signal });
+    const status = res.statusCode;
     const rayId = header(res.headers, 'rvt-ray-id');
-    const text = await readText(res, status >= 300 ? MAX_ERROR_BODY : Infinity).catch((err) => {
+    const text = await readText(res.body, status >= 300 ? MAX_ERROR_BODY : Infinity).catch((err) => {
       if (this.ctx.signal.aborted) throw this.ctx.signal.reason;
       throw toNetworkError(err, url);
     });
@@ -144,7 +150,7 @@ export class ApiClient {
   }
 }
 
-function header(headers: IncomingHttpHeaders, name: string): string | undefined {
+function header(headers: Dispatcher.ResponseData['headers'], name: string): string | undefined {
   const v = headers[name];
   return Array.isArray(v) ? v[0] : v;
 }

@@ -1,5 +1,6 @@
 // One typed function per operation of the service.
 import type { ApiClient } from './client.js';
+import { ApiError } from '../errors.js';
 import type {
   CreateBuildRequest,
   CreateBuildResponse,
@@ -69,9 +70,17 @@ export function createBuild(api: ApiClient, body: CreateBuildRequest): Promise<C
   return api.call({ method: 'POST', path, body, auth: 'cloud', idempotent: false });
 }
 
-/** cloud.uploads.completeUpload: the service answers 204 (spec) or 200 `{}` (server); both are fine. */
+/** The answer to a complete while another completion of the same upload is assembling it (429, Retry-After). */
+export function isCompleteInProgress(err: unknown): err is ApiError {
+  return err instanceof ApiError && err.code === 'UPLOAD_COMPLETE_IN_PROGRESS';
+}
+
+/**
+ * cloud.uploads.completeUpload: the service answers 204 (spec) or 200 `{}` (server); both are fine. Another
+ * completion in progress comes back as isCompleteInProgress, unretried: the caller says so and waits for it.
+ */
 export async function completeUpload(api: ApiClient, uploadId: string): Promise<void> {
-  await api.call({ method: 'POST', path: `/cloud/uploads/${seg(uploadId)}/complete`, body: {}, auth: 'cloud', idempotent: true });
+  await api.call({ method: 'POST', path: `/cloud/uploads/${seg(uploadId)}/complete`, body: {}, auth: 'cloud', idempotent: true, handledByCaller: isCompleteInProgress });
 }
 
 /** The emulator's admin API: the builds of a game (default the seeded one), newest first. */

@@ -26,6 +26,8 @@ export const EXIT_CODES_HELP = `Exit codes:
   6    network error (DNS, refused, timeout, TLS)
   7    upload failed (a part failed after retries, or the file changed)
   130  interrupted (Ctrl-C)
+  141  stdout closed before the result was written (its reader went away)
+       a closed stderr is no failure: the messages stop, the work goes on
   143  terminated (SIGTERM)
 `;
 

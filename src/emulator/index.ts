@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { resolveConfig, type EmulatorConfig } from './config.js';
 import { DATA_DIR_ENTRIES, dataDirPaths, prepareDataDir } from './datadir.js';
 export { dataDirHolders, holdDataDir, type ServerHold } from './datadir.js';
-import { parseFaults } from './faults.js';
+import { parseFaults, type Faults } from './faults.js';
 import { createEmulatorServer, type Front, type TlsPair } from './routes/server.js';
 import { systemClock, type Clock } from './services/clock.js';
 import { gameTokens, sweepFailed, type GameTokens } from './services/games.js';
@@ -85,6 +85,7 @@ async function open(
   config: EmulatorConfig,
   clock: Clock,
   bucket: BucketSettings | undefined,
+  faults: Faults | undefined,
   adminToken: string | undefined,
 ): Promise<{ services: Services; store: SqliteStore; secret: Buffer }> {
   if (bucket) checkBucketPartSize(config.partSize);
@@ -105,7 +106,7 @@ async function open(
   } else {
     blobs = new LocalBlobStore(paths, secret, store);
   }
-  return { services: createServices({ store, blobs, clock, config, secret, adminToken }), store, secret };
+  return { services: createServices({ store, blobs, clock, config, secret, faults, adminToken }), store, secret };
 }
 
 export async function startEmulator(opts: StartEmulatorOptions): Promise<RunningEmulator> {
@@ -114,7 +115,7 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
   const host = opts.host ?? '127.0.0.1';
   // Read before anything is opened, so a missing file leaves nothing to close.
   const tls = opts.tls ? readTls(opts.tls) : undefined;
-  const { services, store, secret } = await open(opts.dataDir, config, opts.clock ?? systemClock, opts.bucket, opts.adminToken);
+  const { services, store, secret } = await open(opts.dataDir, config, opts.clock ?? systemClock, opts.bucket, faults, opts.adminToken);
   const front: Front = { endpoint: '', faults };
   const server = createEmulatorServer(services, front, tls);
   try {

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Context } from '../../context.js';
 import { exportLobbyHistory } from '../../api/operations.js';
-import { InvalidAnswerError, UsageError, describeFsError } from '../../errors.js';
+import { InvalidAnswerError, OutputClosedError, UsageError, describeFsError } from '../../errors.js';
 import { jsonLine, writeJson } from '../../output/json.js';
 import type { HistoryRow } from '../../output/views/history.js';
 import { defineCommand } from '../command.js';
@@ -104,7 +104,17 @@ function stdoutSink(ctx: Context): Sink {
   const out = ctx.io.stdout;
   return {
     async write(data) {
-      if (!out.write(data)) await new Promise((r) => out.once('drain', r));
+      const ok = out.write(data);
+      // A reader that went away: stop here (main() makes it exit 141), rather than wait for a drain that never comes.
+      if (out.destroyed || out.errored) throw new OutputClosedError();
+      if (ok) return;
+      await new Promise<void>((resolve) => {
+        const go = () => {
+          out.off('drain', go).off('close', go);
+          resolve();
+        };
+        out.on('drain', go).on('close', go);
+      });
     },
     async commit() {},
     async abort() {},
@@ -180,7 +190,7 @@ async function run(ctx: Context, o: ExportOptions): Promise<void> {
     return;
   }
 
-  const res = await openPresignedGet(ctx, api.agents, link);
+  const res = await openPresignedGet(ctx, api, link);
   const length = Number(res.headers['content-length']);
   const total = Number.isFinite(length) && length > 0 ? length : undefined;
   // The upload's progress display, on a terminal for a download worth watching; nothing in pipes, CI or --quiet.
@@ -217,7 +227,7 @@ async function run(ctx: Context, o: ExportOptions): Promise<void> {
 
   try {
     try {
-      for await (const chunk of res as AsyncIterable<Buffer>) {
+      for await (const chunk of res.body as AsyncIterable<Buffer>) {
         received += chunk.length;
         progress.add(chunk.length);
         // Parsed before it is written: bytes that are not the service's CSV never reach stdout.

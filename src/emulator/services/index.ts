@@ -1,6 +1,7 @@
 // The service's rules, one object per area, over the injected stores and clock: what routes call, and what
 // tests and the CLI's data-directory commands call without HTTP.
 import type { EmulatorConfig } from '../config.js';
+import type { Faults } from '../faults.js';
 import type { BlobStore, Store } from '../stores/store.js';
 import { AdminGuard } from './admin.js';
 import { Auth } from './auth.js';
@@ -20,6 +21,8 @@ export interface ServiceDeps {
   secret: Buffer;
   /** Required on the admin routes when set. */
   adminToken?: string;
+  /** Injected failures that act inside a service (a slow assembly); the rest act on requests (faults.ts). */
+  faults?: Faults;
 }
 
 export interface Services {
