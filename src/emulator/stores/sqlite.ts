@@ -191,9 +191,10 @@ function prepareStatements(db: Database.Database) {
     stopLobby: db.prepare<[number, number, number, string]>(
       'UPDATE lobbies SET stop_ts = ?, exit_code = ?, failed = ? WHERE lobby_id = ? AND stop_ts IS NULL',
     ),
+    // The running lobbies' partial index, not lobbies_namespace (which also holds every stopped lobby).
     playerCounts: db.prepare<[string], PlayerCountRow>(
       `SELECT l.game_mode AS game_mode, l.region_id AS region_id, COUNT(*) AS player_count
-         FROM lobbies l JOIN players p ON p.lobby_id = l.lobby_id
+         FROM lobbies l INDEXED BY lobbies_running JOIN players p ON p.lobby_id = l.lobby_id
         WHERE l.namespace_id = ? AND l.stop_ts IS NULL
         GROUP BY l.game_mode, l.region_id`,
     ),
