@@ -35,3 +35,20 @@ export function scrubTokens(text: string, known: (string | undefined)[] = []): s
   }
   return out.replace(TOKEN_SHAPE, (m) => redactToken(m));
 }
+
+/** A URL with its password (and any password, secret or token in its query) replaced by `***`, for logs. */
+export function redactUrl(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    // Not a URL we can take apart: show its scheme at most.
+    const scheme = /^[a-z][\w+.-]*:/i.exec(text)?.[0];
+    return scheme ? `${scheme}//***` : '***';
+  }
+  if (url.password) url.password = '***';
+  for (const key of [...url.searchParams.keys()]) {
+    if (/pass|secret|token|key/i.test(key)) url.searchParams.set(key, '***');
+  }
+  return url.toString();
+}

@@ -4,15 +4,14 @@ import { existsSync, readdirSync, rmSync, rmdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { resolveConfig, type EmulatorConfig } from './config.js';
-import { DATA_DIR_ENTRIES, dataDirPaths, prepareDataDir } from './datadir.js';
+import { DATA_DIR_ENTRIES, dataDirPaths } from './datadir.js';
 import { parseFaults } from './faults.js';
 import { createEmulatorServer, type Front } from './routes/server.js';
 import { tokensFor, type EmulatorTokens } from './services/auth.js';
 import { systemClock, type Clock } from './services/clock.js';
 import { GAME_ID, NAMESPACE_ID } from './services/ids.js';
 import { createServices, type Services } from './services/index.js';
-import { LocalBlobStore } from './stores/local-blobs.js';
-import { SqliteStore } from './stores/sqlite.js';
+import { openStores, type StoreOptions, type StoresInUse } from './stores/open.js';
 
 export { DEFAULT_CONFIG, type EmulatorConfig } from './config.js';
 export { DEVIATIONS, type Deviation } from './deviations.js';
@@ -20,6 +19,7 @@ export { ManualClock, type Clock } from './services/clock.js';
 export { GAME_ID, NAMESPACE_ID } from './services/ids.js';
 export type { Services } from './services/index.js';
 export type { StopOptions } from './services/lobbies.js';
+export type { StoresInUse } from './stores/open.js';
 
 export interface RunningEmulator {
   /** e.g. http://127.0.0.1:54321, no trailing slash. */
@@ -29,12 +29,16 @@ export interface RunningEmulator {
   tokens: EmulatorTokens;
   /** The services behind the routes, for tests and tools that act on state without HTTP. */
   services: Services;
-  /** Stops the server and closes the database. */
-  close(): Promise<void>;
+  /** Which stores it runs on, and where (credentials removed). */
+  stores: StoresInUse;
+  /**
+   * Stops the server and closes the stores. With graceMs, stops accepting and lets the requests in flight finish
+   * for up to that long before ending the connections; without, ends them at once.
+   */
+  close(opts?: { graceMs?: number }): Promise<void>;
 }
 
-export interface StartEmulatorOptions {
-  dataDir: string;
+export interface StartEmulatorOptions extends StoreOptions {
   /** Default 127.0.0.1. */
   host?: string;
   /** Default 0: an ephemeral port. */
@@ -53,19 +57,12 @@ function urlHost(host: string): string {
   return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
 }
 
-/** The services over a data directory's stores; close the store when done. */
-function open(dataDir: string, config: EmulatorConfig, clock: Clock): { services: Services; store: SqliteStore; secret: Buffer } {
-  const { paths, secret } = prepareDataDir(dataDir);
-  const store = SqliteStore.open(paths.db);
-  const blobs = new LocalBlobStore(paths, secret, store);
-  return { services: createServices({ store, blobs, clock, config, secret }), store, secret };
-}
-
 export async function startEmulator(opts: StartEmulatorOptions): Promise<RunningEmulator> {
   const config = resolveConfig(opts.config);
   const faults = opts.faults ? parseFaults(opts.faults) : undefined;
   const host = opts.host ?? '127.0.0.1';
-  const { services, store, secret } = open(opts.dataDir, config, opts.clock ?? systemClock);
+  const { store, blobs, secret, inUse } = await openStores(opts);
+  const services = createServices({ store, blobs, clock: opts.clock ?? systemClock, config, secret });
   const front: Front = { endpoint: '', faults };
   const server = createEmulatorServer(services, front);
   try {
@@ -90,12 +87,26 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
     namespaceId: NAMESPACE_ID,
     tokens: tokensFor(secret),
     services,
-    close() {
-      closing ??= new Promise<void>((resolve) => {
-        server.close(() => resolve(store.close()));
-        // Keep-alive and in-flight connections would hold close() open; end them now.
+    stores: inUse,
+    close(closeOpts = {}) {
+      closing ??= (async () => {
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        const grace = closeOpts.graceMs ?? 0;
+        if (grace > 0) {
+          // Idle keep-alive connections go now, and each busy one as soon as its answer is sent.
+          const deadline = Date.now() + grace;
+          let done = false;
+          void closed.then(() => (done = true));
+          while (!done && Date.now() < deadline) {
+            server.closeIdleConnections();
+            await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 20))]);
+          }
+        }
+        // Connections still open (keep-alive, or past the grace period) would hold close() open; end them now.
         server.closeAllConnections();
-      });
+        await closed;
+        await store.close();
+      })();
       return closing;
     },
   };

@@ -5,6 +5,7 @@ import type { BlobStore, Store } from '../stores/store.js';
 import { Auth } from './auth.js';
 import { Builds } from './builds.js';
 import type { Clock } from './clock.js';
+import { Health } from './health.js';
 import { History } from './history.js';
 import { Lobbies } from './lobbies.js';
 import { Statistics } from './statistics.js';
@@ -25,6 +26,7 @@ export interface Services {
   statistics: Statistics;
   builds: Builds;
   history: History;
+  health: Health;
 }
 
 export function createServices(deps: ServiceDeps): Services {
@@ -35,5 +37,6 @@ export function createServices(deps: ServiceDeps): Services {
     statistics: new Statistics(deps),
     builds: new Builds(deps),
     history: new History(deps),
+    health: new Health(deps),
   };
 }
