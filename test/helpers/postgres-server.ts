@@ -57,6 +57,7 @@ export default async function setup(project: TestProject): Promise<(() => Promis
     createPostgresUser: process.getuid?.() === 0,
     // A test server: durability is not what is tested, start-up and speed are.
     postgresFlags: ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=300'],
+    initdbFlags: ['--no-sync'],
     onLog: () => {},
     onError: (message: unknown) => errors.push(String(message)),
   });
