@@ -36,19 +36,24 @@ export function scrubTokens(text: string, known: (string | undefined)[] = []): s
   return out.replace(TOKEN_SHAPE, (m) => redactToken(m));
 }
 
-/** A URL with its password (and any password, secret or token in its query) replaced by `***`, for logs. */
+/**
+ * A URL with its password (and any password, secret, key or token in its query) replaced by `***`, for logs.
+ * Read as text, not parsed: whatever the string holds (a bare `@` or `/` in a password), nothing after the user
+ * name in the user info survives.
+ */
 export function redactUrl(text: string): string {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    // Not a URL we can take apart: show its scheme at most.
-    const scheme = /^[a-z][\w+.-]*:/i.exec(text)?.[0];
-    return scheme ? `${scheme}//***` : '***';
+  const m = /^([a-z][\w+.-]*:)(\/\/)?([^]*)$/i.exec(text);
+  if (!m) return '***';
+  // No authority (scheme:opaque): nothing of it can be shown safely.
+  if (!m[2]) return `${m[1]}***`;
+  let rest = m[3]!;
+  const queryAt = rest.search(/[?#]/);
+  const head = queryAt === -1 ? rest : rest.slice(0, queryAt);
+  const at = head.lastIndexOf('@');
+  if (at !== -1) {
+    const colon = head.indexOf(':');
+    if (colon !== -1 && colon < at) rest = `${head.slice(0, colon)}:***${rest.slice(at)}`;
   }
-  if (url.password) url.password = '***';
-  for (const key of [...url.searchParams.keys()]) {
-    if (/pass|secret|token|key/i.test(key)) url.searchParams.set(key, '***');
-  }
-  return url.toString();
+  rest = rest.replace(/([?&][^=&#]*(?:pass|secret|token|key)[^=&#]*=)[^&#]*/gi, '$1***');
+  return `${m[1]}//${rest}`;
 }
