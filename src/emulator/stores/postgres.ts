@@ -142,9 +142,10 @@ export interface PostgresStoreOptions {
 
 type Queryable = pg.Pool | pg.PoolClient;
 
-const LOBBY_COLUMNS =
-  'lobby_id, namespace_id, game_mode, region_id, region_name, max_players, publicity, tags, lobby_config, create_ts, ' +
-  'start_ts, ready_ts, idle_lifetime_ms, idle_stop_ts';
+const INSERT_LOBBY = `INSERT INTO lobbies (lobby_id, namespace_id, game_mode, region_id, region_name, max_players, publicity,
+  tags, lobby_config, create_ts, start_ts, ready_ts, idle_lifetime_ms, idle_stop_ts)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`;
+const INSERT_PLAYER = 'INSERT INTO players (player_id, lobby_id, create_ts) VALUES ($1, $2, $3)';
 
 export class PostgresStore implements Store, LocalObjectIndex {
   private constructor(private readonly pool: pg.Pool) {}
@@ -197,7 +198,8 @@ export class PostgresStore implements Store, LocalObjectIndex {
 
   async insertLobby(lobby: LobbyRow, playerId: string): Promise<void> {
     await this.transaction(async (c) => {
-      await c.query(`INSERT INTO lobbies (${LOBBY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`, [
+      // Named: the server parses and plans the hot path once per connection, not once per create.
+      await c.query({ name: 'insert-lobby', text: INSERT_LOBBY, values: [
         lobby.lobby_id,
         lobby.namespace_id,
         lobby.game_mode,
@@ -212,8 +214,8 @@ export class PostgresStore implements Store, LocalObjectIndex {
         lobby.ready_ts,
         lobby.idle_lifetime_ms,
         lobby.idle_stop_ts,
-      ]);
-      await c.query('INSERT INTO players (player_id, lobby_id, create_ts) VALUES ($1, $2, $3)', [playerId, lobby.lobby_id, lobby.create_ts]);
+      ] });
+      await c.query({ name: 'insert-player', text: INSERT_PLAYER, values: [playerId, lobby.lobby_id, lobby.create_ts] });
     });
   }
 
@@ -230,7 +232,7 @@ export class PostgresStore implements Store, LocalObjectIndex {
       if (lobby.stop_ts !== null) return { kind: 'stopped', lobby };
       const players = (await c.query<{ n: number }>('SELECT COUNT(*) AS n FROM players WHERE lobby_id = $1', [lobbyId])).rows[0]!.n;
       if (players >= lobby.max_players) return { kind: 'full', lobby, players };
-      await c.query('INSERT INTO players (player_id, lobby_id, create_ts) VALUES ($1, $2, $3)', [playerId, lobbyId, now]);
+      await c.query({ name: 'insert-player', text: INSERT_PLAYER, values: [playerId, lobbyId, now] });
       if (lobby.idle_lifetime_ms !== null)
         await c.query('UPDATE lobbies SET idle_stop_ts = $1 WHERE lobby_id = $2', [Math.max(lobby.ready_ts, now) + lobby.idle_lifetime_ms, lobbyId]);
       return { kind: 'joined', lobby, players: players + 1 };
