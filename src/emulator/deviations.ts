@@ -1,6 +1,6 @@
 // Where the emulator knowingly differs from the published spec (rivet-openapi.yml), in one list: each is what the
 // production server itself does (SERVICE-FACTS.md, marked "server"), or kinder than production, never looser.
-// The conformance tests tolerate exactly these and fail on anything else; the README lists the same.
+// The conformance tests tolerate exactly these and fail on anything else; docs/emulator.md lists the same.
 
 export type Deviation =
   /** The answer's status is not one the spec lists for the operation; the body is `body`, or the spec's body for `specStatus`. */
