@@ -92,13 +92,11 @@ export default defineCommand({
     { flags: '--database <url>', description: 'keep the records in PostgreSQL at this postgres:// URL instead of SQLite in the data directory' },
     { flags: '--env', description: 'print export GAMEHOST_…=… lines for a shell instead of the table' },
   ],
-  notes:
-    'With -q, prints the endpoint alone. --database may come from GAMEHOST_EMULATOR_DATABASE_URL (the PG* variables fill in what the URL leaves out); replicas on one database share the signing secret, or take it from GAMEHOST_EMULATOR_SECRET.',
+  notes: 'With -q, prints the endpoint alone. --database may come from GAMEHOST_EMULATOR_DATABASE_URL.',
   examples: [
     'gamehost emulator serve',
     'gamehost emulator serve --env > emulator.env & sleep 1; . ./emulator.env; gamehost stats',
     'gamehost emulator serve --port 0 --data-dir .emulator --json > emulator.json &   # in CI',
-    'gamehost emulator serve --host 0.0.0.0 --database postgres://gamehost@db.internal/gamehost --data-dir /shared/emulator',
   ],
   async parse(v, ctx): Promise<ServeOptions> {
     if (!v.host) throw new UsageError('--host is empty');
@@ -167,9 +165,9 @@ async function run(ctx: Context, o: ServeOptions): Promise<void> {
       ['GAMEHOST_GAME', info.game_id],
       ['GAMEHOST_NAMESPACE', info.namespace_id],
     ];
-    // A comment line, so a sourced file says which stores it came from.
-    ctx.io.stdout.write(`# stores: records ${records.kind}, bytes ${bytes.kind}\n`);
-    ctx.io.stdout.write(vars.map(([k, v]) => `export ${k}=${shellQuote(v)}\n`).join(''));
+    // A comment line first, so a sourced file says which stores it came from.
+    const comment = `# stores: records ${records.kind}, bytes ${bytes.kind}\n`;
+    ctx.io.stdout.write(comment + vars.map(([k, v]) => `export ${k}=${shellQuote(v)}\n`).join(''));
     ctx.info(`${storesLine} Press Ctrl-C to stop.`);
   } else if (ctx.global.quiet) {
     // -q: the endpoint alone.
