@@ -309,6 +309,27 @@ describe.skipIf(!PG_PRESENT)('PostgreSQL only', () => {
     }
   });
 
+  it('connections cut by the server mid-transaction fail those calls, not the process; the store answers again', async () => {
+    const url = await createTestDatabase();
+    const store = await PostgresStore.open({ connectionString: url });
+    try {
+      const l = lobby({ max_players: 256 });
+      await store.insertLobby(l, randomUUID());
+      const name = new URL(url).pathname.slice(1);
+      const joins = Array.from({ length: 40 }, (_, i) => store.joinLobby(l.lobby_id, randomUUID(), T0 + i).then(() => 'ok', () => 'failed'));
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      await queryDatabase(url, 'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [name]);
+      const outcomes = await Promise.all(joins);
+      expect(outcomes.every((o) => o === 'ok' || o === 'failed')).toBe(true);
+      await expect(store.ping()).resolves.toBeUndefined();
+      const count = (await queryDatabase(url, 'SELECT count(*)::int AS n FROM players WHERE lobby_id = $1', [l.lobby_id]))[0].n;
+      // Every join that answered ok holds its seat; none that failed left one behind.
+      expect(count).toBe(1 + outcomes.filter((o) => o === 'ok').length);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('a database that does not answer fails open within the connection timeout', async () => {
     const started = Date.now();
     await expect(PostgresStore.open({ connectionString: 'postgres://nobody@127.0.0.1:1/none' })).rejects.toThrow();

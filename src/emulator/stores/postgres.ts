@@ -142,6 +142,8 @@ export interface PostgresStoreOptions {
 
 type Queryable = pg.Pool | pg.PoolClient;
 
+const ignore = (): void => {};
+
 const INSERT_LOBBY = `INSERT INTO lobbies (lobby_id, namespace_id, game_mode, region_id, region_name, max_players, publicity,
   tags, lobby_config, create_ts, start_ts, ready_ts, idle_lifetime_ms, idle_stop_ts)
   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`;
@@ -161,7 +163,7 @@ export class PostgresStore implements Store, LocalObjectIndex {
       application_name: 'gamehost-emulator',
     });
     // An idle connection the server drops (a restart, a failover) is an error event on the pool, not a crash.
-    pool.on('error', () => {});
+    pool.on('error', ignore);
     try {
       await migrate(pool);
       return new PostgresStore(pool);
@@ -183,16 +185,21 @@ export class PostgresStore implements Store, LocalObjectIndex {
   /** Runs `body` in one transaction on one connection: committed when it returns, rolled back when it throws. */
   private async transaction<T>(body: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
+    // The pool listens for errors only on idle connections: one lost mid-transaction fails the next query instead.
+    client.on('error', ignore);
+    let broken: Error | undefined;
     try {
       await client.query('BEGIN');
       const result = await body(client);
       await client.query('COMMIT');
       return result;
     } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
+      // A connection that cannot even roll back is not given back to the pool.
+      await client.query('ROLLBACK').catch((rollbackErr: Error) => (broken = rollbackErr));
       throw err;
     } finally {
-      client.release();
+      client.off('error', ignore);
+      client.release(broken);
     }
   }
 
@@ -415,6 +422,7 @@ export class PostgresStore implements Store, LocalObjectIndex {
  */
 async function migrate(pool: pg.Pool): Promise<void> {
   const client = await pool.connect();
+  client.on('error', ignore);
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
     try {
@@ -437,7 +445,9 @@ async function migrate(pool: pg.Pool): Promise<void> {
       await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => {});
     }
   } finally {
-    client.release();
+    client.off('error', ignore);
+    // Never back to the pool: it may hold the advisory lock if unlocking failed.
+    client.release(true);
   }
 }
 
