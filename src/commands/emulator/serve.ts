@@ -112,8 +112,14 @@ export default defineCommand({
           ? parseDatabase(ctx.env.GAMEHOST_EMULATOR_DATABASE_URL, 'GAMEHOST_EMULATOR_DATABASE_URL')
           : undefined;
     const secret = ctx.env.GAMEHOST_EMULATOR_SECRET || undefined;
-    if (secret !== undefined && Buffer.byteLength(secret) < 32)
-      throw new UsageError('GAMEHOST_EMULATOR_SECRET must be at least 32 bytes', 'e.g. the output of `openssl rand -hex 32`');
+    if (secret !== undefined) {
+      const { secretFromText } = await import('../../emulator/stores/open.js');
+      try {
+        secretFromText(secret);
+      } catch (err) {
+        throw new UsageError(`GAMEHOST_EMULATOR_SECRET: ${(err as Error).message}`, 'e.g. the output of `openssl rand -hex 32`');
+      }
+    }
     return {
       host: v.host,
       port: v.port,
