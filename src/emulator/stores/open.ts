@@ -14,7 +14,7 @@ export interface StoreOptions {
   secret?: string;
 }
 
-/** What is in use, for start lines and health answers: a kind, and where (credentials removed). */
+/** What is in use, for the start line and --verbose: a kind, and where (credentials removed). */
 export interface StoresInUse {
   records: { kind: 'sqlite' | 'postgres'; location: string };
   bytes: { kind: 'local'; location: string };
