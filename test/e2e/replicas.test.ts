@@ -7,6 +7,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PostgresStore } from '../../src/emulator/stores/postgres.js';
 import { readCsv, runCli, tempDir } from '../helpers/cli.js';
 import { createTestDatabase, PG_PRESENT, queryDatabase } from '../helpers/postgres.js';
 
@@ -60,7 +61,10 @@ async function stopReplica(r: Replica | undefined): Promise<void> {
   await r.exit;
 }
 
-describe.skipIf(!PG_PRESENT)('two emulator replicas on one PostgreSQL database', () => {
+// Each test starts and stops real processes (replicas, the CLI), several seconds' work on a busy machine.
+const SLOW = { timeout: 60_000 };
+
+describe.skipIf(!PG_PRESENT)('two emulator replicas on one PostgreSQL database', SLOW, () => {
   let url: string;
   let dataDir: string;
   let configFile: string;
@@ -87,10 +91,10 @@ describe.skipIf(!PG_PRESENT)('two emulator replicas on one PostgreSQL database',
     fs.writeFileSync(configFile, JSON.stringify(CONFIG));
     // Started together: the advisory lock lets one migrate while the other waits.
     [a, b] = await Promise.all([serve(replicaArgs()), serve(replicaArgs())]);
-  });
+  }, SLOW.timeout);
   afterAll(async () => {
     await Promise.all([stopReplica(a), stopReplica(b)]);
-  });
+  }, SLOW.timeout);
 
   it('say which stores they use, and hand out the same tokens (one secret, made once in the database)', async () => {
     expect(a.info.stores).toEqual({ records: 'postgres', bytes: 'local' });
@@ -281,7 +285,7 @@ describe.skipIf(!PG_PRESENT)('two emulator replicas on one PostgreSQL database',
   });
 });
 
-describe.skipIf(!PG_PRESENT)('emulator serve --database: start-up', () => {
+describe.skipIf(!PG_PRESENT)('emulator serve --database: start-up', SLOW, () => {
   it('--verbose names the stores with the password removed; --env says which stores', async () => {
     const url = new URL(await createTestDatabase());
     const dataDir = tempDir();
@@ -320,8 +324,7 @@ describe.skipIf(!PG_PRESENT)('emulator serve --database: start-up', () => {
 
   it('refuses a schema newer than it knows: one line, exit 1', async () => {
     const url = await createTestDatabase();
-    const r = await serve(['--database', url, '--data-dir', tempDir()]);
-    await stopReplica(r);
+    await (await PostgresStore.open({ connectionString: url })).close();
     await queryDatabase(url, 'UPDATE schema_version SET version = version + 1');
     const run = await runBin(['emulator', 'serve', '--port', '0', '--database', url, '--data-dir', tempDir()]);
     expect(run.code).toBe(1);
