@@ -1,68 +1,19 @@
 // Two real `gamehost emulator serve` processes on one PostgreSQL database (and one shared data directory for the
 // bytes) are one service: what goes in through one comes out of the other, and the CLI works across them.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PostgresStore } from '../../src/emulator/stores/postgres.js';
 import { readCsv, runCli, tempDir } from '../helpers/cli.js';
 import { createTestDatabase, PG_PRESENT, queryDatabase } from '../helpers/postgres.js';
+import { BIN, serve, SLOW, stopReplica, type Replica } from '../helpers/replica.js';
 
-const BIN = path.resolve(__dirname, '../../bin/gamehost.js');
 const PART = 64 * 1024;
 const CONFIG = { partSize: PART, singlePartMax: 32 * 1024, startDelayMs: 0, readyDelayMs: 0 };
-
-interface Info {
-  endpoint: string;
-  game_id: string;
-  namespace_id: string;
-  tokens: { cloud: string; public: string; dev: string };
-  stores: { records: string; bytes: string };
-}
-
-interface Replica {
-  info: Info;
-  child: ChildProcess;
-  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  stderr: () => string;
-}
-
 const sha = (b: Buffer) => crypto.createHash('sha256').update(b).digest('hex');
-
-/** Starts `emulator serve` with `args`; resolves with its --json start line, or rejects with its stderr. */
-export function serve(args: string[], env: Record<string, string | undefined> = {}): Promise<Replica> {
-  const child = spawn(process.execPath, [BIN, 'emulator', 'serve', '--port', '0', '--json', ...args], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env } as NodeJS.ProcessEnv,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let err = '';
-  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-  return new Promise((resolve, reject) => {
-    readline.createInterface({ input: child.stdout! }).once('line', (line) => resolve({ info: JSON.parse(line), child, exit, stderr: () => err }));
-    exit.then(({ code }) => reject(new Error(`serve exited ${code} before listening: ${err}`)));
-  });
-}
-
-/** The real executable to its end: exit code and stderr. */
-function runBin(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stderr: string }> {
-  const child = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH, HOME: tempDir(), ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stderr })));
-}
-
-async function stopReplica(r: Replica | undefined): Promise<void> {
-  if (!r || r.child.exitCode !== null || r.child.signalCode !== null) return;
-  r.child.kill('SIGTERM');
-  await r.exit;
-}
-
-// Each test starts and stops real processes (replicas, the CLI), several seconds' work on a busy machine.
-const SLOW = { timeout: 60_000 };
 
 describe.skipIf(!PG_PRESENT)('two emulator replicas on one PostgreSQL database', SLOW, () => {
   let url: string;
@@ -282,64 +233,5 @@ describe.skipIf(!PG_PRESENT)('two emulator replicas on one PostgreSQL database',
     // Its lobby is in the database, and it no longer accepts connections.
     expect(await queryDatabase(url, 'SELECT lobby_id FROM lobbies WHERE lobby_id = $1', [lobbyId])).toHaveLength(1);
     await expect(fetch(`${slow.info.endpoint}/_emulator/health`)).rejects.toThrow();
-  });
-});
-
-describe.skipIf(!PG_PRESENT)('emulator serve --database: start-up', SLOW, () => {
-  it('--verbose names the stores with the password removed; --env says which stores', async () => {
-    const url = new URL(await createTestDatabase());
-    const dataDir = tempDir();
-    const r = await serve(['--database', url.toString(), '--data-dir', dataDir, '--verbose']);
-    try {
-      const masked = new URL(url);
-      masked.password = '***';
-      expect(r.stderr()).toContain(`emulator records: postgres at ${masked.toString()}`);
-      expect(r.stderr()).toContain(`emulator bytes: local at ${dataDir}`);
-      expect(r.stderr()).not.toContain(`:${url.password}@`);
-    } finally {
-      await stopReplica(r);
-    }
-    const child = spawn(process.execPath, [BIN, 'emulator', 'serve', '--port', '0', '--env', '--data-dir', dataDir], {
-      env: { PATH: process.env.PATH, GAMEHOST_EMULATOR_DATABASE_URL: url.toString() },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const first = await new Promise<string>((resolve) => readline.createInterface({ input: child.stdout! }).once('line', resolve));
-    child.kill('SIGTERM');
-    expect(first).toBe('# stores: records postgres, bytes local');
-  });
-
-  it('GAMEHOST_EMULATOR_SECRET signs the tokens of every replica, whatever the database holds', async () => {
-    const secret = 'x'.repeat(40);
-    const [one, two] = await Promise.all([
-      serve(['--database', await createTestDatabase(), '--data-dir', tempDir()], { GAMEHOST_EMULATOR_SECRET: secret }),
-      serve(['--data-dir', tempDir()], { GAMEHOST_EMULATOR_SECRET: secret }),
-    ]);
-    try {
-      expect(two.info.tokens).toEqual(one.info.tokens);
-      expect(two.info.stores.records).toBe('sqlite');
-    } finally {
-      await Promise.all([stopReplica(one), stopReplica(two)]);
-    }
-  });
-
-  it('refuses a schema newer than it knows: one line, exit 1', async () => {
-    const url = await createTestDatabase();
-    await (await PostgresStore.open({ connectionString: url })).close();
-    await queryDatabase(url, 'UPDATE schema_version SET version = version + 1');
-    const run = await runBin(['emulator', 'serve', '--port', '0', '--database', url, '--data-dir', tempDir()]);
-    expect(run.code).toBe(1);
-    expect(run.stderr).toMatch(/^error: the emulator database has schema version \d+, newer than this gamehost knows \(\d+\); upgrade gamehost, or point --database at another database\n$/);
-  });
-
-  it('a database that does not answer: one line, exit 5; a URL that is not postgres://: exit 2, the password never shown', async () => {
-    const down = await runBin(['emulator', 'serve', '--port', '0', '--database', 'postgres://u:hunter2@127.0.0.1:1/x', '--data-dir', tempDir()]);
-    expect(down.code).toBe(5);
-    expect(down.stderr).toMatch(/^error: the database does not answer: .*ECONNREFUSED.*\n  check --database \(or GAMEHOST_EMULATOR_DATABASE_URL\) and that the server is up\n$/);
-    const bad = await runBin(['emulator', 'serve', '--port', '0', '--database', 'mysql://u:hunter2@h/x']);
-    expect(bad.code).toBe(2);
-    expect(bad.stderr).toBe('error: --database must be a postgres:// or postgresql:// URL\n  e.g. postgres://gamehost@db.internal:5432/gamehost\n');
-    const fromEnv = await runBin(['emulator', 'serve', '--port', '0'], { GAMEHOST_EMULATOR_DATABASE_URL: 'not a url hunter2' });
-    expect(fromEnv.code).toBe(2);
-    expect(fromEnv.stderr).not.toContain('hunter2');
   });
 });
