@@ -19,6 +19,8 @@ export interface CallSpec {
   auth: AuthKind;
   /** When false the call is re-sent only after a 429 or when the request surely never left. */
   idempotent: boolean;
+  /** At most this many attempts, the first included: 1 for a lookup the command can do without (no retry waits). */
+  attempts?: number;
 }
 
 export const USER_AGENT = `gamehost/${version} node/${process.versions.node}`;
@@ -68,7 +70,7 @@ export class ApiClient {
     const ctx = this.ctx;
     return withRetries(
       {
-        policy: ctx.retry,
+        policy: spec.attempts === undefined ? ctx.retry : { ...ctx.retry, attempts: Math.min(spec.attempts, ctx.retry.attempts) },
         signal: ctx.signal,
         idempotent: spec.idempotent,
         onRetry: (notice) => {

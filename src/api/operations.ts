@@ -9,6 +9,7 @@ import type {
   EmulatorStopLobbyRequest,
   EmulatorStopLobbyResponse,
   ExportHistoryResponse,
+  GetGameResponse,
   LobbyLogsResponse,
   PlayerStatistics,
 } from './types.js';
@@ -35,6 +36,11 @@ export function getStatistics(api: ApiClient): Promise<Answer<PlayerStatistics>>
 export function getLobbyLogs(api: ApiClient, lobbyId: string): Promise<Answer<LobbyLogsResponse>> {
   const path = `/cloud/games/${seg(api.gameId())}/namespaces/${seg(api.namespaceId())}/logs/lobbies/${seg(lobbyId)}`;
   return api.callWithText({ method: 'GET', path, auth: 'cloud', idempotent: true });
+}
+
+/** cloud.games.getGameById: the game, with the regions its lobbies run in. `attempts` 1 for a lookup a command can do without. */
+export function getGame(api: ApiClient, opts: { attempts?: number } = {}): Promise<GetGameResponse> {
+  return api.call({ method: 'GET', path: `/cloud/games/${seg(api.gameId())}`, auth: 'cloud', idempotent: true, ...opts });
 }
 
 /** games.matchmaker.exportMatchmakerLobbyHistory; times in ms since the epoch. Asking twice is harmless. */

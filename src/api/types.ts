@@ -77,6 +77,21 @@ export interface LobbyLogsResponse {
   perf_lists?: unknown[];
 }
 
+/** One of the game's regions (CloudRegionSummary): the lobby logs' region UUID, with its names. */
+export interface CloudRegionSummary {
+  region_id: string;
+  region_name_id: string;
+  region_display_name: string;
+  provider?: string;
+  provider_display_name?: string;
+  universal_region?: string;
+}
+
+/** cloud_games_getGameById; only what the CLI reads of CloudGameFull. */
+export interface GetGameResponse {
+  game: { game_id: string; display_name?: string; available_regions: CloudRegionSummary[] };
+}
+
 export interface ExportHistoryResponse {
   url: string;
 }

@@ -12,8 +12,9 @@ export const ERRORS = {
   API_METHOD_NOT_ALLOWED: { status: 405, message: 'Method {method} is not allowed on this path; allowed: {allow}.' },
   PRESIGN_INVALID: { status: 403, message: 'The presigned URL signature does not match.' },
   PRESIGN_EXPIRED: { status: 403, message: 'The presigned URL expired at {expires}.' },
-  MATCHMAKER_GAME_MODE_NOT_FOUND: { status: 400, message: 'Game mode "{game_mode}" not found.' },
-  MATCHMAKER_REGION_NOT_FOUND: { status: 400, message: 'Region "{region}" not found.' },
+  // Production says only "Game mode not found."; naming the ones that exist saves a trip to the dashboard.
+  MATCHMAKER_GAME_MODE_NOT_FOUND: { status: 400, message: 'Game mode "{game_mode}" not found; this namespace has {known}.' },
+  MATCHMAKER_REGION_NOT_FOUND: { status: 400, message: 'Region "{region}" not found; this namespace has {known}.' },
   MATCHMAKER_TOO_MANY_TAGS: { status: 400, message: 'Too many tags: {count} given, at most 8 allowed.' },
   MATCHMAKER_TAG_NAME_TOO_LONG: { status: 400, message: 'Tag name is too long: at most 128 bytes.' },
   MATCHMAKER_TAG_TOO_LONG: { status: 400, message: 'Tag "{name}" value is too long: at most 512 bytes.' },

@@ -186,12 +186,17 @@ export function formatMiB(bytes: number): string {
   return `${v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2)} MiB`;
 }
 
+/** A count for people, in thousands: `4,007` (the one form of a count beside another in a view). */
+export function formatCount(n: number): string {
+  return Number.isFinite(n) ? n.toLocaleString('en-US', { maximumFractionDigits: 0 }) : '-';
+}
+
 /** Lobby-hours: `1,234 h`, `12.5 h`, `0.42 h`, `<0.01 h` (something, but less than shows). */
 export function formatHours(ms: number): string {
   if (!Number.isFinite(ms)) return '-';
   const h = ms / 3_600_000;
   if (h > 0 && h < 0.005) return '<0.01 h';
-  if (h >= 1000) return `${Math.round(h).toLocaleString('en-US')} h`;
+  if (h >= 1000) return `${formatCount(Math.round(h))} h`;
   return `${h >= 100 ? h.toFixed(0) : h >= 10 ? h.toFixed(1) : h.toFixed(2)} h`;
 }
 

@@ -132,6 +132,16 @@ function plan(spec: TableSpec, layout: TableLayout): Plan {
     if (total(widths) <= width || next === undefined) break;
     shown = shown.filter((i) => i !== next);
   }
+  // A column dropped early may fit whole in the room a wider one left when it went (a short STATE beside a long
+  // NAME): the last dropped, the most wanted, come back first, none making another column narrower.
+  let room = width - total(widths);
+  for (const col of [...droppable].reverse()) {
+    if (shown.includes(col) || natural[col]! + GAP > room) continue;
+    room -= natural[col]! + GAP;
+    const at = shown.filter((i) => i < col).length;
+    shown = [...shown.slice(0, at), col, ...shown.slice(at)];
+    widths = [...widths.slice(0, at), natural[col]!, ...widths.slice(at)];
+  }
   // A kept column is never cut, even when it alone is wider than the terminal.
   let end = 0;
   let keptEnd = 0;

@@ -61,9 +61,12 @@ describe.skipIf(!SPEC_PRESENT)('the requests the CLI sends conform to rivet-open
   let emu: Awaited<ReturnType<typeof startTestEmulator>>;
   let proxy: Awaited<ReturnType<typeof recordingProxy>>;
   let env: Record<string, string | undefined>;
-  const dir = tempDir();
+  // Made in a hook, not while the tests are collected: a run without the spec skips them, and then no hook
+  // would remove it.
+  let dir: string;
 
   beforeAll(async () => {
+    dir = tempDir();
     spec = new Spec();
     // Small parts, so a file of a few hundred KiB is a multipart upload.
     emu = await startTestEmulator({ partSize: 64 * 1024, singlePartMax: 32 * 1024 });
@@ -98,6 +101,8 @@ describe.skipIf(!SPEC_PRESENT)('the requests the CLI sends conform to rivet-open
     await run(['lobby', 'create', '--game-mode', 'squads']);
     await run(['stats', '--json']);
     await run(['lobby', 'logs', JSON.parse(created.stdout).lobby.lobby_id, '--json']);
+    // Without --json it also asks for the game's regions, to name the lobby's.
+    await run(['lobby', 'logs', JSON.parse(created.stdout).lobby.lobby_id]);
     await run(['history', 'export', '--since', '1h', '-o', 'history.csv']);
     expect(fs.readFileSync(path.join(dir, 'history.csv'), 'utf8')).toMatch(/^lobby_id,namespace_id,/);
     fs.writeFileSync(path.join(dir, 'small.tar'), Buffer.alloc(1000, 1));

@@ -24,6 +24,7 @@ export const OPERATIONS = [
   'matchmaker_lobbies_create',
   'matchmaker_players_getStatistics',
   'cloud_games_namespaces_logs_getNamespaceLobby',
+  'cloud_games_getGameById',
   'cloud_games_matchmaker_exportMatchmakerLobbyHistory',
   'cloud_games_builds_createGameBuild',
   'cloud_uploads_completeUpload',

@@ -126,6 +126,28 @@ describe.skipIf(!SPEC_PRESENT)('the emulator answers as rivet-openapi.yml says',
     });
   });
 
+  describe('cloud_games_getGameById', () => {
+    it('200 with the game\'s regions: each UUID the one lobby logs gives, with its name id and display name', async () => {
+      const res = await replay('cloud_games_getGameById', 200, `/cloud/games/${GAME_ID}`, { token: tokens().cloud });
+      expect(res.json.game.available_regions.map((r: { region_name_id: string; region_display_name: string }) => `${r.region_display_name} (${r.region_name_id})`)).toEqual([
+        'Atlanta (lnd-atl)',
+        'Frankfurt (lnd-fra)',
+        'Singapore (lnd-sgp)',
+      ]);
+      const logs = await t.call('GET', logsPath(lobbyId), { token: tokens().cloud });
+      const region = res.json.game.available_regions.find((r: { region_id: string }) => r.region_id === logs.json.lobby.region_id);
+      expect(region.region_name_id).toBe('lnd-fra');
+      await replay('cloud_games_getGameById', 200, `/cloud/games/${GAME_ID}?watch_index=0`, { token: tokens().cloud });
+    });
+
+    it('400 for a bad id, 401, 403 for another game and for a namespace token', async () => {
+      await replay('cloud_games_getGameById', 400, '/cloud/games/nope', { token: tokens().cloud });
+      await replay('cloud_games_getGameById', 401, `/cloud/games/${GAME_ID}`, { token: null });
+      await replay('cloud_games_getGameById', 403, `/cloud/games/${UNKNOWN}`, { token: tokens().cloud });
+      await replay('cloud_games_getGameById', 403, `/cloud/games/${GAME_ID}`, { token: tokens().public });
+    });
+  });
+
   describe('cloud_games_matchmaker_exportMatchmakerLobbyHistory', () => {
     it('200 with a URL to the CSV; 400 for a bad window; 401; 403', async () => {
       const res = await replay('cloud_games_matchmaker_exportMatchmakerLobbyHistory', 200, exportPath, {

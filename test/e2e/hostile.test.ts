@@ -16,8 +16,9 @@ const COLUMNS =
   'lobby_id,namespace_id,namespace_name,region_id,region_name,tier_name,version_id,version_name,lobby_group_id,lobby_group_name,start_ts,stop_ts,total_uptime_ms,query_uptime_ms';
 
 /** What the server answers next, per route: a JSON text (sent as is) or a CSV body. */
-const answers: { logs?: string; stats?: string; csv?: string | Buffer; onStats?: (count: number) => void } = {};
+const answers: { logs?: string; game?: { status: number; body: string }; stats?: string; csv?: string | Buffer; onStats?: (count: number) => void } = {};
 let statsServed = 0;
+let gameServed = 0;
 let server: http.Server;
 let base = '';
 
@@ -30,6 +31,10 @@ beforeAll(async () => {
     };
     req.resume();
     if (url.includes('/logs/lobbies/')) return send(200, answers.logs ?? '{}');
+    if (url === `/cloud/games/${GAME}` && answers.game) {
+      gameServed++;
+      return send(answers.game.status, answers.game.body);
+    }
     if (url.startsWith('/matchmaker/players/statistics')) {
       answers.onStats?.(++statsServed);
       return send(200, answers.stats ?? '{}');
@@ -119,6 +124,38 @@ describe('lobby logs against hostile answers', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('9007199254740993');
     expect(r.stdout).toContain('9223372036854775807');
+  });
+});
+
+describe('lobby logs: the region names, when the service cannot tell them', () => {
+  const REGION = '8d38dfcb-f2cc-56f0-8353-6a3423b04e15';
+  const region = { region_id: REGION, region_name_id: 'lnd-atl', region_display_name: 'Atlanta', provider: 'p', universal_region: 'atlanta', provider_display_name: 'P' };
+  it.each([
+    ['no such route (404)', undefined],
+    ['refused (403)', { status: 403, body: JSON.stringify({ code: 'API_FORBIDDEN', message: 'no', ray_id: 'r' }) }],
+    ['failing (500, retried)', { status: 500, body: JSON.stringify({ code: 'ERROR', message: 'boom', ray_id: 'r' }) }],
+    ['not JSON', { status: 200, body: '<html>' }],
+    ['a game without this region', { status: 200, body: JSON.stringify({ game: { game_id: GAME, available_regions: [{ ...region, region_id: NS }] }, watch: { index: '1' } }) }],
+    ['regions of the wrong type', { status: 200, body: JSON.stringify({ game: { available_regions: { [REGION]: 'Atlanta' } } }) }],
+  ])('%s: the region id, exit 0, nothing on stderr', async (_name, game) => {
+    answers.logs = logsBody({ region_id: REGION });
+    answers.game = game;
+    for (const tty of [false, true]) {
+      const before = gameServed;
+      const r = await runCli(['lobby', 'logs', LOBBY], { env: env(), tty, columns: 80 });
+      expect([r.code, r.stderr]).toEqual([0, '']);
+      // One attempt: a lookup the command can do without is not retried (a 500 would otherwise cost the waits).
+      expect(gameServed - before).toBe(game ? 1 : 0);
+      expect(plain(r.stdout)).toMatch(tty ? new RegExp(`^Region {5}${REGION}$`, 'm') : new RegExp(`^region_id\t${REGION}\nnamespace_id\t`, 'm'));
+    }
+  });
+
+  it('a game listing it (its id in capitals): the name, whatever else the list holds', async () => {
+    answers.logs = logsBody({ region_id: REGION });
+    answers.game = { status: 200, body: JSON.stringify({ game: { game_id: GAME, available_regions: [null, { region_id: 3 }, { ...region, region_id: REGION.toUpperCase() }] }, watch: { index: '1' } }) };
+    const r = await runCli(['lobby', 'logs', LOBBY], { env: env(), tty: true, columns: 80 });
+    expect(r.code).toBe(0);
+    expect(plain(r.stdout)).toMatch(/^Region {5}Atlanta \(lnd-atl\)$/m);
   });
 });
 

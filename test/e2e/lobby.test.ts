@@ -62,10 +62,18 @@ describe('lobby create against the embedded emulator', () => {
     expect(r.stderr).toContain('--game-mode is required');
   });
 
-  it('an unknown game mode is the service error in one line', async () => {
+  it('an unknown game mode is the service error in one line, naming the game modes there are', async () => {
     const r = await runCli(['lobby', 'create', '--game-mode', 'battle-royale'], { env });
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/^error: .+ \(MATCHMAKER_GAME_MODE_NOT_FOUND, ray [0-9a-f-]+\)$/m);
+    expect(r.stderr).toMatch(/^error: Game mode "battle-royale" not found; this namespace has default, duos and squads\. \(MATCHMAKER_GAME_MODE_NOT_FOUND, ray [0-9a-f-]+\)$/m);
+  });
+
+  it('an unknown region is the service error in one line, naming the regions there are', async () => {
+    const r = await runCli(['lobby', 'create', '--game-mode', 'default', '--region', 'mars'], { env });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(
+      /^error: Region "mars" not found; this namespace has lnd-atl \(Atlanta\), lnd-fra \(Frankfurt\) and lnd-sgp \(Singapore\)\. \(MATCHMAKER_REGION_NOT_FOUND, ray [0-9a-f-]+\)$/m,
+    );
   });
 });
 
@@ -90,6 +98,19 @@ describe('lobby logs', () => {
     expect(r.stdout).toMatch(/ready\s+\d{4}/);
   });
 
+  it('names the region as lobby create did, from one look at the game\'s regions; --json prints the body alone', async () => {
+    const id = await newLobby();
+    const tty = await runCli(['lobby', 'logs', id, '--verbose'], { env: { ...fx.env, NO_COLOR: '1' }, tty: true, columns: 80 });
+    expect(tty.code).toBe(0);
+    expect(tty.stdout).toMatch(/^Region {5}Atlanta \(lnd-atl\)$/m);
+    expect(tty.stderr.match(/^> GET \S+\/cloud\/games\/[0-9a-f-]+$/gm)).toHaveLength(1);
+    const piped = await runCli(['lobby', 'logs', id], { env: fx.env });
+    expect(piped.stdout).toMatch(/^region_id\t[0-9a-f-]{36}\nregion\tlnd-atl\n/m);
+    const json = await runCli(['lobby', 'logs', id, '--json', '--verbose'], { env: fx.env });
+    expect(json.stderr).not.toMatch(/\/cloud\/games\/[0-9a-f-]+\n/);
+    expect(JSON.parse(json.stdout).lobby.region_id).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
   it('--json prints the body: status running', async () => {
     const id = await newLobby();
     const r = await runCli(['lobby', 'logs', id, '--json'], { env: fx.env });
@@ -105,6 +126,9 @@ describe('lobby logs', () => {
     const clean = await runCli(['lobby', 'logs', ok], { env: { ...fx.env, NO_COLOR: '1' }, tty: true });
     expect(clean.stdout).toContain('■ stopped (exit code 0)');
     expect(clean.stdout).toMatch(/stopped\s+\d{4}-\d{2}-\d{2}/);
+    // The run's metrics stay after the stop: its memory peak, the latest sample called "last", not "now".
+    expect(clean.stdout).toMatch(/^ {2}Memory +(\S+ +)?last [\d.]+ MiB \(\d+%\) +peak [\d.]+ MiB +mean [\d.]+ MiB +of 512 MiB$/m);
+    expect(clean.stdout).not.toContain('none');
 
     const bad = await newLobby();
     await stopLobby(fx.emu.endpoint, bad, { exit_code: 137, failed: true });

@@ -64,35 +64,68 @@ describe('-q', () => {
 describe('ids are never cut', () => {
   const fx = useEmulator();
 
-  it('emulator builds at 60 columns: the whole build id, other columns left out and counted; --wide shows them', async () => {
+  it('emulator builds at 60 columns: the whole build id and tag, other columns left out and counted; --wide shows them', async () => {
     const dir = tempDir();
     const file = path.join(dir, 'server.tar');
     fs.writeFileSync(file, Buffer.alloc(1000, 1));
     const id = (await runCli(['build', 'push', file, '--tag', 'game-server:narrow', '--name', 'A rather long display name', '-q'], { env: fx.env })).stdout.trim();
     const narrow = plain((await runCli(['emulator', 'builds'], { env: fx.env, tty: true, columns: 60 })).stdout);
     const row = narrow.split('\n').find((l) => l.startsWith(id));
-    expect(row, narrow).toBeDefined();
+    // The tag whole beside the id (never `game-…`); the rest left out and counted.
+    expect(row, narrow).toBe(`${id}  game-server:narrow`);
     for (const line of narrow.trimEnd().split('\n')) expect([...line].length).toBeLessThanOrEqual(59);
-    expect(narrow).toMatch(/\n4 columns left out: --wide shows them\n$/);
+    expect(narrow).toMatch(/\n5 columns left out: --wide shows them\n$/);
     const wide = plain((await runCli(['emulator', 'builds', '--wide'], { env: fx.env, tty: true, columns: 60 })).stdout);
     expect(wide).toMatch(/BUILD +TAG +NAME +SIZE +STATE +CREATED +SHA-256/);
     expect(wide).toContain('A rather long display name');
     expect(wide).not.toContain('left out');
   });
 
-  it('profile list at 80 columns: game and namespace ids whole', async () => {
+  // What a person picks a profile by is its name and endpoint: both whole at any width; the ids go first.
+  const PROFILES_40 = [
+    '   NAME        ENDPOINT',
+    '*  default     https://api.example.com',
+    '   staging-eu  https://staging-eu.games.example.net',
+    '3 columns left out: --wide shows them',
+  ];
+  const PROFILES_80 = [
+    '   NAME        ENDPOINT                              TOKENS',
+    '*  default     https://api.example.com               cloud',
+    '   staging-eu  https://staging-eu.games.example.net  cloud+namespace',
+    'GAME, NAMESPACE left out to fit: --wide shows them',
+  ];
+  const PROFILES_120 = [
+    '   NAME        ENDPOINT                              GAME                                  TOKENS',
+    '*  default     https://api.example.com               6b1f4a2e-1111-4222-8333-444455556666  cloud',
+    '   staging-eu  https://staging-eu.games.example.net  6b1f4a2e-1111-4222-8333-444455556666  cloud+namespace',
+    'NAMESPACE left out to fit: --wide shows it',
+  ];
+
+  it.each([
+    [40, PROFILES_40],
+    [80, PROFILES_80],
+    [120, PROFILES_120],
+  ])('profile list at %i columns: names and endpoints whole, never cut; the ids left out before them', async (columns, expected) => {
     const env = isolatedEnv();
     const game = '6b1f4a2e-1111-4222-8333-444455556666';
     const ns = '0c9d8e7f-aaaa-4bbb-8ccc-ddddeeeeffff';
-    const login = await runCli(['login', '--endpoint', 'https://api.example.com', '--game', game, '--namespace', ns, '--token-stdin', '--no-input'], {
-      env,
-      stdin: 'cloud.token\n',
-    });
-    expect(login.code).toBe(0);
-    const r = plain((await runCli(['profile', 'list'], { env, tty: true, columns: 80 })).stdout);
-    expect(r).toContain(game);
-    expect(r).toContain(ns);
-    expect((await runCli(['profile', 'list', '-q'], { env })).stdout).toBe('default\n');
+    for (const [profile, endpoint, extra] of [
+      ['default', 'https://api.example.com', []],
+      ['staging-eu', 'https://staging-eu.games.example.net', ['--namespace-token-stdin']],
+    ] as const) {
+      const login = await runCli(['login', '--profile', profile, '--endpoint', endpoint, '--game', game, '--namespace', ns, '--token-stdin', ...extra, '--no-input'], {
+        env,
+        stdin: extra.length ? 'cloud.token\npub.token\n' : 'cloud.token\n',
+      });
+      expect(login.code, login.stderr).toBe(0);
+    }
+    const r = plain((await runCli(['profile', 'list'], { env, tty: true, columns })).stdout);
+    expect(r).toBe(expected.join('\n') + '\n');
+    expect(r).not.toContain('…');
+    const wide = plain((await runCli(['profile', 'list', '--wide'], { env, tty: true, columns })).stdout);
+    expect(wide.split('\n')[0]).toMatch(/^ +NAME +ENDPOINT +GAME +NAMESPACE +TOKENS$/);
+    expect(wide).toContain(ns);
+    expect((await runCli(['profile', 'list', '-q'], { env })).stdout).toBe('default\nstaging-eu\n');
   });
 });
 

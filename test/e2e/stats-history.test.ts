@@ -267,8 +267,8 @@ describe('history export of a large file', () => {
       expect(r.stderr).toMatch(PROGRESS);
       // The line is cleared before the summary is written.
       expect(r.stderr).toMatch(/\x1b\[0K(\x1b\[\?25h)?Wrote/);
-      expect(plain(r.stderr)).toContain('Wrote 12000 lobbies');
-      expect(plain(r.stderr)).toMatch(/Regions +lnd-atl 8,000 h \(8000 lobbies\) · lnd-sgp 4,000 h \(4000\)/);
+      expect(plain(r.stderr)).toContain('Wrote 12,000 lobbies');
+      expect(plain(r.stderr)).toMatch(/Regions +lnd-atl 8,000 h \(8,000 lobbies\) · lnd-sgp 4,000 h \(4,000\)/);
       expect(fs.statSync(path.join(dir, 'big.csv')).size).toBe(svc.bytes);
     } finally {
       await svc.close();
@@ -285,7 +285,7 @@ describe('history export of a large file', () => {
       const r = await runCli(['history', 'export', '--since', '1h', '-o', 'big.csv'], { env: { ...svc.env, ...extra }, cwd: tempDir(), tty });
       expect(r.code).toBe(0);
       expect(r.stderr).not.toContain('downloading');
-      expect(r.stderr).toContain('Wrote 12000 lobbies');
+      expect(r.stderr).toContain('Wrote 12,000 lobbies');
     } finally {
       await svc.close();
     }

@@ -63,7 +63,7 @@ describe('CI', () => {
   it('a failure is also a ::error:: annotation under GitHub Actions', async () => {
     const r = await runCli(['lobby', 'create', '--game-mode', 'nope'], { env: { ...fx.env, GITHUB_ACTIONS: 'true' } });
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/^::error::Game mode "nope" not found\. \(MATCHMAKER_GAME_MODE_NOT_FOUND, ray [\w-]+\)$/m);
+    expect(r.stderr).toMatch(/^::error::Game mode "nope" not found; this namespace has default, duos and squads\. \(MATCHMAKER_GAME_MODE_NOT_FOUND, ray [\w-]+\)$/m);
   });
 
   it('progress animates on a terminal, and never in CI even when stderr is a terminal', async () => {

@@ -104,6 +104,18 @@ describe('lobby logs --watch', () => {
     for (const line of plain(text).replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').split(/\r?\n|\r/)) expect([...line].length).toBeLessThanOrEqual(79);
   });
 
+  it('in a terminal: the region by name, asked of the service once for the whole watch', async () => {
+    const id = await newLobby();
+    const watch = start(['lobby', 'logs', id, '--watch', '--interval', '0.1', '--verbose'], { ...fx.env, NO_COLOR: '1' }, { tty: true, columns: 80 });
+    // Five polls of the logs.
+    await watch.until(/(^> GET \S+\/logs\/lobbies\/[^]*){5}/m, watch.stderr);
+    await stopLobby(fx.emu.endpoint, id, { exit_code: 0 });
+    expect(await watch.done).toBe(0);
+    expect(plain(watch.stdout.text)).toContain('Region     Atlanta (lnd-atl)');
+    const lookups = watch.stderr.text.split('\n').filter((l) => /^> GET \S+\/cloud\/games\/[0-9a-f-]+$/.test(l));
+    expect(lookups).toHaveLength(1);
+  });
+
   it('Ctrl-C ends the watch at once, exit 130, cursor restored, and no error: stopping is what was asked', async () => {
     const id = await newLobby();
     // An hour between polls: the watch ends only if Ctrl-C cuts the wait short (else the test times out).

@@ -77,7 +77,8 @@ describe('idle lifetime', () => {
     const res = await logs(id);
     expect(res.lobby.status.stopped).toEqual({ stop_ts: iso(created + 2_000 + LIFETIME), failed: false, exit_code: 0 });
     expect(Date.parse(res.lobby.status.stopped.stop_ts) - Date.parse(res.lobby.ready_ts)).toBe(LIFETIME);
-    expect(res.metrics).toBeUndefined();
+    // The samples of its run, up to the stop: none from after it.
+    expect(res.metrics).toEqual(lobbyMetrics(id, Date.parse(res.lobby.start_ts), Date.parse(res.lobby.status.stopped.stop_ts)));
     // The history export shows the same stop.
     const exp = await t.call('POST', `/cloud/games/${GAME_ID}/matchmaker/lobbies/export-history`, {
       token: t.emu.tokens.cloud,

@@ -158,6 +158,32 @@ describe('POST /matchmaker/lobbies/create', () => {
       expectErrorShape(await create(body), 400, code);
     });
 
+    it('an unknown game mode or region: the message names those that exist', async () => {
+      const mode = expectErrorShape(await create({ game_mode: 'solo' }), 400, 'MATCHMAKER_GAME_MODE_NOT_FOUND');
+      expect(mode.message).toBe('Game mode "solo" not found; this namespace has default, duos and squads.');
+      const region = expectErrorShape(await create({ game_mode: 'default', region: 'mars' }), 400, 'MATCHMAKER_REGION_NOT_FOUND');
+      expect(region.message).toBe('Region "mars" not found; this namespace has lnd-atl (Atlanta), lnd-fra (Frankfurt) and lnd-sgp (Singapore).');
+    });
+
+    it('a long list names ten and counts the rest; a single one left is named, never "1 more"', async () => {
+      const modes = (n: number) => Array.from({ length: n }, (_, i) => `mode-${i + 1}`);
+      const many = await startTestEmulator({ gameModes: modes(12), regions: [{ id: 'lnd-atl', name: 'Atlanta' }] });
+      const eleven = await startTestEmulator({ gameModes: modes(11) });
+      try {
+        const call = (on: TestEmulator, body: unknown) => on.call('POST', '/matchmaker/lobbies/create', { token: on.emu.tokens.public, body });
+        expect(expectErrorShape(await call(many, { game_mode: 'solo' }), 400, 'MATCHMAKER_GAME_MODE_NOT_FOUND').message).toBe(
+          'Game mode "solo" not found; this namespace has mode-1, mode-2, mode-3, mode-4, mode-5, mode-6, mode-7, mode-8, mode-9, mode-10 and 2 more.',
+        );
+        expect(expectErrorShape(await call(eleven, { game_mode: 'solo' }), 400, 'MATCHMAKER_GAME_MODE_NOT_FOUND').message).toMatch(/mode-10 and mode-11\.$/);
+        expect(expectErrorShape(await call(many, { game_mode: 'mode-1', region: 'x' }), 400, 'MATCHMAKER_REGION_NOT_FOUND').message).toBe(
+          'Region "x" not found; this namespace has lnd-atl (Atlanta).',
+        );
+      } finally {
+        await many.stop();
+        await eleven.stop();
+      }
+    });
+
     it('accepts 8 tags at the length limits and max_players 1 and 256', async () => {
       const tags = Object.fromEntries([...Array(8).keys()].map((i) => [`${i}`.padEnd(128, 'n'), 'v'.repeat(512)]));
       expect((await create({ game_mode: 'default', tags, max_players: 1 })).status).toBe(200);

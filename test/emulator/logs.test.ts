@@ -56,7 +56,7 @@ describe('lobby lifecycle with no delays', () => {
     expect(res.json.perf_lists).toEqual([]);
   });
 
-  it('stopping through the admin route gives status stopped with the exit code, and no metrics', async () => {
+  it('stopping through the admin route gives status stopped with the exit code; the run\'s metrics are kept up to the stop', async () => {
     const lobbyId = await newLobby();
     const stop = await t.call('POST', `/_emulator/lobbies/${lobbyId}/stop`, { body: { exit_code: 3 } });
     expect(stop.status).toBe(200);
@@ -68,7 +68,9 @@ describe('lobby lifecycle with no delays', () => {
     });
     const res = await t.call('GET', logsPath(lobbyId), { token: t.emu.tokens.cloud });
     expect(res.json.lobby.status).toEqual(stop.json.lobby.status);
-    expect(res.json.metrics).toBeUndefined();
+    const { start_ts: started, status } = res.json.lobby;
+    expect(res.json.metrics).toEqual(lobbyMetrics(lobbyId, Date.parse(started), Date.parse(status.stopped.stop_ts)));
+    expect(res.json.metrics.memory.length).toBeGreaterThan(0);
     expect(res.json.lobby.start_ts).toBe(res.json.lobby.create_ts);
 
     // Stopping again keeps the first stop.

@@ -1,6 +1,5 @@
 // Runs the CLI in-process, as a user would from a shell, with injected streams and environment.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
 import { syncBuiltinESMExports } from 'node:module';
@@ -8,6 +7,7 @@ import threads from 'node:worker_threads';
 import { main } from '../../src/cli.js';
 import { CsvStreamParser } from '../../src/output/csv.js';
 import type { Env } from '../../src/context.js';
+import { expect, inject } from 'vitest';
 
 export interface RunResult {
   code: number;
@@ -139,9 +139,14 @@ export async function runCli(args: string[], opts: RunOptions = {}): Promise<Run
 
 const created: string[] = [];
 
-/** A fresh directory under the system's temp dir, removed when the test file ends (test/helpers/setup.ts). */
+/**
+ * A fresh directory under this run's temporary directory (test/helpers/global-setup.ts), removed when the test
+ * file ends (test/helpers/setup.ts). Named after the test file, so one left behind says where it came from.
+ */
 export function tempDir(prefix = 'gamehost-test-'): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const file = expect.getState().testPath;
+  const from = file ? `${path.basename(file).replace(/\.test\.ts$/, '')}-` : '';
+  const dir = fs.mkdtempSync(path.join(inject('tempRoot'), `${prefix}${from}`));
   created.push(dir);
   return dir;
 }

@@ -44,6 +44,22 @@ describe('tables', () => {
     expect(tiny[1]).toMatch(/^00000000-0000-4000-8000-000000000000/);
   });
 
+  it('a short column dropped early comes back when a wide one left after it makes the room, and nothing shrinks for it', () => {
+    const s: TableSpec = {
+      head: ['ID', 'STATE', 'NAME'],
+      rows: [['00000000-0000-4000-8000-000000000000', 'uploading', 'a name far too long to sit beside the id at sixty']],
+      keep: [0],
+      shrink: [],
+      drop: [1, 2],
+    };
+    const lines = plain(render(s, 60)).trimEnd().split('\n');
+    expect(lines).toEqual([
+      'ID                                    STATE',
+      '00000000-0000-4000-8000-000000000000  uploading',
+      'NAME left out to fit: --wide shows it',
+    ]);
+  });
+
   it('--wide: every column at full width, nothing left out', () => {
     const text = plain(formatTable(spec(3), { ...layout(40), wide: true }));
     expect(text).toContain('a much longer name than most');

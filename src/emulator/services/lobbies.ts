@@ -32,7 +32,7 @@ export interface LobbySeat {
   playerToken: string;
 }
 
-/** A lobby as seen at `now`; metrics only while it runs and once it has started. */
+/** A lobby as seen at `now`; metrics once it has started, up to its stop. */
 export interface LobbyState {
   lobby: LobbyRow;
   now: number;
@@ -70,7 +70,8 @@ export class Lobbies {
   async create(mode: 'public' | 'dev', request: LobbyRequest): Promise<LobbySeat> {
     const { config, secret, store } = this.deps;
     const now = this.deps.clock.now();
-    if (!config.gameModes.includes(request.gameMode)) fail('MATCHMAKER_GAME_MODE_NOT_FOUND', { game_mode: request.gameMode });
+    if (!config.gameModes.includes(request.gameMode))
+      fail('MATCHMAKER_GAME_MODE_NOT_FOUND', { game_mode: request.gameMode, known: nameList(config.gameModes) });
     const tagNames = Object.keys(request.tags);
     if (tagNames.length > MAX_TAGS) fail('MATCHMAKER_TOO_MANY_TAGS', { count: tagNames.length });
     // Production measures tag lengths in bytes (Rust String::len).
@@ -83,7 +84,8 @@ export class Lobbies {
       fail('MATCHMAKER_DYNAMIC_MAX_PLAYERS_INVALID', { max: MAX_PLAYERS_LIMIT });
     // No geo-location here: "closest region" is the first configured one.
     const region = regionId === undefined ? config.regions[0]! : config.regions.find((r) => r.id === regionId);
-    if (region === undefined) fail('MATCHMAKER_REGION_NOT_FOUND', { region: regionId ?? '' });
+    if (region === undefined)
+      fail('MATCHMAKER_REGION_NOT_FOUND', { region: regionId ?? '', known: nameList(config.regions.map((r) => `${r.id} (${r.name})`)) });
 
     const playerId = randomUUID();
     const iat = Math.floor(now / 1000);
@@ -166,8 +168,19 @@ export class Lobbies {
   }
 }
 
+const NAMED = 10;
+
+/** `a, b and c`; past ten, `… and 12 more` (never `1 more`: the one is named instead). */
+export function nameList(names: readonly string[]): string {
+  const shown = names.length <= NAMED + 1 ? [...names] : [...names.slice(0, NAMED), `${names.length - NAMED} more`];
+  return shown.length === 1 ? shown[0]! : `${shown.slice(0, -1).join(', ')} and ${shown.at(-1)}`;
+}
+
 function stateAt(lobby: LobbyRow, now: number): LobbyState {
   const state: LobbyState = { lobby, now };
-  if (lobby.stop_ts === null && lobby.start_ts <= now) state.metrics = lobbyMetrics(lobby.lobby_id, lobby.start_ts, now);
+  // Once started; a stopped lobby keeps the samples of its run up to the stop, as the service still answers the
+  // job's recent metrics after it ended (its window is the last 15 minutes).
+  const until = lobby.stop_ts ?? now;
+  if (lobby.start_ts <= until) state.metrics = lobbyMetrics(lobby.lobby_id, lobby.start_ts, until);
   return state;
 }

@@ -1,8 +1,11 @@
+import type { EmulatorBuild } from '../../api/types.js';
 import type { Context } from '../../context.js';
 import type { PushResult } from '../../upload/session.js';
 import { styler } from '../color.js';
-import { formatBytes, formatDuration, formatRate } from '../format.js';
+import { formatBytes, formatDuration, formatRate, formatTime } from '../format.js';
 import { renderRecord } from '../record.js';
+import { formatTable } from '../table.js';
+import { fit, paint, timeStyle, type ViewOptions } from './options.js';
 
 export function renderPushed(ctx: Context, tag: string, r: PushResult): string {
   // -q: the build id alone, for `BUILD=$(gamehost build push -q …)`.
@@ -51,4 +54,26 @@ export function renderDryRun(ctx: Context, r: DryRunResult): string {
   ];
   if (!tty) return renderRecord(ctx, fields);
   return `${styler(ctx, ctx.io.stdout).yellow('Dry run:')} nothing was sent\n` + renderRecord(ctx, fields);
+}
+
+/**
+ * `emulator builds`: a row per build, newest first. Nothing is cut, since builds of one game differ at the end of
+ * their tags and names: the build id and the tag stay; the hash, the time, the size, the state and then the name
+ * are left out when the row is too wide (and come back, the name first, when they fit in the room the others
+ * left). Scripts get every column, the whole hash and the size in bytes.
+ */
+export function formatBuilds(builds: readonly EmulatorBuild[], o: ViewOptions & { wide?: boolean }): string {
+  if (o.tty && builds.length === 0) return fit(paint(o).dim('No builds yet: push one with `gamehost build push`.'), o) + '\n';
+  const rows = builds.map((b) => [
+    b.build_id,
+    b.image_tag,
+    b.display_name,
+    o.tty ? formatBytes(b.content_length) : b.content_length,
+    b.complete ? 'complete' : 'uploading',
+    formatTime(b.create_ts, timeStyle(o)),
+    // A terminal shows the start of the hash, as git shows commits; scripts get all of it.
+    b.sha256 === null ? '-' : o.tty ? b.sha256.slice(0, 12) : b.sha256,
+  ]);
+  const head = ['BUILD', 'TAG', 'NAME', 'SIZE', 'STATE', 'CREATED', 'SHA-256'];
+  return formatTable({ head, rows, right: [3], keep: [0, 1], shrink: [], drop: [6, 5, 3, 4, 2] }, o);
 }

@@ -1,6 +1,6 @@
 // `history export`: what an export holds, told on stderr after the download (lobbies, lobby-hours, where), and
 // the rows rendered as JSON lines or a table instead of the raw CSV.
-import { formatDuration, formatHours, formatTime, visibleWidth, zoneLabel } from '../format.js';
+import { formatCount, formatDuration, formatHours, formatTime, visibleWidth, zoneLabel } from '../format.js';
 import { CsvError } from '../csv.js';
 import { sanitizeLine } from '../sanitize.js';
 import { tableChunks } from '../table.js';
@@ -121,18 +121,25 @@ export interface HistoryWindow {
 
 const TOP = 3;
 
-/** The busiest few groups, as many as fit in `width` (at least one), then how many more there are. */
+/**
+ * The busiest few groups, as many as fit in `width` (at least one), then how many more there are. A single one
+ * more is named rather than counted: `· 1 more` would take about the room of its name and hide it.
+ */
 function ranked(groups: RankedGroup[], width: number): string {
-  const items = groups.slice(0, TOP).map((g, i) => {
-    const count = i === 0 ? `${g.lobbies} lobb${g.lobbies === 1 ? 'y' : 'ies'}` : String(g.lobbies);
+  const top = groups.length === TOP + 1 ? TOP + 1 : TOP;
+  const items = groups.slice(0, top).map((g, i) => {
+    const count = i === 0 ? `${formatCount(g.lobbies)} lobb${g.lobbies === 1 ? 'y' : 'ies'}` : formatCount(g.lobbies);
     return `${sanitizeLine(g.name)} ${formatHours(g.query_uptime_ms)} (${count})`;
   });
+  let text = '';
   for (let n = items.length; n >= 1; n--) {
-    const more = groups.length > n ? ` · ${groups.length - n} more` : '';
-    const text = items.slice(0, n).join(' · ') + more;
-    if (n === 1 || visibleWidth(text) <= width) return text;
+    const left = groups.length - n;
+    // Never `1 more`: the try before this one named it.
+    if (left === 1) continue;
+    text = items.slice(0, n).join(' · ') + (left > 0 ? ` · ${formatCount(left)} more` : '');
+    if (visibleWidth(text) <= width) break;
   }
-  return '';
+  return text;
 }
 
 /**
@@ -151,7 +158,7 @@ export function formatHistorySummary(s: HistorySummary, window: HistoryWindow, o
   // Room after the widest label ("Failed stops") and its gap; a pipe takes the whole list.
   const room = o.tty ? o.columns - 1 - 14 : Infinity;
   rows.push(
-    ['Lobbies', `${s.lobbies}: ${s.stopped} stopped, ${s.running} still running`],
+    ['Lobbies', `${formatCount(s.lobbies)}: ${formatCount(s.stopped)} stopped, ${formatCount(s.running)} still running`],
     ['Lobby-hours', `${formatHours(s.query_uptime_ms)} in the window, ${formatHours(s.total_uptime_ms)} in total`],
     ['Regions', ranked(s.regions, room)],
     ['Game modes', ranked(s.game_modes, room)],
@@ -237,5 +244,5 @@ export function* historyTableChunks(rows: readonly HistoryRow[], o: ViewOptions 
   const cells = { length: rows.length, at: build(o.wide || fits ? 'datetime' : 'short') };
   const zone = o.utc ? 'UTC' : `local time (${zoneLabel(o.now, false)})`;
   yield* tableChunks({ head, rows: cells, right: [5, 6], keep: [0], shrink: [1, 2], drop: [6, 3, 5, 2, 1] }, o);
-  yield c.dim(`${rows.length.toLocaleString('en-US')} lobb${rows.length === 1 ? 'y' : 'ies'} · times in ${zone}`) + '\n';
+  yield c.dim(`${formatCount(rows.length)} lobb${rows.length === 1 ? 'y' : 'ies'} · times in ${zone}`) + '\n';
 }

@@ -1,8 +1,8 @@
 // Views of one lobby: the answer to `lobby create`, and its status, timeline and metrics for `lobby logs`.
 import type { Context } from '../../context.js';
-import type { CreateLobbyResponse, JobMetrics, JoinPort, LobbyLogsResponse } from '../../api/types.js';
+import type { CreateLobbyResponse, GetGameResponse, JobMetrics, JoinPort, LobbyLogsResponse } from '../../api/types.js';
 import { lineChart, niceScale, sparkline } from '../chart.js';
-import { formatDuration, formatMiB, formatOffset, formatShare, formatTime, maxOf, meanOf, minOf, parseTimestamp, visibleWidth } from '../format.js';
+import { formatCount, formatDuration, formatMiB, formatOffset, formatShare, formatTime, maxOf, meanOf, minOf, parseTimestamp, visibleWidth } from '../format.js';
 import { formatRecord, keyValues, labelled, type Field } from '../record.js';
 import { sanitizeLine } from '../sanitize.js';
 import { formatTable } from '../table.js';
@@ -121,6 +121,21 @@ const allocatedBytes = (m: JobMetrics) => {
   return bytes > 0 && Number.isFinite(bytes) ? bytes : undefined;
 };
 
+/** A region's names by its UUID (lower-cased), as the game lists them: what `lobby create` calls the region. */
+export type RegionNames = ReadonlyMap<string, { name_id: string; display_name: string }>;
+
+/** The game's regions by UUID; entries the spec would not allow (no id, no names) are left out, never fatal. */
+export function regionNames(res: GetGameResponse): RegionNames {
+  const names = new Map<string, { name_id: string; display_name: string }>();
+  const regions: unknown = res?.game?.available_regions;
+  if (!Array.isArray(regions)) return names;
+  for (const r of regions as Partial<Record<string, unknown>>[]) {
+    if (!r || typeof r.region_id !== 'string' || typeof r.region_name_id !== 'string' || typeof r.region_display_name !== 'string') continue;
+    names.set(r.region_id.toLowerCase(), { name_id: r.region_name_id, display_name: r.region_display_name });
+  }
+  return names;
+}
+
 export interface LobbyViewOptions extends ViewOptions {
   /** Line charts with axes instead of sparklines (--chart). */
   chart: boolean;
@@ -129,7 +144,12 @@ export interface LobbyViewOptions extends ViewOptions {
    * the last ones before the stop are often why it stopped.
    */
   lastSeen?: { metrics: JobMetrics; at: number };
+  /** The game's regions, when the service told them: the region is shown by name rather than by UUID. */
+  regions?: RegionNames;
 }
+
+/** The names of the lobby's region, when the game's regions are known and list it. */
+const regionOf = (res: LobbyLogsResponse, o: LobbyViewOptions) => o.regions?.get(String(res.lobby.region_id).toLowerCase());
 
 /** `lobby logs`: the status, the lifecycle timeline and the job's metrics, for a person or a script. */
 export function formatLobbyLogs(res: LobbyLogsResponse, o: LobbyViewOptions): string {
@@ -141,7 +161,7 @@ export function renderLobbyLogs(ctx: Context, res: LobbyLogsResponse, opts: { ut
   return formatLobbyLogs(res, { ...viewOptions(ctx, ctx.io.stdout, opts.utc === true), chart: opts.chart === true });
 }
 
-function renderForScripts(res: LobbyLogsResponse, o: ViewOptions): string {
+function renderForScripts(res: LobbyLogsResponse, o: LobbyViewOptions): string {
   const l = res.lobby;
   const stopped = l.status.stopped;
   const style = timeStyle(o);
@@ -151,7 +171,11 @@ function renderForScripts(res: LobbyLogsResponse, o: ViewOptions): string {
     ['status', lobbyState(res)],
   ];
   if (stopped) rows.push(['exit_code', stopped.exit_code]);
-  rows.push(['game_mode', l.lobby_group_name_id], ['region_id', l.region_id], ['namespace_id', l.namespace_id]);
+  rows.push(['game_mode', l.lobby_group_name_id], ['region_id', l.region_id]);
+  // The region's name id, as `lobby create` prints it, when the game's regions name it.
+  const region = regionOf(res, o);
+  if (region) rows.push(['region', region.name_id]);
+  rows.push(['namespace_id', l.namespace_id]);
   for (const s of steps(res)) if (reached(s)) rows.push([`${s.name}_ts`, s.raw ?? formatTime(s.at!, style)]);
   rows.push(['age_ms', Number.isFinite(created) ? Math.max(0, o.now - created) : null]);
   const m = res.metrics;
@@ -181,9 +205,11 @@ function renderForPeople(res: LobbyLogsResponse, o: LobbyViewOptions): string {
         ? c.red(`✖ failed (exit code ${stopped!.exit_code})`)
         : c.dim(`■ stopped (exit code ${stopped!.exit_code})`);
   const created = parseTimestamp(l.create_ts);
+  // As `lobby create` said it, `Atlanta (lnd-atl)`, when the game's regions name it; else the service's id.
+  const region = regionOf(res, o);
   const facts: [string, string][] = [
     ['Game mode', sanitizeLine(l.lobby_group_name_id)],
-    ['Region', sanitizeLine(l.region_id)],
+    ['Region', region ? `${sanitizeLine(region.display_name)} (${sanitizeLine(region.name_id)})` : sanitizeLine(l.region_id)],
     ['Namespace', sanitizeLine(l.namespace_id)],
     ['Age', since(o.now, created)],
   ];
@@ -242,10 +268,16 @@ const hasSamples = (m: JobMetrics | null | undefined): m is JobMetrics =>
 function metrics(res: LobbyLogsResponse, o: LobbyViewOptions): string {
   const c = paint(o);
   const fresh = hasSamples(res.metrics);
+  const running = lobbyState(res) === 'running';
   const m = fresh ? res.metrics! : o.lastSeen?.metrics;
   if (!hasSamples(m)) {
-    return `${c.bold('Metrics')}  ${c.dim(lobbyState(res) === 'running' ? 'none reported yet' : 'none reported')}\n`;
+    // Said plainly: the answer held no samples (for a lobby that ran, the service keeps none to show).
+    const none = running ? 'none reported yet' : 'none: the service sent no samples for this lobby';
+    const job = res.metrics?.job ? `${sanitizeLine(res.metrics.job)}: ` : '';
+    return `${c.bold('Metrics')}  ${c.dim(job + none)}\n`;
   }
+  // The latest sample is "now" only for a running lobby in this answer; else it is the last one there was.
+  const latest = fresh && running ? 'now' : 'last';
   const memory = m.memory ?? [];
   const cpu = summarize(m.cpu);
   const mem = summarize(memory);
@@ -254,7 +286,7 @@ function metrics(res: LobbyLogsResponse, o: LobbyViewOptions): string {
   if (cpu) {
     rows.push({
       label: 'CPU',
-      numbers: `now ${pct(cpu.now)}  peak ${pct(cpu.peak)}  mean ${pct(cpu.mean)}`,
+      numbers: `${latest} ${pct(cpu.now)}  peak ${pct(cpu.peak)}  mean ${pct(cpu.mean)}`,
       values: m.cpu,
       // Percent of one core: a job using more than one core goes past 100.
       max: Math.max(100, cpu.peak),
@@ -265,7 +297,7 @@ function metrics(res: LobbyLogsResponse, o: LobbyViewOptions): string {
     const of = allocated ? `  of ${formatMiB(allocated)}` : '';
     rows.push({
       label: 'Memory',
-      numbers: `now ${formatMiB(mem.now)}${share}  peak ${formatMiB(mem.peak)}  mean ${formatMiB(mem.mean)}${of}`,
+      numbers: `${latest} ${formatMiB(mem.now)}${share}  peak ${formatMiB(mem.peak)}  mean ${formatMiB(mem.mean)}${of}`,
       values: memory,
       max: allocated ?? mem.peak,
     });
@@ -303,7 +335,7 @@ function sparkPad(rows: { values: readonly number[] }[], row: { values: readonly
   return longest - Math.min(row.values.length, 30);
 }
 
-const samples = (n: number) => `${n.toLocaleString('en-US')} sample${n === 1 ? '' : 's'}`;
+const samples = (n: number) => `${formatCount(n)} sample${n === 1 ? '' : 's'}`;
 
 function charts(res: LobbyLogsResponse, o: ViewOptions, m: JobMetrics, allocated: number | undefined, fresh: boolean): string {
   const c = paint(o);
@@ -349,7 +381,8 @@ export function lobbyChangeLine(res: LobbyLogsResponse, observedAt: number): str
 /** The part of the change line that, when it differs, makes a change. */
 export function lobbyChangeKey(res: LobbyLogsResponse): string {
   const stopped = res.lobby.status.stopped;
-  const cpu = summarize(res.metrics?.cpu ?? []);
-  const mem = summarize(res.metrics?.memory ?? []);
+  // A stopped lobby uses nothing now, whatever samples of its run the answer still holds.
+  const cpu = stopped ? undefined : summarize(res.metrics?.cpu ?? []);
+  const mem = stopped ? undefined : summarize(res.metrics?.memory ?? []);
   return [lobbyState(res), currentStep(res), stopped ? stopped.exit_code : '-', cpu ? cpu.now : '-', mem ? mem.now : '-'].join('\t');
 }
