@@ -2,7 +2,7 @@
 // once, in its own file (src/commands/<noun>/<verb>.ts), and loaded only when an invocation needs it: `--help`
 // and `--version` never load the HTTP client, SQLite or the emulator, nor the definitions they do not show.
 import type { Context, ContextInit, IOStreams } from './context.js';
-import { ExitCode, InterruptedError } from './errors.js';
+import { ExitCode, InterruptedError, OutputClosedError } from './errors.js';
 import { command, group, readValues, type TreeNode } from './commands/command.js';
 import { CommanderError, createProgram, namedPath, type Runner } from './commands/program.js';
 
@@ -55,21 +55,63 @@ function installSignals(controller: AbortController): () => void {
   };
 }
 
+/**
+ * The exit code tells the truth about the output: a stderr whose reader went away only stops the messages (its
+ * writes are dropped, the work goes on); a stdout whose reader went away before the result was written stops the
+ * work and ends the run with 141 (see ExitCode.OUTPUT_CLOSED).
+ */
+function watchOutput(io: IOStreams, controller: AbortController): { closed(): boolean; dispose(): void } {
+  let closed = false;
+  const onStdout = (err: Error) => {
+    closed = true;
+    if (!controller.signal.aborted) controller.abort(new OutputClosedError({ cause: err }));
+  };
+  const onStderr = () => {};
+  io.stdout.on('error', onStdout);
+  io.stderr.on('error', onStderr);
+  return {
+    // `errored` is set the moment a write fails; the 'error' event comes a tick later.
+    closed: () => closed || io.stdout.errored != null,
+    dispose() {
+      io.stdout.off('error', onStdout);
+      io.stderr.off('error', onStderr);
+    },
+  };
+}
+
+/** Resolves once what was written to `stream` has left the process, or the stream failed. */
+function flushed(stream: IOStreams['stdout']): Promise<void> {
+  if (stream.writableLength === 0 || stream.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      stream.off('drain', done).off('error', done).off('close', done);
+      resolve();
+    };
+    stream.on('drain', done).on('error', done).on('close', done);
+  });
+}
+
 /** Runs one invocation; returns the exit code. `argv` is the full process argv (node, script, ...args). */
 export async function main(argv: string[], init: ContextInit = {}): Promise<number> {
   let uninstall: (() => void) | undefined;
-  let signal = init.signal;
-  if (!signal) {
-    const controller = new AbortController();
+  const controller = new AbortController();
+  const outer = init.signal;
+  const forward = () => controller.abort(outer!.reason);
+  if (outer) {
+    if (outer.aborted) forward();
+    else outer.addEventListener('abort', forward, { once: true });
+  } else {
     uninstall = installSignals(controller);
-    signal = controller.signal;
   }
+  const signal = controller.signal;
   const io: IOStreams = {
     stdin: init.io?.stdin ?? process.stdin,
     stdout: init.io?.stdout ?? process.stdout,
     stderr: init.io?.stderr ?? process.stderr,
   };
+  const output = watchOutput(io, controller);
   const full: ContextInit = { ...init, io, signal };
+  argv = versionAsCommand(argv);
   // The context is built only when a command runs: --help and --version never load it.
   let ctx: Context | undefined;
   let code: number = ExitCode.OK;
@@ -85,13 +127,29 @@ export async function main(argv: string[], init: ContextInit = {}): Promise<numb
       argv.slice(2),
     );
     await program.parseAsync(argv);
+    await flushed(io.stdout);
   } catch (err) {
-    code = await reportError(argv, full, ctx, signal.aborted ? signal.reason : err);
+    code = await reportError(argv, full, ctx, signal.aborted ? signal.reason : output.closed() ? new OutputClosedError({ cause: err }) : err);
   } finally {
     await ctx?.close().catch(() => {});
     uninstall?.();
+    outer?.removeEventListener('abort', forward);
+    output.dispose();
   }
-  return code;
+  // The work may be done, but its result did not arrive.
+  return output.closed() && code !== ExitCode.SIGINT && code !== ExitCode.SIGTERM ? ExitCode.OUTPUT_CLOSED : code;
+}
+
+/**
+ * `--version` and `-V` before any command are the `version` command, so `--version --json` prints what
+ * `version --json` prints (commander's own version flag knows nothing of --json).
+ */
+function versionAsCommand(argv: string[]): string[] {
+  const words = argv.slice(2);
+  const end = words.includes('--') ? words.indexOf('--') : words.length;
+  const isFlag = (w: string, i: number) => i < end && (w === '--version' || w === '-V');
+  if (!words.some(isFlag) || namedPath(TREE, words).length > 0) return argv;
+  return [...argv.slice(0, 2), 'version', ...words.filter((w, i) => !isFlag(w, i))];
 }
 
 async function reportError(argv: string[], init: ContextInit, ctx: Context | undefined, err: unknown): Promise<number> {

@@ -2,6 +2,7 @@
 // the parsed global options, and lazily built expensive things (the target, its API client, the in-process
 // emulator), released by close().
 import type { Readable, Writable } from 'node:stream';
+import type { Agents } from './api/agents.js';
 import type { ApiClient } from './api/client.js';
 import type { Target } from './config/target.js';
 import type { RunningEmulator } from './emulator/index.js';
@@ -43,7 +44,7 @@ export interface Context {
   emulator(dataDir?: string): Promise<RunningEmulator>;
   /** A client for the in-process emulator on `dataDir`, whatever the target: the emulator's admin API. */
   emulatorApi(dataDir: string): Promise<ApiClient>;
-  /** Releases what the lazy parts built: HTTP agents, the in-process emulator. */
+  /** Releases what the lazy parts built: the connections, the in-process emulator. */
   close(): Promise<void>;
   /**
    * How info() and warn() write on stderr: lines for people, or one JSON object a line where the command has
@@ -76,6 +77,9 @@ export function createContext(init: ContextInit = {}, global: GlobalOptions = DE
   let api: Promise<ApiClient> | undefined;
   let emulator: { dataDir?: string; running: Promise<RunningEmulator> } | undefined;
   let emulatorApi: Promise<ApiClient> | undefined;
+  // The process's connections (one undici Agent, a ProxyAgent per proxy), shared by its clients.
+  let agents: Promise<Agents> | undefined;
+  const http = () => (agents ??= import('./api/agents.js').then((m) => new m.Agents(ctx.env, ctx.global.timeoutMs)));
   const ctx: Context = {
     io,
     env: init.env ?? process.env,
@@ -89,8 +93,8 @@ export function createContext(init: ContextInit = {}, global: GlobalOptions = DE
       return target;
     },
     api() {
-      api ??= Promise.all([ctx.target(), import('./api/client.js')]).then(
-        ([t, m]) => new m.ApiClient(t, { ctx }),
+      api ??= Promise.all([ctx.target(), import('./api/client.js'), http()]).then(
+        ([t, m, agents]) => new m.ApiClient(t, { ctx, agents }),
       );
       return api;
     },
@@ -103,16 +107,14 @@ export function createContext(init: ContextInit = {}, global: GlobalOptions = DE
       return emulator.running;
     },
     emulatorApi(dataDir) {
-      emulatorApi ??= Promise.all([ctx.emulator(dataDir), import('./api/client.js')]).then(
-        ([emu, m]) => new m.ApiClient({ endpoint: emu.endpoint, embedded: true }, { ctx }),
+      emulatorApi ??= Promise.all([ctx.emulator(dataDir), import('./api/client.js'), http()]).then(
+        ([emu, m, agents]) => new m.ApiClient({ endpoint: emu.endpoint, embedded: true }, { ctx, agents }),
       );
       return emulatorApi;
     },
     async close() {
-      // Clients first: the emulator's close waits for their connections otherwise.
-      for (const client of await Promise.allSettled([api, emulatorApi])) {
-        if (client.status === 'fulfilled' && client.value) await client.value.close();
-      }
+      // Connections first: the emulator's close waits for them otherwise.
+      await (await agents?.catch(() => undefined))?.close();
       const running = await emulator?.running.catch(() => undefined);
       await running?.close();
     },

@@ -10,6 +10,11 @@ export const ExitCode = {
   NETWORK: 6,
   UPLOAD: 7,
   SIGINT: 130,
+  /**
+   * stdout was closed before the result was written (`… | head -c1`): 128 + SIGPIPE, what a shell reports for a
+   * tool SIGPIPE ended, so `set -o pipefail` scripts see the same code from us as from them. Nothing is printed.
+   */
+  OUTPUT_CLOSED: 141,
   SIGTERM: 143,
 } as const;
 
@@ -82,10 +87,13 @@ export class ResponseError extends CliError {
 export class NetworkError extends CliError {
   readonly exitCode = ExitCode.NETWORK;
   readonly code: string;
-  constructor(message: string, code: string, options?: { cause?: unknown }) {
+  /** The host name (or address) the request went to, when known: the retry rules tell loopback from remote by it. */
+  readonly hostname?: string;
+  constructor(message: string, code: string, options?: { cause?: unknown; hostname?: string }) {
     super(message, options);
     this.name = 'NetworkError';
     this.code = code;
+    this.hostname = options?.hostname;
   }
 }
 
@@ -107,6 +115,29 @@ export class InterruptedError extends CliError {
     this.name = 'InterruptedError';
     this.exitCode = signal === 'SIGINT' ? ExitCode.SIGINT : ExitCode.SIGTERM;
     this.hint = hint;
+  }
+}
+
+/** The CLI will not do what was asked, as things stand (data a running server holds): the message says why. */
+export class RefusedError extends CliError {
+  readonly exitCode = ExitCode.UNEXPECTED;
+  constructor(message: string, hint?: string) {
+    super(message);
+    this.name = 'RefusedError';
+    this.hint = hint;
+  }
+}
+
+/**
+ * stdout's reader went away before the result was written: the work stops (as SIGPIPE would stop it) and the exit
+ * code says the result never arrived. Nothing can be said on stdout, and nothing is said on stderr, as Unix tools.
+ */
+export class OutputClosedError extends CliError {
+  readonly exitCode = ExitCode.OUTPUT_CLOSED;
+  override readonly reported = true;
+  constructor(options?: { cause?: unknown }) {
+    super('stdout was closed before the result was written', options);
+    this.name = 'OutputClosedError';
   }
 }
 

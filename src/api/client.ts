@@ -1,8 +1,9 @@
-// The thin HTTP layer: the process's keep-alive agents (agents.ts), bearer auth, JSON in and out, every non-2xx
+// The thin HTTP layer: the process's undici agents (agents.ts), bearer auth, JSON in and out, every non-2xx
 // turned into an ApiError, and the retry rules of transport.ts. It prints nothing but the --verbose request log
 // (which never shows a token) and, on a terminal, a line per retry.
-import { STATUS_CODES, type IncomingHttpHeaders } from 'node:http';
-import { Agents, proxyFor } from './agents.js';
+import { STATUS_CODES } from 'node:http';
+import type { Dispatcher } from 'undici';
+import type { Agents } from './agents.js';
 import type { Context } from '../context.js';
 import type { Target } from '../config/target.js';
 import { ApiError, UsageError } from '../errors.js';
@@ -19,6 +20,8 @@ export interface CallSpec {
   auth: AuthKind;
   /** When false the call is re-sent only after a 429 or when the request surely never left. */
   idempotent: boolean;
+  /** Answers the caller handles itself rather than have them retried (see RetryRules). */
+  handledByCaller?(err: unknown): boolean;
   /** At most this many attempts, the first included: 1 for a lookup the command can do without (no retry waits). */
   attempts?: number;
 }
@@ -28,21 +31,23 @@ export const USER_AGENT = `gamehost/${version} node/${process.versions.node}`;
 const MAX_ERROR_BODY = 64 * 1024;
 
 export class ApiClient {
-  /** Every connection this command opens, API calls, presigned GETs and part PUTs alike; closed by close(). */
-  readonly agents: Agents;
   private readonly ctx: Context;
+  private readonly agents: Agents;
 
   constructor(
     readonly target: Target,
-    { ctx }: { ctx: Context },
+    { ctx, agents }: { ctx: Context; agents: Agents },
   ) {
     this.ctx = ctx;
-    // The embedded emulator is on loopback: never send it through a proxy.
-    this.agents = new Agents(target.embedded ? undefined : (url) => proxyFor(ctx.env, url));
+    this.agents = agents;
   }
 
-  async close(): Promise<void> {
-    this.agents.close();
+  /**
+   * The connections for `url`, an API call's, a presigned GET's or a part PUT's: the process's, through a proxy
+   * when the environment names one, never for the embedded emulator (it is on loopback).
+   */
+  dispatcher(url: URL): Dispatcher {
+    return this.agents.for(url, this.target.embedded === true);
   }
 
   /** The game id from flags, environment or the embedded emulator; a clear usage error when none is known. */
@@ -67,12 +72,23 @@ export class ApiClient {
 
   /** The parsed answer and the text it was parsed from, for printing the service's body losslessly. */
   async callWithText<T>(spec: CallSpec): Promise<{ value: T; text: string }> {
+    // A cloud token alone: matchmaker calls go with a namespace token made from it (namespace-token.ts).
+    if (spec.auth === 'namespace' && this.target.namespaceToken === undefined && this.target.cloudToken) {
+      const { withNamespaceToken } = await import('./namespace-token.js');
+      return withNamespaceToken(this, this.ctx, (token) => this.attempts<T>(spec, token));
+    }
+    return this.attempts<T>(spec);
+  }
+
+  /** One call with its retries; `namespaceToken` stands in for the target's. */
+  private attempts<T>(spec: CallSpec, namespaceToken?: string): Promise<{ value: T; text: string }> {
     const ctx = this.ctx;
     return withRetries(
       {
         policy: spec.attempts === undefined ? ctx.retry : { ...ctx.retry, attempts: Math.min(spec.attempts, ctx.retry.attempts) },
         signal: ctx.signal,
         idempotent: spec.idempotent,
+        handledByCaller: spec.handledByCaller,
         onRetry: (notice) => {
           ctx.verbose(`retrying ${spec.method} ${spec.path} in ${notice.waitMs} ms (${notice.error.message})`);
           if (this.onRetry) return this.onRetry(notice, spec);
@@ -80,15 +96,14 @@ export class ApiClient {
           if (ctx.io.stderr.isTTY === true && !ctx.global.quiet && !ctx.global.verbose) ctx.io.stderr.write(retryLine(notice) + '\n');
         },
       },
-      () => this.once<T>(spec),
+      () => this.once<T>(spec, namespaceToken),
     );
   }
 
-  private headers(auth: AuthKind, hasBody: boolean): Record<string, string> {
+  private headers(auth: AuthKind, hasBody: boolean, namespaceToken = this.target.namespaceToken): Record<string, string> {
     const headers: Record<string, string> = { 'user-agent': USER_AGENT, accept: 'application/json' };
     if (hasBody) headers['content-type'] = 'application/json';
-    const token =
-      auth === 'cloud' ? this.target.cloudToken : auth === 'namespace' ? this.target.namespaceToken : undefined;
+    const token = auth === 'cloud' ? this.target.cloudToken : auth === 'namespace' ? namespaceToken : undefined;
     if (auth === 'cloud' && !token) {
       throw new UsageError('no cloud token: pass --token, set GAMEHOST_TOKEN (or RIVET_TOKEN), or run `gamehost login`');
     }
@@ -96,17 +111,17 @@ export class ApiClient {
     return headers;
   }
 
-  private async once<T>(spec: CallSpec): Promise<{ value: T; text: string }> {
+  private async once<T>(spec: CallSpec, namespaceToken?: string): Promise<{ value: T; text: string }> {
     const url = new URL(this.target.endpoint + spec.path);
     for (const [k, v] of Object.entries(spec.query ?? {})) url.searchParams.set(k, v);
     const payload = spec.body === undefined ? undefined : JSON.stringify(spec.body);
-    const headers = this.headers(spec.auth, payload !== undefined);
+    const headers = this.headers(spec.auth, payload !== undefined, namespaceToken);
     const started = performance.now();
     this.ctx.verbose(`> ${spec.method} ${url.origin}${url.pathname}${url.search}`);
-    const res = await send(url, { method: spec.method, headers, body: payload, agents: this.agents, signal: this.ctx.signal, timeoutMs: this.ctx.global.timeoutMs });
-    const status = res.statusCode!;
+    const res = await send(url, { method: spec.method, headers, body: payload, dispatcher: this.dispatcher(url), signal: this.ctx.signal });
+    const status = res.statusCode;
     const rayId = header(res.headers, 'rvt-ray-id');
-    const text = await readText(res, status >= 300 ? MAX_ERROR_BODY : Infinity).catch((err) => {
+    const text = await readText(res.body, status >= 300 ? MAX_ERROR_BODY : Infinity).catch((err) => {
       if (this.ctx.signal.aborted) throw this.ctx.signal.reason;
       throw toNetworkError(err, url);
     });
@@ -127,7 +142,7 @@ export class ApiClient {
   }
 }
 
-function header(headers: IncomingHttpHeaders, name: string): string | undefined {
+function header(headers: Dispatcher.ResponseData['headers'], name: string): string | undefined {
   const v = headers[name];
   return Array.isArray(v) ? v[0] : v;
 }

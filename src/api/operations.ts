@@ -1,10 +1,12 @@
 // One typed function per operation of the service.
 import type { ApiClient } from './client.js';
+import { ApiError } from '../errors.js';
 import type {
   CreateBuildRequest,
   CreateBuildResponse,
   CreateLobbyRequest,
   CreateLobbyResponse,
+  CreateNamespaceTokenPublicResponse,
   EmulatorBuildsResponse,
   EmulatorStopLobbyRequest,
   EmulatorStopLobbyResponse,
@@ -52,15 +54,29 @@ export function exportLobbyHistory(
   return api.call({ method: 'POST', path, body: window, auth: 'cloud', idempotent: true });
 }
 
+/** cloud.games.namespaces.createGameNamespaceTokenPublic: no body. Asking twice makes a second token, harmlessly. */
+export function createNamespaceTokenPublic(api: ApiClient, gameId: string, namespaceId: string): Promise<CreateNamespaceTokenPublicResponse> {
+  const path = `/cloud/games/${seg(gameId)}/namespaces/${seg(namespaceId)}/tokens/public`;
+  return api.call({ method: 'POST', path, auth: 'cloud', idempotent: true });
+}
+
 /** games.builds.createGameBuild: not idempotent (a second call makes a second build). */
 export function createBuild(api: ApiClient, body: CreateBuildRequest): Promise<CreateBuildResponse> {
   const path = `/cloud/games/${seg(api.gameId())}/builds`;
   return api.call({ method: 'POST', path, body, auth: 'cloud', idempotent: false });
 }
 
-/** cloud.uploads.completeUpload: the service answers 204 (spec) or 200 `{}` (server); both are fine. */
+/** The answer to a complete while another completion of the same upload is assembling it (429, Retry-After). */
+export function isCompleteInProgress(err: unknown): err is ApiError {
+  return err instanceof ApiError && err.code === 'UPLOAD_COMPLETE_IN_PROGRESS';
+}
+
+/**
+ * cloud.uploads.completeUpload: the service answers 204 (spec) or 200 `{}` (server); both are fine. Another
+ * completion in progress comes back as isCompleteInProgress, unretried: the caller says so and waits for it.
+ */
 export async function completeUpload(api: ApiClient, uploadId: string): Promise<void> {
-  await api.call({ method: 'POST', path: `/cloud/uploads/${seg(uploadId)}/complete`, body: {}, auth: 'cloud', idempotent: true });
+  await api.call({ method: 'POST', path: `/cloud/uploads/${seg(uploadId)}/complete`, body: {}, auth: 'cloud', idempotent: true, handledByCaller: isCompleteInProgress });
 }
 
 /** The emulator's admin API: its builds, newest first. */

@@ -1,7 +1,7 @@
 // Requests to presigned URLs (the CSV download here, the part uploads in src/upload): no bearer token ever
 // goes with them, and they go through the process's agents and transport.ts's retry rules.
-import type { IncomingMessage } from 'node:http';
-import type { Agents } from './agents.js';
+import type { Dispatcher } from 'undici';
+import type { ApiClient } from './client.js';
 import type { Context } from '../context.js';
 import { readText, responseError, send, withRetries } from './transport.js';
 import { USER_AGENT } from './client.js';
@@ -11,13 +11,13 @@ import { USER_AGENT } from './client.js';
  * of Buffers that fails when it stays idle for --timeout). `url` is one the service gave, already checked
  * (transport.ts checkServiceUrl).
  */
-export async function openPresignedGet(ctx: Context, agents: Agents, url: URL): Promise<IncomingMessage> {
+export async function openPresignedGet(ctx: Context, api: ApiClient, url: URL): Promise<Dispatcher.ResponseData> {
   return withRetries({ policy: ctx.retry, signal: ctx.signal, idempotent: true }, async () => {
     ctx.verbose(`> GET ${url.origin}${url.pathname} (presigned)`);
-    const res = await send(url, { method: 'GET', headers: { 'user-agent': USER_AGENT }, agents, signal: ctx.signal, timeoutMs: ctx.global.timeoutMs });
+    const res = await send(url, { method: 'GET', headers: { 'user-agent': USER_AGENT }, dispatcher: api.dispatcher(url), signal: ctx.signal });
     ctx.verbose(`< ${res.statusCode}`);
     if (res.statusCode === 200) return res;
-    const text = await readText(res, 64 * 1024).catch(() => '');
-    throw responseError(res.statusCode!, res.headers, text, { presigned: 'export' });
+    const text = await readText(res.body, 64 * 1024).catch(() => '');
+    throw responseError(res.statusCode, res.headers, text, { presigned: 'export' });
   });
 }

@@ -46,7 +46,7 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 }
 
 /** Error codes that mean the request never reached the server, so even a non-idempotent call may be re-sent. */
-const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'CONNECT_TIMEOUT']);
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'CONNECT_TIMEOUT', 'EPROXY']);
 
 /** The first error on `err`'s cause chain whose code passes `match`, with that code. */
 export function findCause(err: unknown, match: (code: string) => boolean): { code: string; error: unknown } | undefined {
@@ -59,9 +59,20 @@ export function findCause(err: unknown, match: (code: string) => boolean): { cod
   return undefined;
 }
 
-/** The system error code of a failed request (ECONNRESET, ENOTFOUND, …) or ours (HEADERS_TIMEOUT, STALLED, …). */
+// undici's names for the three timeouts of a request: ours are shorter, and the same whatever sent the request.
+const UNDICI_CODES: Record<string, string> = {
+  UND_ERR_CONNECT_TIMEOUT: 'CONNECT_TIMEOUT',
+  UND_ERR_HEADERS_TIMEOUT: 'HEADERS_TIMEOUT',
+  UND_ERR_BODY_TIMEOUT: 'BODY_TIMEOUT',
+};
+
+/**
+ * The system error code of a failed request (ECONNRESET, ENOTFOUND, …), ours (HEADERS_TIMEOUT, STALLED, EPROXY, …),
+ * or undici's UND_ERR_SOCKET (the other side closed the connection).
+ */
 export function errorCode(err: unknown): string | undefined {
-  return findCause(err, (code) => /^(E[A-Z0-9_]+|(CONNECT|HEADERS|BODY)_TIMEOUT|STALLED)$/.test(code))?.code;
+  const code = findCause(err, (c) => /^(E[A-Z0-9_]+|(CONNECT|HEADERS|BODY)_TIMEOUT|STALLED|UND_ERR_(SOCKET|(CONNECT|HEADERS|BODY)_TIMEOUT))$/.test(c))?.code;
+  return code && (UNDICI_CODES[code] ?? code);
 }
 
 export function wasNotSent(err: unknown): boolean {

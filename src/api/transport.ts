@@ -1,11 +1,10 @@
 // The one transport-and-retry layer under every request: API calls (client.ts), presigned GETs (presigned.ts)
-// and presigned part PUTs (src/upload/engine.ts), all over node:http(s) and the process's agents (agents.ts). The
+// and presigned part PUTs (src/upload/engine.ts), all through undici and the process's agents (agents.ts). The
 // same rules for all of them: which failures are worth another attempt, how long to wait, how an answer or a
 // failure becomes one readable error, and that a URL the service gave us is checked before it is used.
-import http, { STATUS_CODES, type IncomingMessage } from 'node:http';
-import https from 'node:https';
-import tls from 'node:tls';
-import type { Agents } from './agents.js';
+import { STATUS_CODES } from 'node:http';
+import type { Dispatcher } from 'undici';
+import { request } from './agents.js';
 import { ApiError, NetworkError, ResponseError, type ApiErrorBody } from '../errors.js';
 import { isLoopbackHost } from '../config/endpoint.js';
 import { formatDuration } from '../output/format.js';
@@ -25,6 +24,8 @@ export interface RetryRules {
   signal: AbortSignal;
   /** When false the request is re-sent only after a 429 or when it surely never left. */
   idempotent: boolean;
+  /** Answers the caller acts on itself (another completion in progress: it waits its own way), never retried here. */
+  handledByCaller?(err: unknown): boolean;
   onRetry?(notice: RetryNotice): void;
 }
 
@@ -33,11 +34,22 @@ export function isTlsFailure(err: NetworkError): boolean {
   return /CERT|SSL|TLS/i.test(err.code);
 }
 
+/**
+ * Failures that another attempt cannot mend, so they are said at once: a name that does not resolve, and a refused
+ * connection on this machine (nothing listens there). A remote refusal is retried: a restarting load balancer
+ * refuses for a moment.
+ */
+export function isFinalNetworkFailure(err: NetworkError): boolean {
+  if (err.code === 'ENOTFOUND') return true;
+  return err.code === 'ECONNREFUSED' && err.hostname !== undefined && isLoopbackHost(err.hostname);
+}
+
 /** Whether `err` is worth another attempt: network errors (not TLS), 408, 429, 5xx; a 429 even when not idempotent. */
 export function isRetryable(err: unknown, idempotent: boolean): boolean {
   if (err instanceof ApiError) return err.status === 429 || (idempotent && (err.status === 408 || err.status >= 500));
   if (err instanceof NetworkError) {
-    if (isTlsFailure(err)) return false;
+    // A certificate, the proxy's credentials, a refusal on this machine or an unknown name do not get better by asking again.
+    if (isTlsFailure(err) || err.code === 'EPROXYAUTH' || isFinalNetworkFailure(err)) return false;
     return idempotent || wasNotSent(err);
   }
   return false;
@@ -51,7 +63,7 @@ export async function withRetries<T>(rules: RetryRules, attempt: (n: number) => 
       return await attempt(n);
     } catch (err) {
       if (signal.aborted) throw signal.reason;
-      if (n >= policy.attempts || !isRetryable(err, rules.idempotent)) throw err;
+      if (n >= policy.attempts || !isRetryable(err, rules.idempotent) || rules.handledByCaller?.(err)) throw err;
       const waitMs = backoffMs(policy, n, err instanceof ApiError ? err.retryAfterMs : undefined);
       rules.onRetry?.({ attempt: n + 1, attempts: policy.attempts, waitMs, error: err as Error });
       await sleep(waitMs, signal);
@@ -92,90 +104,30 @@ export function checkServiceUrl(field: string, value: unknown, fail: (message: s
 }
 
 export interface SendInit {
-  method: string;
+  method: Dispatcher.HttpMethod;
   headers: Record<string, string>;
-  body?: string;
-  agents: Agents;
+  /** A string, or the bytes of a part (with its exact content-length among the headers). */
+  body?: string | AsyncIterable<Buffer>;
+  /** From the process's Agents (agents.ts): its timeouts are --timeout's. */
+  dispatcher: Dispatcher;
   signal: AbortSignal;
-  /** --timeout: the longest wait for the connection, for the answer's headers, and between two pieces of its body. */
-  timeoutMs: number;
 }
 
 /**
  * Sends one request; resolves with the answer once its headers are in, and its body streams (an async iterable of
- * Buffers). A failure to get an answer becomes a NetworkError naming the host; an aborted signal throws its reason.
+ * Buffers that fails when it stays idle for --timeout while it is being read). A failure to get an answer becomes a
+ * NetworkError naming the host; an aborted signal throws its reason.
  */
-export async function send(url: URL, init: SendInit): Promise<IncomingMessage> {
+export async function send(url: URL, init: SendInit): Promise<Dispatcher.ResponseData> {
   if (init.signal.aborted) throw init.signal.reason;
   try {
-    return await request(url, init);
+    const { method, headers, body, signal } = init;
+    // undici takes any async iterable as a body; its types name only streams.
+    return await request(init.dispatcher, { origin: url.origin, path: url.pathname + url.search, method, headers, body: body as unknown as Dispatcher.DispatchOptions['body'], signal });
   } catch (err) {
     if (init.signal.aborted) throw init.signal.reason;
     throw toNetworkError(err, url);
   }
-}
-
-function request(url: URL, init: SendInit): Promise<IncomingMessage> {
-  const { signal, timeoutMs } = init;
-  const headers = init.body === undefined ? init.headers : { ...init.headers, 'content-length': String(Buffer.byteLength(init.body)) };
-  const req = (url.protocol === 'https:' ? https : http).request(url, { method: init.method, headers, agent: init.agents.for(url) });
-  return new Promise((resolve, reject) => {
-    let timer: NodeJS.Timeout | undefined;
-    const onAbort = () => fail(signal.reason);
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', onAbort);
-    };
-    // Settles at once: a request still waiting for its connection (a proxy's tunnel) emits nothing until it has one.
-    const fail = (err: Error) => {
-      done();
-      reject(err);
-      req.destroy(err);
-    };
-    // Each phase has its own limit and its own words: a connect timeout means the request never left.
-    const limit = (code: string, what: string) => {
-      clearTimeout(timer);
-      timer = setTimeout(() => fail(timeoutError(code, `${what} in ${timeoutMs} ms`)), timeoutMs);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    req.once('close', done);
-    req.on('error', fail);
-    limit('CONNECT_TIMEOUT', 'no connection');
-    req.once('socket', (socket) => {
-      const connected = () => limit('HEADERS_TIMEOUT', 'no answer');
-      if (req.reusedSocket) connected();
-      else if (socket instanceof tls.TLSSocket) socket.once('secureConnect', connected);
-      else if (socket.connecting) socket.once('connect', connected);
-      else connected();
-    });
-    req.once('response', (res) => {
-      // The abort listener stays until the request closes: Ctrl-C also stops a body on its way.
-      clearTimeout(timer);
-      idleBody(res, timeoutMs);
-      resolve(res);
-    });
-    req.end(init.body);
-  });
-}
-
-/**
- * Fails the body when no byte of it comes for `ms`; time the reader spends with bytes already in hand (a slow
- * pipe downstream) is not the server's idleness and does not count.
- */
-function idleBody(res: IncomingMessage, ms: number): void {
-  const socket = res.socket;
-  if (!socket) return;
-  const onIdle = () => {
-    if (res.readableLength > 0) socket.setTimeout(ms);
-    else res.destroy(timeoutError('BODY_TIMEOUT', `no bytes of the answer for ${ms} ms`));
-  };
-  socket.setTimeout(ms);
-  socket.on('timeout', onIdle);
-  res.once('close', () => socket.off('timeout', onIdle));
-}
-
-function timeoutError(code: string, message: string): Error {
-  return Object.assign(new Error(message), { code });
 }
 
 /** Reads a body as text, keeping at most `limit` bytes (the rest is drained). */
@@ -260,6 +212,7 @@ const NETWORK_WORDS: Record<string, string> = {
   ECONNRESET: 'connection reset',
   EPIPE: 'connection closed while sending',
   ETIMEDOUT: 'timed out',
+  UND_ERR_SOCKET: 'the connection closed',
   CONNECT_TIMEOUT: 'connect timed out',
   HEADERS_TIMEOUT: 'no answer in time',
   BODY_TIMEOUT: 'the answer stalled',
@@ -272,13 +225,18 @@ export function toNetworkError(err: unknown, url: URL): NetworkError {
   if (code === 'STALLED') return new NetworkError(`the connection to ${url.host} stalled: ${(err as Error).message}`, code, { cause: err });
   const isTls = /CERT|SSL|TLS/i.test(code);
   const tlsMessage = (tlsError?.error as Error | undefined)?.message;
-  // node says `socket hang up` when the server closed the connection before answering.
+  // The proxy's refusal says what it answered in its own words.
+  const own = code.startsWith('EPROXY') ? (findCause(err, (c) => c === code)?.error as Error).message : undefined;
+  // The server closed the connection before answering.
   const hangUp = code === 'ECONNRESET' && (err as Error)?.message === 'socket hang up';
-  const words = hangUp
-    ? 'the connection closed before an answer'
-    : (NETWORK_WORDS[code] ?? (isTls ? `TLS failure${tlsMessage ? `: ${tlsMessage}` : ''}` : (err as Error)?.message || 'network error'));
-  const error = new NetworkError(`could not reach ${url.host}: ${words} (${code})`, code, { cause: err });
+  const words =
+    own ??
+    (hangUp
+      ? 'the connection closed before an answer'
+      : (NETWORK_WORDS[code] ?? (isTls ? `TLS failure${tlsMessage ? `: ${tlsMessage}` : ''}` : (err as Error)?.message || 'network error')));
+  const error = new NetworkError(`could not reach ${url.host}: ${words} (${code})`, code, { cause: err, hostname: url.hostname });
   if (isTls) error.hint = 'for a private CA, point NODE_EXTRA_CA_CERTS at its bundle';
   else if (code === 'ECONNREFUSED' && isLoopbackHost(url.hostname)) error.hint = 'nothing listens there: start the emulator with `gamehost emulator serve`';
+  else if (code === 'ENOTFOUND') error.hint = `no address is known for ${url.hostname}: check the endpoint (--endpoint, GAMEHOST_ENDPOINT or the profile)`;
   return error;
 }

@@ -77,6 +77,10 @@ export interface LobbyLogsResponse {
   perf_lists?: unknown[];
 }
 
+export interface CreateNamespaceTokenPublicResponse {
+  token: string;
+}
+
 /** One of the game's regions (CloudRegionSummary): the lobby logs' region UUID, with its names. */
 export interface CloudRegionSummary {
   region_id: string;

@@ -86,9 +86,13 @@ export function parseKeyValues(flag: string, raws: string[]): Record<string, str
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** `<lobby-id>`: a UUID, lower-cased as the service writes it. */
-export function parseLobbyId(raw: string): string {
+/** An id of the service (a UUID), lower-cased as the service writes it; `what` names it: `the lobby id`, `--game`. */
+export function parseUuid(what: string, raw: string): string {
   const id = raw.trim();
-  if (!UUID.test(id)) throw new UsageError(`<lobby-id> must be a UUID, not "${raw}"`);
+  if (!UUID.test(id)) throw new UsageError(`${what} must be a UUID, not "${raw}"`);
   return id.toLowerCase();
+}
+
+export function parseLobbyId(raw: string): string {
+  return parseUuid('the lobby id', raw);
 }

@@ -18,7 +18,7 @@ export function completionCommand(tree: () => readonly TreeNode[]): CommandDef {
       'gamehost completion zsh > "${fpath[1]}/_gamehost"; gamehost completion fish > ~/.config/fish/completions/gamehost.fish',
       'gamehost completion bash | bash -n   # in CI: the script parses',
     ],
-    parse: (v) => parseChoice('<shell>', v.shell, SHELLS),
+    parse: (v) => parseChoice('the shell', v.shell, SHELLS),
     async run(ctx: Context, shell) {
       const [{ createProgram }, { completionScript }] = await Promise.all([import('./program.js'), import('./completion-scripts.js')]);
       ctx.io.stdout.write(completionScript(shell, await createProgram(tree(), ctx.io, async () => {})));

@@ -24,21 +24,24 @@ export default defineCommand({
     { flags: '--namespace-token-stdin', description: 'read the namespace token from stdin, after the cloud token when both are asked for' },
   ],
   notes:
-    'Saves the profile named by --profile or GAMEHOST_PROFILE (default "default"):\n' +
-    '--endpoint (default https://api.rivet.gg), --game, --namespace and the tokens,\n' +
-    'in config.json in the config directory (mode 0600). Tokens are never flags: on a\n' +
-    'terminal login asks for the cloud token, then the namespace token, unechoed.\n' +
-    'The first profile saved becomes the current one.',
+    'Saves the profile named by --profile or GAMEHOST_PROFILE, else "default": the\n' +
+    'endpoint (--endpoint; default: https://api.rivet.gg), --game, --namespace and\n' +
+    'the tokens, in config.json in the config directory (mode 0600). Tokens are\n' +
+    'never flags: on a terminal login asks for the cloud token, then the namespace\n' +
+    'token, unechoed. Without a namespace token, lobby create and stats make one\n' +
+    'with the cloud token (given --game and --namespace) and keep it in the state\n' +
+    'directory. The first profile saved becomes the current one.',
   examples: [
     'gamehost login --endpoint api.rivet.gg --game "$GAME_ID" --namespace "$NAMESPACE_ID"',
     'gamehost login --profile staging --endpoint https://staging.example.com',
     'printf \'%s\\n%s\\n\' "$CLOUD_TOKEN" "$NS_TOKEN" | gamehost login --token-stdin --namespace-token-stdin --no-input   # in CI',
   ],
   async parse(v, ctx): Promise<LoginOptions> {
-    const [{ normalizeEndpoint }, { DEFAULT_PROFILE, validateProfileName }, { assertCanPrompt }] = await Promise.all([
+    const [{ normalizeEndpoint }, { DEFAULT_PROFILE, validateProfileName }, { assertCanPrompt }, { parseUuid }] = await Promise.all([
       import('../config/endpoint.js'),
       import('../config/profiles.js'),
       import('../config/prompt.js'),
+      import('./args.js'),
     ]);
     const g = ctx.global;
     const env = ctx.env;
@@ -49,13 +52,13 @@ export default defineCommand({
         "type them at the prompt, or pipe them: printf '%s\\n' \"$TOKEN\" | gamehost login --token-stdin",
       );
     }
-    const name = g.profile !== undefined ? validateProfileName(g.profile) : env.GAMEHOST_PROFILE ? validateProfileName(env.GAMEHOST_PROFILE, 'GAMEHOST_PROFILE') : DEFAULT_PROFILE;
+    const name = g.profile !== undefined ? validateProfileName(g.profile, '--profile') : env.GAMEHOST_PROFILE ? validateProfileName(env.GAMEHOST_PROFILE, 'GAMEHOST_PROFILE') : DEFAULT_PROFILE;
     // What is saved is what was passed: the environment is for one shell, a profile outlives it.
     const options: LoginOptions = {
       name,
       endpoint: normalizeEndpoint(g.endpoint ?? DEFAULT_ENDPOINT, g.insecureHttp),
-      game: g.game,
-      namespace: g.namespace,
+      game: g.game === undefined ? undefined : parseUuid('--game', g.game),
+      namespace: g.namespace === undefined ? undefined : parseUuid('--namespace', g.namespace),
       tokenStdin: v.tokenStdin,
       namespaceTokenStdin: v.namespaceTokenStdin,
     };
@@ -77,7 +80,7 @@ async function readTokens(ctx: Context, o: LoginOptions): Promise<Tokens> {
   if (!o.tokenStdin && !o.namespaceTokenStdin) {
     const [token, namespaceToken] = await promptHidden(ctx, [
       `Cloud token for ${o.endpoint} (Enter to skip): `,
-      'Namespace token (Enter to use the cloud token): ',
+      'Namespace token (Enter to have one made with the cloud token): ',
     ]);
     return { token: token || undefined, namespace_token: namespaceToken || undefined };
   }
@@ -155,8 +158,9 @@ async function run(ctx: Context, o: LoginOptions): Promise<void> {
   }
   const missing = [!profile.game && 'game', !profile.namespace && 'namespace'].filter((m): m is string => !!m);
   if (profile.token && missing.length) {
+    const nsToken = profile.namespace_token ? '' : '; lobby create and stats need both, to make a namespace token with the cloud token';
     ctx.info(
-      `No ${missing.join(' or ')} id saved (builds, logs and history need the game id, lobby logs the namespace id): ` +
+      `No ${missing.join(' or ')} id saved (builds, logs and history need the game id, lobby logs the namespace id${nsToken}): ` +
         `log in again with ${missing.map((m) => `--${m} <id>`).join(' ')}.`,
     );
   }

@@ -17,7 +17,7 @@ export default defineCommand({
     const { validateProfileName } = await import('../config/profiles.js');
     const flag = ctx.global.profile;
     if (flag === false) throw new UsageError('--no-profile cannot go with logout', 'name the profile with --profile <name>');
-    if (flag !== undefined) return { name: validateProfileName(flag), from: '--profile' };
+    if (flag !== undefined) return { name: validateProfileName(flag, '--profile'), from: '--profile' };
     if (ctx.env.GAMEHOST_PROFILE) return { name: validateProfileName(ctx.env.GAMEHOST_PROFILE, 'GAMEHOST_PROFILE'), from: 'GAMEHOST_PROFILE' };
     return { from: 'the current profile' };
   },

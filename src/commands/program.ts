@@ -16,7 +16,9 @@ type Command = import('commander').Command;
 
 export const EXIT_CODES_HELP = `Exit codes:
   0    ok
-  1    unexpected error
+  1    refused or failed: the service turned the request down (a taken tag, an
+       unknown game mode: the message says why), the CLI would not do it (data
+       a running emulator holds), or an unexpected failure (a report is written)
   2    usage or invalid input (nothing was sent)
   3    not authenticated or forbidden (401/403); try gamehost login
   4    not found
@@ -24,6 +26,8 @@ export const EXIT_CODES_HELP = `Exit codes:
   6    network error (DNS, refused, timeout, TLS)
   7    upload failed (a part failed after retries, or the file changed)
   130  interrupted (Ctrl-C)
+  141  stdout closed before the result was written (its reader went away)
+       a closed stderr is no failure: the messages stop, the work goes on
   143  terminated (SIGTERM)
 `;
 
@@ -31,7 +35,7 @@ export const EXIT_CODES_HELP = `Exit codes:
 const GLOBAL_OPTIONS = [
   { flags: '--endpoint <url>', description: 'service endpoint (default: the embedded local emulator)' },
   { flags: '--token <token>', description: 'cloud token' },
-  { flags: '--namespace-token <token>', description: 'namespace token for matchmaker calls (default: --token)' },
+  { flags: '--namespace-token <token>', description: 'namespace token for matchmaker calls (default: one made with the cloud token)' },
   { flags: '--game <id>', description: 'game id' },
   { flags: '--namespace <id>', description: 'namespace id' },
   { flags: '--json', description: 'print one JSON document on stdout' },
@@ -139,7 +143,17 @@ export async function createProgram(tree: readonly TreeNode[], io: IOStreams, ru
   program
     .showSuggestionAfterError(true)
     // Subcommand help lists the global options too, so each command's --help is complete on its own.
-    .configureHelp({ showGlobalOptions: true })
+    .configureHelp({
+      showGlobalOptions: true,
+      // Choices and defaults written as the descriptions write theirs, `(default: 8)`, not JSON-quoted.
+      optionDescription: (option) => {
+        const extra = [
+          option.argChoices && `choices: ${option.argChoices.join(', ')}`,
+          option.defaultValue !== undefined && `default: ${String(option.defaultValue)}`,
+        ].filter(Boolean);
+        return extra.length ? `${option.description} (${extra.join('; ')})` : option.description;
+      },
+    })
     .addHelpText(
       'after',
       `\n${EXIT_CODES_HELP}\nEnvironment: GAMEHOST_ENDPOINT, GAMEHOST_TOKEN, GAMEHOST_NAMESPACE_TOKEN,\n` +

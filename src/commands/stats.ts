@@ -26,15 +26,12 @@ export default defineCommand({
 });
 
 async function run(ctx: Context, o: StatsOptions): Promise<number | void> {
-  const [{ getStatistics }, { writeJsonText }, { formatStats, statsChangeLines }, { viewOptions }] = await Promise.all([
-    import('../api/operations.js'),
-    import('../output/json.js'),
-    import('../output/views/stats.js'),
-    import('../output/views/options.js'),
-  ]);
+  const [{ getStatistics }, { writeJsonText }] = await Promise.all([import('../api/operations.js'), import('../output/json.js')]);
+  // --json prints the service's text as it came: the views (tables, colour) are not even loaded.
+  const views = () => Promise.all([import('../output/views/stats.js'), import('../output/views/options.js')]);
   const api = await ctx.api();
   if (o.watchMs !== undefined) {
-    const { watch } = await import('./watch.js');
+    const [[{ formatStats, statsChangeLines }], { watch }] = await Promise.all([views(), import('./watch.js')]);
     // Refreshes until Ctrl-C, showing the change since the last refresh.
     return watch(ctx, {
       everyMs: o.watchMs,
@@ -44,7 +41,7 @@ async function run(ctx: Context, o: StatsOptions): Promise<number | void> {
       lines: statsChangeLines,
     });
   }
-  const { value, text } = await getStatistics(api);
-  if (ctx.global.json) return writeJsonText(ctx, text);
+  if (ctx.global.json) return writeJsonText(ctx, (await getStatistics(api)).text);
+  const [{ value }, [{ formatStats }, { viewOptions }]] = await Promise.all([getStatistics(api), views()]);
   ctx.io.stdout.write(formatStats(value, viewOptions(ctx, ctx.io.stdout, o.utc)));
 }

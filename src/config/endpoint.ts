@@ -6,6 +6,9 @@ export function isLoopbackHost(hostname: string): boolean {
   return h === 'localhost' || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h);
 }
 
+/** A DNS name (underscores allowed, as container names have them), an IPv4 address, or a bracketed IPv6 address. */
+const HOST = /^(?:[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?)*\.?|\[[0-9a-f:.]+\])$/i;
+
 /**
  * Normalises an endpoint as the official CLI does: no scheme means https (http for loopback), no trailing
  * slash. A plain-http endpoint off this machine would send tokens in clear, so it needs `allowInsecure`.
@@ -13,7 +16,12 @@ export function isLoopbackHost(hostname: string): boolean {
 export function normalizeEndpoint(raw: string, allowInsecure = false): string {
   let value = raw.trim();
   if (!value) throw new UsageError('--endpoint is empty');
-  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) {
+  // `ht!tp://host` is a mistyped scheme, not a host named `ht!tp` with the rest as its path.
+  const scheme = /^([^/?#]*):\/\//.exec(value)?.[1];
+  if (scheme !== undefined && !/^[a-z][a-z0-9+.-]*$/i.test(scheme)) {
+    throw new UsageError(`--endpoint is not a valid URL: ${raw} ("${scheme}" is not a scheme)`, 'e.g. https://api.rivet.gg or 127.0.0.1:6420');
+  }
+  if (scheme === undefined) {
     const host = value.replace(/^\[([^\]]+)\].*$/, '[$1]').split(/[:/]/)[0]!;
     value = (isLoopbackHost(host) || value.startsWith('[::1]') ? 'http://' : 'https://') + value;
   }
@@ -25,6 +33,9 @@ export function normalizeEndpoint(raw: string, allowInsecure = false): string {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new UsageError(`--endpoint must be an http(s) URL, not ${url.protocol.replace(':', '')}: ${raw}`);
+  }
+  if (!HOST.test(url.hostname) || url.username || url.password || url.search || url.hash) {
+    throw new UsageError(`--endpoint is not a valid URL: ${raw} (an endpoint is scheme://host[:port][/path])`, 'e.g. https://api.rivet.gg or 127.0.0.1:6420');
   }
   if (url.protocol === 'http:' && !isLoopbackHost(url.hostname) && !allowInsecure) {
     throw new UsageError(

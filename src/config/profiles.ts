@@ -37,9 +37,10 @@ export function configFile(env: Env): string {
   return path.join(configDir(env), 'config.json');
 }
 
-export function validateProfileName(name: string, from = '--profile'): string {
+/** `from` names where the name came from (`--profile`, GAMEHOST_PROFILE); none for a command's own operand. */
+export function validateProfileName(name: string, from?: string): string {
   if (!NAME.test(name)) {
-    throw new UsageError(`${from}: a profile name is letters, digits, "-" and "_" (at most 64), not "${name}"`);
+    throw new UsageError(`${from ? `${from}: ` : ''}a profile name is letters, digits, "-" and "_" (at most 64), not "${name}"`);
   }
   return name;
 }
@@ -170,10 +171,10 @@ export function selectProfile(ctx: Context, data: ProfileData): SelectedProfile 
   return undefined;
 }
 
-export function noSuchProfile(name: string, from: string, data: ProfileData): UsageError {
+export function noSuchProfile(name: string, from: string | undefined, data: ProfileData): UsageError {
   const names = Object.keys(data.profiles);
   return new UsageError(
-    `${from}: no profile "${name}"`,
+    `${from ? `${from}: ` : ''}no profile "${name}"`,
     names.length ? `the profiles are: ${names.join(', ')}` : 'create one with `gamehost login --profile <name>`',
   );
 }

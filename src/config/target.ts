@@ -3,6 +3,7 @@
 // values: the embedded emulator is the context's to start and stop (ctx.emulator()).
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
+import { parseUuid } from '../commands/args.js';
 import { normalizeEndpoint } from './endpoint.js';
 import { emulatorDir } from './paths.js';
 import { readProfiles, selectProfile, type Profile } from './profiles.js';
@@ -24,6 +25,9 @@ interface Sourced {
   value: string;
   from: string;
 }
+
+/** How --verbose names a namespace token made with the cloud token when a matchmaker call needs one. */
+const MADE: Sourced = { value: '', from: 'made with the cloud token when needed' };
 
 /** The first candidate that has a value; flags count even when empty, environment variables only when set. */
 function first(...candidates: [value: string | undefined, from: string][]): Sourced | undefined {
@@ -71,15 +75,17 @@ export async function resolveTarget(ctx: Context): Promise<Target> {
   const namespaceToken = first([g.namespaceToken, '--namespace-token'], [env.GAMEHOST_NAMESPACE_TOKEN, 'GAMEHOST_NAMESPACE_TOKEN'], [profile?.namespace_token, fromProfile]);
   const game = first([g.game, '--game'], [env.GAMEHOST_GAME, 'GAMEHOST_GAME'], [profile?.game, fromProfile]);
   const namespace = first([g.namespace, '--namespace'], [env.GAMEHOST_NAMESPACE, 'GAMEHOST_NAMESPACE'], [profile?.namespace, fromProfile]);
+  // The service's game and namespace ids are UUIDs: anything else is a typo, refused before it reaches a URL.
+  if (game) game.value = parseUuid(game.from.startsWith('profile') ? `the game id of ${game.from}` : game.from, game.value);
+  if (namespace) namespace.value = parseUuid(namespace.from.startsWith('profile') ? `the namespace id of ${namespace.from}` : namespace.from, namespace.value);
 
   if (endpoint) {
-    // The matchmaker calls fall back to the cloud token, as the issue's contract says.
-    const ns = namespaceToken ?? (cloud && { value: cloud.value, from: `${cloud.from}, the cloud token` });
-    ctx.verbose(describe(endpoint, cloud, ns, game, namespace));
+    // Without a namespace token, matchmaker calls use one made with the cloud token (src/api/namespace-token.ts).
+    ctx.verbose(describe(endpoint, cloud, namespaceToken ?? (cloud && MADE), game, namespace));
     return {
       endpoint: endpoint.value,
       cloudToken: cloud?.value,
-      namespaceToken: ns?.value,
+      namespaceToken: namespaceToken?.value,
       gameId: game?.value,
       namespaceId: namespace?.value,
       embedded: false,
@@ -89,14 +95,15 @@ export async function resolveTarget(ctx: Context): Promise<Target> {
   const emu = await ctx.emulator();
   const fromEmulator = (value: string): Sourced => ({ value, from: 'emulator' });
   const cloudToken = cloud ?? fromEmulator(emu.tokens.cloud);
-  const nsToken = namespaceToken ?? (cloud?.from === '--token' ? cloud : fromEmulator(emu.tokens.public));
+  // A cloud token given for the embedded emulator is used as given: matchmaker calls make a namespace token with it.
+  const nsToken = namespaceToken ?? (cloud ? undefined : fromEmulator(emu.tokens.public));
   const gameId = game ?? fromEmulator(emu.gameId);
   const namespaceId = namespace ?? fromEmulator(emu.namespaceId);
-  ctx.verbose(describe({ value: emu.endpoint, from: 'embedded emulator' }, cloudToken, nsToken, gameId, namespaceId));
+  ctx.verbose(describe({ value: emu.endpoint, from: 'embedded emulator' }, cloudToken, nsToken ?? MADE, gameId, namespaceId));
   return {
     endpoint: emu.endpoint,
     cloudToken: cloudToken.value,
-    namespaceToken: nsToken.value,
+    namespaceToken: nsToken?.value,
     gameId: gameId.value,
     namespaceId: namespaceId.value,
     embedded: true,

@@ -1,6 +1,6 @@
 // The data directory: the SQLite file, the signing secret, upload parts and assembled builds.
 import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 
 export interface DataDirPaths {
@@ -14,7 +14,7 @@ export interface DataDirPaths {
 const SECRET_BYTES = 32;
 
 /** Every name the emulator creates in a data directory (SQLite adds -wal and -shm beside the database). */
-export const DATA_DIR_ENTRIES = ['emulator.db', 'emulator.db-wal', 'emulator.db-shm', 'secret', 'uploads', 'builds'] as const;
+export const DATA_DIR_ENTRIES = ['emulator.db', 'emulator.db-wal', 'emulator.db-shm', 'secret', 'uploads', 'builds', 'servers'] as const;
 
 export function dataDirPaths(dataDir: string): DataDirPaths {
   return {
@@ -59,5 +59,54 @@ export function loadSecret(file: string): Buffer {
     if (secret.length > SECRET_BYTES || Date.now() > deadline)
       throw new Error(`Emulator secret ${file} is corrupt (${secret.length} bytes); delete it to make a new one.`);
     sleepSync(5);
+  }
+}
+
+// `emulator serve` says it holds a data directory with a file `servers/<pid>.json` (its endpoint), removed when it
+// stops, so `emulator reset` can refuse to delete data a server is still serving. A file whose process is gone
+// (the server was killed) holds nothing.
+
+export interface ServerHold {
+  pid: number;
+  endpoint: string;
+}
+
+const serversDir = (dataDir: string) => join(dataDir, 'servers');
+
+/** Records that this process serves `dataDir` at `endpoint`; the returned function removes the record. */
+export function holdDataDir(dataDir: string, endpoint: string): () => void {
+  const file = join(serversDir(dataDir), `${process.pid}.json`);
+  mkdirSync(serversDir(dataDir), { recursive: true, mode: 0o700 });
+  writeFileSync(file, JSON.stringify({ pid: process.pid, endpoint } satisfies ServerHold) + '\n', { mode: 0o600 });
+  return () => rmSync(file, { force: true });
+}
+
+/** The live servers holding `dataDir`, by their records; records of processes that are gone are skipped. */
+export function dataDirHolders(dataDir: string): ServerHold[] {
+  let names: string[];
+  try {
+    names = readdirSync(serversDir(dataDir));
+  } catch {
+    return [];
+  }
+  const holders: ServerHold[] = [];
+  for (const name of names) {
+    try {
+      const hold = JSON.parse(readFileSync(join(serversDir(dataDir), name), 'utf8')) as ServerHold;
+      if (Number.isSafeInteger(hold.pid) && hold.pid > 0 && isAlive(hold.pid)) holders.push(hold);
+    } catch {
+      // A record half-written or hand-broken holds nothing.
+    }
+  }
+  return holders;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: the process exists but belongs to someone else.
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

@@ -26,6 +26,8 @@ export const ERRORS = {
   BUILD_TAG_TAKEN: { status: 400, message: 'Image tag "{tag}" is already used by another build of this game.' },
   UPLOAD_TOO_LARGE: { status: 400, message: 'Upload too large: {reason}' },
   UPLOAD_INVALID: { status: 400, message: 'Invalid upload: {reason}' },
+  // 429 with Retry-After (the spec's statuses for complete are 204, 400, 403, 404, 408, 429, 500): ask again soon.
+  UPLOAD_COMPLETE_IN_PROGRESS: { status: 429, message: 'Another completion of upload {upload_id} is in progress; ask again in a moment.' },
   ERROR: { status: 500, message: 'An internal error has occurred (ray {ray_id}).' },
 } as const satisfies Record<string, { status: number; message: string }>;
 

@@ -1,6 +1,7 @@
 // Fault injection, for tests and demos of the uploader: `put-error=0.1,put-reset=0.05,latency=50ms,rate-limit=0.05`
 // (`seed=N` makes the dice repeatable). Failed PUTs answer 500, reset ones lose their connection mid-body,
-// rate-limited API calls answer 429 with an HTTP-date Retry-After as production does.
+// rate-limited API calls answer 429 with an HTTP-date Retry-After as production does; `assembly-delay=2s` makes
+// each part of a completion's assembly take that much longer (an interrupted completion, on demand).
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RequestContext } from './routes/context.js';
@@ -10,18 +11,25 @@ export interface Faults {
   putReset: number;
   rateLimit: number;
   latencyMs: number;
+  /** Added to the assembly of each part by complete, while its claim is held. */
+  assemblyDelayMs: number;
   random: () => number;
 }
 
 /** Parses the spec; throws an Error whose message names the bad entry. */
 export function parseFaults(spec: string): Faults {
-  const faults: Faults = { putError: 0, putReset: 0, rateLimit: 0, latencyMs: 0, random: Math.random };
+  const faults: Faults = { putError: 0, putReset: 0, rateLimit: 0, latencyMs: 0, assemblyDelayMs: 0, random: Math.random };
   for (const entry of spec.split(',').map((e) => e.trim()).filter(Boolean)) {
     const [name, value = ''] = entry.split('=', 2).map((s) => s.trim()) as [string, string?];
     const probability = () => {
       const p = Number(value);
       if (!/^\d*\.?\d+$/.test(value) || p < 0 || p > 1) throw new Error(`fault ${name} takes a probability from 0 to 1, not "${value}"`);
       return p;
+    };
+    const time = () => {
+      const m = /^(\d+)(ms|s)?$/.exec(value);
+      if (!m) throw new Error(`fault ${name} takes a time such as 50ms, not "${value}"`);
+      return Number(m[1]) * (m[2] === 's' ? 1000 : 1);
     };
     switch (name) {
       case 'put-error':
@@ -33,19 +41,19 @@ export function parseFaults(spec: string): Faults {
       case 'rate-limit':
         faults.rateLimit = probability();
         break;
-      case 'latency': {
-        const m = /^(\d+)(ms|s)?$/.exec(value);
-        if (!m) throw new Error(`fault latency takes a time such as 50ms, not "${value}"`);
-        faults.latencyMs = Number(m[1]) * (m[2] === 's' ? 1000 : 1);
+      case 'latency':
+        faults.latencyMs = time();
         break;
-      }
+      case 'assembly-delay':
+        faults.assemblyDelayMs = time();
+        break;
       case 'seed': {
         if (!/^\d+$/.test(value)) throw new Error(`fault seed takes a whole number, not "${value}"`);
         faults.random = mulberry32(Number(value));
         break;
       }
       default:
-        throw new Error(`unknown fault "${name}" (known: put-error, put-reset, rate-limit, latency, seed)`);
+        throw new Error(`unknown fault "${name}" (known: put-error, put-reset, rate-limit, latency, assembly-delay, seed)`);
     }
   }
   return faults;

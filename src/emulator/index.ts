@@ -5,12 +5,14 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { resolveConfig, type EmulatorConfig } from './config.js';
 import { DATA_DIR_ENTRIES, dataDirPaths } from './datadir.js';
+export { dataDirHolders, holdDataDir, type ServerHold } from './datadir.js';
 import { parseFaults } from './faults.js';
 import { createEmulatorServer, type Front } from './routes/server.js';
 import { tokensFor, type EmulatorTokens } from './services/auth.js';
 import { systemClock, type Clock } from './services/clock.js';
 import { GAME_ID, NAMESPACE_ID } from './services/ids.js';
 import { createServices, type Services } from './services/index.js';
+import { checkBucketPartSize } from './stores/bucket.js';
 import { openStores, type StoreOptions, type StoresInUse } from './stores/open.js';
 
 export { DEFAULT_CONFIG, type EmulatorConfig } from './config.js';
@@ -19,6 +21,7 @@ export { ManualClock, type Clock } from './services/clock.js';
 export { GAME_ID, NAMESPACE_ID } from './services/ids.js';
 export type { Services } from './services/index.js';
 export type { StopOptions } from './services/lobbies.js';
+export { BucketSettingsError, type BucketSettings } from './stores/bucket.js';
 export type { StoresInUse } from './stores/open.js';
 
 export interface RunningEmulator {
@@ -61,8 +64,10 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
   const config = resolveConfig(opts.config);
   const faults = opts.faults ? parseFaults(opts.faults) : undefined;
   const host = opts.host ?? '127.0.0.1';
+  // A bucket refuses parts under 5 MiB at completion: said before anything is opened.
+  if (opts.bucket) checkBucketPartSize(config.partSize);
   const { store, blobs, secret, inUse } = await openStores(opts);
-  const services = createServices({ store, blobs, clock: opts.clock ?? systemClock, config, secret });
+  const services = createServices({ store, blobs, clock: opts.clock ?? systemClock, config, secret, faults });
   const front: Front = { endpoint: '', faults };
   const server = createEmulatorServer(services, front);
   try {

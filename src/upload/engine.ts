@@ -2,15 +2,14 @@
 // Content-Length, through transport.ts's retry rules; the first fatal error aborts every part in flight.
 //
 // The send path is built for CPU: the file is opened once and read with positional reads into a fixed pool of
-// reusable buffers, each buffer is written straight to the connection and goes back to the pool when that write
-// has completed. Progress and the stall watchdog count bytes there, where they leave the process.
+// reusable buffers, one per part in flight; each part's body is an async generator that hands its buffer to undici
+// and refills it when undici has written it to the connection. Progress and the stall watchdog count bytes there,
+// where they leave the process.
 import fs from 'node:fs';
-import http from 'node:http';
-import https from 'node:https';
-import pLimit from 'p-limit';
-import type { Agents } from '../api/agents.js';
+import pLimit, { type LimitFunction } from 'p-limit';
+import type { Dispatcher } from 'undici';
 import { USER_AGENT } from '../api/client.js';
-import { isRetryable, readText, responseError, toNetworkError, withRetries } from '../api/transport.js';
+import { isRetryable, readText, responseError, send, toNetworkError, withRetries } from '../api/transport.js';
 import type { RetryPolicy } from '../api/retry.js';
 import { ApiError, UploadError } from '../errors.js';
 import type { Part } from './plan.js';
@@ -35,17 +34,18 @@ export interface UploadJob {
   stallMs: number;
   /** Caps the bytes per second of all parts together. */
   limiter?: RateLimiter;
-  /** The process's keep-alive connections (direct, or through HTTPS_PROXY and the like). */
-  agents: Agents;
+  /** The process's connections for a part's URL (direct, or through HTTPS_PROXY and the like). */
+  dispatcher(url: URL): Dispatcher;
   signal: AbortSignal;
   events?: UploadEvents;
   /** A read slower than this (ms) means the file comes from the disk, not the page cache (see readAt). */
   slowReadMs?: number;
 }
 
-// 1 MiB writes: few syscalls, and two per part in flight keep RSS flat (measured: bench/upload.js).
+// 1 MiB writes: few syscalls, and one buffer per part in flight keeps RSS flat (measured: bench/upload.js).
 const BUFFER_SIZE = 1024 * 1024;
-const BUFFERS_PER_PART = 2;
+// Above any socket's high-water mark (16 KiB on Node 20, 64 KiB on 22): a write this large always waits for 'drain'.
+const COPY_BELOW = 256 * 1024;
 
 class StallError extends Error {
   readonly code = 'STALLED';
@@ -88,12 +88,15 @@ export async function uploadParts(job: UploadJob): Promise<void> {
   const group = new AbortController();
   const onAbort = () => group.abort(job.signal.reason);
   job.signal.addEventListener('abort', onAbort, { once: true });
-  const concurrency = Math.min(job.concurrency, job.parts.length);
-  const limit = pLimit(Math.max(1, concurrency));
+  const concurrency = Math.max(1, Math.min(job.concurrency, job.parts.length));
+  // Under a rate limit, parts in parallel share the rate and buy nothing, and an interruption would keep none of
+  // them whole: one part at a time, and another only while the connections (not the limit) set the pace.
+  const limit = pLimit(job.limiter ? 1 : concurrency);
+  const ramp = job.limiter && concurrency > 1 ? rampUnderLimit(job.limiter, limit, concurrency) : undefined;
   const sender: Sender = {
     job,
     fd: await fs.promises.open(job.file, 'r'),
-    pool: new BufferPool(concurrency * BUFFERS_PER_PART, chunkSize(job.limiter)),
+    pool: new BufferPool(Math.max(1, concurrency), chunkSize(job.limiter)),
     syncReads: true,
   };
   try {
@@ -114,16 +117,37 @@ export async function uploadParts(job: UploadJob): Promise<void> {
   } catch (err) {
     throw job.signal.aborted ? job.signal.reason : err;
   } finally {
+    clearInterval(ramp);
     job.signal.removeEventListener('abort', onAbort);
     group.abort();
     await sender.fd.close();
   }
 }
 
-/** Under --limit-rate, writes small enough that the limiter can pace them (about an eighth of a second each). */
+const RAMP_EVERY_MS = 2_000;
+
+/**
+ * Every couple of seconds, one more part in flight (up to `max`) when the limiter held the senders back less than
+ * a tenth of the time: the parts already in flight cannot reach the rate on their own (a long, slow path).
+ */
+function rampUnderLimit(limiter: RateLimiter, limit: LimitFunction, max: number): NodeJS.Timeout {
+  let waited = limiter.waitedMs;
+  const timer = setInterval(() => {
+    const held = limiter.waitedMs - waited;
+    waited = limiter.waitedMs;
+    if (held < RAMP_EVERY_MS / 10 && limit.activeCount === limit.concurrency && limit.pendingCount > 0 && limit.concurrency < max) limit.concurrency++;
+  }, RAMP_EVERY_MS);
+  timer.unref();
+  return timer;
+}
+
+/**
+ * Under --limit-rate, writes small enough that the limiter can pace them and progress moves: about an eighth of a
+ * second each, even at 1K (a 16 KiB floor held the first byte back for 16 s there).
+ */
 function chunkSize(limiter: RateLimiter | undefined): number {
   if (!limiter) return BUFFER_SIZE;
-  return Math.max(16 * 1024, Math.min(BUFFER_SIZE, Math.floor(limiter.rate / 8)));
+  return Math.max(128, Math.min(BUFFER_SIZE, Math.floor(limiter.rate / 8)));
 }
 
 interface Sender {
@@ -186,10 +210,11 @@ async function uploadPart(s: Sender, part: Part, signal: AbortSignal): Promise<v
   job.events?.partDone?.(part);
 }
 
-/** One PUT of one part: positional reads into pooled buffers, each written to the request as it is read. */
+/** One PUT of one part: its body read with positional reads into one pooled buffer, sent as it is read. */
 async function putOnce(s: Sender, part: Part, signal: AbortSignal, moved: (n: number) => void): Promise<void> {
   const { job } = s;
   const url = new URL(part.url);
+  const buf = await s.pool.take(signal);
   const attempt = new AbortController();
   const onAbort = () => attempt.abort(signal.reason);
   signal.addEventListener('abort', onAbort, { once: true });
@@ -198,98 +223,67 @@ async function putOnce(s: Sender, part: Part, signal: AbortSignal, moved: (n: nu
     if (performance.now() - last > job.stallMs) attempt.abort(new StallError(`no bytes moved for ${Math.round(job.stallMs / 1000)} s`));
   }, Math.min(1000, job.stallMs));
 
-  const headers: Record<string, string> = { 'content-length': String(part.length), 'user-agent': USER_AGENT };
-  if (job.contentType) headers['content-type'] = job.contentType;
-  const req = (url.protocol === 'https:' ? https : http).request(url, { method: 'PUT', headers, agent: job.agents.for(url) });
-  let answer: http.IncomingMessage | undefined;
-  let failure: Error | undefined;
-  let wake: (() => void) | undefined;
-  const settled = new Promise<http.IncomingMessage>((resolve, reject) => {
-    req.on('response', (res) => {
-      answer = res;
-      resolve(res);
-      wake?.();
-    });
-    // After an answer, a refused body's EPIPE is expected: the answer is what counts.
-    req.on('error', (err) => {
-      failure ??= err;
-      reject(err);
-      wake?.();
-    });
-    attempt.signal.addEventListener('abort', () => reject(attempt.signal.reason), { once: true });
-  });
-  settled.catch(() => {});
-  const stop = () => req.destroy();
-  attempt.signal.addEventListener('abort', stop, { once: true });
-  // Buffers whose write has not completed when the attempt ends stay with the request; the pool gets new ones.
-  let lent = 0;
+  // `busy` while a read fills the buffer or undici holds a piece of it; once `over`, the body leaves it alone.
+  let busy = false;
   let over = false;
-  let drained: (() => void) | undefined;
-  // Wakes the loop when the attempt ends while it waits for a buffer of its own.
-  const wakeOnAbort = () => wake?.();
-  attempt.signal.addEventListener('abort', wakeOnAbort, { once: true });
-
-  try {
-    for (let offset = 0; offset < part.length && !answer && !failure; ) {
-      // At most two buffers per part on their way: a slow connection never holds the buffers of a fast one.
-      if (lent >= BUFFERS_PER_PART) await new Promise<void>((resolve) => (wake = resolve));
-      if (attempt.signal.aborted || answer || failure) break;
-      const buf = await s.pool.take(attempt.signal);
+  let sent = 0;
+  // The file's own failure: undici ends the request with it, and it must not read as the network's.
+  let unreadable: UploadError | undefined;
+  const fail = (err: UploadError) => {
+    unreadable = err;
+    attempt.abort(err);
+    return err;
+  };
+  async function* body(): AsyncGenerator<Buffer> {
+    for (let offset = 0; offset < part.length; ) {
       const want = Math.min(buf.length, part.length - offset);
+      if (job.limiter) await job.limiter.take(want, attempt.signal);
+      if (over) return;
+      busy = true;
       let read: number;
       try {
         read = await readAt(s, buf, want, part.offset + offset);
       } catch (err) {
-        s.pool.give(buf);
-        throw new UploadError(`cannot read ${job.file}: ${(err as Error).message}`, undefined, { cause: err });
+        throw fail(new UploadError(`cannot read ${job.file}: ${(err as Error).message}`, undefined, { cause: err }));
+      } finally {
+        busy = false;
       }
-      if (read !== want) {
-        s.pool.give(buf);
-        throw new UploadError(`${job.file} became shorter during the upload; the build was not completed`, 'push it again once the file is final');
-      }
-      if (job.limiter) await job.limiter.take(want, attempt.signal).catch((err) => (s.pool.give(buf), Promise.reject(err)));
-      if (attempt.signal.aborted || answer || failure) {
-        s.pool.give(buf);
-        break;
-      }
+      if (read !== want) throw fail(new UploadError(`${job.file} became shorter during the upload; the build was not completed`, 'push it again once the file is final'));
+      if (over) return;
       offset += want;
-      lent++;
-      req.write(buf.subarray(0, want), (err) => {
-        if (over) return;
-        lent--;
-        s.pool.give(buf);
-        wake?.();
-        wake = undefined;
-        if (lent === 0) drained?.();
-        if (err) return;
-        last = performance.now();
-        moved(want);
-      });
+      // undici asks for the next piece once the socket has taken this one whole (it waits for 'drain' when a write
+      // fills the socket's buffer, which a piece this large always does): then the bytes have left, and the buffer
+      // is free again. A small piece may not fill it, so it goes as a copy.
+      busy = true;
+      yield want >= COPY_BELOW ? buf.subarray(0, want) : Buffer.from(buf.subarray(0, want));
+      busy = false;
+      if (over) return;
+      sent += want;
+      last = performance.now();
+      moved(want);
     }
-    if (!answer && !failure && !attempt.signal.aborted) req.end();
-    const res = await settled;
+  }
+
+  const headers: Record<string, string> = { 'content-length': String(part.length), 'user-agent': USER_AGENT };
+  if (job.contentType) headers['content-type'] = job.contentType;
+  try {
+    const res = await send(url, { method: 'PUT', headers, body: body(), dispatcher: job.dispatcher(url), signal: attempt.signal });
     last = performance.now();
-    const text = await readText(res, 64 * 1024);
-    if (res.statusCode! < 200 || res.statusCode! >= 300) throw responseError(res.statusCode!, res.headers, text, { presigned: 'part' });
-    // Accepted: the last writes' callbacks may still be on their way; every byte counts and every buffer comes back.
-    if (lent > 0) {
-      await new Promise<void>((resolve) => {
-        drained = resolve;
-        attempt.signal.addEventListener('abort', () => resolve(), { once: true });
-      });
-    }
+    const text = await readText(res.body, 64 * 1024);
+    if (res.statusCode < 200 || res.statusCode >= 300) throw responseError(res.statusCode, res.headers, text, { presigned: 'part' });
+    // Accepted: the last piece's 'drain' may still be on its way; the service has every byte.
+    if (sent < part.length) moved(part.length - sent);
   } catch (err) {
     if (signal.aborted) throw signal.reason;
-    if (err instanceof ApiError || err instanceof UploadError) throw err;
+    if (unreadable) throw unreadable;
+    if (err instanceof ApiError) throw err;
     throw toNetworkError(attempt.signal.reason instanceof StallError ? attempt.signal.reason : err, url);
   } finally {
     clearInterval(watchdog);
     signal.removeEventListener('abort', onAbort);
-    attempt.signal.removeEventListener('abort', stop);
-    attempt.signal.removeEventListener('abort', wakeOnAbort);
-    if (!answer?.complete || !req.writableFinished) req.destroy();
     over = true;
-    for (; lent > 0; lent--) s.pool.give(Buffer.allocUnsafeSlow(s.pool.size));
     attempt.abort();
+    // A buffer a read or the socket may still hold stays with them; the pool gets a new one.
+    s.pool.give(busy ? Buffer.allocUnsafeSlow(s.pool.size) : buf);
   }
 }

@@ -51,7 +51,7 @@ export async function prepareInput(
     let kind = want.kind;
     let temporary = false;
     if (source === '-') {
-      if (ctx.io.stdin.isTTY) throw new UsageError('<file> is - but standard input is a terminal', 'pipe the build in: docker save game:v1 | gamehost build push - --tag game:v1');
+      if (ctx.io.stdin.isTTY) throw new UsageError('the image is - (standard input), but standard input is a terminal', 'pipe the build in: docker save game:v1 | gamehost build push - --tag game:v1');
       ctx.info('Reading the build from standard input…');
       file = await temp('stdin.tar');
       await pipeline(ctx.io.stdin, fs.createWriteStream(file, { mode: 0o600 }), { signal: ctx.signal });
@@ -62,7 +62,7 @@ export async function prepareInput(
         const detected = detectKind(resolved);
         if (!kind && !detected) {
           throw new UsageError(
-            `<file> ${source}: a directory with neither manifest.json (docker_image) nor config.json and rootfs/ (oci_bundle)`,
+            `${source}: a directory with neither manifest.json (docker_image) nor config.json and rootfs/ (oci_bundle)`,
             'pass --kind to say which it is',
           );
         }
@@ -91,7 +91,7 @@ export async function prepareInput(
     compression ??= isLz4 ? 'lz4' : 'none';
 
     const stat = fs.statSync(file);
-    if (stat.size === 0) throw new UsageError(`<file> ${source}: the build is empty`);
+    if (stat.size === 0) throw new UsageError(`${source}: the build is empty`);
     return { file, size: stat.size, mtimeMs: stat.mtimeMs, kind: kind ?? 'docker_image', compression, source, temporary, cleanup };
   } catch (err) {
     await cleanup();

@@ -144,7 +144,8 @@ export class TransferProgress {
 
   /** Every byte is up; the service is assembling the upload. */
   completing(): void {
-    // The last figures of the transfer, then the phase that follows it.
+    // The last figures of the transfer, then the phase that follows it: no progress event or line after them.
+    clearInterval(this.timer);
     if (this.mode === 'json') this.emit({ type: 'completing', ...this.figures() });
     else if (this.mode === 'plain') this.ctx.io.stderr.write(`${this.line()}\ncompleting the upload…\n`);
     this.setPhase('completing', 'completing the upload…');
@@ -192,7 +193,6 @@ export class TransferProgress {
     this.label = label;
     if (this.spinner && label) {
       this.spinner.text = label;
-      if (phase === 'completing') clearInterval(this.timer);
       this.spinner.start().render();
     }
   }
@@ -222,7 +222,8 @@ export class TransferProgress {
     if (this.phase === 'completing' || this.phase === 'creating') return this.label;
     const f = this.figures();
     const verb = this.phase === 'downloading' ? 'downloading' : 'uploading';
-    const eta = f.eta_s === null ? '' : `, ETA ${formatDuration(f.eta_s * 1000)}`;
+    // Nothing left is no ETA: `ETA 0 ms` beside 100% says nothing true.
+    const eta = f.eta_s === null || f.eta_s === 0 ? '' : `, ETA ${formatDuration(f.eta_s * 1000)}`;
     const amount = f.bytes_total === null ? formatBytes(f.bytes_sent) : `${f.percent!.toFixed(1)}% (${formatBytes(f.bytes_sent)} of ${formatBytes(f.bytes_total)})`;
     const parts = this.parts ? `, ${f.done_parts}/${f.parts} parts` : '';
     return `${verb} ${amount} at ${formatRate(f.rate_bytes_per_s)}${eta}${parts}`;

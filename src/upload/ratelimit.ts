@@ -7,6 +7,8 @@ export class RateLimiter {
   private tokens = 0;
   private last = performance.now();
   private queue: Promise<void> = Promise.resolve();
+  /** How long callers have been held back in all, in ms: little of it means the connections, not the limit, set the pace. */
+  waitedMs = 0;
 
   /** `rate` in bytes per second; an idle bucket fills up to a tenth of a second's worth. */
   constructor(readonly rate: number) {}
@@ -24,8 +26,10 @@ export class RateLimiter {
     this.last = now;
     this.tokens -= bytes;
     if (this.tokens >= 0) return;
+    const ms = (-this.tokens / this.rate) * 1000;
+    this.waitedMs += ms;
     // sleep() removes its abort listener when it resolves: no listener accumulates over thousands of waits.
-    await sleep((-this.tokens / this.rate) * 1000, signal);
+    await sleep(ms, signal);
   }
 }
 

@@ -5,13 +5,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { ApiClient } from '../api/client.js';
-import { completeUpload, createBuild } from '../api/operations.js';
+import { completeUpload, createBuild, isCompleteInProgress } from '../api/operations.js';
+import { sleep } from '../api/retry.js';
 import { isRetryable } from '../api/transport.js';
 import type { BuildCompression, BuildKind, CreateBuildResponse } from '../api/types.js';
 import { emulatorDir, stateDir } from '../config/paths.js';
 import type { Context } from '../context.js';
 import { ApiError, CliError, InterruptedError, NetworkError, UploadError } from '../errors.js';
-import { formatTime } from '../output/format.js';
+import { formatDuration, formatTime } from '../output/format.js';
 import { uploadParts } from './engine.js';
 import { sha256File } from './hash.js';
 import type { PreparedInput } from './input.js';
@@ -113,7 +114,7 @@ export async function pushSession(ctx: Context, api: ApiClient, o: SessionOption
       retry: ctx.retry,
       stallMs: o.stallMs,
       limiter: o.limitRate ? new RateLimiter(o.limitRate) : undefined,
-      agents: api.agents,
+      dispatcher: (url) => api.dispatcher(url),
       signal: session.signal,
       events: {
         progress: (n) => {
@@ -135,7 +136,7 @@ export async function pushSession(ctx: Context, api: ApiClient, o: SessionOption
     if (now.size !== input.size || now.mtimeMs !== input.mtimeMs) {
       throw new UploadError(`${input.source} changed during the upload; the build was not completed`, 'push it again once the file is final');
     }
-    await completeUpload(api, build.upload_id);
+    await completeWhenFree(ctx, api, build.upload_id, progress);
     journal?.remove();
 
     const result: PushResult = {
@@ -162,6 +163,30 @@ export async function pushSession(ctx: Context, api: ApiClient, o: SessionOption
     ctx.signal.removeEventListener('abort', onAbort);
     api.onRetry = priorRetry;
     progress.stop();
+  }
+}
+
+// Waiting for another completion of the same upload (an interrupted run's): asked again as the service says, at
+// most this long in all.
+const COMPLETE_WAIT_MS = 10 * 60_000;
+const COMPLETE_POLL_MIN_MS = 500;
+const COMPLETE_POLL_MAX_MS = 10_000;
+
+/** Completes the upload; while another completion of it is in progress, says so once and waits for it. */
+async function completeWhenFree(ctx: Context, api: ApiClient, uploadId: string, progress: TransferProgress): Promise<void> {
+  const started = ctx.now();
+  for (let told = false; ; told = true) {
+    try {
+      return await completeUpload(api, uploadId);
+    } catch (err) {
+      if (!isCompleteInProgress(err)) throw err;
+      if (ctx.now() - started > COMPLETE_WAIT_MS) {
+        err.message = `another completion of this upload was still in progress after ${formatDuration(ctx.now() - started)}`;
+        throw err;
+      }
+      if (!told) progress.notice('another completion of this upload is in progress; waiting', { type: 'waiting', reason: 'complete_in_progress', message: 'another completion of this upload is in progress; waiting' });
+      await sleep(Math.min(COMPLETE_POLL_MAX_MS, Math.max(COMPLETE_POLL_MIN_MS, err.retryAfterMs ?? 1000)), ctx.signal);
+    }
   }
 }
 

@@ -100,6 +100,9 @@ describe.skipIf(!SPEC_PRESENT)('the requests the CLI sends conform to rivet-open
     await run(['lobby', 'create', '--game-mode', 'default', '--turnstile', 'resp']);
     await run(['lobby', 'create', '--game-mode', 'squads']);
     await run(['stats', '--json']);
+    // A cloud token alone: the matchmaker call goes with a public namespace token made with it.
+    const cloudOnly = await runCli(['stats', '--json'], { env: { ...env, GAMEHOST_NAMESPACE_TOKEN: undefined }, cwd: dir });
+    expect(cloudOnly.code, cloudOnly.stderr).toBe(0);
     await run(['lobby', 'logs', JSON.parse(created.stdout).lobby.lobby_id, '--json']);
     // Without --json it also asks for the game's regions, to name the lobby's.
     await run(['lobby', 'logs', JSON.parse(created.stdout).lobby.lobby_id]);

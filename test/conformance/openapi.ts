@@ -28,6 +28,7 @@ export const OPERATIONS = [
   'cloud_games_matchmaker_exportMatchmakerLobbyHistory',
   'cloud_games_builds_createGameBuild',
   'cloud_uploads_completeUpload',
+  'cloud_games_namespaces_createGameNamespaceTokenPublic',
 ] as const;
 
 export interface Operation {

@@ -199,6 +199,24 @@ describe.skipIf(!SPEC_PRESENT)('the emulator answers as rivet-openapi.yml says',
     });
   });
 
+  describe('cloud_games_namespaces_createGameNamespaceTokenPublic', () => {
+    const tokenPath = (game = GAME_ID, namespace = NAMESPACE_ID) => `/cloud/games/${game}/namespaces/${namespace}/tokens/public`;
+
+    it('200 with a public token that the matchmaker takes', async () => {
+      const res = await replay('cloud_games_namespaces_createGameNamespaceTokenPublic', 200, tokenPath(), { token: tokens().cloud });
+      expect(res.json.token).toMatch(/^pub_/);
+      await replay('matchmaker_players_getStatistics', 200, statsPath, { token: res.json.token });
+    });
+
+    it('400 for a bad id, 401 without a token, 403 for a namespace token or another game, 404 for an unknown namespace', async () => {
+      await replay('cloud_games_namespaces_createGameNamespaceTokenPublic', 400, tokenPath(GAME_ID, 'prod'), { token: tokens().cloud });
+      await replay('cloud_games_namespaces_createGameNamespaceTokenPublic', 401, tokenPath(), { token: null });
+      await replay('cloud_games_namespaces_createGameNamespaceTokenPublic', 403, tokenPath(), { token: tokens().public });
+      await replay('cloud_games_namespaces_createGameNamespaceTokenPublic', 403, tokenPath(UNKNOWN), { token: tokens().cloud });
+      await replay('cloud_games_namespaces_createGameNamespaceTokenPublic', 404, tokenPath(GAME_ID, UNKNOWN), { token: tokens().cloud });
+    });
+  });
+
   describe('coverage', () => {
     it('every operation was replayed, each with a success', () => {
       for (const id of OPERATIONS) expect([...(answered.get(id) ?? [])].some((s) => s < 300), id).toBe(true);

@@ -1,6 +1,7 @@
 // The installed executable, as a shell runs it: a separate process, real stdio, real signals.
 import { spawn, spawnSync } from 'node:child_process';
 import path from 'node:path';
+import net, { type AddressInfo } from 'node:net';
 import readline from 'node:readline';
 import { describe, expect, it } from 'vitest';
 import { isolatedEnv, runCli } from '../helpers/cli.js';
@@ -15,6 +16,22 @@ describe('bin/gamehost.js', () => {
     });
     expect(r.status).toBe(0);
     expect(JSON.parse(r.stdout).lobby.region.region_id).toBe('lnd-atl');
+  });
+
+  it('a refused connection on loopback fails at once (no retries), exit 6, with the way to start an emulator', async () => {
+    const server = net.createServer();
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+    await new Promise((r) => server.close(r));
+    const env = { PATH: process.env.PATH, ...isolatedEnv(), GAMEHOST_ENDPOINT: `http://127.0.0.1:${port}`, GAMEHOST_NAMESPACE_TOKEN: 'pub.x.y' };
+    const r = spawnSync(process.execPath, [BIN, 'stats'], { env, encoding: 'utf8' });
+    expect(r.status).toBe(6);
+    expect(r.stderr).toBe(`error: could not reach 127.0.0.1:${port}: connection refused (ECONNREFUSED)\n  nothing listens there: start the emulator with \`gamehost emulator serve\`\n`);
+    // --verbose logs every request and every retry: one request, no retry (six attempts took 6-10 s).
+    const verbose = spawnSync(process.execPath, [BIN, 'stats', '--verbose'], { env, encoding: 'utf8' });
+    expect(verbose.status).toBe(6);
+    expect(verbose.stderr.split('\n').filter((l) => l.startsWith('> GET'))).toHaveLength(1);
+    expect(verbose.stderr).not.toContain('retrying');
   });
 
   it('a reader that closes early is not an error', () => {

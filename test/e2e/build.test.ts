@@ -57,8 +57,8 @@ describe('build push', () => {
   });
 
   it.each([
-    [['missing.tar', '--tag', 'a:b'], /<file> missing.tar: no such file/],
-    [['.', '--tag', 'a:b'], /<file> \.: a directory with neither manifest.json \(docker_image\) nor config.json and rootfs\/ \(oci_bundle\)/],
+    [['missing.tar', '--tag', 'a:b'], /^error: missing.tar: no such file\n$/],
+    [['.', '--tag', 'a:b'], /^error: \.: a directory with neither manifest.json \(docker_image\) nor config.json and rootfs\/ \(oci_bundle\)/],
     [['empty.tar', '--tag', 'a:b'], /the file is empty/],
     [['ok.tar'], /--tag is required/],
     [['ok.tar', '--tag', 'noversion'], /--tag must be name:tag/],

@@ -78,9 +78,10 @@ describe('emulator lobby stop', () => {
   });
 
   it.each([
-    [['not-a-uuid'], /<lobby-id> must be a UUID, not "not-a-uuid"/],
+    [['not-a-uuid'], /the lobby id must be a UUID, not "not-a-uuid"/],
     [[UNKNOWN, '--exit-code', 'three'], /--exit-code must be a whole number, not "three"/],
-    [[UNKNOWN, '--exit-code', '2147483648'], /--exit-code must be from -2147483648 to 2147483647/],
+    [[UNKNOWN, '--exit-code', '300'], /--exit-code must be from 0 to 255, not 300/],
+    [[UNKNOWN, '--exit-code', '-1'], /--exit-code must be from 0 to 255, not -1/],
     [[UNKNOWN, '--data-dir', '/tmp/x', '--endpoint', 'http://127.0.0.1:1'], /--data-dir and --endpoint do not go together/],
   ])('refuses %j with exit 2', async (args, message) => {
     const r = await runCli(['emulator', 'lobby', 'stop', ...args], { env });
@@ -294,6 +295,47 @@ describe('emulator reset', () => {
       expect(r.stderr).toContain('Nothing was deleted.');
       expect(fs.existsSync(path.join(dir, 'emulator.db'))).toBe(true);
     }
+  });
+
+  it('refuses while emulator serve holds the data, naming its pid and endpoint; after it stops, or once it is gone, resets', async () => {
+    const env = isolatedEnv();
+    const dir = path.join(tempDir(), 'data');
+    const child = spawn(process.execPath, [BIN, 'emulator', 'serve', '--port', '0', '--json', '--data-dir', dir], {
+      env: { PATH: process.env.PATH, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    try {
+      const info = JSON.parse(await new Promise<string>((resolve) => readline.createInterface({ input: child.stdout! }).once('line', resolve)));
+      const created = await fetch(`${info.endpoint}/matchmaker/lobbies/create`, { method: 'POST', body: '{"game_mode":"default"}' });
+      expect(created.status).toBe(200);
+      const refused = await runCli(['emulator', 'reset', '--yes', '--data-dir', dir], { env });
+      expect([refused.code, refused.stdout]).toEqual([1, '']);
+      expect(refused.stderr).toBe(
+        `error: emulator serve (pid ${child.pid} at ${info.endpoint}) is using ${dir}; nothing was deleted\n` +
+          `  stop it first (Ctrl-C where it runs, or kill ${child.pid}), then reset\n`,
+      );
+      expect(fs.existsSync(path.join(dir, 'emulator.db'))).toBe(true);
+      // The server still serves the lobby it had.
+      expect((await fetch(`${info.endpoint}/matchmaker/players/statistics`, { headers: { authorization: `Bearer ${info.tokens.public}` } })).status).toBe(200);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
+    const reset = await runCli(['emulator', 'reset', '--yes', '--data-dir', dir], { env });
+    expect([reset.code, reset.stderr]).toEqual([0, `Deleted the emulator data in ${dir}; the next run starts afresh with new tokens.\n`]);
+    expect(fs.existsSync(dir)).toBe(false);
+  });
+
+  it('a record left by a server that was killed holds nothing', async () => {
+    const { env, dir } = await seeded();
+    const gone = spawn(process.execPath, ['-e', '0']);
+    await new Promise((resolve) => gone.once('exit', resolve));
+    fs.mkdirSync(path.join(dir, 'servers'));
+    fs.writeFileSync(path.join(dir, 'servers', `${gone.pid}.json`), JSON.stringify({ pid: gone.pid, endpoint: 'http://127.0.0.1:6420' }));
+    const r = await runCli(['emulator', 'reset', '--yes'], { env });
+    expect(r.code).toBe(0);
+    expect(fs.existsSync(dir)).toBe(false);
   });
 
   it('--no-input forbids the prompt even in a terminal', async () => {

@@ -69,18 +69,27 @@ describe('exit codes', () => {
     try {
       const e = { ...fx.env, GAMEHOST_ENDPOINT: counter.endpoint };
       const cases: [string[], string][] = [
-        [['lobby', 'logs', 'not-a-uuid'], 'error: <lobby-id> must be a UUID, not "not-a-uuid"\n'],
+        [['lobby', 'logs', 'not-a-uuid'], 'error: the lobby id must be a UUID, not "not-a-uuid"\n'],
+        [['stats', '--endpoint', 'ht!tp://::'], 'error: --endpoint is not a valid URL: ht!tp://:: ("ht!tp" is not a scheme)\n  e.g. https://api.rivet.gg or 127.0.0.1:6420\n'],
+        [['history', 'export', '--since', '1h', '--game', 'mygame'], 'error: --game must be a UUID, not "mygame"\n'],
+        [['lobby', 'logs', '12345678-1234-4234-8234-123456789abc', '--namespace', 'prod'], 'error: --namespace must be a UUID, not "prod"\n'],
         [['stats', '--timeout', '0'], 'error: --timeout must be a positive number of seconds, not "0"\n'],
         [['lobby', 'create'], 'error: --game-mode is required\n  e.g. --game-mode default\n'],
         [['stats', '--profile', 'nope'], 'error: --profile: no profile "nope"\n  create one with `gamehost login --profile <name>`\n'],
         [['login', '--no-input'], 'error: login would need a prompt, and --no-input forbids prompts\n  pass --token-stdin (and --namespace-token-stdin) with the tokens piped in, one a line\n'],
-        [['completion', 'powershell'], 'error: <shell> must be one of bash, zsh, fish, not "powershell"\n'],
+        [['completion', 'powershell'], 'error: the shell must be one of bash, zsh, fish, not "powershell"\n'],
+        // Errors name things in words, never by their help placeholders (`<file>`, `[name]`).
+        [['profile', 'show', 'nope'], 'error: no profile "nope"\n  create one with `gamehost login --profile <name>`\n'],
+        [['build', 'push', 'no-such-server.tar', '--tag', 'a:b'], 'error: no-such-server.tar: no such file\n'],
         [['stats', '--endpoint', 'http://10.0.0.1'], 'error: refusing plain-http endpoint 10.0.0.1: tokens would travel unencrypted\n  use https://, or pass --insecure-http if you really mean it\n'],
       ];
       for (const [args, stderr] of cases) {
         const r = await runCli(args, { env: e });
         expect({ args, code: r.code, stderr: r.stderr, stdout: r.stdout }).toEqual({ args, code: 2, stderr, stdout: '' });
       }
+      // The same ids from the environment are refused the same way, naming the variable.
+      const fromEnv = await runCli(['history', 'export', '--since', '1h'], { env: { ...e, GAMEHOST_GAME: 'mygame' } });
+      expect([fromEnv.code, fromEnv.stderr]).toEqual([2, 'error: GAMEHOST_GAME must be a UUID, not "mygame"\n']);
       expect(hits).toBe(0);
     } finally {
       await counter.close();

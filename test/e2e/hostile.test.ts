@@ -48,7 +48,7 @@ beforeAll(async () => {
 });
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-const env = () => ({ GAMEHOST_ENDPOINT: base, GAMEHOST_TOKEN: 'cloud.token', GAMEHOST_GAME: GAME, GAMEHOST_NAMESPACE: NS });
+const env = () => ({ GAMEHOST_ENDPOINT: base, GAMEHOST_TOKEN: 'cloud.token', GAMEHOST_NAMESPACE_TOKEN: 'pub_ns.token', GAMEHOST_GAME: GAME, GAMEHOST_NAMESPACE: NS });
 const GARBAGE = /NaN|Infinity|undefined|Invalid Date/;
 
 function logsBody(lobby: Record<string, unknown>, metrics?: Record<string, unknown>): string {
@@ -199,7 +199,7 @@ describe('history export refuses what is not the service CSV', () => {
     ['a short row', `${COLUMNS}\n${row(LOBBY)}\n${LOBBY},x\n`, /line 3: 2 fields, but the header has 14/],
     ['an HTML page', '<!DOCTYPE html>\n<html><body>Sign in</body></html>\n', /line 1: no lobby history header/],
     ['binary', Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7919) % 256)), /line \d+: (not UTF-8 text|no lobby history header)/],
-    ['nothing at all', '', /empty: not even a header/],
+    ['empty lines alone', '\n\r\n\n', /line 1: no header, only empty lines/],
   ])('%s: exit 1 with the line and the problem, and no file left', async (_name, csv, message) => {
     answers.csv = csv;
     const dir = tempDir();
@@ -211,6 +211,39 @@ describe('history export refuses what is not the service CSV', () => {
       expect(r.stderr).not.toMatch(/unexpected failure|at .*\.js:\d+/);
       expect(fs.readdirSync(dir)).toEqual([]);
     }
+  });
+
+  describe('a 0-byte export is zero lobbies (the service writes its header with the first record)', () => {
+    const window = ['--from', '2026-01-01T00:00:00Z', '--to', '2026-01-02T00:00:00Z', '--utc'];
+    const run = (args: string[], opts: { tty?: boolean; cwd?: string } = {}) => {
+      answers.csv = '';
+      return runCli(['history', 'export', ...window, ...args], { env: { ...env(), NO_COLOR: '1' }, ...opts });
+    };
+
+    it('csv: the file as received, 0 bytes; the summary says none ran', async () => {
+      const dir = tempDir();
+      const r = await run(['-o', 'h.csv'], { cwd: dir });
+      expect([r.code, fs.readFileSync(path.join(dir, 'h.csv'), 'utf8')]).toEqual([0, '']);
+      expect(r.stderr).toBe('Wrote 0 lobbies (0 B) to h.csv\nWindow   2026-01-01T00:00:00Z → 2026-01-02T00:00:00Z (1d 0h)\nLobbies  none ran in this window\n');
+      const piped = await run(['-o', '-']);
+      expect([piped.code, piped.stdout]).toEqual([0, '']);
+    });
+
+    it('json: no lines, and --json says 0 rows and 0 lobbies', async () => {
+      const dir = tempDir();
+      const r = await run(['--format', 'json', '-o', 'h.jsonl', '--json'], { cwd: dir });
+      expect(r.code).toBe(0);
+      expect(fs.readFileSync(path.join(dir, 'h.jsonl'), 'utf8')).toBe('');
+      expect(JSON.parse(r.stdout)).toMatchObject({ rows: 0, bytes: 0, summary: { lobbies: 0, running: 0, stopped: 0, regions: [], game_modes: [] } });
+    });
+
+    it('table: no lobbies, in a terminal and piped', async () => {
+      const tty = await run(['--format', 'table'], { tty: true });
+      expect([tty.code, tty.stdout]).toEqual([0, 'No lobbies ran in this window.\n']);
+      const piped = await run(['--format', 'table']);
+      expect([piped.code, piped.stdout]).toEqual([0, '']);
+      expect(piped.stderr).toContain('Lobbies  none ran in this window');
+    });
   });
 
   it('-o - with csv: bytes that do not parse never reach stdout', async () => {

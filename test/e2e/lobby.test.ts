@@ -177,6 +177,6 @@ describe('lobby logs', () => {
     expect(missing.stderr).toMatch(/^error: .*\(API_NOT_FOUND, ray /m);
     const malformed = await runCli(['lobby', 'logs', 'not-a-uuid'], { env: fx.env });
     expect(malformed.code).toBe(2);
-    expect(malformed.stderr).toContain('<lobby-id> must be a UUID');
+    expect(malformed.stderr).toContain('the lobby id must be a UUID');
   });
 });

@@ -102,7 +102,7 @@ describe('login, profile and logout', () => {
 
     const missing = await runCli(['profile', 'use', 'prod'], { env });
     expect(missing.code).toBe(2);
-    expect(missing.stderr).toBe('error: <name>: no profile "prod"\n  the profiles are: default, staging\n');
+    expect(missing.stderr).toBe('error: no profile "prod"\n  the profiles are: default, staging\n');
 
     const out = await runCli(['logout'], { env });
     expect(out.code).toBe(0);
@@ -213,6 +213,19 @@ describe('login, profile and logout', () => {
       expect(plain.code).toBe(2);
       expect(plain.stderr).toContain('refusing plain-http endpoint 10.1.2.3');
     });
+
+    it('saves nothing that is not an endpoint or an id', async () => {
+      const env = isolatedEnv();
+      for (const [args, message] of [
+        [['--endpoint', 'ht!tp://::'], 'error: --endpoint is not a valid URL: ht!tp://:: ("ht!tp" is not a scheme)\n'],
+        [['--game', 'mygame'], 'error: --game must be a UUID, not "mygame"\n'],
+        [['--namespace', 'prod'], 'error: --namespace must be a UUID, not "prod"\n'],
+      ] as const) {
+        const r = await runCli(['login', ...args, '--token-stdin'], { env, stdin: 'cloud.x\n' });
+        expect([r.code, r.stderr.split('\n')[0] + '\n']).toEqual([2, message]);
+      }
+      expect(fs.existsSync(path.join(env.XDG_CONFIG_HOME!, 'gamehost', 'config.json'))).toBe(false);
+    });
   });
 
   describe('the hidden prompt on a terminal', () => {
@@ -250,7 +263,7 @@ describe('login, profile and logout', () => {
       const keys = [`${emu.tokens.cloud}x`, '\x7f', '\r', emu.tokens.public, '\r'];
       const r = await typed(['login', '--endpoint', emu.endpoint, '--game', emu.gameId], env, keys);
       expect(r.code).toBe(0);
-      expect(r.stderr).toContain(`Cloud token for ${emu.endpoint} (Enter to skip): \nNamespace token (Enter to use the cloud token): \n`);
+      expect(r.stderr).toContain(`Cloud token for ${emu.endpoint} (Enter to skip): \nNamespace token (Enter to have one made with the cloud token): \n`);
       for (const t of Object.values(emu.tokens)) expect(r.stderr + r.stdout).not.toContain(t);
       expect(r.stdin.rawModes).toEqual([true, false]);
       // Backspace took the stray "x" back.

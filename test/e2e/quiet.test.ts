@@ -174,4 +174,11 @@ describe('version', () => {
     const r = await runCli(args);
     expect([r.code, r.stdout, r.stderr]).toEqual([0, `${version}\n`, '']);
   });
+
+  it.each([[['--version', '--json']], [['-V', '--json']], [['--json', '-V']]])('%s prints what version --json prints', async (args) => {
+    const expected = await runCli(['version', '--json']);
+    expect(JSON.parse(expected.stdout)).toMatchObject({ version, node: process.versions.node });
+    const r = await runCli(args);
+    expect([r.code, r.stdout, r.stderr]).toEqual([0, expected.stdout, '']);
+  });
 });

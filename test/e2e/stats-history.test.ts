@@ -81,6 +81,25 @@ describe('stats and history against one emulator', () => {
     expect(r.stderr).toContain('Wrote 0 lobbies');
   });
 
+  it('-o . and -o out/: a directory gets the file named after the window inside it, written there', async () => {
+    const root = tempDir();
+    const work = path.join(root, 'work');
+    fs.mkdirSync(path.join(work, 'out'), { recursive: true });
+    const window = ['--from', '2026-01-01T00:00:00Z', '--to', '2026-01-02T00:00:00Z'];
+    const name = 'lobby-history-20260101T000000Z-20260102T000000Z.csv';
+    for (const [output, dir] of [['.', work], ['out/', path.join(work, 'out')], [work, work]] as const) {
+      fs.rmSync(path.join(dir, name), { force: true });
+      const r = await runCli(['history', 'export', ...window, '-o', output, '-q'], { env: fx.env, cwd: work });
+      expect([r.code, r.stdout, r.stderr]).toEqual([0, path.join(dir, name) + '\n', '']);
+      expect(fs.readdirSync(dir).filter((f) => f !== 'out')).toEqual([name]);
+    }
+    // Nothing was written beside the directory, and the temporary file did not outlive the run.
+    expect(fs.readdirSync(root)).toEqual(['work']);
+    // A trailing slash names a directory: one that does not exist is refused, not taken as a file name.
+    const missing = await runCli(['history', 'export', ...window, '-o', 'nope/'], { env: fx.env, cwd: work });
+    expect([missing.code, missing.stderr]).toEqual([2, `error: -o: directory ${path.join(work, 'nope')} does not exist\n`]);
+  });
+
   it('after a download, tells on stderr what the export holds: lobbies, lobby-hours, where', async () => {
     await stopLobby(fx.emu.endpoint, lobbies[0]!, { exit_code: 1, failed: true });
     const dir = tempDir();
@@ -194,6 +213,29 @@ describe('stats and history against one emulator', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(message);
     expect(r.stdout).toBe('');
+  });
+});
+
+describe('history export with the embedded emulator, whose links die with the command', () => {
+  it('--url-only is refused (exit 2), saying why and pointing to emulator serve', async () => {
+    const env = isolatedEnv();
+    for (const extra of [[], ['--json']]) {
+      const r = await runCli(['history', 'export', '--since', '1h', '--url-only', ...extra], { env });
+      expect([r.code, r.stdout]).toEqual([2, '']);
+      expect(r.stderr.split('\n').slice(-3)).toEqual([
+        'error: --url-only: the embedded emulator stops when this command ends, so its link would be dead by the time it is used',
+        '  run `gamehost emulator serve` and pass its --endpoint (its links last an hour), or download with -o <file>',
+        '',
+      ]);
+    }
+  });
+
+  it('--json after a download carries the url with a warning that it is dead', async () => {
+    const dir = tempDir();
+    const r = await runCli(['history', 'export', '--since', '1h', '--json', '-o', 'h.csv'], { env: isolatedEnv(), cwd: dir });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).url).toMatch(/^http:\/\/127\.0\.0\.1:/);
+    expect(r.stderr).toContain("warning: the url is the embedded emulator's, dead now that this command ends; `gamehost emulator serve` makes links that last\n");
   });
 });
 

@@ -38,12 +38,16 @@ zeTKrYMCIQCHI+Y10qA4FtCg0YQDNiFSuVcAGkOeVpx8hjJhMylIhQ==
 
 /**
  * A forward proxy on loopback: CONNECT tunnels (what the CLI uses) and absolute-form requests, each one recorded.
- * The first `hold` CONNECTs are left unanswered, as a proxy that cannot reach the host leaves them.
+ * The first `hold` CONNECTs are left unanswered, as a proxy that cannot reach the host leaves them. With `auth`
+ * (`user:password`) it answers 407 to a CONNECT without those Basic credentials; with `tls` it is an https proxy
+ * (the test certificate). `emulator.test` and `[::1]` are names only it resolves, to the emulator (127.0.0.1).
  */
-async function startProxy(hold = 0) {
+async function startProxy(options: { hold?: number; auth?: string; tls?: boolean } = {}) {
+  const { hold = 0, auth, tls = false } = options;
   const seen: string[] = [];
+  const credentials: (string | undefined)[] = [];
   const held: net.Socket[] = [];
-  const server = http.createServer((req, res) => {
+  const onRequest = (req: http.IncomingMessage, res: http.ServerResponse) => {
     seen.push(`${req.method} ${req.url}`);
     const target = new URL(req.url!);
     const upstream = http.request(target, { method: req.method, headers: req.headers }, (up) => {
@@ -52,14 +56,20 @@ async function startProxy(hold = 0) {
     });
     upstream.on('error', () => res.writeHead(502).end());
     req.pipe(upstream);
-  });
-  server.on('connect', (req, client: net.Socket, head) => {
+  };
+  const server = tls ? https.createServer({ key: TEST_KEY, cert: TEST_CERT }, onRequest) : http.createServer(onRequest);
+  server.on('connect', (req: http.IncomingMessage, client: net.Socket, head: Buffer) => {
     seen.push(`CONNECT ${req.url}`);
+    credentials.push(req.headers['proxy-authorization']);
+    if (auth && req.headers['proxy-authorization'] !== `Basic ${Buffer.from(auth).toString('base64')}`) {
+      return void client.end('HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="test"\r\nContent-Length: 0\r\n\r\n');
+    }
     // Held until the client gives up (the server side would stay half-open after the client's end).
     if (held.length < hold) return void held.push(client.on('error', () => {}).on('end', () => client.destroy()));
-    const [host, port] = req.url!.split(':');
-    // `emulator.test` is a name only this proxy knows: a request that reaches it went through the proxy.
-    const upstream = net.connect(Number(port), host === 'emulator.test' ? '127.0.0.1' : host, () => {
+    const target = new URL(`http://${req.url}`);
+    const mapped = target.hostname === 'emulator.test' || target.hostname === '[::1]';
+    if (!mapped && target.hostname.startsWith('[')) return void client.end('HTTP/1.1 400 Bad Request\r\n\r\n');
+    const upstream = net.connect(Number(target.port), mapped ? '127.0.0.1' : target.hostname, () => {
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       upstream.write(head);
       upstream.pipe(client);
@@ -71,7 +81,8 @@ async function startProxy(hold = 0) {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
     seen,
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    credentials,
+    url: `${tls ? 'https' : 'http'}://127.0.0.1:${(server.address() as AddressInfo).port}`,
     close: () => {
       for (const socket of held) socket.destroy();
       server.closeAllConnections();
@@ -112,9 +123,12 @@ describe('network', () => {
       expect(JSON.parse(stats.stdout).player_count).toBe(0);
       const history = await runCli(['history', 'export', '--since', '1h', '-o', '-'], { env: { ...fx.env, HTTP_PROXY: proxy.url } });
       expect(history.code).toBe(0);
-      expect(history.stdout).toMatch(/^lobby_id,namespace_id,/);
-      // Every request goes through a CONNECT tunnel, kept alive for the run: one per run here.
-      expect(proxy.seen.length).toBe(2);
+      // No lobbies in this emulator: the export is the service's 0-byte file, downloaded through the proxy all the same.
+      expect(history.stdout).toBe('');
+      // Every request goes through a CONNECT tunnel to the service's host, kept alive for the run (undici may open a
+      // second connection for a request that follows another at once, while it checks the idle one).
+      expect(proxy.seen.length).toBeGreaterThanOrEqual(2);
+      expect(proxy.seen.length).toBeLessThanOrEqual(3);
       expect(new Set(proxy.seen)).toEqual(new Set([`CONNECT ${host}`]));
     });
 
@@ -141,7 +155,7 @@ describe('network', () => {
     });
 
     it('a connection not made within --timeout never left: even the build create (not idempotent) is sent again', async () => {
-      const stalling = await startProxy(1);
+      const stalling = await startProxy({ hold: 1 });
       try {
         const host = new URL(fx.emu.endpoint).host;
         const file = path.join(tempDir(), 'stalled-proxy.tar');
@@ -179,6 +193,104 @@ describe('network', () => {
       const r = await runCli(['stats'], { env: { ...fx.env, HTTP_PROXY: 'http://127.0.0.1:9' } });
       expect(r.code).toBe(6);
       expect(r.stderr).toMatch(/^error: could not reach .+\n  nothing listens there: start the emulator with `gamehost emulator serve`\n$/);
+    });
+  });
+
+  describe('what the proxy URL and the target can be', () => {
+    const sha = (file: string) => crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex');
+    /** A push whose API calls and part all go to `emulator.test` (only the proxy resolves it), then an export. */
+    const pushAndExport = async (run: (args: string[], env: Env) => Promise<{ code: number | null; stdout: string; stderr: string }>, env: Env) => {
+      const file = path.join(tempDir(), 'proxied.tar');
+      fs.writeFileSync(file, crypto.randomBytes(300_000));
+      const hidden = { ...fx.env, GAMEHOST_ENDPOINT: `http://emulator.test:${new URL(fx.emu.endpoint).port}`, ...env };
+      const push = await run(['build', 'push', file, '--tag', `proxied:${crypto.randomUUID().slice(0, 8)}`, '--json', '--insecure-http'], hidden);
+      // The progress lines, and no warning (a TLS server name that is an IP address makes Node print one).
+      expect(push.stderr).not.toMatch(/warning|error/i);
+      expect(push.code).toBe(0);
+      expect(JSON.parse(push.stdout).sha256).toBe(sha(file));
+      const history = await run(['history', 'export', '--since', '1h', '-o', '-', '--insecure-http'], hidden);
+      expect(history.code).toBe(0);
+      expect(history.stdout).toMatch(/^lobby_id,namespace_id,/);
+    };
+    const inProcess = async (args: string[], env: Env) => {
+      const r = await runCli(args, { env });
+      return { code: r.code, stdout: r.stdout, stderr: r.stderr };
+    };
+
+    it('credentials in the proxy URL go as Basic Proxy-Authorization: API calls, a part and the export', async () => {
+      const proxy = await startProxy({ auth: 'user:p@ss' });
+      try {
+        const port = new URL(proxy.url).port;
+        await pushAndExport(inProcess, { HTTP_PROXY: `http://user:p%40ss@127.0.0.1:${port}` });
+        expect(proxy.seen.length).toBeGreaterThanOrEqual(2);
+        expect(new Set(proxy.seen)).toEqual(new Set([`CONNECT emulator.test:${new URL(fx.emu.endpoint).port}`]));
+        expect(new Set(proxy.credentials)).toEqual(new Set([`Basic ${Buffer.from('user:p@ss').toString('base64')}`]));
+      } finally {
+        await proxy.close();
+      }
+    });
+
+    it('a proxy that wants credentials and has none: one line saying so, exit 6, not asked again', async () => {
+      const proxy = await startProxy({ auth: 'user:p@ss' });
+      try {
+        const r = await runCli(['stats'], { env: { ...fx.env, HTTPS_PROXY: proxy.url, HTTP_PROXY: proxy.url } });
+        expect(r.code).toBe(6);
+        expect(r.stderr).toBe(
+          `error: could not reach ${new URL(fx.emu.endpoint).host}: the proxy ${new URL(proxy.url).host} answered 407 to CONNECT: it wants credentials (user:password@ in the proxy URL) (EPROXYAUTH)\n`,
+        );
+        expect(proxy.seen).toHaveLength(1);
+      } finally {
+        await proxy.close();
+      }
+    });
+
+    it('an IPv6 target is asked for with brackets: CONNECT [::1]:port', async () => {
+      const proxy = await startProxy();
+      try {
+        const port = new URL(fx.emu.endpoint).port;
+        const r = await runCli(['stats', '--json'], { env: { ...fx.env, GAMEHOST_ENDPOINT: `http://[::1]:${port}`, HTTP_PROXY: proxy.url } });
+        expect(r.stderr).toBe('');
+        expect(r.code).toBe(0);
+        expect(proxy.seen).toEqual([`CONNECT [::1]:${port}`]);
+      } finally {
+        await proxy.close();
+      }
+    });
+
+    it('NO_PROXY takes CIDR ranges and IPv6 addresses', async () => {
+      const proxy = await startProxy();
+      try {
+        const direct = await runCli(['stats'], { env: { ...fx.env, HTTP_PROXY: proxy.url, NO_PROXY: 'fd00::/8, 127.0.0.0/8' } });
+        expect(direct.code).toBe(0);
+        // ::1 is not on the emulator's 127.0.0.1: bypassing the proxy, the request is refused there.
+        const port = new URL(fx.emu.endpoint).port;
+        const v6 = await runCli(['stats'], { env: { ...fx.env, GAMEHOST_ENDPOINT: `http://[::1]:${port}`, HTTP_PROXY: proxy.url, NO_PROXY: '::1' } });
+        expect(v6.code).toBe(6);
+        expect(v6.stderr).toContain(`could not reach [::1]:${port}: connection refused (ECONNREFUSED)`);
+        expect(proxy.seen).toEqual([]);
+      } finally {
+        await proxy.close();
+      }
+    });
+
+    it('an https:// proxy is spoken TLS to (its CA from NODE_EXTRA_CA_CERTS, a real process): API calls, a part and the export', async () => {
+      const proxy = await startProxy({ tls: true });
+      const bundle = path.join(tempDir(), 'ca.pem');
+      fs.writeFileSync(bundle, TEST_CERT);
+      // Asynchronous: the proxy answering the child lives in this process.
+      const run = (args: string[], env: Env) =>
+        new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+          const child = execFile(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH, ...env } as NodeJS.ProcessEnv, timeout: 20_000 }, (_err, stdout, stderr) =>
+            resolve({ code: child.exitCode, stdout, stderr }),
+          );
+        });
+      try {
+        await pushAndExport(run, { HTTP_PROXY: proxy.url, NODE_EXTRA_CA_CERTS: bundle });
+        expect(proxy.seen.length).toBeGreaterThanOrEqual(2);
+        expect(new Set(proxy.seen)).toEqual(new Set([`CONNECT emulator.test:${new URL(fx.emu.endpoint).port}`]));
+      } finally {
+        await proxy.close();
+      }
     });
   });
 

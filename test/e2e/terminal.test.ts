@@ -28,7 +28,7 @@ describe('colour', () => {
   const coloured = async (args: string[], extra: Env, tty: boolean) => {
     const r = await runCli(['lobby', 'logs', 'x', ...args], { env: { ...fx.env, ...extra }, tty });
     expect(r.code).toBe(2);
-    expect(plain(r.stderr)).toBe('error: <lobby-id> must be a UUID, not "x"\n');
+    expect(plain(r.stderr)).toBe('error: the lobby id must be a UUID, not "x"\n');
     return SGR.test(r.stderr);
   };
 
@@ -61,7 +61,7 @@ describe('colour', () => {
 
   it('the error line keeps its exact colour codes', async () => {
     const tty = await runCli(['lobby', 'logs', 'x'], { env: fx.env, tty: true });
-    expect(tty.stderr).toBe('\x1b[31merror\x1b[39m: <lobby-id> must be a UUID, not "x"\n');
+    expect(tty.stderr).toBe('\x1b[31merror\x1b[39m: the lobby id must be a UUID, not "x"\n');
   });
 });
 

@@ -197,6 +197,30 @@ describe('build push: the session ends cleanly on every path', () => {
     }
   });
 
+  it('a completion already in progress (429 UPLOAD_COMPLETE_IN_PROGRESS): said once, waited for as told, no retry lines, then done', async () => {
+    let busy = 2;
+    const front = await frontOf(fx.emu.endpoint, (req, res) => {
+      if (!(req.method === 'POST' && req.url!.endsWith('/complete')) || busy-- <= 0) return false;
+      req.resume();
+      res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '1' });
+      res.end(JSON.stringify({ code: 'UPLOAD_COMPLETE_IN_PROGRESS', message: 'Another completion of upload u is in progress; ask again in a moment.', ray_id: 'r' }));
+      return true;
+    });
+    try {
+      const env = { ...fx.env, XDG_STATE_HOME: path.join(tempDir(), 'state'), GAMEHOST_ENDPOINT: front.endpoint };
+      const started = performance.now();
+      const r = await runCli(['build', 'push', file('busy.tar', 2 * PART), '--tag', 'busy:v1', '--progress', 'plain'], { env });
+      expect(r.code).toBe(0);
+      expect(busy).toBeLessThan(0);
+      // Asked again after the Retry-After of each answer: 1 s, twice.
+      expect(performance.now() - started).toBeGreaterThanOrEqual(2000);
+      expect(r.stderr.split('\n').filter((l) => l === 'another completion of this upload is in progress; waiting')).toHaveLength(1);
+      expect(r.stderr).not.toMatch(/retrying|HTTP 429|error/);
+    } finally {
+      front.close();
+    }
+  }, 60_000);
+
   // Replaces a test that timed the run: a limiter that did not hold would show a rate far above the limit.
   it('--limit-rate caps the whole upload: the rate shown stays within 10% of the limit, and no listener piles up', async () => {
     const warnings: string[] = [];
@@ -216,6 +240,45 @@ describe('build push: the session ends cleanly on every path', () => {
       process.off('warning', onWarning);
     }
   });
+
+  it('at --limit-rate 1K progress moves: bytes and a rate before the end, not `0 B at 0 B/s` until the last write', async () => {
+    const r = await runCli(['build', 'push', file('trickle.tar', 3 * 1024), '--tag', 'trickle:v1', '--limit-rate', '1K', '--progress', 'json'], { env: fx.env });
+    expect(r.code).toBe(0);
+    const during = events(r.stderr).filter((e) => e.type === 'progress' && e.bytes_sent < 3 * 1024);
+    expect(during.length).toBeGreaterThan(0);
+    expect(during.at(-1)!.bytes_sent).toBeGreaterThan(0);
+    expect(during.at(-1)!.rate_bytes_per_s).toBeGreaterThan(0);
+  }, 60_000);
+
+  it('Ctrl-C under --limit-rate with the default concurrency keeps what was sent as whole parts, and the rerun sends only the rest', async () => {
+    const env = { ...fx.env, XDG_STATE_HOME: path.join(tempDir(), 'state') };
+    const f = file('limited.tar', 8 * PART);
+    const args = [BIN, 'build', 'push', f, '--tag', 'limited:v1', '--progress', 'json'];
+    // 8 parts at 128 KiB/s: about 4 s. With all 8 in flight sharing the rate, none was whole before the end.
+    const child = spawn(process.execPath, [...args, '--limit-rate', '128K'], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let err = '';
+    let interruptedAt = 0;
+    child.stderr.on('data', (c: Buffer) => {
+      err += c.toString();
+      const last = events(err).filter((e) => e.type === 'progress').at(-1);
+      if (!interruptedAt && last && last.percent >= 30) {
+        interruptedAt = last.bytes_sent;
+        child.kill('SIGINT');
+      }
+    });
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect(code).toBe(130);
+    expect(interruptedAt).toBeGreaterThan(0);
+    const kept = events(err).filter((e) => e.type === 'part').length;
+    // One part at a time: everything sent but the part on its way is whole.
+    expect(kept).toBeGreaterThanOrEqual(Math.floor(interruptedAt / PART) - 1);
+    expect(kept).toBeGreaterThanOrEqual(2);
+    const again = await runCli(args.slice(1), { env });
+    expect(again.code).toBe(0);
+    const resumed = events(again.stderr);
+    expect(resumed.find((e) => e.type === 'resume')).toMatchObject({ done_parts: kept, parts: 8 });
+    expect(resumed.find((e) => e.type === 'complete')).toMatchObject({ bytes: 8 * PART, bytes_sent: (8 - kept) * PART });
+  }, 60_000);
 
   it('under GitHub Actions: build_id, upload_id and sha256 are step outputs', async () => {
     const out = path.join(tempDir(), 'github-output');
@@ -337,17 +400,27 @@ describe('history export: --timeout applies to the presigned download too', () =
 
 describe('retries a person can see', () => {
   it('on a terminal, a line per retry of an API call; piped, only the final error', async () => {
-    const server = http.createServer();
+    // A service that keeps answering 503 (a refused connection on loopback is final and never retried).
+    const server = http.createServer((_req, res) => {
+      res.writeHead(503, { 'content-type': 'application/json' }).end('{"code":"SERVICE_UNAVAILABLE","message":"down for a moment"}');
+    });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as AddressInfo).port;
-    await new Promise((r) => server.close(r));
-    const env = { GAMEHOST_ENDPOINT: `http://127.0.0.1:${port}`, GAMEHOST_TOKEN: 'cloud.t', GAMEHOST_GAME: '00000000-0000-4000-8000-000000000001' };
-    const tty = await runCli(['stats'], { env, tty: true });
-    expect(tty.code).toBe(6);
-    const lines = plain(tty.stderr).trim().split('\n');
-    expect(lines.slice(0, 2)).toEqual([expect.stringMatching(/^retrying in (\d+ ms|\d+\.\d s) \(2\/3\): connection refused$/), expect.stringMatching(/^retrying in (\d+ ms|\d+\.\d s) \(3\/3\): connection refused$/)]);
-    expect(lines.slice(2)).toEqual([`error: could not reach 127.0.0.1:${port}: connection refused (ECONNREFUSED)`, '  nothing listens there: start the emulator with `gamehost emulator serve`']);
-    const piped = await runCli(['stats'], { env });
-    expect(piped.stderr).not.toContain('retrying');
+    try {
+      const env = { GAMEHOST_ENDPOINT: `http://127.0.0.1:${port}`, GAMEHOST_TOKEN: 'cloud.t', GAMEHOST_NAMESPACE_TOKEN: 'pub.t', GAMEHOST_GAME: '00000000-0000-4000-8000-000000000001' };
+      const tty = await runCli(['stats'], { env, tty: true });
+      expect(tty.code).toBe(5);
+      const lines = plain(tty.stderr).trim().split('\n');
+      expect(lines.slice(0, 2)).toEqual([
+        expect.stringMatching(/^retrying in (\d+ ms|\d+\.\d s) \(2\/3\): HTTP 503 SERVICE_UNAVAILABLE$/),
+        expect.stringMatching(/^retrying in (\d+ ms|\d+\.\d s) \(3\/3\): HTTP 503 SERVICE_UNAVAILABLE$/),
+      ]);
+      expect(lines.slice(2, 3)).toEqual(['error: down for a moment (SERVICE_UNAVAILABLE)']);
+      const piped = await runCli(['stats'], { env });
+      expect(piped.code).toBe(5);
+      expect(piped.stderr).not.toContain('retrying');
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
   });
 });

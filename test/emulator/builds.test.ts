@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { GAME_ID } from '../../src/emulator/index.js';
 import { presignPath } from '../../src/emulator/stores/presign.js';
@@ -287,6 +288,29 @@ describe('presigned PUT and complete', () => {
     expectErrorShape(await complete(res.json.upload_id, null), 401, 'API_UNAUTHORIZED');
     expectErrorShape(await complete(res.json.upload_id, t.emu.tokens.dev), 403, 'API_FORBIDDEN');
     expectErrorShape(await complete('12345678-1234-4234-8234-123456789abc'), 404, 'API_NOT_FOUND');
+  });
+
+  it('a complete that meets a live claim is answered at once (429, Retry-After), and a claim whose holder is gone lapses within seconds', async () => {
+    const res = await createBuild(buildBody(3));
+    await put(res.json.image_presigned_requests[0].url, Buffer.from('abc'));
+    // Another process claimed the upload to assemble it, as the database of a shared data directory shows.
+    const db = new Database(join(t.dataDir, 'emulator.db'));
+    const claim = db.prepare("UPDATE uploads SET state = 'assembling', claim_ts = ? WHERE upload_id = ?");
+    try {
+      claim.run(Date.now(), res.json.upload_id);
+      const started = performance.now();
+      const busy = await complete(res.json.upload_id);
+      expect(performance.now() - started).toBeLessThan(1000);
+      const body = expectErrorShape(busy, 429, 'UPLOAD_COMPLETE_IN_PROGRESS');
+      expect(body.message).toBe(`Another completion of upload ${res.json.upload_id} is in progress; ask again in a moment.`);
+      expect(busy.headers.get('retry-after')).toBe('1');
+      // Its holder stopped refreshing it 6 s ago: gone. The claim is taken over and the upload assembled.
+      claim.run(Date.now() - 6_000, res.json.upload_id);
+      expect((await complete(res.json.upload_id)).status).toBe(200);
+      expect((await adminBuild(res.json.build_id)).complete).toBe(true);
+    } finally {
+      db.close();
+    }
   });
 
   it('an unexpected failure answers 500 ERROR naming the ray, and the server keeps serving', async () => {

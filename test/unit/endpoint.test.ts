@@ -21,5 +21,11 @@ describe('normalizeEndpoint', () => {
     expect(() => normalizeEndpoint('ftp://x')).toThrow(/http\(s\)/);
     expect(() => normalizeEndpoint('  ')).toThrow(/empty/);
     expect(() => normalizeEndpoint('https://exa mple.com')).toThrow(/not a valid URL/);
+    // A mistyped scheme is not a host named after it: `https://ht!tp//::` is never what was meant.
+    expect(() => normalizeEndpoint('ht!tp://::')).toThrow(/not a valid URL: ht!tp:\/\/:: \("ht!tp" is not a scheme\)/);
+    expect(() => normalizeEndpoint('ht!tp')).toThrow(/not a valid URL/);
+    expect(() => normalizeEndpoint('https://user:pw@api.example.com')).toThrow(/not a valid URL/);
+    expect(() => normalizeEndpoint('https://api.example.com/?x=1')).toThrow(/not a valid URL/);
+    expect(normalizeEndpoint('https://game_api.internal:8443/base')).toBe('https://game_api.internal:8443/base');
   });
 });

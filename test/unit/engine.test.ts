@@ -1,4 +1,5 @@
-// The part sender on real loopback HTTP: every part arrives whole, at its own URL, and progress counts each byte once.
+// The part sender on real loopback HTTP: every part arrives whole, at its own URL, and progress counts each byte once;
+// under a rate limit, as few parts in flight as the limit needs.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -8,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Agents } from '../../src/api/agents.js';
 import { uploadParts } from '../../src/upload/engine.js';
 import type { Part } from '../../src/upload/plan.js';
+import { RateLimiter } from '../../src/upload/ratelimit.js';
 import { tempDir } from '../helpers/cli.js';
 
 const MiB = 1024 * 1024;
@@ -46,7 +48,7 @@ describe('uploadParts', () => {
 
   it.each([1, 3, 8])('with %i parts in flight, each part arrives whole', async (concurrency) => {
     const run = `c${concurrency}`;
-    const agents = new Agents();
+    const agents = new Agents({}, 10_000);
     const list = parts(run);
     let moved = 0;
     try {
@@ -57,7 +59,7 @@ describe('uploadParts', () => {
         concurrency,
         retry: { attempts: 1, baseMs: 1, maxMs: 1 },
         stallMs: 10_000,
-        agents,
+        dispatcher: (url) => agents.for(url),
         signal: new AbortController().signal,
         events: { progress: (n) => (moved += n) },
       });
@@ -69,4 +71,95 @@ describe('uploadParts', () => {
       expect(received.get(`/${run}/part-${p.number}`)?.equals(data.subarray(p.offset, p.offset + p.length))).toBe(true);
     }
   });
+
+  it('a file shorter than its parts fails the part as the fault of the file: one UploadError, not retried as a network error', async () => {
+    const agents = new Agents({}, 10_000);
+    const short: Part[] = [{ number: 1, offset: data.length - 1000, length: 5000, url: `${base}/short/part-1` }];
+    let retries = 0;
+    try {
+      await expect(
+        uploadParts({
+          file,
+          parts: short,
+          totalParts: 1,
+          concurrency: 1,
+          retry: { attempts: 3, baseMs: 1, maxMs: 1 },
+          stallMs: 10_000,
+          dispatcher: (url) => agents.for(url),
+          signal: new AbortController().signal,
+          events: { retry: () => retries++ },
+        }),
+      ).rejects.toThrow(`part 1 of 1 failed: ${file} became shorter during the upload; the build was not completed`);
+    } finally {
+      await agents.close();
+    }
+    expect(retries).toBe(0);
+    expect(received.has('/short/part-1')).toBe(false);
+  });
+});
+
+describe('uploadParts under --limit-rate', () => {
+  const dir = tempDir();
+  const file = path.join(dir, 'limited.bin');
+  const size = 4 * 64 * 1024;
+
+  /** A server answering each PUT `answerAfterMs` after its body is in; it counts the parts in flight at once. */
+  async function partServer(answerAfterMs: number) {
+    const seen = { inFlight: 0, most: 0 };
+    const server = http.createServer((req, res) => {
+      seen.most = Math.max(seen.most, ++seen.inFlight);
+      req.resume();
+      req.on('end', () =>
+        setTimeout(() => {
+          seen.inFlight--;
+          res.end();
+        }, answerAfterMs),
+      );
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    return { seen, base, close: () => new Promise<void>((r) => server.close(() => r())) };
+  }
+
+  async function send(base: string, rate: number) {
+    const agents = new Agents({}, 10_000);
+    const parts: Part[] = [0, 1, 2, 3].map((i) => ({ number: i + 1, offset: i * 64 * 1024, length: 64 * 1024, url: `${base}/p${i + 1}` }));
+    try {
+      await uploadParts({
+        file,
+        parts,
+        totalParts: 4,
+        concurrency: 4,
+        retry: { attempts: 1, baseMs: 1, maxMs: 1 },
+        stallMs: 30_000,
+        limiter: new RateLimiter(rate),
+        dispatcher: (url) => agents.for(url),
+        signal: new AbortController().signal,
+      });
+    } finally {
+      await agents.close();
+    }
+  }
+
+  beforeAll(() => fs.writeFileSync(file, crypto.randomBytes(size)));
+
+  it('when the limit sets the pace, one part at a time (parts in parallel would only share the rate)', async () => {
+    const srv = await partServer(0);
+    try {
+      await send(srv.base, 128 * 1024);
+      expect(srv.seen.most).toBe(1);
+    } finally {
+      await srv.close();
+    }
+  });
+
+  it('when the connections set the pace (slow answers), more parts join, up to --concurrency', async () => {
+    const srv = await partServer(2_500);
+    try {
+      await send(srv.base, 16 * 1024 * 1024);
+      expect(srv.seen.most).toBeGreaterThanOrEqual(2);
+    } finally {
+      await srv.close();
+    }
+  }, 30_000);
 });

@@ -1,13 +1,12 @@
 import http from 'node:http';
-import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { Agents, proxyFor } from '../../src/api/agents.js';
-import { checkServiceUrl, isRetryable, parseErrorBody, responseError, retryLine, send } from '../../src/api/transport.js';
-import { ApiError, NetworkError, ResponseError } from '../../src/errors.js';
+import { checkServiceUrl, isRetryable, parseErrorBody, responseError, retryLine, send, toNetworkError } from '../../src/api/transport.js';
+import { ApiError, NetworkError, ResponseError, UsageError } from '../../src/errors.js';
 
 const api = (status: number) => new ApiError(status, { code: 'X', message: 'm' });
-const net = (code: string) => new NetworkError('could not reach h', code);
+const net = (code: string, hostname = 'api.example.com') => new NetworkError('could not reach h', code, { hostname });
 
 describe('one set of retry rules for API calls, presigned GETs and part PUTs', () => {
   it('says a retry the way a person reads it: a short wait in ms (never "0.0 s"), a longer one in seconds', () => {
@@ -25,11 +24,28 @@ describe('one set of retry rules for API calls, presigned GETs and part PUTs', (
     ['a reset connection when idempotent', net('ECONNRESET'), true, true],
     ['a reset connection when not idempotent (it may have been acted on)', net('ECONNRESET'), false, false],
     ['a refused connection when not idempotent (it never left)', net('ECONNREFUSED'), false, true],
+    ['a refused remote connection (a restarting load balancer refuses for a moment)', net('ECONNREFUSED', '203.0.113.7'), true, true],
+    ['a refused connection on 127.0.0.1: nothing listens there', net('ECONNREFUSED', '127.0.0.1'), true, false],
+    ['a refused connection on localhost', net('ECONNREFUSED', 'localhost'), true, false],
+    ['a refused connection on [::1]', net('ECONNREFUSED', '[::1]'), true, false],
+    ['a name that does not resolve', net('ENOTFOUND'), true, false],
+    ['a DNS lookup that failed for now (EAI_AGAIN)', net('EAI_AGAIN'), true, true],
     ['a certificate failure', net('DEPTH_ZERO_SELF_SIGNED_CERT'), true, false],
     ['a TLS version failure', net('ERR_SSL_WRONG_VERSION_NUMBER'), true, false],
     ['anything else', new Error('bug'), true, false],
   ])('%s', (_name, err, idempotent, expected) => {
     expect(isRetryable(err, idempotent)).toBe(expected);
+  });
+
+  it('a failure from the wire knows its host: a name that does not resolve is final, with what to check', () => {
+    const err = toNetworkError(Object.assign(new Error('getaddrinfo ENOTFOUND api.nowhere.example'), { code: 'ENOTFOUND' }), new URL('https://api.nowhere.example/x'));
+    expect(err.message).toBe('could not reach api.nowhere.example: host not found (ENOTFOUND)');
+    expect(err.hint).toBe('no address is known for api.nowhere.example: check the endpoint (--endpoint, GAMEHOST_ENDPOINT or the profile)');
+    expect(isRetryable(err, true)).toBe(false);
+    const refused = (host: string) => toNetworkError(Object.assign(new Error(`connect ECONNREFUSED ${host}`), { code: 'ECONNREFUSED' }), new URL(`http://${host}:9/`));
+    expect(isRetryable(refused('127.0.0.1'), true)).toBe(false);
+    expect(isRetryable(refused('[::1]'), true)).toBe(false);
+    expect(isRetryable(refused('198.51.100.4'), true)).toBe(true);
   });
 });
 
@@ -65,19 +81,62 @@ describe('URLs from the service', () => {
 
 describe('proxyFor', () => {
   const u = (s: string) => new URL(s);
-  it('takes HTTPS_PROXY for https (else HTTP_PROXY) and HTTP_PROXY for http', () => {
+  it('takes HTTPS_PROXY for https (else HTTP_PROXY) and HTTP_PROXY for http, upper case first', () => {
     expect(proxyFor({ HTTPS_PROXY: 'http://p:1', HTTP_PROXY: 'http://q:2' }, u('https://s3.example/x'))?.host).toBe('p:1');
     expect(proxyFor({ http_proxy: 'q:2' }, u('https://s3.example/x'))?.host).toBe('q:2');
     expect(proxyFor({ HTTPS_PROXY: 'http://p:1' }, u('http://s3.example/x'))).toBeUndefined();
+    expect(proxyFor({ HTTPS_PROXY: 'http://P:1', https_proxy: 'http://p:2' }, u('https://s3.example/x'))?.host).toBe('p:1');
   });
-  it('honours NO_PROXY: names, domains, ports and *', () => {
-    const env = { HTTPS_PROXY: 'http://p:1' };
-    expect(proxyFor({ ...env, NO_PROXY: 'example.com' }, u('https://s3.example.com/x'))).toBeUndefined();
-    expect(proxyFor({ ...env, NO_PROXY: '.example.com' }, u('https://s3.example.com/x'))).toBeUndefined();
-    expect(proxyFor({ ...env, NO_PROXY: 'ample.com' }, u('https://s3.example.com/x'))).toBeDefined();
-    expect(proxyFor({ ...env, NO_PROXY: 'example.com:8443' }, u('https://s3.example.com/x'))).toBeDefined();
-    expect(proxyFor({ ...env, no_proxy: 'localhost, 127.0.0.1' }, u('https://127.0.0.1:9/x'))).toBeUndefined();
-    expect(proxyFor({ ...env, NO_PROXY: '*' }, u('https://anything/x'))).toBeUndefined();
+  it('keeps credentials and the https scheme of a proxy URL; refuses what is no proxy URL (nothing is sent)', () => {
+    const p = proxyFor({ HTTPS_PROXY: 'https://user:p%40ss@proxy.example:3128' }, u('https://s3.example/x'))!;
+    expect([p.protocol, p.username, decodeURIComponent(p.password), p.port]).toEqual(['https:', 'user', 'p@ss', '3128']);
+    expect(() => proxyFor({ HTTPS_PROXY: 'socks5://user:secret@p:1' }, u('https://s3.example/x'))).toThrow(
+      new UsageError('HTTPS_PROXY is not an http:// or https:// proxy URL: "socks5://…@p:1"'),
+    );
+    expect(() => proxyFor({ HTTP_PROXY: 'http://[::1' }, u('http://s3.example/x'))).toThrow(UsageError);
+  });
+
+  const env = { HTTPS_PROXY: 'http://p:1', HTTP_PROXY: 'http://p:1' };
+  const bypassed = (noProxy: string, url: string) => proxyFor({ ...env, NO_PROXY: noProxy }, u(url)) === undefined;
+  it.each([
+    // names: the name and its subdomains, written bare, with a leading dot or with *.
+    ['example.com', 'https://s3.example.com/x', true],
+    ['example.com', 'https://example.com/x', true],
+    ['.example.com', 'https://s3.example.com/x', true],
+    ['*.example.com', 'https://s3.example.com/x', true],
+    ['ample.com', 'https://s3.example.com/x', false],
+    ['EXAMPLE.com', 'https://S3.Example.COM/x', true],
+    // ports
+    ['example.com:8443', 'https://s3.example.com/x', false],
+    ['example.com:8443', 'https://s3.example.com:8443/x', true],
+    ['example.com:443', 'https://s3.example.com/x', true],
+    // IPv4, IPv6 with and without brackets, with a port
+    ['localhost, 127.0.0.1', 'https://127.0.0.1:9/x', true],
+    ['127.0.0.1', 'https://127.0.0.2:9/x', false],
+    ['::1', 'http://[::1]:47300/x', true],
+    ['[::1]', 'http://[::1]:47300/x', true],
+    ['[::1]:47300', 'http://[::1]:47300/x', true],
+    ['[::1]:80', 'http://[::1]:47300/x', false],
+    ['0:0::1', 'http://[::1]:47300/x', true],
+    ['::1', 'http://127.0.0.1/x', false],
+    ['127.0.0.1:9', 'http://127.0.0.1:9/x', true],
+    // CIDR ranges, v4 and v6
+    ['127.0.0.0/8', 'http://127.4.5.6:9/x', true],
+    ['10.0.0.0/8', 'http://10.1.2.3/x', true],
+    ['10.0.0.0/8', 'http://11.1.2.3/x', false],
+    ['192.168.0.0/16', 'http://192.168.7.1/x', true],
+    ['fd00::/8', 'http://[fd12::5]/x', true],
+    ['fd00::/8', 'http://[fe80::1]/x', false],
+    ['10.0.0.0/8', 'http://ten.example/x', false],
+    // everything
+    ['*', 'https://anything/x', true],
+    ['', 'https://anything/x', false],
+    ['other.example  example.com', 'https://example.com/x', true],
+  ])('NO_PROXY=%j for %s: bypassed %s', (list, url, expected) => {
+    expect(bypassed(list, url)).toBe(expected);
+  });
+  it('reads no_proxy when NO_PROXY is not set', () => {
+    expect(proxyFor({ ...env, no_proxy: '127.0.0.0/8' }, u('http://127.0.0.1/x'))).toBeUndefined();
   });
 });
 
@@ -92,39 +151,39 @@ describe('send: the idle-body limit', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     return { url: new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/x`), server };
   }
-  const init = (agents: Agents) => ({ method: 'GET', headers: {}, agents, signal: new AbortController().signal, timeoutMs: 200 });
+  const init = (agents: Agents, url: URL) => ({ method: 'GET' as const, headers: {}, dispatcher: agents.for(url), signal: new AbortController().signal });
 
   it('a reader slower than the limit, with bytes in hand, is not failed: the server was not idle', async () => {
     const body = Buffer.alloc(4 * 1024 * 1024, 7);
     const { url, server } = await serve(body);
-    const agents = new Agents();
+    const agents = new Agents({}, 200);
     try {
-      const res = await send(url, init(agents));
-      const chunks = res[Symbol.asyncIterator]();
+      const res = await send(url, init(agents, url));
+      const chunks = res.body[Symbol.asyncIterator]();
       let got = ((await chunks.next()).value as Buffer).length;
-      // The reader holds off until the socket has been idle past the limit (an event, not a sleep).
-      await once(res.socket!, 'timeout');
-      expect(res.readableLength).toBeGreaterThan(0);
+      // The reader holds off well past the limit, with bytes in hand.
+      await new Promise((r) => setTimeout(r, 600));
+      expect(res.body.readableLength).toBeGreaterThan(0);
       for (let c = await chunks.next(); !c.done; c = await chunks.next()) got += (c.value as Buffer).length;
       expect(got).toBe(body.length);
     } finally {
-      agents.close();
+      await agents.close();
       server.close();
     }
   });
 
   it('a server that stops sending fails the body with BODY_TIMEOUT', async () => {
     const { url, server } = await serve(Buffer.alloc(100_000, 7), 1000);
-    const agents = new Agents();
+    const agents = new Agents({}, 200);
     try {
-      const res = await send(url, init(agents));
-      await expect(
-        (async () => {
-          for await (const _ of res);
-        })(),
-      ).rejects.toMatchObject({ code: 'BODY_TIMEOUT' });
+      const res = await send(url, init(agents, url));
+      const err = await (async () => {
+        for await (const _ of res.body);
+      })().then(() => undefined, (e: unknown) => e);
+      // What the reader (the export, an API call's text) makes of it.
+      expect(toNetworkError(err, url)).toMatchObject({ code: 'BODY_TIMEOUT', message: `could not reach ${url.host}: the answer stalled (BODY_TIMEOUT)` });
     } finally {
-      agents.close();
+      await agents.close();
       server.closeAllConnections();
       server.close();
     }

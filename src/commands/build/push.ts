@@ -50,14 +50,14 @@ export function validateDisplayName(name: string): string {
 }
 
 function checkSize(source: string, size: number): void {
-  if (size === 0) throw new UsageError(`<file> ${source}: the file is empty`);
+  if (size === 0) throw new UsageError(`${source}: the file is empty`);
   if (size >= MAX_BUILD_BYTES) {
-    throw new UsageError(`<file> ${source}: ${size} bytes is over the service's limit (below 8 GB)`);
+    throw new UsageError(`${source}: ${size} bytes is over the service's limit (below 8 GB)`);
   }
 }
 
 export default defineCommand({
-  operands: ['<file>'],
+  operands: ['<image>'],
   summary: 'Upload a game server image (file, directory or - for stdin) and register it as a build',
   options: [
     { flags: '--tag <name:tag>', description: 'image tag, lowercase [0-9a-z_-] on each side of the colon (required)' },
@@ -91,7 +91,7 @@ export default defineCommand({
     if (v.tag === undefined) throw new UsageError('--tag is required', 'e.g. --tag game-server:v1');
     const tag = validateTag(v.tag);
     const name = validateDisplayName(v.name ?? tag);
-    const source = v.file;
+    const source = v.image;
     if (source !== '-') {
       const { default: fs } = await import('node:fs');
       const file = path.resolve(ctx.cwd, source);
@@ -100,10 +100,10 @@ export default defineCommand({
         stat = fs.statSync(file);
         if (!stat.isDirectory()) fs.accessSync(file, fs.constants.R_OK);
       } catch (err) {
-        throw new UsageError(`<file> ${source}: ${describeFsError(err)}`);
+        throw new UsageError(`${source}: ${describeFsError(err)}`);
       }
       if (stat.isFile()) checkSize(source, stat.size);
-      else if (!stat.isDirectory()) throw new UsageError(`<file> ${source}: not a regular file or directory`);
+      else if (!stat.isDirectory()) throw new UsageError(`${source}: not a regular file or directory`);
     }
     return {
       source,

@@ -18,8 +18,8 @@ export default defineCommand({
   operands: ['<lobby-id>'],
   summary: 'Stop a lobby as if its server process had exited',
   options: [
-    // The exit code of a process: a signed 32-bit integer, as the service stores it.
-    { flags: '--exit-code <n>', description: 'exit code of the lobby process (default 0)', value: integer({ min: -2147483648, max: 2147483647 }) },
+    // What a process can exit with: 0 to 255 (a signal's death is reported by the runtime as 128 + the signal).
+    { flags: '--exit-code <n>', description: 'exit code of the lobby process, 0 to 255 (default: 0)', value: integer({ min: 0, max: 255 }) },
     { flags: '--failed', description: 'mark the lobby failed (default: failed when the exit code is not 0)' },
     DATA_DIR_OPTION,
   ],

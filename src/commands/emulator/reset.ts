@@ -1,7 +1,7 @@
 // `gamehost emulator reset`: deletes the emulator's data (lobbies, builds, exports, the token secret).
 import type { Context } from '../../context.js';
 import { emulatorDir } from '../../config/paths.js';
-import { UsageError } from '../../errors.js';
+import { RefusedError, UsageError } from '../../errors.js';
 import { writeJson } from '../../output/json.js';
 import { defineCommand } from '../command.js';
 import { resolvePath } from './local.js';
@@ -51,11 +51,20 @@ async function ask(ctx: Context, question: string): Promise<boolean> {
 }
 
 async function run(ctx: Context, o: ResetOptions): Promise<void> {
+  const { dataDirHolders, resetDataDir } = await import('../../emulator/index.js');
+  // Deleting the data under a running server would leave it serving lobbies that no longer exist anywhere.
+  const holders = dataDirHolders(o.dataDir);
+  if (holders.length > 0) {
+    const which = holders.map((h) => `pid ${h.pid} at ${h.endpoint}`).join(', ');
+    throw new RefusedError(
+      `emulator serve (${which}) is using ${o.dataDir}; nothing was deleted`,
+      `stop it first (Ctrl-C where it runs, or kill ${holders.map((h) => h.pid).join(' ')}), then reset`,
+    );
+  }
   if (!o.yes && !(await ask(ctx, `Delete every lobby, build, export and token of the emulator in ${o.dataDir}? [y/N] `))) {
     ctx.info('Nothing was deleted.');
     return;
   }
-  const { resetDataDir } = await import('../../emulator/index.js');
   const removed = resetDataDir(o.dataDir);
   if (ctx.global.json) return writeJson(ctx, { data_dir: o.dataDir, removed });
   ctx.info(

@@ -1,8 +1,8 @@
 import path from 'node:path';
 import type { Context } from '../../context.js';
 import { emulatorDir } from '../../config/paths.js';
-import type { EmulatorConfig } from '../../emulator/index.js';
-import { CliError, ExitCode, UsageError } from '../../errors.js';
+import type { BucketSettings, EmulatorConfig } from '../../emulator/index.js';
+import { CliError, ExitCode, ResponseError, UsageError } from '../../errors.js';
 import { jsonLine } from '../../output/json.js';
 import { bytes, integer } from '../args.js';
 import { defineCommand } from '../command.js';
@@ -15,6 +15,8 @@ export interface ServeOptions {
   faults?: string;
   /** A postgres:// URL: the records in PostgreSQL (--database, GAMEHOST_EMULATOR_DATABASE_URL). */
   database?: string;
+  /** Builds and exports in this bucket instead of the data directory (--bucket, GAMEHOST_EMULATOR_BUCKET). */
+  bucket?: BucketSettings;
   /** The signing secret shared by replicas (GAMEHOST_EMULATOR_SECRET); default: the store's own. */
   secret?: string;
   /** Print `export GAMEHOST_…=…` lines for a shell (--env). */
@@ -87,16 +89,17 @@ export default defineCommand({
     { flags: '--port <port>', description: 'port to listen on (0 picks a free one)', default: '6420', value: integer({ min: 0, max: 65535 }) },
     { flags: '--data-dir <dir>', description: 'where the emulator keeps its state (default: the user data directory)' },
     { flags: '--config <file>', description: 'JSON file with game modes, regions, delays and limits' },
-    { flags: '--part-size <bytes>', description: 'multipart part size, e.g. 64KiB or 1MiB (default 100MiB; for tests)', value: bytes },
-    { flags: '--faults <spec>', description: 'inject failures, e.g. put-error=0.1,put-reset=0.05,latency=50ms,rate-limit=0.05' },
+    { flags: '--part-size <bytes>', description: 'multipart part size, e.g. 64KiB or 1MiB (default: 100MiB; for tests)', value: bytes },
     { flags: '--database <url>', description: 'keep the records in PostgreSQL at this postgres:// URL instead of SQLite in the data directory' },
+    { flags: '--bucket <url>', description: 'keep builds and exports in an S3-compatible bucket, s3://bucket[/prefix] (endpoint, region, keys: AWS_* variables)' },
+    { flags: '--faults <spec>', description: 'inject failures, e.g. put-error=0.1,put-reset=0.05,latency=50ms,rate-limit=0.05' },
     { flags: '--env', description: 'print export GAMEHOST_…=… lines for a shell instead of the table' },
   ],
-  notes: 'With -q, prints the endpoint alone. --database may come from GAMEHOST_EMULATOR_DATABASE_URL.',
+  notes: 'With -q, prints the endpoint alone. --database and --bucket may come from GAMEHOST_EMULATOR_DATABASE_URL and GAMEHOST_EMULATOR_BUCKET.',
   examples: [
-    'gamehost emulator serve',
     'gamehost emulator serve --env > emulator.env & sleep 1; . ./emulator.env; gamehost stats',
     'gamehost emulator serve --port 0 --data-dir .emulator --json > emulator.json &   # in CI',
+    'AWS_ENDPOINT_URL=http://minio:9000 gamehost emulator serve --host 0.0.0.0 --bucket s3://gamehost/staging',
   ],
   async parse(v, ctx): Promise<ServeOptions> {
     if (!v.host) throw new UsageError('--host is empty');
@@ -120,6 +123,19 @@ export default defineCommand({
         throw new UsageError(`GAMEHOST_EMULATOR_SECRET: ${(err as Error).message}`, 'e.g. the output of `openssl rand -hex 32`');
       }
     }
+    const bucketUrl = v.bucket ?? (ctx.env.GAMEHOST_EMULATOR_BUCKET || undefined);
+    let bucket: BucketSettings | undefined;
+    if (bucketUrl !== undefined) {
+      const { bucketSettings, checkBucketPartSize, BucketSettingsError } = await import('../../emulator/stores/bucket.js');
+      const { DEFAULT_CONFIG } = await import('../../emulator/config.js');
+      try {
+        bucket = bucketSettings(bucketUrl, ctx.env);
+        checkBucketPartSize(config?.partSize ?? DEFAULT_CONFIG.partSize);
+      } catch (err) {
+        if (err instanceof BucketSettingsError) throw new UsageError(`--bucket: ${err.message}`);
+        throw err;
+      }
+    }
     return {
       host: v.host,
       port: v.port,
@@ -127,6 +143,7 @@ export default defineCommand({
       config,
       faults: await parseFaultsOption(v.faults),
       database,
+      bucket,
       secret,
       env: v.env,
     };
@@ -135,10 +152,11 @@ export default defineCommand({
 });
 
 async function run(ctx: Context, o: ServeOptions): Promise<void> {
-  const [{ startEmulator }, { renderRecord }] = await Promise.all([import('../../emulator/index.js'), import('../../output/record.js')]);
+  const [{ holdDataDir, startEmulator, BucketSettingsError }, { renderRecord }] = await Promise.all([import('../../emulator/index.js'), import('../../output/record.js')]);
   const emu = await startEmulator({
     dataDir: o.dataDir,
     database: o.database,
+    bucket: o.bucket,
     secret: o.secret,
     host: o.host,
     port: o.port,
@@ -147,58 +165,69 @@ async function run(ctx: Context, o: ServeOptions): Promise<void> {
   }).catch((err) => {
     if (err?.code === 'EADDRINUSE') throw new UsageError(`--port ${o.port} is in use`, 'pick another with --port, or --port 0 for any free one');
     if (err?.code === 'EADDRNOTAVAIL') throw new UsageError(`--host ${o.host} is not an address of this machine`);
+    if (err instanceof BucketSettingsError)
+      throw new ResponseError(err.message, 'check the bucket, AWS_ENDPOINT_URL (or AWS_ENDPOINT_URL_S3), AWS_REGION and the credentials');
     throw storeOpenError(err, o.database);
   });
-  const { records, bytes } = emu.stores;
-  ctx.verbose(`emulator records: ${records.kind} at ${records.location}`);
-  ctx.verbose(`emulator bytes: ${bytes.kind} at ${bytes.location}`);
-  const storesLine = `Records in ${records.kind === 'postgres' ? 'PostgreSQL' : 'SQLite'}, bytes in ${bytes.kind === 'local' ? o.dataDir : bytes.kind}.`;
-  const info = {
-    endpoint: emu.endpoint,
-    game_id: emu.gameId,
-    namespace_id: emu.namespaceId,
-    tokens: { cloud: emu.tokens.cloud, public: emu.tokens.public, dev: emu.tokens.dev },
-    stores: { records: records.kind, bytes: bytes.kind },
-  };
-  if (ctx.global.json) {
-    ctx.io.stdout.write(jsonLine(info));
-  } else if (o.env) {
-    // For `eval`/`source`: the variables every command reads, pointing at this emulator.
-    const vars: [string, string][] = [
-      ['GAMEHOST_ENDPOINT', info.endpoint],
-      ['GAMEHOST_TOKEN', info.tokens.cloud],
-      ['GAMEHOST_NAMESPACE_TOKEN', info.tokens.public],
-      ['GAMEHOST_GAME', info.game_id],
-      ['GAMEHOST_NAMESPACE', info.namespace_id],
-    ];
-    // A comment line first, so a sourced file says which stores it came from.
-    const comment = `# stores: records ${records.kind}, bytes ${bytes.kind}\n`;
-    ctx.io.stdout.write(comment + vars.map(([k, v]) => `export ${k}=${shellQuote(v)}\n`).join(''));
-    ctx.info(`${storesLine} Press Ctrl-C to stop.`);
-  } else if (ctx.global.quiet) {
-    // -q: the endpoint alone.
-    ctx.io.stdout.write(info.endpoint + '\n');
-  } else {
-    ctx.io.stdout.write(
-      renderRecord(ctx, [
-        { label: 'Endpoint', key: 'endpoint', value: info.endpoint },
-        { label: 'Game', key: 'game_id', value: info.game_id },
-        { label: 'Namespace', key: 'namespace_id', value: info.namespace_id },
-        { label: 'Cloud token', key: 'cloud_token', value: info.tokens.cloud },
-        { label: 'Public token', key: 'public_token', value: info.tokens.public },
-        { label: 'Dev token', key: 'dev_token', value: info.tokens.dev },
-      ]),
-    );
-    ctx.info(`\n${storesLine} Try: GAMEHOST_ENDPOINT=${info.endpoint} GAMEHOST_TOKEN=<cloud token> gamehost stats`);
-    ctx.info('(--env prints these as export lines for your shell.)');
-    ctx.info('Press Ctrl-C to stop.');
+  // `emulator reset` refuses to delete the data while this server holds it.
+  const release = holdDataDir(o.dataDir, emu.endpoint);
+  try {
+    const { records, bytes } = emu.stores;
+    ctx.verbose(`emulator records: ${records.kind} at ${records.location}`);
+    ctx.verbose(`emulator bytes: ${bytes.kind} at ${bytes.location}`);
+    const storesLine = `Records in ${records.kind === 'postgres' ? 'PostgreSQL' : 'SQLite'}, bytes in ${bytes.kind === 'local' ? o.dataDir : bytes.location}.`;
+    const info = {
+      endpoint: emu.endpoint,
+      game_id: emu.gameId,
+      namespace_id: emu.namespaceId,
+      tokens: { cloud: emu.tokens.cloud, public: emu.tokens.public, dev: emu.tokens.dev },
+      stores: { records: records.kind, bytes: bytes.kind },
+    };
+    if (ctx.global.json) {
+      ctx.io.stdout.write(jsonLine(info));
+    } else if (o.env) {
+      // For `eval`/`source`: the variables every command reads, pointing at this emulator.
+      const vars: [string, string][] = [
+        ['GAMEHOST_ENDPOINT', info.endpoint],
+        ['GAMEHOST_TOKEN', info.tokens.cloud],
+        ['GAMEHOST_NAMESPACE_TOKEN', info.tokens.public],
+        ['GAMEHOST_GAME', info.game_id],
+        ['GAMEHOST_NAMESPACE', info.namespace_id],
+      ];
+      // A comment line first, so a sourced file says which stores it came from.
+      const comment = `# stores: records ${records.kind}, bytes ${bytes.kind}\n`;
+      ctx.io.stdout.write(comment + vars.map(([k, v]) => `export ${k}=${shellQuote(v)}\n`).join(''));
+      ctx.info(`${storesLine} Press Ctrl-C to stop.`);
+    } else if (ctx.global.quiet) {
+      // -q: the endpoint alone.
+      ctx.io.stdout.write(info.endpoint + '\n');
+    } else {
+      ctx.io.stdout.write(
+        renderRecord(ctx, [
+          { label: 'Endpoint', key: 'endpoint', value: info.endpoint },
+          { label: 'Game', key: 'game_id', value: info.game_id },
+          { label: 'Namespace', key: 'namespace_id', value: info.namespace_id },
+          { label: 'Cloud token', key: 'cloud_token', value: info.tokens.cloud },
+          { label: 'Public token', key: 'public_token', value: info.tokens.public },
+          { label: 'Dev token', key: 'dev_token', value: info.tokens.dev },
+        ]),
+      );
+      ctx.info(
+        `\n${storesLine} Try:\n  GAMEHOST_ENDPOINT=${info.endpoint} GAMEHOST_TOKEN=<cloud token> ` +
+          `GAMEHOST_GAME=${info.game_id} GAMEHOST_NAMESPACE=${info.namespace_id} gamehost stats`,
+      );
+      ctx.info('(--env prints these as export lines for your shell.)');
+      ctx.info('Press Ctrl-C to stop.');
+    }
+    // Serve until interrupted; a stop by signal is this command's normal end: no new connections, the requests in
+    // flight finish (for up to SHUTDOWN_GRACE_MS), then the stores close.
+    await new Promise<void>((resolve) => {
+      if (ctx.signal.aborted) return resolve();
+      ctx.signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+  } finally {
+    release();
+    await emu.close({ graceMs: SHUTDOWN_GRACE_MS });
   }
-  // Serve until interrupted; a stop by signal is this command's normal end: no new connections, the requests in
-  // flight finish (for up to SHUTDOWN_GRACE_MS), then the stores close.
-  await new Promise<void>((resolve) => {
-    if (ctx.signal.aborted) return resolve();
-    ctx.signal.addEventListener('abort', () => resolve(), { once: true });
-  });
-  await emu.close({ graceMs: SHUTDOWN_GRACE_MS });
   ctx.info('Emulator stopped.');
 }

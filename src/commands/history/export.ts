@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Context } from '../../context.js';
 import { exportLobbyHistory } from '../../api/operations.js';
-import { InvalidAnswerError, UsageError, describeFsError } from '../../errors.js';
+import { InvalidAnswerError, OutputClosedError, UsageError, describeFsError } from '../../errors.js';
 import { jsonLine, writeJson } from '../../output/json.js';
 import type { HistoryRow } from '../../output/views/history.js';
 import { defineCommand } from '../command.js';
@@ -41,7 +41,7 @@ export default defineCommand({
     { flags: '--since <duration>', description: 'window ending now, e.g. 90m, 24h, 7d' },
     { flags: '--from <time>', description: 'window start: RFC 3339 or epoch ms' },
     { flags: '--to <time>', description: 'window end: RFC 3339 or epoch ms (default: now)' },
-    { flags: '-o, --output <file>', description: 'where to write the rows; - for stdout (default: a file named after the window)' },
+    { flags: '-o, --output <path>', description: 'where to write the rows: a file, a directory, or - for stdout (default: a file named after the window)' },
     { flags: '--format <format>', description: 'csv as served, json (JSON lines), or table (on stdout)', choices: FORMATS },
     { flags: '--url-only', description: 'print the presigned URL of the CSV and download nothing' },
     { flags: '--utc', description: 'show times in UTC instead of the local zone' },
@@ -79,12 +79,19 @@ export default defineCommand({
       if (ctx.global.json) throw new UsageError('--json prints a summary on stdout: --format table cannot print there too');
       return { queryStart: start, queryEnd: end, output: '-', format, urlOnly, utc, wide };
     }
-    const output = v.output ?? defaultOutputName(start, end, format);
+    const name = defaultOutputName(start, end, format);
+    const output = v.output ?? name;
     if (output === '-' && ctx.global.json) throw new UsageError('--json prints a summary on stdout: give -o <file>, not -o -');
-    return { queryStart: start, queryEnd: end, output: output === '-' ? '-' : path.resolve(ctx.cwd, output), format, urlOnly, utc, wide };
+    return { queryStart: start, queryEnd: end, output: output === '-' ? '-' : outputFile(path.resolve(ctx.cwd, output), output, name), format, urlOnly, utc, wide };
   },
   run,
 });
+
+/** `-o .`, `-o out/`: a directory (one that exists, or a name ending in a slash) gets the default name inside it. */
+function outputFile(resolved: string, given: string, name: string): string {
+  const isDir = /[\\/]$/.test(given) || fs.statSync(resolved, { throwIfNoEntry: false })?.isDirectory() === true;
+  return isDir ? path.join(resolved, name) : resolved;
+}
 
 /** Where the rows go: stdout (with backpressure), or a temporary file renamed into place at the end. */
 interface Sink {
@@ -97,7 +104,17 @@ function stdoutSink(ctx: Context): Sink {
   const out = ctx.io.stdout;
   return {
     async write(data) {
-      if (!out.write(data)) await new Promise((r) => out.once('drain', r));
+      const ok = out.write(data);
+      // A reader that went away: stop here (main() makes it exit 141), rather than wait for a drain that never comes.
+      if (out.destroyed || out.errored) throw new OutputClosedError();
+      if (ok) return;
+      await new Promise<void>((resolve) => {
+        const go = () => {
+          out.off('drain', go).off('close', go);
+          resolve();
+        };
+        out.on('drain', go).on('close', go);
+      });
     },
     async commit() {},
     async abort() {},
@@ -156,6 +173,14 @@ async function run(ctx: Context, o: ExportOptions): Promise<void> {
     if (!fs.existsSync(dir)) throw new UsageError(`-o: directory ${dir} does not exist`);
   }
   const api = await ctx.api();
+  // The embedded emulator ends with this command, and its links with it: a link it made is never handed out alone.
+  const embedded = api.target.embedded;
+  if (embedded && o.urlOnly) {
+    throw new UsageError(
+      '--url-only: the embedded emulator stops when this command ends, so its link would be dead by the time it is used',
+      'run `gamehost emulator serve` and pass its --endpoint (its links last an hour), or download with -o <file>',
+    );
+  }
   const window = { query_start: o.queryStart, query_end: o.queryEnd };
   const { url } = await exportLobbyHistory(api, window);
   const link = checkServiceUrl('export url', url);
@@ -165,7 +190,7 @@ async function run(ctx: Context, o: ExportOptions): Promise<void> {
     return;
   }
 
-  const res = await openPresignedGet(ctx, api.agents, link);
+  const res = await openPresignedGet(ctx, api, link);
   const length = Number(res.headers['content-length']);
   const total = Number.isFinite(length) && length > 0 ? length : undefined;
   // The upload's progress display, on a terminal for a download worth watching; nothing in pipes, CI or --quiet.
@@ -178,6 +203,7 @@ async function run(ctx: Context, o: ExportOptions): Promise<void> {
   const tableRows: HistoryRow[] = [];
   let header: string[] | undefined;
   let rows = 0;
+  let received = 0;
   let written = 0;
 
   const write = async (data: string | Uint8Array) => {
@@ -201,14 +227,16 @@ async function run(ctx: Context, o: ExportOptions): Promise<void> {
 
   try {
     try {
-      for await (const chunk of res as AsyncIterable<Buffer>) {
+      for await (const chunk of res.body as AsyncIterable<Buffer>) {
+        received += chunk.length;
         progress.add(chunk.length);
         // Parsed before it is written: bytes that are not the service's CSV never reach stdout.
         await take(parser.push(chunk));
         if (o.format === 'csv') await write(chunk);
       }
       await take(parser.end());
-      if (!header) throw new CsvError(1, 'empty: not even a header');
+      // The service writes the header with the first record: a window without lobbies is a 0-byte file.
+      if (!header && received > 0) throw new CsvError(1, 'no header, only empty lines');
     } catch (err) {
       if (err instanceof CsvError) {
         throw new InvalidAnswerError(`the export is not the service's lobby history CSV: ${err.message}`, 'nothing was kept; export again, and if it persists the service is at fault');
@@ -230,6 +258,7 @@ async function run(ctx: Context, o: ExportOptions): Promise<void> {
   }
   const summary = tally.summary();
   if (ctx.global.json) {
+    if (embedded) ctx.warn('the url is the embedded emulator\'s, dead now that this command ends; `gamehost emulator serve` makes links that last');
     return writeJson(ctx, { url, ...window, output: o.output, format: o.format, rows, bytes: written, summary });
   }
   // -q: the one thing a script wants, the file written.

@@ -16,7 +16,7 @@ export default defineCommand({
   async parse(v): Promise<ShowOptions> {
     if (v.name === undefined) return {};
     const { validateProfileName } = await import('../../config/profiles.js');
-    return { name: validateProfileName(v.name, '[name]') };
+    return { name: validateProfileName(v.name) };
   },
   run,
 });
@@ -40,7 +40,7 @@ async function run(ctx: Context, o: ShowOptions): Promise<void> {
   let name: string;
   let profile: Profile;
   if (o.name !== undefined) {
-    if (!data.profiles[o.name]) throw noSuchProfile(o.name, '[name]', data);
+    if (!data.profiles[o.name]) throw noSuchProfile(o.name, undefined, data);
     name = o.name;
     profile = data.profiles[o.name]!;
   } else {
@@ -68,7 +68,7 @@ async function run(ctx: Context, o: ShowOptions): Promise<void> {
       ...(ctx.io.stdout.isTTY ? [] : [{ label: 'Current', key: 'current', value: String(view.current) }]),
       { label: 'Endpoint', key: 'endpoint', value: view.endpoint },
       { label: 'Cloud token', key: 'token', value: view.token ?? '-' },
-      { label: 'Namespace token', key: 'namespace_token', value: view.namespace_token ?? (ctx.io.stdout.isTTY ? '- (the cloud token is used)' : '-') },
+      { label: 'Namespace token', key: 'namespace_token', value: view.namespace_token ?? (ctx.io.stdout.isTTY && view.token ? '- (made with the cloud token when needed)' : '-') },
       { label: 'Game', key: 'game', value: view.game ?? '-' },
       { label: 'Namespace', key: 'namespace', value: view.namespace ?? '-' },
       { label: 'Config file', key: 'config_file', value: view.config_file },

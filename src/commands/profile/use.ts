@@ -12,7 +12,7 @@ export default defineCommand({
   examples: ['gamehost profile use staging', 'GAMEHOST_PROFILE=staging gamehost stats   # in CI: one command, without changing the current profile'],
   async parse(v): Promise<UseOptions> {
     const { validateProfileName } = await import('../../config/profiles.js');
-    return { name: validateProfileName(v.name, '<name>') };
+    return { name: validateProfileName(v.name) };
   },
   run,
 });
@@ -20,7 +20,7 @@ export default defineCommand({
 async function run(ctx: Context, o: UseOptions): Promise<void> {
   const [{ noSuchProfile, updateProfiles }, { writeJson }] = await Promise.all([import('../../config/profiles.js'), import('../../output/json.js')]);
   const data = await updateProfiles(ctx, (data) => {
-    if (!data.profiles[o.name]) throw noSuchProfile(o.name, '<name>', data);
+    if (!data.profiles[o.name]) throw noSuchProfile(o.name, undefined, data);
     return { ...data, current: o.name };
   });
   if (ctx.global.json) return writeJson(ctx, { current: o.name, endpoint: data.profiles[o.name]!.endpoint });

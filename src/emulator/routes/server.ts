@@ -10,6 +10,7 @@ import { adminListBuilds, completeUpload, createBuild, putPart } from './builds.
 import type { Handler, Reply, RequestContext } from './context.js';
 import { getGame } from './games.js';
 import { downloadExport, exportHistory } from './history.js';
+import { createPublicToken } from './tokens.js';
 import { adminJoinLobby, adminStopLobby, createLobby, getLobbyLogs, playerStatistics } from './lobbies.js';
 
 /** What the front needs beside the services. */
@@ -36,6 +37,7 @@ const ROUTES: Route[] = [
   route('GET', '/cloud/games/:game_id', getGame),
   route('GET', '/cloud/games/:game_id/namespaces/:namespace_id/logs/lobbies/:lobby_id', getLobbyLogs),
   route('POST', '/cloud/games/:game_id/matchmaker/lobbies/export-history', exportHistory),
+  route('POST', '/cloud/games/:game_id/namespaces/:namespace_id/tokens/public', createPublicToken),
   route('POST', '/cloud/games/:game_id/builds', createBuild),
   route('POST', '/cloud/uploads/:upload_id/complete', completeUpload),
   // Presigned targets, standing in for the object store.

@@ -52,6 +52,16 @@ export class Auth {
   }
 
   /**
+   * cloud_games_namespaces_createGameNamespaceTokenPublic: a cloud token of the game makes a public token of one
+   * of its namespaces (the emulator's tokens carry no timestamp, so it is the one `emulator serve` prints).
+   */
+  createPublicToken(header: string | undefined, gameId: string, namespaceId: string): string {
+    this.cloud(header, gameId);
+    if (namespaceId !== NAMESPACE_ID) fail('API_NOT_FOUND', { what: `Namespace ${namespaceId}` });
+    return signToken(this.secret, { kind: 'pub', game_id: gameId, namespace_id: namespaceId });
+  }
+
+  /**
    * Matchmaker endpoints: the namespace public token (real answers) or development token (mock answers).
    * `tokenless` lets a request without Authorization through as public.
    */

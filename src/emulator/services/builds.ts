@@ -1,7 +1,9 @@
 // Builds and their uploads: create (with presigned part URLs), accepting a part, complete, and the list.
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { EmulatorConfig } from '../config.js';
-import { fail } from '../errors.js';
+import { EmulatorError, fail } from '../errors.js';
+import type { Faults } from '../faults.js';
 import type { BlobStore, BuildRow, ReceivedPart, Store, UploadRow } from '../stores/store.js';
 import type { Clock } from './clock.js';
 
@@ -12,10 +14,11 @@ const UPLOAD_SINGLE_TTL_MS = 60 * 60 * 1000;
 const UPLOAD_MULTIPART_TTL_MS = 6 * 60 * 60 * 1000;
 const DISPLAY_NAME_MAX_BYTES = 128;
 const IMAGE_TAG_PART_RE = /^[0-9a-z_-]+$/;
-// A crashed assembler's claim is taken over after this long.
-const ASSEMBLY_STALE_MS = 5 * 60 * 1000;
-// How often a complete waiting on another process's assembly looks again (real time: that process is real).
-const ASSEMBLY_POLL_MS = 50;
+// An assembler refreshes its claim this often; one not refreshed for ASSEMBLY_STALE_MS has lost its process.
+const ASSEMBLY_REFRESH_MS = 1_000;
+const ASSEMBLY_STALE_MS = 5_000;
+// What a complete that meets a live claim is told to wait before asking again.
+const ASSEMBLY_RETRY_AFTER_S = 1;
 
 /** A build create as the client asked for it, its shape already checked. */
 export interface BuildRequest {
@@ -92,7 +95,7 @@ function checkParts(upload: UploadRow, received: Map<number, ReceivedPart>): voi
 }
 
 export class Builds {
-  constructor(private readonly deps: { store: Store; blobs: BlobStore; clock: Clock; config: EmulatorConfig }) {}
+  constructor(private readonly deps: { store: Store; blobs: BlobStore; clock: Clock; config: EmulatorConfig; faults?: Faults }) {}
 
   /** Records the build and its upload and answers one presigned request per part. */
   async create(gameId: string, request: BuildRequest, origin: string): Promise<CreatedBuild> {
@@ -109,35 +112,44 @@ export class Builds {
 
     const buildId = randomUUID();
     const uploadId = randomUUID();
-    const inserted = await store.insertBuild(
-      {
-        build_id: buildId,
-        game_id: gameId,
-        upload_id: uploadId,
-        display_name: request.displayName,
-        image_tag: imageTag,
-        kind: request.kind,
-        compression: request.compression,
-        path: request.path,
-        content_type: request.contentType,
-        content_length: contentLength,
-        sha256: null,
-        complete: 0,
-        create_ts: now,
-        complete_ts: null,
-      },
-      { upload_id: uploadId, build_id: buildId, content_length: contentLength, part_size: plan.partSize, part_count: plan.partCount },
-    );
-    if (!inserted) fail('BUILD_TAG_TAKEN', { tag: imageTag });
-
+    const upload = { upload_id: uploadId, build_id: buildId, content_length: contentLength, part_size: plan.partSize, part_count: plan.partCount };
     const expires = now + (plan.partCount > 1 ? UPLOAD_MULTIPART_TTL_MS : UPLOAD_SINGLE_TTL_MS);
-    const upload = { content_length: contentLength, part_size: plan.partSize };
-    const requests: PresignedRequest[] = [];
-    for (let n = 1; n <= plan.partCount; n++) {
-      const { offset, length } = partRange(upload, n);
-      const url = await blobs.partUrl(origin, uploadId, n, expires);
-      requests.push({ path: request.path, url, byte_offset: offset, content_length: length });
+    // Opened before the build is recorded, so a recorded build always has somewhere for its bytes to go.
+    const urls = await blobs.openUpload(origin, upload, now, expires);
+    let inserted: boolean;
+    try {
+      inserted = await store.insertBuild(
+        {
+          build_id: buildId,
+          game_id: gameId,
+          upload_id: uploadId,
+          display_name: request.displayName,
+          image_tag: imageTag,
+          kind: request.kind,
+          compression: request.compression,
+          path: request.path,
+          content_type: request.contentType,
+          content_length: contentLength,
+          sha256: null,
+          complete: 0,
+          create_ts: now,
+          complete_ts: null,
+        },
+        upload,
+      );
+    } catch (err) {
+      await blobs.abortUpload(upload).catch(() => {});
+      throw err;
     }
+    if (!inserted) {
+      await blobs.abortUpload(upload);
+      fail('BUILD_TAG_TAKEN', { tag: imageTag });
+    }
+
+    const requests = urls.map((url, i): PresignedRequest => {
+      const { offset, length } = partRange(upload, i + 1);
+      return { path: request.path, url, byte_offset: offset, content_length: length };
+    });
     return { buildId, uploadId, requests };
   }
 
@@ -154,41 +166,51 @@ export class Builds {
 
   /** Stores an accepted part's body; answers its SHA-256 (the part's ETag). */
   async writePart(uploadId: string, n: number, length: number, body: AsyncIterable<Buffer>): Promise<string> {
-    return (await this.deps.blobs.writePart(uploadId, n, length, body, this.deps.clock.now())).sha256;
+    return (await this.deps.blobs.writePart(uploadId, n, length, body, this.deps.clock.now())).etag;
   }
 
   /**
-   * Assembles the parts into the build, once: concurrent completes (in any process) wait for the one that claimed
-   * the upload, and a claim left by a crashed process is taken over when stale.
+   * Assembles the parts into the build, once. The request that claims the upload assembles it, refreshing its claim
+   * while it works; a complete that meets a live claim (in any process) is answered at once with 429 and
+   * Retry-After, never held open; a claim not refreshed for a few seconds belongs to a process that is gone
+   * (Ctrl-C during an embedded emulator's assembly) and is taken over.
    */
   async complete(gameId: string, uploadId: string): Promise<void> {
-    const { store, blobs, clock } = this.deps;
-    let upload = await store.getUpload(uploadId);
+    const { store, blobs } = this.deps;
+    const upload = await store.getUpload(uploadId);
     if (upload === undefined) fail('API_NOT_FOUND', { what: `Upload ${uploadId}` });
     if (upload.game_id !== gameId) fail('API_FORBIDDEN', { reason: 'the upload belongs to another game.' });
+    if (upload.state === 'complete') return;
+    // Claims are about living processes: real time, whatever the emulator's clock says.
+    const stale = upload.state === 'assembling' && (upload.claim_ts ?? 0) < Date.now() - ASSEMBLY_STALE_MS;
+    // Parts are only checked while nobody is assembling (an assembler deletes them as it finishes).
+    if (upload.state === 'pending' || stale) {
+      const parts = await blobs.receivedParts(upload);
+      checkParts(upload, parts);
+      if (await store.claimUpload(uploadId, Date.now(), ASSEMBLY_STALE_MS)) return this.assemble(upload, parts);
+      // Claimed by another request between our read and our claim: it may even have finished already.
+      if ((await store.getUpload(uploadId))?.state === 'complete') return;
+    }
+    throw new EmulatorError('UPLOAD_COMPLETE_IN_PROGRESS', { upload_id: uploadId }, { retry_after_ms: ASSEMBLY_RETRY_AFTER_S * 1000 }, { 'retry-after': String(ASSEMBLY_RETRY_AFTER_S) });
+  }
 
-    for (;;) {
-      if (upload.state === 'complete') return;
-      const stale = upload.state === 'assembling' && (upload.claim_ts ?? 0) < clock.now() - ASSEMBLY_STALE_MS;
-      // Parts are only checked while nobody is assembling (an assembler deletes them as it finishes).
-      if (upload.state === 'pending' || stale) {
-        const parts = await blobs.receivedParts(uploadId);
-        checkParts(upload, parts);
-        if (await store.claimUpload(uploadId, clock.now(), ASSEMBLY_STALE_MS)) {
-          try {
-            const claimed = upload;
-            const sha256 = await blobs.assemble(claimed, parts, () => store.touchClaim(claimed.upload_id, clock.now()));
-            await store.completeUpload(upload, sha256, upload.content_length, clock.now());
-          } catch (err) {
-            await store.releaseUpload(uploadId);
-            throw err;
-          }
-          return;
-        }
-      }
-      // Another request, maybe in another process, is assembling: wait for its outcome.
-      await new Promise((resolve) => setTimeout(resolve, ASSEMBLY_POLL_MS));
-      upload = (await store.getUpload(uploadId))!;
+  /** Assembles a claimed upload, keeping the claim fresh until it is complete or let go. */
+  private async assemble(upload: UploadRow, parts: Map<number, ReceivedPart>): Promise<void> {
+    const { store, blobs, clock, faults } = this.deps;
+    const touch = () => store.touchClaim(upload.upload_id, Date.now());
+    const refresh = setInterval(() => touch().catch(() => {}), ASSEMBLY_REFRESH_MS);
+    refresh.unref();
+    try {
+      const sha256 = await blobs.assemble(upload, parts, async () => {
+        if (faults?.assemblyDelayMs) await sleep(faults.assemblyDelayMs);
+        await touch();
+      });
+      await store.completeUpload(upload, sha256, upload.content_length, clock.now());
+    } catch (err) {
+      await store.releaseUpload(upload.upload_id);
+      throw err;
+    } finally {
+      clearInterval(refresh);
     }
   }
 

@@ -1,4 +1,5 @@
-// CSV as the production export writes it (Rust csv crate defaults): quote only when needed, LF line ends.
+// CSV as the production export writes it (Rust csv crate defaults): quote only when needed, LF line ends, and the
+// header written together with the first record, so no records make a 0-byte file.
 
 export type CsvValue = string | number | null;
 
@@ -9,6 +10,7 @@ export function csvField(value: CsvValue): string {
 }
 
 export function toCsv(header: readonly string[], rows: readonly CsvValue[][]): string {
+  if (rows.length === 0) return '';
   let out = header.map(csvField).join(',') + '\n';
   for (const row of rows) out += row.map(csvField).join(',') + '\n';
   return out;

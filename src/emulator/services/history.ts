@@ -73,7 +73,7 @@ export class History {
     const exportId = randomUUID();
     const expires = now + EXPORT_TTL_MS;
     await blobs.putExport(exportId, gameId, csv, now, expires);
-    return blobs.exportUrl(origin, exportId, expires);
+    return blobs.exportUrl(origin, exportId, now, expires);
   }
 
   /** The presigned GET of an export: its CSV, or API_NOT_FOUND. */

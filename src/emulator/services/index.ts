@@ -1,6 +1,7 @@
 // The service's rules, one object per area, over the injected stores and clock: what routes call, and what
 // tests and the CLI's data-directory commands call without HTTP.
 import type { EmulatorConfig } from '../config.js';
+import type { Faults } from '../faults.js';
 import type { BlobStore, Store } from '../stores/store.js';
 import { Auth } from './auth.js';
 import { Builds } from './builds.js';
@@ -17,6 +18,8 @@ export interface ServiceDeps {
   config: EmulatorConfig;
   /** Signs tokens and player tokens. */
   secret: Buffer;
+  /** Injected failures that act inside a service (a slow assembly); the rest act on requests (faults.ts). */
+  faults?: Faults;
 }
 
 export interface Services {

@@ -24,13 +24,17 @@ export class SqliteUnavailableError extends CliError {
   constructor(installed: boolean) {
     // The package's own directory, where a rebuild has to run for a global install.
     const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+    // Each command tried in a clone in that state: rebuild builds a module that is there (install says "up to date");
+    // install brings back one npm dropped when its build failed (rebuild finds nothing to build). --no-save leaves
+    // package.json alone; --foreground-scripts shows the compiler's output, and so why a build fails.
     super(
       installed
-        ? "the local emulator needs better-sqlite3, whose native part is not built for this Node.js (an install with --ignore-scripts?)"
-        : 'the local emulator needs better-sqlite3, which is not installed',
+        ? 'the local emulator needs better-sqlite3, whose native part is not built for this Node.js (an install with --ignore-scripts?)'
+        : 'the local emulator needs better-sqlite3, which is not installed (npm leaves it out, silently, when its build fails)',
     );
     this.name = 'SqliteUnavailableError';
-    this.hint = `${installed ? 'run `npm rebuild better-sqlite3`' : 'run `npm install better-sqlite3`'} in ${root}, or use a real service with --endpoint <url>`;
+    const fix = installed ? 'npm rebuild better-sqlite3 --foreground-scripts' : 'npm install better-sqlite3 --no-save --foreground-scripts';
+    this.hint = `run \`${fix}\` in ${root} (it shows the build's errors, if any), or use a real service with --endpoint <url>`;
   }
 }
 

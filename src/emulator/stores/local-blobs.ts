@@ -10,7 +10,7 @@ import { finished, pipeline } from 'node:stream/promises';
 import type { DataDirPaths } from '../datadir.js';
 import { fail } from '../errors.js';
 import { checkPresigned, presignPath } from './presign.js';
-import type { BlobStore, LocalObjectIndex, PartRow, ReceivedPart, UploadRow } from './store.js';
+import type { BlobStore, LocalObjectIndex, NewUpload, PartRow, ReceivedPart, UploadRow } from './store.js';
 
 /** Hashes and counts what flows through. */
 function digestStream(hash: ReturnType<typeof createHash>, counter: { bytes: number }): Transform {
@@ -25,7 +25,7 @@ function digestStream(hash: ReturnType<typeof createHash>, counter: { bytes: num
 
 /** The bytes on disk must be the bytes that were PUT: a part changed since is refused, naming it. */
 function checkPartDigest(upload: UploadRow, n: number, part: ReceivedPart | undefined, digest: string): void {
-  if (part === undefined || part.sha256 !== digest)
+  if (part === undefined || part.etag !== digest)
     fail(
       'UPLOAD_INVALID',
       { reason: `part ${n} of ${upload.part_count} does not match the bytes uploaded for it; upload it again.` },
@@ -48,11 +48,18 @@ export class LocalBlobStore implements BlobStore {
     return join(this.uploadDir(uploadId), `part-${n}`);
   }
 
-  async partUrl(origin: string, uploadId: string, part: number, expiresTs: number): Promise<string> {
-    return origin + presignPath(this.secret, 'PUT', `/_upload/${uploadId}/${part}`, expiresTs);
+  async openUpload(origin: string, upload: NewUpload, _now: number, expiresTs: number): Promise<string[]> {
+    const urls: string[] = [];
+    for (let n = 1; n <= upload.part_count; n++)
+      urls.push(origin + presignPath(this.secret, 'PUT', `/_upload/${upload.upload_id}/${n}`, expiresTs));
+    return urls;
   }
 
-  async exportUrl(origin: string, exportId: string, expiresTs: number): Promise<string> {
+  async abortUpload(upload: NewUpload): Promise<void> {
+    await rm(this.uploadDir(upload.upload_id), { recursive: true, force: true });
+  }
+
+  async exportUrl(origin: string, exportId: string, _now: number, expiresTs: number): Promise<string> {
     return origin + presignPath(this.secret, 'GET', `/_export/${exportId}/export.csv`, expiresTs);
   }
 
@@ -78,14 +85,14 @@ export class LocalBlobStore implements BlobStore {
     }
     const sha256 = hash.digest('hex');
     await this.index.recordPart(uploadId, n, counter.bytes, sha256, now);
-    return { size: counter.bytes, sha256 };
+    return { size: counter.bytes, etag: sha256 };
   }
 
-  async receivedParts(uploadId: string): Promise<Map<number, ReceivedPart>> {
+  async receivedParts(upload: NewUpload): Promise<Map<number, ReceivedPart>> {
     const received = new Map<number, ReceivedPart>();
-    for (const part of await this.index.listParts(uploadId)) {
-      const onDisk = await this.sizeOnDisk(uploadId, part);
-      if (onDisk !== null) received.set(part.part_number, { size: onDisk, sha256: part.sha256 });
+    for (const part of await this.index.listParts(upload.upload_id)) {
+      const onDisk = await this.sizeOnDisk(upload.upload_id, part);
+      if (onDisk !== null) received.set(part.part_number, { size: onDisk, etag: part.sha256 });
     }
     return received;
   }

@@ -125,41 +125,45 @@ export interface LocalObjectIndex {
   getExport(exportId: string): Promise<{ csv: string; expires_ts: number } | undefined>;
 }
 
-/** What arrived for one part: its size and the SHA-256 of the bytes PUT. */
+/** What arrived for one part: its size and what identifies its bytes (their SHA-256 here, S3's ETag on a bucket). */
 export interface ReceivedPart {
   size: number;
-  sha256: string;
+  etag: string;
 }
 
 /**
- * The bytes: files in the data directory today (local-blobs.ts), moved through presigned URLs on the emulator's
- * own origin. An S3-compatible bucket would presign UploadPart and GetObject, answer receivedParts from ListParts
- * and assemble with CompleteMultipartUpload; the three methods marked "presigned target" are then never called,
- * because the bucket serves those URLs itself.
+ * The bytes: files in the data directory (local-blobs.ts), moved through presigned URLs on the emulator's own
+ * origin, or an S3-compatible bucket (s3-blobs.ts) whose own presigned URLs clients use. The three methods marked
+ * "presigned target" serve the emulator's /_upload and /_export routes; a bucket never sends clients there.
  */
 export interface BlobStore {
-  /** Where a client PUTs part `part` (1-based) of an upload, valid until expiresTs; origin is how it reached us. */
-  partUrl(origin: string, uploadId: string, part: number, expiresTs: number): Promise<string>;
+  /**
+   * Opens an upload before its build is recorded and answers where a client PUTs each part (1-based, in order),
+   * valid until expiresTs; origin is how the request reached us.
+   */
+  openUpload(origin: string, upload: NewUpload, now: number, expiresTs: number): Promise<string[]>;
+  /** Drops an opened upload that will never complete (its build was refused) and what arrived for it. */
+  abortUpload(upload: NewUpload): Promise<void>;
   /** Where a client GETs an export, valid until expiresTs. */
-  exportUrl(origin: string, exportId: string, expiresTs: number): Promise<string>;
-  /** Presigned target: throws PRESIGN_INVALID or PRESIGN_EXPIRED unless the URL was signed by partUrl/exportUrl. */
+  exportUrl(origin: string, exportId: string, now: number, expiresTs: number): Promise<string>;
+  /** Presigned target: throws PRESIGN_INVALID or PRESIGN_EXPIRED unless the URL was signed by this store. */
   checkPresigned(method: string, path: string, query: URLSearchParams, now: number): Promise<void>;
   /**
    * Presigned target: stores the body as the part (the last of concurrent writes wins) and returns what arrived,
    * or throws UPLOAD_INVALID when the body ends before `length` bytes.
    */
   writePart(uploadId: string, part: number, length: number, body: AsyncIterable<Buffer>, now: number): Promise<ReceivedPart>;
-  /** The parts that arrived, by part number; size is what the blob holds now. */
-  receivedParts(uploadId: string): Promise<Map<number, ReceivedPart>>;
+  /** The parts that arrived, by part number; size is what the store holds now. */
+  receivedParts(upload: NewUpload): Promise<Map<number, ReceivedPart>>;
   /**
    * Joins parts 1..partCount into the build's blob, in order, throwing UPLOAD_INVALID (naming the part) when a
    * part's bytes differ from those received; then removes the parts. Returns the SHA-256 of the whole.
-   * `progress` is called after each part so a long assembly can keep its claim fresh.
+   * `progress` is called now and then so a long assembly can keep its claim fresh.
    */
   assemble(upload: UploadRow, parts: Map<number, ReceivedPart>, progress: () => Promise<void>): Promise<string>;
   putExport(exportId: string, gameId: string, csv: string, now: number, expiresTs: number): Promise<void>;
   /** Presigned target: the export's CSV, or undefined when it is unknown or pruned. */
   readExport(exportId: string): Promise<string | undefined>;
-  /** Resolves when the bytes can be stored and read; rejects with why not. */
+  /** Resolves when the store answers (the health route); throws saying what failed otherwise. */
   ping(): Promise<void>;
 }

@@ -1,0 +1,83 @@
+// One-request budget: `gamehost stats --json` against `gamehost emulator serve` uses at most 2.2x the CPU
+// (user + system, whole process) of a bare node:http script making the same request. Alternating runs
+// (BENCH_REQUEST_RUNS, 20 each), medians. What the CLI adds: commander, the context, the config, undici.
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import readline from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+const BIN = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'gamehost.js');
+const RUNS = Number(process.env.BENCH_REQUEST_RUNS ?? 20);
+const BUDGET = 2.2;
+const TIME = '/usr/bin/time';
+
+// The same request the CLI makes, with node:http and nothing else: the floor a Node program cannot go below.
+const BARE = `
+const http = require('node:http');
+const u = new URL('/matchmaker/players/statistics', process.env.GAMEHOST_ENDPOINT);
+http.get(u, { headers: { authorization: 'Bearer ' + process.env.GAMEHOST_NAMESPACE_TOKEN, accept: 'application/json' } }, (res) => {
+  let text = '';
+  res.setEncoding('utf8');
+  res.on('data', (c) => (text += c));
+  res.on('end', () => process.stdout.write(JSON.stringify(JSON.parse(text), null, 2) + '\\n'));
+});
+`;
+
+/** CPU seconds (user + system) of one run, from GNU time. */
+function cpu(args, env) {
+  const r = spawnSync(TIME, ['-f', '@@ %U %S', process.execPath, ...args], { env, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+  const [user, sys] = r.stderr.split('\n').reverse().find((l) => l.startsWith('@@ ')).slice(3).split(' ').map(Number);
+  return user + sys;
+}
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
+export async function runRequestBench() {
+  if (!fs.existsSync(TIME)) {
+    console.log('one request: skipped, /usr/bin/time is not installed');
+    return true;
+  }
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gamehost-bench-'));
+  const server = spawn(process.execPath, [BIN, 'emulator', 'serve', '--port', '0', '--json', '--quiet', '--data-dir', dataDir], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = new Promise((resolve) => server.once('exit', resolve));
+  try {
+    const info = JSON.parse(await new Promise((resolve) => readline.createInterface({ input: server.stdout }).once('line', resolve)));
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'gamehost-bench-home-'));
+    const env = {
+      PATH: process.env.PATH,
+      HOME: home,
+      XDG_CONFIG_HOME: path.join(home, 'config'),
+      GAMEHOST_ENDPOINT: info.endpoint,
+      GAMEHOST_NAMESPACE_TOKEN: info.tokens.public,
+    };
+    const runs = { bare: [], stats: [] };
+    const bare = () => cpu(['-e', BARE], env);
+    const stats = () => cpu([BIN, 'stats', '--json'], env);
+    bare();
+    stats(); // warm the page cache
+    for (let i = 0; i < RUNS; i++) {
+      runs.bare.push(bare());
+      runs.stats.push(stats());
+    }
+    const ratio = median(runs.stats) / median(runs.bare);
+    const ok = ratio <= BUDGET;
+    const range = (xs) => `${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)}`;
+    console.log(`one request (${RUNS} runs each, alternating, median CPU-s, user + system; load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}):`);
+    console.log(`  node:http script             ${median(runs.bare).toFixed(3)} s  (${range(runs.bare)})`);
+    console.log(`  gamehost stats --json        ${median(runs.stats).toFixed(3)} s  (${range(runs.stats)})  ${ratio.toFixed(2)}x  ${ok ? 'ok' : 'OVER BUDGET'} (budget ${BUDGET}x)`);
+    fs.rmSync(home, { recursive: true, force: true });
+    return ok;
+  } finally {
+    server.kill('SIGTERM');
+    await exited;
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) process.exitCode = (await runRequestBench()) ? 0 : 1;
