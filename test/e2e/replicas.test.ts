@@ -199,16 +199,26 @@ describe.skipIf(!PG_PRESENT)('two emulator replicas on one PostgreSQL database',
       await doomed.exit;
       expect(await completing).toBeInstanceOf(Error);
       expect(await state()).toBe('assembling');
-      // The claim a dead replica left lapses with time: moved back past the stale limit here rather than waited for.
-      await watcher.query('UPDATE uploads SET claim_ts = claim_ts - 3600000 WHERE upload_id = $1', [created.upload_id]);
     } finally {
       await watcher.end();
     }
-    const done = await fetch(`${b.info.endpoint}/cloud/uploads/${created.upload_id}/complete`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${b.info.tokens.cloud}`, 'content-type': 'application/json' },
-      body: '{}',
-    });
+    const complete = () =>
+      fetch(`${b.info.endpoint}/cloud/uploads/${created.upload_id}/complete`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${b.info.tokens.cloud}`, 'content-type': 'application/json' },
+        body: '{}',
+      });
+    // The dead replica's claim is still fresh: the other replica answers at once, 429 with Retry-After, never waits.
+    const busy = await complete();
+    expect(busy.status).toBe(429);
+    expect(busy.headers.get('retry-after')).toBe('1');
+    expect(((await busy.json()) as { code: string }).code).toBe('UPLOAD_COMPLETE_IN_PROGRESS');
+    // Unrefreshed, it lapses in seconds (real time, waited for here): a later complete takes it over and finishes.
+    let done = busy;
+    for (const deadline = Date.now() + 30_000; done.status === 429 && Date.now() < deadline; ) {
+      await new Promise((resolve) => setTimeout(resolve, Number(done.headers.get('retry-after')) * 1000));
+      done = await complete();
+    }
     expect(done.status, await done.text()).toBe(200);
     const [row] = await queryDatabase(url, 'SELECT b.complete, b.sha256, u.state FROM builds b JOIN uploads u USING (upload_id) WHERE u.upload_id = $1', [created.upload_id]);
     expect(row).toEqual({ complete: 1, sha256: sha(body), state: 'complete' });

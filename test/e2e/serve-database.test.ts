@@ -7,6 +7,7 @@ import { PostgresStore } from '../../src/emulator/stores/postgres.js';
 import { tempDir } from '../helpers/cli.js';
 import { createTestDatabase, PG_PRESENT, queryDatabase } from '../helpers/postgres.js';
 import { BIN, runBin, serve, SLOW, stopReplica } from '../helpers/replica.js';
+import { BUCKET, CREDENTIALS, startS3rver } from '../helpers/s3.js';
 
 describe.skipIf(!PG_PRESENT)('emulator serve --database: start-up', SLOW, () => {
   it('--verbose names the stores with the password removed; --env says which stores', async () => {
@@ -42,6 +43,41 @@ describe.skipIf(!PG_PRESENT)('emulator serve --database: start-up', SLOW, () => 
       expect(two.info.stores.records).toBe('sqlite');
     } finally {
       await Promise.all([stopReplica(one), stopReplica(two)]);
+    }
+  });
+
+  it('--bucket beside --database: records in PostgreSQL, the export in the bucket; a bucket that does not answer is one line, exit 1', async () => {
+    const s3rver = await startS3rver();
+    const url = await createTestDatabase();
+    try {
+      const env = { ...CREDENTIALS, AWS_ENDPOINT_URL: s3rver.endpoint };
+      const r = await serve(['--database', url, '--bucket', `s3://${BUCKET}/both`, '--data-dir', tempDir()], env);
+      try {
+        expect(r.info.stores).toEqual({ records: 'postgres', bytes: 's3' });
+        const auth = { authorization: `Bearer ${r.info.tokens.cloud}`, 'content-type': 'application/json' };
+        const created = await fetch(`${r.info.endpoint}/matchmaker/lobbies/create`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{"game_mode":"duos"}',
+        });
+        expect(created.status).toBe(200);
+        const exported = await fetch(`${r.info.endpoint}/cloud/games/${r.info.game_id}/matchmaker/lobbies/export-history`, {
+          method: 'POST',
+          headers: auth,
+          body: JSON.stringify({ query_start: Date.now() - 3_600_000, query_end: Date.now() + 60_000 }),
+        }).then((res) => res.json() as Promise<{ url: string }>);
+        // The URL is the bucket's own, and the CSV behind it names the lobby the database recorded.
+        expect(exported.url.startsWith(`${s3rver.endpoint}/${BUCKET}/both/`)).toBe(true);
+        expect(await (await fetch(exported.url)).text()).toContain(',duos,');
+        expect(await queryDatabase(url, 'SELECT count(*)::int AS n FROM lobbies')).toEqual([{ n: 1 }]);
+      } finally {
+        await stopReplica(r);
+      }
+      const missing = await runBin(['emulator', 'serve', '--port', '0', '--database', url, '--bucket', 's3://missing-bucket', '--data-dir', tempDir()], env);
+      expect(missing.code).toBe(1);
+      expect(missing.stderr).toMatch(/^error: the bucket s3:\/\/missing-bucket\/ at http:\/\/127\.0\.0\.1:\d+ does not answer /);
+    } finally {
+      await s3rver.close();
     }
   });
 
