@@ -208,9 +208,13 @@ describe('network', () => {
       expect(push.stderr).not.toMatch(/warning|error/i);
       expect(push.code).toBe(0);
       expect(JSON.parse(push.stdout).sha256).toBe(sha(file));
+      // A lobby, so the export has rows (a window without lobbies is the service's 0-byte file).
+      const lobby = await run(['lobby', 'create', '--game-mode', 'default', '-q', '--insecure-http'], hidden);
+      expect(lobby.code).toBe(0);
       const history = await run(['history', 'export', '--since', '1h', '-o', '-', '--insecure-http'], hidden);
       expect(history.code).toBe(0);
       expect(history.stdout).toMatch(/^lobby_id,namespace_id,/);
+      expect(history.stdout).toContain(lobby.stdout.trim());
     };
     const inProcess = async (args: string[], env: Env) => {
       const r = await runCli(args, { env });
@@ -324,7 +328,8 @@ describe('network', () => {
       const trusted = await run({ NODE_EXTRA_CA_CERTS: bundle });
       expect(trusted.stderr).toBe('');
       expect(trusted.status).toBe(0);
-      expect(JSON.parse(trusted.stdout).player_count).toBe(0);
+      // The service's statistics, whatever lobbies the other tests of this file left in the shared emulator.
+      expect(Number.isInteger(JSON.parse(trusted.stdout).player_count)).toBe(true);
       expect((await run({})).status).toBe(6);
     });
   });
