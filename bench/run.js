@@ -2,10 +2,20 @@
 import { runBucketBench } from './bucket.js';
 import { runEmulatorBench } from './emulator.js';
 import { runGamesBench } from './games.js';
+import { runEmulatorPostgresBench } from './emulator-postgres.js';
 import { runRequestBench } from './request.js';
 import { runStartupBench } from './startup.js';
 import { runTableBench } from './table.js';
 import { runUploadBench } from './upload.js';
 
-const results = [runStartupBench(), await runRequestBench(), await runEmulatorBench(), await runGamesBench(), await runUploadBench(), await runBucketBench(), await runTableBench()];
+const results = [
+  runStartupBench(),
+  await runRequestBench(),
+  await runEmulatorBench(),
+  await runEmulatorPostgresBench(),
+  await runGamesBench(),
+  await runUploadBench(),
+  await runBucketBench(),
+  await runTableBench(),
+];
 process.exitCode = results.every(Boolean) ? 0 : 1;

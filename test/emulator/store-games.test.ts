@@ -3,8 +3,8 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { GameRow, Store } from '../../src/emulator/stores/store.js';
-import { SqliteStore, type LocalObjectIndex } from '../../src/emulator/stores/sqlite.js';
+import { SqliteStore } from '../../src/emulator/stores/sqlite.js';
+import type { GameRow, LocalObjectIndex, Store } from '../../src/emulator/stores/store.js';
 import { tempDir } from './helpers.js';
 
 /** Two connections to one store, as two replicas (or processes) hold. */

@@ -8,6 +8,7 @@ import { Auth } from './auth.js';
 import { Builds } from './builds.js';
 import type { Clock } from './clock.js';
 import { Games } from './games.js';
+import { Health } from './health.js';
 import { History } from './history.js';
 import { Lobbies } from './lobbies.js';
 import { Statistics } from './statistics.js';
@@ -34,6 +35,7 @@ export interface Services {
   statistics: Statistics;
   builds: Builds;
   history: History;
+  health: Health;
 }
 
 export function createServices(deps: ServiceDeps): Services {
@@ -47,5 +49,6 @@ export function createServices(deps: ServiceDeps): Services {
     statistics: new Statistics(deps),
     builds: new Builds(deps),
     history: new History(deps),
+    health: new Health(deps),
   };
 }

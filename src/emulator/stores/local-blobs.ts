@@ -1,17 +1,16 @@
 // The BlobStore in the data directory: parts under uploads/<upload_id>/part-<n>, builds under builds/<build_id>,
-// exports in the SQLite index; presigned URLs point at the emulator's own /_upload and /_export routes.
+// exports in the store's index; presigned URLs point at the emulator's own /_upload and /_export routes.
 import { createHash, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { access, constants, mkdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Transform } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
 import type { DataDirPaths } from '../datadir.js';
 import { fail } from '../errors.js';
 import { checkPresigned, presignPath } from './presign.js';
-import type { LocalObjectIndex, PartRow } from './sqlite.js';
-import type { BlobStore, GameObjects, NewUpload, ReceivedPart, UploadRow } from './store.js';
+import type { BlobStore, GameObjects, LocalObjectIndex, NewUpload, PartRow, ReceivedPart, UploadRow } from './store.js';
 
 /** Hashes and counts what flows through. */
 function digestStream(hash: ReturnType<typeof createHash>, counter: { bytes: number }): Transform {
@@ -85,13 +84,13 @@ export class LocalBlobStore implements BlobStore {
       throw err;
     }
     const sha256 = hash.digest('hex');
-    this.index.recordPart(uploadId, n, counter.bytes, sha256, now);
+    await this.index.recordPart(uploadId, n, counter.bytes, sha256, now);
     return { size: counter.bytes, etag: sha256 };
   }
 
   async receivedParts(upload: NewUpload): Promise<Map<number, ReceivedPart>> {
     const received = new Map<number, ReceivedPart>();
-    for (const part of this.index.listParts(upload.upload_id)) {
+    for (const part of await this.index.listParts(upload.upload_id)) {
       const onDisk = await this.sizeOnDisk(upload.upload_id, part);
       if (onDisk !== null) received.set(part.part_number, { size: onDisk, etag: part.sha256 });
     }
@@ -145,11 +144,11 @@ export class LocalBlobStore implements BlobStore {
   }
 
   async putExport(exportId: string, gameId: string, csv: string, now: number, expiresTs: number): Promise<void> {
-    this.index.insertExport(exportId, gameId, csv, now, expiresTs);
+    await this.index.insertExport(exportId, gameId, csv, now, expiresTs);
   }
 
   async deleteGameObjects(objects: GameObjects): Promise<void> {
-    // Exports live in the SQLite index, which the purge empties; the files are builds and upload parts.
+    // Exports live in the store's index, which the purge empties; the files are builds and upload parts.
     for (const { build_id, upload_id } of objects.builds) {
       await rm(join(this.paths.builds, build_id), { force: true });
       await rm(this.uploadDir(upload_id), { recursive: true, force: true });
@@ -157,10 +156,11 @@ export class LocalBlobStore implements BlobStore {
   }
 
   async readExport(exportId: string): Promise<string | undefined> {
-    return this.index.getExport(exportId)?.csv;
+    return (await this.index.getExport(exportId))?.csv;
   }
 
   async ping(): Promise<void> {
-    await stat(this.paths.uploads);
+    // Parts and builds are written here; both must still be writable directories.
+    for (const dir of [this.paths.uploads, this.paths.builds]) await access(dir, constants.R_OK | constants.W_OK | constants.X_OK);
   }
 }

@@ -9,27 +9,14 @@ import type {
   GameRow,
   JoinOutcome,
   LobbyRow,
+  LocalObjectIndex,
   NewUpload,
+  PartRow,
   PlayerCountRow,
   PurgedGame,
   Store,
   UploadRow,
 } from './store.js';
-
-/** A part as the local blob store recorded it. */
-export interface PartRow {
-  part_number: number;
-  size: number;
-  sha256: string;
-}
-
-/** The local blob store's records (local-blobs.ts); an S3 bucket keeps these itself. */
-export interface LocalObjectIndex {
-  recordPart(uploadId: string, partNumber: number, size: number, sha256: string, now: number): void;
-  listParts(uploadId: string): PartRow[];
-  insertExport(exportId: string, gameId: string, csv: string, now: number, expiresTs: number): void;
-  getExport(exportId: string): { csv: string; expires_ts: number } | undefined;
-}
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -278,6 +265,8 @@ function prepareStatements(db: Database.Database) {
     purgeBuilds: db.prepare<[string]>('DELETE FROM builds WHERE game_id = ?'),
     purgeExports: db.prepare<[string]>('DELETE FROM exports WHERE game_id = ?'),
     purgeGame: db.prepare<[string]>('DELETE FROM games WHERE game_id = ?'),
+    // Reads the file, so a deleted or unreadable database fails here.
+    ping: db.prepare('SELECT COUNT(*) FROM meta'),
   };
 }
 
@@ -509,20 +498,24 @@ export class SqliteStore implements Store, LocalObjectIndex {
     return this.purgeGameTx.immediate(gameId, namespaceId);
   }
 
-  recordPart(uploadId: string, partNumber: number, size: number, sha256: string, now: number): void {
+  async recordPart(uploadId: string, partNumber: number, size: number, sha256: string, now: number): Promise<void> {
     this.stmt.upsertPart.run(uploadId, partNumber, size, sha256, now);
   }
 
-  listParts(uploadId: string): PartRow[] {
+  async listParts(uploadId: string): Promise<PartRow[]> {
     return this.stmt.listParts.all(uploadId);
   }
 
-  insertExport(exportId: string, gameId: string, csv: string, now: number, expiresTs: number): void {
+  async insertExport(exportId: string, gameId: string, csv: string, now: number, expiresTs: number): Promise<void> {
     this.insertExportTx.immediate(exportId, gameId, csv, now, expiresTs);
   }
 
-  getExport(exportId: string): { csv: string; expires_ts: number } | undefined {
+  async getExport(exportId: string): Promise<{ csv: string; expires_ts: number } | undefined> {
     return this.stmt.getExport.get(exportId);
+  }
+
+  async ping(): Promise<void> {
+    this.stmt.ping.get();
   }
 
   async close(): Promise<void> {
