@@ -3,17 +3,30 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { PostgresStore } from '../../src/emulator/stores/postgres.js';
 import { SqliteStore } from '../../src/emulator/stores/sqlite.js';
 import type { GameRow, LocalObjectIndex, Store } from '../../src/emulator/stores/store.js';
+import { createTestDatabase, PG_PRESENT } from '../helpers/postgres.js';
 import { tempDir } from './helpers.js';
 
-/** Two connections to one store, as two replicas (or processes) hold. */
-const STORES: [name: string, open: () => Promise<[Store, Store]>][] = [
+/** Two connections to one store, as two replicas (or processes) hold; whether the store can be had here. */
+const STORES: [name: string, present: boolean, open: () => Promise<[Store, Store]>][] = [
   [
     'SqliteStore',
+    true,
     async () => {
       const file = join(tempDir(), 'emulator.db');
       return [SqliteStore.open(file), SqliteStore.open(file)];
+    },
+  ],
+  [
+    'PostgresStore',
+    PG_PRESENT,
+    async () => {
+      // Two pools on one database: two replicas.
+      const url = await createTestDatabase();
+      const one = await PostgresStore.open({ connectionString: url });
+      return [one, await PostgresStore.open({ connectionString: url })];
     },
   ],
 ];
@@ -81,15 +94,16 @@ async function fill(store: Store, g: GameRow, tag: string): Promise<void> {
   expect(inserted).toBe(true);
 }
 
-describe.each(STORES)('%s: games', (_name, open) => {
+describe.each(STORES)('%s: games', (_name, present, open) => {
   let opened: Store[] = [];
   afterEach(async () => {
     for (const s of opened) await s.close();
     opened = [];
   });
+  const it_ = it.skipIf(!present);
   const both = async () => (opened = await open()) as [Store, Store];
 
-  it('a game inserted through one connection is read, listed and claimed for deletion once through either', async () => {
+  it_('a game inserted through one connection is read, listed and claimed for deletion once through either', async () => {
     const [one, two] = await both();
     const g = game();
     await one.insertGame(g);
@@ -112,7 +126,7 @@ describe.each(STORES)('%s: games', (_name, open) => {
     expect(await one.claimGameDeletion(randomUUID(), 2_000)).toBe(false);
   });
 
-  it('claimExpiredGames hands each expired game to one caller, and a stale claim over once more', async () => {
+  it_('claimExpiredGames hands each expired game to one caller, and a stale claim over once more', async () => {
     const [one, two] = await both();
     const expired = [game({ expire_ts: 5_000 }), game({ expire_ts: 6_000 })];
     const live = game({ expire_ts: 60_000 });
@@ -126,7 +140,7 @@ describe.each(STORES)('%s: games', (_name, open) => {
     expect((await one.getGame(live.game_id))?.delete_ts).toBeNull();
   });
 
-  it("gameObjects and purgeGame reach one game's records only; the same tag lives in two games", async () => {
+  it_("gameObjects and purgeGame reach one game's records only; the same tag lives in two games", async () => {
     const [store] = await both();
     const a = game();
     const b = game();
@@ -136,7 +150,7 @@ describe.each(STORES)('%s: games', (_name, open) => {
     await fill(store, b, 'game-server:ci');
     // Exports are records where the store also indexes the local blobs (SQLite); a bucket keeps them as objects.
     const index = store as Partial<LocalObjectIndex>;
-    index.insertExport?.(randomUUID(), a.game_id, 'csv', 1_000, 99_000);
+    await index.insertExport?.(randomUUID(), a.game_id, 'csv', 1_000, 99_000);
     const exports = index.insertExport ? 1 : 0;
     const objects = await store.gameObjects(a.game_id);
     expect(objects.builds).toHaveLength(1);
