@@ -6,6 +6,7 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GAME_ID, ManualClock } from '../../src/emulator/index.js';
 import { ADMIN_LOCKOUT_MS, ADMIN_MAX_FAILURES } from '../../src/emulator/services/admin.js';
+import { createTestDatabase, PG_PRESENT, queryDatabase } from '../helpers/postgres.js';
 import { expectErrorShape, startTestEmulator, tempDir, type TestEmulator } from './helpers.js';
 
 interface CreatedGame {
@@ -179,12 +180,35 @@ describe('two games side by side', () => {
   });
 });
 
-describe('expiry', () => {
-  it('an expired game answers 401 at once and is removed, records and bytes, by one of two replicas', async () => {
+/** Where two replicas keep their records: SQLite in their shared data directory, or one PostgreSQL database. */
+const RECORDS: [name: string, present: boolean, database: () => Promise<string | undefined>][] = [
+  ['SQLite', true, async () => undefined],
+  ['PostgreSQL', PG_PRESENT, createTestDatabase],
+];
+
+/** The games left, and how many lobbies, read straight from the records. */
+async function recordsLeft(dataDir: string, database: string | undefined): Promise<{ games: string[]; lobbies: number }> {
+  if (database !== undefined) {
+    const games = await queryDatabase<{ game_id: string }>(database, 'SELECT game_id FROM games');
+    const [{ n }] = await queryDatabase<{ n: number }>(database, 'SELECT COUNT(*)::int AS n FROM lobbies');
+    return { games: games.map((g) => g.game_id), lobbies: n! };
+  }
+  const db = new Database(join(dataDir, 'emulator.db'), { readonly: true });
+  try {
+    return { games: db.prepare<[], string>('SELECT game_id FROM games').pluck().all(), lobbies: db.prepare<[], number>('SELECT COUNT(*) FROM lobbies').pluck().get()! };
+  } finally {
+    db.close();
+  }
+}
+
+describe.each(RECORDS)('expiry, records in %s', (_name, present, records) => {
+  const it_ = it.skipIf(!present);
+  it_('an expired game answers 401 at once and is removed, records and bytes, by one of two replicas', async () => {
     const clock = new ManualClock(Date.UTC(2026, 0, 1));
     const dataDir = tempDir();
-    const one = await startTestEmulator({ startDelayMs: 0, readyDelayMs: 0 }, { clock, dataDir });
-    const two = await startTestEmulator({}, { clock, dataDir });
+    const database = await records();
+    const one = await startTestEmulator({ startDelayMs: 0, readyDelayMs: 0 }, { clock, dataDir, database });
+    const two = await startTestEmulator({}, { clock, dataDir, database });
     try {
       const short = await createGame(one, { ttl_seconds: 60 });
       const long = await createGame(two, { ttl_seconds: 3600 });
@@ -201,13 +225,7 @@ describe('expiry', () => {
       await Promise.all([one.emu.services.games.sweep(), two.emu.services.games.sweep(), one.emu.services.games.sweep()]);
       expect(readdirSync(join(dataDir, 'builds'))).toHaveLength(1);
       expect(existsSync(join(dataDir, 'uploads'))).toBe(true);
-      const db = new Database(join(dataDir, 'emulator.db'), { readonly: true });
-      try {
-        expect(db.prepare('SELECT game_id FROM games').pluck().all()).toEqual([long.game_id]);
-        expect(db.prepare('SELECT COUNT(*) FROM lobbies').pluck().get()).toBe(1);
-      } finally {
-        db.close();
-      }
+      expect(await recordsLeft(dataDir, database)).toEqual({ games: [long.game_id], lobbies: 1 });
       const list = await two.call('GET', '/_emulator/games');
       expect(list.json.games.map((g: { game_id: string }) => g.game_id)).toEqual([GAME_ID, long.game_id]);
       expect((await stats(one, long)).json.player_count).toBe(1);
@@ -217,11 +235,12 @@ describe('expiry', () => {
     }
   });
 
-  it('the sweep claims each expired game once, across store connections', async () => {
+  it_('the sweep claims each expired game once, across store connections', async () => {
     const clock = new ManualClock(Date.UTC(2026, 0, 1));
     const dataDir = tempDir();
-    const one = await startTestEmulator({}, { clock, dataDir });
-    const two = await startTestEmulator({}, { clock, dataDir });
+    const database = await records();
+    const one = await startTestEmulator({}, { clock, dataDir, database });
+    const two = await startTestEmulator({}, { clock, dataDir, database });
     try {
       const games = await Promise.all([1, 2, 3].map(() => createGame(one, { ttl_seconds: 1 })));
       clock.advance(1000);
