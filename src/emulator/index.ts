@@ -133,7 +133,10 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
           void closed.then(() => (done = true));
           while (!done && Date.now() < deadline) {
             server.closeIdleConnections();
-            await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 20))]);
+            // Cleared when the server closes first: a pending 20 ms timer would outlive close().
+            let tick: NodeJS.Timeout | undefined;
+            await Promise.race([closed, new Promise((resolve) => (tick = setTimeout(resolve, 20)))]);
+            clearTimeout(tick);
           }
         }
         // Connections still open (keep-alive, or past the grace period) would hold close() open; end them now.
