@@ -5,7 +5,9 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     setupFiles: ['test/helpers/setup.ts'],
-    globalSetup: ['test/helpers/global-setup.ts'],
+    // The run's temporary directories, and one PostgreSQL server for the whole run (each file that needs it makes
+    // its own database there).
+    globalSetup: ['test/helpers/global-setup.ts', 'test/helpers/postgres-server.ts'],
     testTimeout: 20_000,
     hookTimeout: 20_000,
     // Child-process tests run the compiled CLI; keep files isolated from each other.

@@ -1,10 +1,19 @@
 // `npm run bench`: every committed budget, measured. Exits non-zero when one is over.
 import { runBucketBench } from './bucket.js';
 import { runEmulatorBench } from './emulator.js';
+import { runEmulatorPostgresBench } from './emulator-postgres.js';
 import { runRequestBench } from './request.js';
 import { runStartupBench } from './startup.js';
 import { runTableBench } from './table.js';
 import { runUploadBench } from './upload.js';
 
-const results = [runStartupBench(), await runRequestBench(), await runEmulatorBench(), await runUploadBench(), await runBucketBench(), await runTableBench()];
+const results = [
+  runStartupBench(),
+  await runRequestBench(),
+  await runEmulatorBench(),
+  await runEmulatorPostgresBench(),
+  await runUploadBench(),
+  await runBucketBench(),
+  await runTableBench(),
+];
 process.exitCode = results.every(Boolean) ? 0 : 1;

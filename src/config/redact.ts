@@ -35,3 +35,25 @@ export function scrubTokens(text: string, known: (string | undefined)[] = []): s
   }
   return out.replace(TOKEN_SHAPE, (m) => redactToken(m));
 }
+
+/**
+ * A URL with its password (and any password, secret, key or token in its query) replaced by `***`, for logs.
+ * Read as text, not parsed: whatever the string holds (a bare `@` or `/` in a password), nothing after the user
+ * name in the user info survives.
+ */
+export function redactUrl(text: string): string {
+  const m = /^([a-z][\w+.-]*:)(\/\/)?([^]*)$/i.exec(text);
+  if (!m) return '***';
+  // No authority (scheme:opaque): nothing of it can be shown safely.
+  if (!m[2]) return `${m[1]}***`;
+  let rest = m[3]!;
+  const queryAt = rest.search(/[?#]/);
+  const head = queryAt === -1 ? rest : rest.slice(0, queryAt);
+  const at = head.lastIndexOf('@');
+  if (at !== -1) {
+    const colon = head.indexOf(':');
+    if (colon !== -1 && colon < at) rest = `${head.slice(0, colon)}:***${rest.slice(at)}`;
+  }
+  rest = rest.replace(/([?&][^=&#]*(?:pass|secret|token|key)[^=&#]*=)[^&#]*/gi, '$1***');
+  return `${m[1]}//${rest}`;
+}

@@ -31,10 +31,11 @@ export function sleepSync(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
-export function prepareDataDir(dataDir: string): { paths: DataDirPaths; secret: Buffer } {
+/** Creates the directories the local blob store writes to; the secret is the Store's business (loadSecret). */
+export function prepareDataDir(dataDir: string): DataDirPaths {
   const paths = dataDirPaths(dataDir);
   for (const dir of [paths.root, paths.uploads, paths.builds]) mkdirSync(dir, { recursive: true, mode: 0o700 });
-  return { paths, secret: loadSecret(paths.secret) };
+  return paths;
 }
 
 /** Creates the secret with O_EXCL so exactly one process writes it; the others read the winner's. */

@@ -4,18 +4,16 @@ import { existsSync, readdirSync, rmSync, rmdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { resolveConfig, type EmulatorConfig } from './config.js';
-import { DATA_DIR_ENTRIES, dataDirPaths, prepareDataDir } from './datadir.js';
+import { DATA_DIR_ENTRIES, dataDirPaths } from './datadir.js';
 export { dataDirHolders, holdDataDir, type ServerHold } from './datadir.js';
-import { parseFaults, type Faults } from './faults.js';
+import { parseFaults } from './faults.js';
 import { createEmulatorServer, type Front } from './routes/server.js';
 import { tokensFor, type EmulatorTokens } from './services/auth.js';
 import { systemClock, type Clock } from './services/clock.js';
 import { GAME_ID, NAMESPACE_ID } from './services/ids.js';
 import { createServices, type Services } from './services/index.js';
-import { BucketSettingsError, checkBucketPartSize, describeBucket, type BucketSettings } from './stores/bucket.js';
-import { LocalBlobStore } from './stores/local-blobs.js';
-import { SqliteStore } from './stores/sqlite.js';
-import type { BlobStore } from './stores/store.js';
+import { checkBucketPartSize } from './stores/bucket.js';
+import { openStores, type StoreOptions, type StoresInUse } from './stores/open.js';
 
 export { DEFAULT_CONFIG, type EmulatorConfig } from './config.js';
 export { DEVIATIONS, type Deviation } from './deviations.js';
@@ -24,6 +22,7 @@ export { GAME_ID, NAMESPACE_ID } from './services/ids.js';
 export type { Services } from './services/index.js';
 export type { StopOptions } from './services/lobbies.js';
 export { BucketSettingsError, type BucketSettings } from './stores/bucket.js';
+export type { StoresInUse } from './stores/open.js';
 
 export interface RunningEmulator {
   /** e.g. http://127.0.0.1:54321, no trailing slash. */
@@ -33,12 +32,16 @@ export interface RunningEmulator {
   tokens: EmulatorTokens;
   /** The services behind the routes, for tests and tools that act on state without HTTP. */
   services: Services;
-  /** Stops the server and closes the database. */
-  close(): Promise<void>;
+  /** Which stores it runs on, and where (credentials removed). */
+  stores: StoresInUse;
+  /**
+   * Stops the server and closes the stores. With graceMs, stops accepting and lets the requests in flight finish
+   * for up to that long before ending the connections; without, ends them at once.
+   */
+  close(opts?: { graceMs?: number }): Promise<void>;
 }
 
-export interface StartEmulatorOptions {
-  dataDir: string;
+export interface StartEmulatorOptions extends StoreOptions {
   /** Default 127.0.0.1. */
   host?: string;
   /** Default 0: an ephemeral port. */
@@ -48,8 +51,6 @@ export interface StartEmulatorOptions {
   faults?: string;
   /** Default: the wall clock. Tests pass a ManualClock and move it instead of sleeping. */
   clock?: Clock;
-  /** Keep builds and exports in this S3-compatible bucket instead of the data directory. */
-  bucket?: BucketSettings;
 }
 
 /** A host as it appears in a URL; wildcard binds are reached through loopback. */
@@ -59,40 +60,14 @@ function urlHost(host: string): string {
   return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
 }
 
-/** The services over a data directory's stores (and a bucket's, when given); close the store when done. */
-async function open(
-  dataDir: string,
-  config: EmulatorConfig,
-  clock: Clock,
-  bucket: BucketSettings | undefined,
-  faults: Faults | undefined,
-): Promise<{ services: Services; store: SqliteStore; secret: Buffer }> {
-  if (bucket) checkBucketPartSize(config.partSize);
-  const { paths, secret } = prepareDataDir(dataDir);
-  const store = SqliteStore.open(paths.db);
-  let blobs: BlobStore;
-  if (bucket) {
-    // Loaded only for a bucket: the embedded emulator never pays for the signer.
-    const { S3BlobStore } = await import('./stores/s3-blobs.js');
-    blobs = new S3BlobStore(bucket);
-    // A wrong name, endpoint or key is said at start, not at the first push.
-    try {
-      await blobs.ping();
-    } catch (err) {
-      await store.close();
-      throw new BucketSettingsError(`the bucket ${describeBucket(bucket)} does not answer (${(err as Error).message})`);
-    }
-  } else {
-    blobs = new LocalBlobStore(paths, secret, store);
-  }
-  return { services: createServices({ store, blobs, clock, config, secret, faults }), store, secret };
-}
-
 export async function startEmulator(opts: StartEmulatorOptions): Promise<RunningEmulator> {
   const config = resolveConfig(opts.config);
   const faults = opts.faults ? parseFaults(opts.faults) : undefined;
   const host = opts.host ?? '127.0.0.1';
-  const { services, store, secret } = await open(opts.dataDir, config, opts.clock ?? systemClock, opts.bucket, faults);
+  // A bucket refuses parts under 5 MiB at completion: said before anything is opened.
+  if (opts.bucket) checkBucketPartSize(config.partSize);
+  const { store, blobs, secret, inUse } = await openStores(opts);
+  const services = createServices({ store, blobs, clock: opts.clock ?? systemClock, config, secret, faults });
   const front: Front = { endpoint: '', faults };
   const server = createEmulatorServer(services, front);
   try {
@@ -117,12 +92,29 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
     namespaceId: NAMESPACE_ID,
     tokens: tokensFor(secret),
     services,
-    close() {
-      closing ??= new Promise<void>((resolve) => {
-        server.close(() => resolve(store.close()));
-        // Keep-alive and in-flight connections would hold close() open; end them now.
+    stores: inUse,
+    close(closeOpts = {}) {
+      closing ??= (async () => {
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        const grace = closeOpts.graceMs ?? 0;
+        if (grace > 0) {
+          // Idle keep-alive connections go now, and each busy one as soon as its answer is sent.
+          const deadline = Date.now() + grace;
+          let done = false;
+          void closed.then(() => (done = true));
+          while (!done && Date.now() < deadline) {
+            server.closeIdleConnections();
+            // Cleared when the server closes first: a pending 20 ms timer would outlive close().
+            let tick: NodeJS.Timeout | undefined;
+            await Promise.race([closed, new Promise((resolve) => (tick = setTimeout(resolve, 20)))]);
+            clearTimeout(tick);
+          }
+        }
+        // Connections still open (keep-alive, or past the grace period) would hold close() open; end them now.
         server.closeAllConnections();
-      });
+        await closed;
+        await store.close();
+      })();
       return closing;
     },
   };

@@ -48,7 +48,7 @@ describe('bin/gamehost.js', () => {
     });
     const first = await new Promise<string>((resolve) => readline.createInterface({ input: child.stdout! }).once('line', resolve));
     const info = JSON.parse(first);
-    expect(Object.keys(info).sort()).toEqual(['endpoint', 'game_id', 'namespace_id', 'tokens']);
+    expect(Object.keys(info).sort()).toEqual(['endpoint', 'game_id', 'namespace_id', 'stores', 'tokens']);
     expect(Object.keys(info.tokens).sort()).toEqual(['cloud', 'dev', 'public']);
 
     const stats = await runCli(['stats', '--json', '--endpoint', info.endpoint, '--namespace-token', info.tokens.public], { env });

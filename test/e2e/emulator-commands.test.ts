@@ -371,6 +371,18 @@ describe('emulator configuration', () => {
     }
   });
 
+  it('serve with a GAMEHOST_EMULATOR_SECRET under 32 bytes → exit 2, before anything is opened', async () => {
+    const dir = tempDir();
+    const r = await runCli(['emulator', 'serve', '--port', '0', '--data-dir', path.join(dir, 'data')], {
+      env: isolatedEnv({ GAMEHOST_EMULATOR_SECRET: 'short' }),
+    });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(
+      'error: GAMEHOST_EMULATOR_SECRET: the emulator secret must be at least 32 bytes; this one has 5\n  e.g. the output of `openssl rand -hex 32`\n',
+    );
+    expect(fs.existsSync(path.join(dir, 'data'))).toBe(false);
+  });
+
   it.each([['0'], ['0.5'], ['big'], ['-1'], ['2 MiBs']])('serve --part-size %s → exit 2', async (size) => {
     const r = await runCli(['emulator', 'serve', '--port', '0', '--part-size', size], { env: isolatedEnv() });
     expect(r.code).toBe(2);

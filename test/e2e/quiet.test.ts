@@ -152,13 +152,14 @@ describe('emulator serve --env', () => {
     expect(code).toBe(0);
     const lines = stdout.text.trim().split('\n');
     expect(lines.map((l) => l.split('=')[0])).toEqual([
+      '# stores: records sqlite, bytes local',
       'export GAMEHOST_ENDPOINT',
       'export GAMEHOST_TOKEN',
       'export GAMEHOST_NAMESPACE_TOKEN',
       'export GAMEHOST_GAME',
       'export GAMEHOST_NAMESPACE',
     ]);
-    expect(lines[0]).toMatch(/^export GAMEHOST_ENDPOINT=http:\/\/127\.0\.0\.1:\d+$/);
+    expect(lines[1]).toMatch(/^export GAMEHOST_ENDPOINT=http:\/\/127\.0\.0\.1:\d+$/);
     expect(stderr.text).toMatch(/Press Ctrl-C to stop/);
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { redactToken, scrubTokens } from '../../src/config/redact.js';
+import { redactToken, scrubTokens, redactUrl } from '../../src/config/redact.js';
 
 describe('redactToken', () => {
   it('keeps the kind label and three characters from each end', () => {
@@ -24,5 +24,22 @@ describe('scrubTokens', () => {
   it('leaves host names and ordinary text alone', () => {
     const text = 'could not reach cloud.example.com: connection refused; see pub_docs.rivet.gg';
     expect(scrubTokens(text)).toBe(text);
+  });
+});
+
+describe('redactUrl', () => {
+  it('hides the password and secret-looking query values, keeps the rest to tell databases apart', () => {
+    expect(redactUrl('postgres://app:s3cr%2Ft@db.internal:5432/gamehost?sslmode=require&password=x')).toBe(
+      'postgres://app:***@db.internal:5432/gamehost?sslmode=require&password=***',
+    );
+    expect(redactUrl('postgresql://db.internal/gamehost')).toBe('postgresql://db.internal/gamehost');
+    expect(redactUrl('postgres://app@/gamehost?host=/var/run/postgresql&sslkey=/k')).toBe('postgres://app@/gamehost?host=/var/run/postgresql&sslkey=***');
+  });
+
+  it('a password with a bare @ or / in it is hidden whole; an opaque URL shows its scheme alone', () => {
+    expect(redactUrl('postgres://app:p@ss/w@db/x')).toBe('postgres://app:***@db/x');
+    expect(redactUrl('postgres:app:pw@host')).toBe('postgres:***');
+    expect(redactUrl('app:pw@host')).toBe('app:***');
+    expect(redactUrl('not a url')).toBe('***');
   });
 });

@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { Context } from '../../context.js';
 import { emulatorDir } from '../../config/paths.js';
 import type { BucketSettings, EmulatorConfig } from '../../emulator/index.js';
-import { ResponseError, UsageError } from '../../errors.js';
+import { CliError, ExitCode, ResponseError, UsageError } from '../../errors.js';
 import { jsonLine } from '../../output/json.js';
 import { bytes, integer } from '../args.js';
 import { defineCommand } from '../command.js';
@@ -13,10 +13,57 @@ export interface ServeOptions {
   dataDir: string;
   config?: Partial<EmulatorConfig>;
   faults?: string;
+  /** A postgres:// URL: the records in PostgreSQL (--database, GAMEHOST_EMULATOR_DATABASE_URL). */
+  database?: string;
   /** Builds and exports in this bucket instead of the data directory (--bucket, GAMEHOST_EMULATOR_BUCKET). */
   bucket?: BucketSettings;
+  /** The signing secret shared by replicas (GAMEHOST_EMULATOR_SECRET); default: the store's own. */
+  secret?: string;
   /** Print `export GAMEHOST_…=…` lines for a shell (--env). */
   env: boolean;
+}
+
+/** How long a stop by signal lets the requests in flight finish before their connections are ended. */
+const SHUTDOWN_GRACE_MS = 10_000;
+
+/** The stores could not be opened: a database that does not answer, refuses, or was migrated by a newer gamehost. */
+class StoreOpenError extends CliError {
+  constructor(
+    message: string,
+    readonly exitCode: number,
+    hint?: string,
+  ) {
+    super(message);
+    this.name = 'StoreOpenError';
+    this.hint = hint;
+  }
+}
+
+/** A database URL as given: postgres:// or postgresql://, else a usage error that never shows its password. */
+function parseDatabase(raw: string, from: string): string {
+  let protocol = '';
+  try {
+    protocol = new URL(raw).protocol;
+  } catch {
+    // Reported below, without echoing what might hold a password.
+  }
+  if (protocol !== 'postgres:' && protocol !== 'postgresql:')
+    throw new UsageError(`${from} must be a postgres:// or postgresql:// URL`, 'e.g. postgres://gamehost@db.internal:5432/gamehost');
+  return raw;
+}
+
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+/** One line for what went wrong opening the stores; anything else stays an unexpected failure. */
+function storeOpenError(err: unknown, database: string | undefined): unknown {
+  if (database === undefined || !(err instanceof Error)) return err;
+  if (err.name === 'SchemaTooNewError') return new StoreOpenError(err.message, ExitCode.UNEXPECTED);
+  const code = (err as { code?: unknown }).code;
+  const unreachable = (typeof code === 'string' && NETWORK_CODES.has(code)) || /timeout|terminated unexpectedly/i.test(err.message);
+  if (unreachable) return new StoreOpenError(`the database does not answer: ${err.message || String(code)}`, ExitCode.UNAVAILABLE, 'check --database (or GAMEHOST_EMULATOR_DATABASE_URL) and that the server is up');
+  // SQLSTATE codes are five characters: the server answered and refused (authentication, no such database, rights).
+  if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return new StoreOpenError(`the database refused: ${err.message} (SQLSTATE ${code})`, ExitCode.UNEXPECTED);
+  return err;
 }
 
 /** A value quoted for a POSIX shell: single quotes, each ' written as '\''. */
@@ -43,11 +90,12 @@ export default defineCommand({
     { flags: '--data-dir <dir>', description: 'where the emulator keeps its state (default: the user data directory)' },
     { flags: '--config <file>', description: 'JSON file with game modes, regions, delays and limits' },
     { flags: '--part-size <bytes>', description: 'multipart part size, e.g. 64KiB or 1MiB (default: 100MiB; for tests)', value: bytes },
+    { flags: '--database <url>', description: 'keep the records in PostgreSQL at this postgres:// URL instead of SQLite in the data directory' },
     { flags: '--bucket <url>', description: 'keep builds and exports in an S3-compatible bucket, s3://bucket[/prefix] (endpoint, region, keys: AWS_* variables)' },
     { flags: '--faults <spec>', description: 'inject failures, e.g. put-error=0.1,put-reset=0.05,latency=50ms,rate-limit=0.05' },
     { flags: '--env', description: 'print export GAMEHOST_…=… lines for a shell instead of the table' },
   ],
-  notes: 'With -q, prints the endpoint alone.',
+  notes: 'With -q, prints the endpoint alone. --database and --bucket may come from GAMEHOST_EMULATOR_DATABASE_URL and GAMEHOST_EMULATOR_BUCKET.',
   examples: [
     'gamehost emulator serve --env > emulator.env & sleep 1; . ./emulator.env; gamehost stats',
     'gamehost emulator serve --port 0 --data-dir .emulator --json > emulator.json &   # in CI',
@@ -60,6 +108,21 @@ export default defineCommand({
     let config = v.config !== undefined ? loadEmulatorConfig(path.resolve(ctx.cwd, v.config)) : undefined;
     // The flag wins over the config file, as flags do everywhere.
     if (v.partSize !== undefined) config = { ...config, partSize: v.partSize };
+    const database =
+      v.database !== undefined
+        ? parseDatabase(v.database, '--database')
+        : ctx.env.GAMEHOST_EMULATOR_DATABASE_URL
+          ? parseDatabase(ctx.env.GAMEHOST_EMULATOR_DATABASE_URL, 'GAMEHOST_EMULATOR_DATABASE_URL')
+          : undefined;
+    const secret = ctx.env.GAMEHOST_EMULATOR_SECRET || undefined;
+    if (secret !== undefined) {
+      const { secretFromText } = await import('../../emulator/stores/open.js');
+      try {
+        secretFromText(secret);
+      } catch (err) {
+        throw new UsageError(`GAMEHOST_EMULATOR_SECRET: ${(err as Error).message}`, 'e.g. the output of `openssl rand -hex 32`');
+      }
+    }
     const bucketUrl = v.bucket ?? (ctx.env.GAMEHOST_EMULATOR_BUCKET || undefined);
     let bucket: BucketSettings | undefined;
     if (bucketUrl !== undefined) {
@@ -79,7 +142,9 @@ export default defineCommand({
       dataDir: v.dataDir !== undefined ? path.resolve(ctx.cwd, v.dataDir) : emulatorDir(ctx.env),
       config,
       faults: await parseFaultsOption(v.faults),
+      database,
       bucket,
+      secret,
       env: v.env,
     };
   },
@@ -88,21 +153,35 @@ export default defineCommand({
 
 async function run(ctx: Context, o: ServeOptions): Promise<void> {
   const [{ holdDataDir, startEmulator, BucketSettingsError }, { renderRecord }] = await Promise.all([import('../../emulator/index.js'), import('../../output/record.js')]);
-  const emu = await startEmulator({ dataDir: o.dataDir, host: o.host, port: o.port, config: o.config, faults: o.faults, bucket: o.bucket }).catch((err) => {
+  const emu = await startEmulator({
+    dataDir: o.dataDir,
+    database: o.database,
+    bucket: o.bucket,
+    secret: o.secret,
+    host: o.host,
+    port: o.port,
+    config: o.config,
+    faults: o.faults,
+  }).catch((err) => {
     if (err?.code === 'EADDRINUSE') throw new UsageError(`--port ${o.port} is in use`, 'pick another with --port, or --port 0 for any free one');
     if (err?.code === 'EADDRNOTAVAIL') throw new UsageError(`--host ${o.host} is not an address of this machine`);
     if (err instanceof BucketSettingsError)
       throw new ResponseError(err.message, 'check the bucket, AWS_ENDPOINT_URL (or AWS_ENDPOINT_URL_S3), AWS_REGION and the credentials');
-    throw err;
+    throw storeOpenError(err, o.database);
   });
   // `emulator reset` refuses to delete the data while this server holds it.
   const release = holdDataDir(o.dataDir, emu.endpoint);
   try {
+    const { records, bytes } = emu.stores;
+    ctx.verbose(`emulator records: ${records.kind} at ${records.location}`);
+    ctx.verbose(`emulator bytes: ${bytes.kind} at ${bytes.location}`);
+    const storesLine = `Records in ${records.kind === 'postgres' ? 'PostgreSQL' : 'SQLite'}, bytes in ${bytes.kind === 'local' ? o.dataDir : bytes.location}.`;
     const info = {
       endpoint: emu.endpoint,
       game_id: emu.gameId,
       namespace_id: emu.namespaceId,
       tokens: { cloud: emu.tokens.cloud, public: emu.tokens.public, dev: emu.tokens.dev },
+      stores: { records: records.kind, bytes: bytes.kind },
     };
     if (ctx.global.json) {
       ctx.io.stdout.write(jsonLine(info));
@@ -115,8 +194,10 @@ async function run(ctx: Context, o: ServeOptions): Promise<void> {
         ['GAMEHOST_GAME', info.game_id],
         ['GAMEHOST_NAMESPACE', info.namespace_id],
       ];
-      ctx.io.stdout.write(vars.map(([k, v]) => `export ${k}=${shellQuote(v)}\n`).join(''));
-      ctx.info(`Data in ${o.dataDir}. Press Ctrl-C to stop.`);
+      // A comment line first, so a sourced file says which stores it came from.
+      const comment = `# stores: records ${records.kind}, bytes ${bytes.kind}\n`;
+      ctx.io.stdout.write(comment + vars.map(([k, v]) => `export ${k}=${shellQuote(v)}\n`).join(''));
+      ctx.info(`${storesLine} Press Ctrl-C to stop.`);
     } else if (ctx.global.quiet) {
       // -q: the endpoint alone.
       ctx.io.stdout.write(info.endpoint + '\n');
@@ -132,20 +213,21 @@ async function run(ctx: Context, o: ServeOptions): Promise<void> {
         ]),
       );
       ctx.info(
-        `\nData in ${o.dataDir}. Try:\n  GAMEHOST_ENDPOINT=${info.endpoint} GAMEHOST_TOKEN=<cloud token> ` +
+        `\n${storesLine} Try:\n  GAMEHOST_ENDPOINT=${info.endpoint} GAMEHOST_TOKEN=<cloud token> ` +
           `GAMEHOST_GAME=${info.game_id} GAMEHOST_NAMESPACE=${info.namespace_id} gamehost stats`,
       );
       ctx.info('(--env prints these as export lines for your shell.)');
       ctx.info('Press Ctrl-C to stop.');
     }
-    // Serve until interrupted; a stop by signal is this command's normal end.
+    // Serve until interrupted; a stop by signal is this command's normal end: no new connections, the requests in
+    // flight finish (for up to SHUTDOWN_GRACE_MS), then the stores close.
     await new Promise<void>((resolve) => {
       if (ctx.signal.aborted) return resolve();
       ctx.signal.addEventListener('abort', () => resolve(), { once: true });
     });
   } finally {
     release();
-    await emu.close();
+    await emu.close({ graceMs: SHUTDOWN_GRACE_MS });
   }
   ctx.info('Emulator stopped.');
 }

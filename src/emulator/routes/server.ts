@@ -47,11 +47,18 @@ const ROUTES: Route[] = [
   route('POST', '/_emulator/lobbies/:lobby_id/stop', adminStopLobby),
   route('POST', '/_emulator/lobbies/:lobby_id/players', adminJoinLobby),
   route('GET', '/_emulator/builds', adminListBuilds),
-  route('GET', '/_emulator/health', () => ({
-    status: 200,
-    json: { ok: true, game_id: GAME_ID, namespace_id: NAMESPACE_ID },
-  })),
+  route('GET', '/_emulator/health', health),
 ];
+
+/** 200 when the store and the bucket answer; 503 naming the one that does not, for load balancers and probes. */
+async function health(rc: RequestContext): Promise<Reply> {
+  const report = await rc.services.health.check();
+  if (report.ok) return { status: 200, json: { ok: true, game_id: GAME_ID, namespace_id: NAMESPACE_ID } };
+  return {
+    status: 503,
+    json: { ok: false, unavailable: report.unavailable, message: `the ${report.unavailable} does not answer: ${report.reason}` },
+  };
+}
 
 /** Decodes and checks one path parameter: `*_id` must be a UUID (lower-cased), `part_number` 1..MAX_PARTS. */
 function pathParam(name: string, raw: string): string {

@@ -6,6 +6,7 @@ import type { BlobStore, Store } from '../stores/store.js';
 import { Auth } from './auth.js';
 import { Builds } from './builds.js';
 import type { Clock } from './clock.js';
+import { Health } from './health.js';
 import { History } from './history.js';
 import { Lobbies } from './lobbies.js';
 import { Statistics } from './statistics.js';
@@ -28,6 +29,7 @@ export interface Services {
   statistics: Statistics;
   builds: Builds;
   history: History;
+  health: Health;
 }
 
 export function createServices(deps: ServiceDeps): Services {
@@ -38,5 +40,6 @@ export function createServices(deps: ServiceDeps): Services {
     statistics: new Statistics(deps),
     builds: new Builds(deps),
     history: new History(deps),
+    health: new Health(deps),
   };
 }

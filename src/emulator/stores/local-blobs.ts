@@ -3,15 +3,14 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { access, constants, mkdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Transform } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
 import type { DataDirPaths } from '../datadir.js';
 import { fail } from '../errors.js';
 import { checkPresigned, presignPath } from './presign.js';
-import type { LocalObjectIndex, PartRow } from './sqlite.js';
-import type { BlobStore, ReceivedPart, NewUpload, UploadRow } from './store.js';
+import type { BlobStore, LocalObjectIndex, NewUpload, PartRow, ReceivedPart, UploadRow } from './store.js';
 
 /** Hashes and counts what flows through. */
 function digestStream(hash: ReturnType<typeof createHash>, counter: { bytes: number }): Transform {
@@ -85,13 +84,13 @@ export class LocalBlobStore implements BlobStore {
       throw err;
     }
     const sha256 = hash.digest('hex');
-    this.index.recordPart(uploadId, n, counter.bytes, sha256, now);
+    await this.index.recordPart(uploadId, n, counter.bytes, sha256, now);
     return { size: counter.bytes, etag: sha256 };
   }
 
   async receivedParts(upload: NewUpload): Promise<Map<number, ReceivedPart>> {
     const received = new Map<number, ReceivedPart>();
-    for (const part of this.index.listParts(upload.upload_id)) {
+    for (const part of await this.index.listParts(upload.upload_id)) {
       const onDisk = await this.sizeOnDisk(upload.upload_id, part);
       if (onDisk !== null) received.set(part.part_number, { size: onDisk, etag: part.sha256 });
     }
@@ -145,14 +144,15 @@ export class LocalBlobStore implements BlobStore {
   }
 
   async putExport(exportId: string, gameId: string, csv: string, now: number, expiresTs: number): Promise<void> {
-    this.index.insertExport(exportId, gameId, csv, now, expiresTs);
+    await this.index.insertExport(exportId, gameId, csv, now, expiresTs);
   }
 
   async readExport(exportId: string): Promise<string | undefined> {
-    return this.index.getExport(exportId)?.csv;
+    return (await this.index.getExport(exportId))?.csv;
   }
 
   async ping(): Promise<void> {
-    await stat(this.paths.uploads);
+    // Parts and builds are written here; both must still be writable directories.
+    for (const dir of [this.paths.uploads, this.paths.builds]) await access(dir, constants.R_OK | constants.W_OK | constants.X_OK);
   }
 }

@@ -3,22 +3,17 @@
 import type Database from 'better-sqlite3';
 import { sleepSync } from '../datadir.js';
 import { openDatabase } from './better-sqlite.js';
-import type { BuildRow, JoinOutcome, LobbyRow, NewUpload, PlayerCountRow, Store, UploadRow } from './store.js';
-
-/** A part as the local blob store recorded it. */
-export interface PartRow {
-  part_number: number;
-  size: number;
-  sha256: string;
-}
-
-/** The local blob store's records (local-blobs.ts); an S3 bucket keeps these itself. */
-export interface LocalObjectIndex {
-  recordPart(uploadId: string, partNumber: number, size: number, sha256: string, now: number): void;
-  listParts(uploadId: string): PartRow[];
-  insertExport(exportId: string, gameId: string, csv: string, now: number, expiresTs: number): void;
-  getExport(exportId: string): { csv: string; expires_ts: number } | undefined;
-}
+import type {
+  BuildRow,
+  JoinOutcome,
+  LobbyRow,
+  LocalObjectIndex,
+  NewUpload,
+  PartRow,
+  PlayerCountRow,
+  Store,
+  UploadRow,
+} from './store.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -220,6 +215,8 @@ function prepareStatements(db: Database.Database) {
     getExport: db.prepare<[string], { csv: string; expires_ts: number }>(
       'SELECT csv, expires_ts FROM exports WHERE export_id = ?',
     ),
+    // Reads the file, so a deleted or unreadable database fails here.
+    ping: db.prepare('SELECT COUNT(*) FROM meta'),
   };
 }
 
@@ -391,20 +388,24 @@ export class SqliteStore implements Store, LocalObjectIndex {
     return this.stmt.listBuilds.all(gameId);
   }
 
-  recordPart(uploadId: string, partNumber: number, size: number, sha256: string, now: number): void {
+  async recordPart(uploadId: string, partNumber: number, size: number, sha256: string, now: number): Promise<void> {
     this.stmt.upsertPart.run(uploadId, partNumber, size, sha256, now);
   }
 
-  listParts(uploadId: string): PartRow[] {
+  async listParts(uploadId: string): Promise<PartRow[]> {
     return this.stmt.listParts.all(uploadId);
   }
 
-  insertExport(exportId: string, gameId: string, csv: string, now: number, expiresTs: number): void {
+  async insertExport(exportId: string, gameId: string, csv: string, now: number, expiresTs: number): Promise<void> {
     this.insertExportTx.immediate(exportId, gameId, csv, now, expiresTs);
   }
 
-  getExport(exportId: string): { csv: string; expires_ts: number } | undefined {
+  async getExport(exportId: string): Promise<{ csv: string; expires_ts: number } | undefined> {
     return this.stmt.getExport.get(exportId);
+  }
+
+  async ping(): Promise<void> {
+    this.stmt.ping.get();
   }
 
   async close(): Promise<void> {

@@ -72,7 +72,10 @@ export interface PlayerCountRow {
   player_count: number;
 }
 
-/** The records: SQLite in one data directory today (sqlite.ts), shared by every process that opens it. */
+/**
+ * The records: SQLite in one data directory (sqlite.ts), shared by every process that opens it, or PostgreSQL
+ * (postgres.ts), shared by every replica on one database.
+ */
 export interface Store {
   /** Inserts a lobby and its creating player in one transaction. */
   insertLobby(lobby: LobbyRow, playerId: string): Promise<void>;
@@ -99,7 +102,27 @@ export interface Store {
   completeUpload(upload: UploadRow, sha256: string, size: number, now: number): Promise<void>;
   /** The builds of a game, newest first. */
   listBuilds(gameId: string): Promise<BuildRow[]>;
+  /** Resolves when the store answers a trivial query; rejects with why it does not. */
+  ping(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** A part as the local blob store recorded it. */
+export interface PartRow {
+  part_number: number;
+  size: number;
+  sha256: string;
+}
+
+/**
+ * The local blob store's records (local-blobs.ts): what each part PUT received, and the export CSVs. Kept by the
+ * Store beside the rest (SQLite or PostgreSQL), so every process on the store sees them; a bucket keeps these itself.
+ */
+export interface LocalObjectIndex {
+  recordPart(uploadId: string, partNumber: number, size: number, sha256: string, now: number): Promise<void>;
+  listParts(uploadId: string): Promise<PartRow[]>;
+  insertExport(exportId: string, gameId: string, csv: string, now: number, expiresTs: number): Promise<void>;
+  getExport(exportId: string): Promise<{ csv: string; expires_ts: number } | undefined>;
 }
 
 /** What arrived for one part: its size and what identifies its bytes (their SHA-256 here, S3's ETag on a bucket). */

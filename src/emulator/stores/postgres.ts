@@ -1,0 +1,457 @@
+// The Store in PostgreSQL, shared by every emulator replica on one database; like SqliteStore it also keeps the local
+// blob store's index (parts received, export CSVs) and the signing secret, so replicas agree on all of it.
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import type {
+  BuildRow,
+  JoinOutcome,
+  LobbyRow,
+  LocalObjectIndex,
+  NewUpload,
+  PartRow,
+  PlayerCountRow,
+  Store,
+  UploadRow,
+} from './store.js';
+
+/**
+ * The schema, one entry per version: entry i takes a database from version i to i + 1. Append, never edit: a
+ * replica migrates a database from whatever version it finds up to the last entry, and refuses a newer one.
+ * Times and lengths are bigint (milliseconds since the epoch, bytes); see INT8_SAFE for how they are read back.
+ */
+const MIGRATIONS: readonly string[] = [
+  `
+CREATE TABLE meta (key text PRIMARY KEY, value text NOT NULL);
+CREATE TABLE lobbies (
+  lobby_id text PRIMARY KEY,
+  namespace_id text NOT NULL,
+  game_mode text NOT NULL,
+  region_id text NOT NULL,
+  region_name text NOT NULL,
+  max_players integer NOT NULL,
+  publicity text NOT NULL,
+  tags text NOT NULL,
+  lobby_config text,
+  create_ts bigint NOT NULL,
+  start_ts bigint NOT NULL,
+  ready_ts bigint NOT NULL,
+  stop_ts bigint,
+  exit_code integer,
+  failed integer,
+  idle_lifetime_ms bigint,
+  idle_stop_ts bigint
+);
+CREATE INDEX lobbies_create_ts ON lobbies (create_ts);
+CREATE INDEX lobbies_stop_ts ON lobbies (stop_ts);
+CREATE INDEX lobbies_running ON lobbies (namespace_id) WHERE stop_ts IS NULL;
+CREATE INDEX lobbies_idle ON lobbies (idle_stop_ts) WHERE stop_ts IS NULL AND idle_stop_ts IS NOT NULL;
+CREATE TABLE players (
+  player_id text PRIMARY KEY,
+  lobby_id text NOT NULL REFERENCES lobbies (lobby_id),
+  create_ts bigint NOT NULL
+);
+CREATE INDEX players_lobby ON players (lobby_id);
+CREATE TABLE builds (
+  build_id text PRIMARY KEY,
+  game_id text NOT NULL,
+  upload_id text NOT NULL UNIQUE,
+  display_name text NOT NULL,
+  image_tag text NOT NULL,
+  kind text NOT NULL,
+  compression text NOT NULL,
+  path text NOT NULL,
+  content_type text,
+  content_length bigint NOT NULL,
+  sha256 text,
+  complete integer NOT NULL DEFAULT 0,
+  create_ts bigint NOT NULL,
+  complete_ts bigint,
+  CONSTRAINT builds_game_tag UNIQUE (game_id, image_tag)
+);
+CREATE TABLE uploads (
+  upload_id text PRIMARY KEY,
+  build_id text NOT NULL REFERENCES builds (build_id),
+  content_length bigint NOT NULL,
+  part_size bigint NOT NULL,
+  part_count integer NOT NULL,
+  state text NOT NULL DEFAULT 'pending',
+  claim_ts bigint
+);
+CREATE TABLE upload_parts (
+  upload_id text NOT NULL REFERENCES uploads (upload_id),
+  part_number integer NOT NULL,
+  size bigint NOT NULL,
+  sha256 text NOT NULL,
+  update_ts bigint NOT NULL,
+  PRIMARY KEY (upload_id, part_number)
+);
+CREATE TABLE exports (
+  export_id text PRIMARY KEY,
+  game_id text NOT NULL,
+  csv text NOT NULL,
+  create_ts bigint NOT NULL,
+  expires_ts bigint NOT NULL
+);
+CREATE INDEX exports_expires ON exports (expires_ts);
+`,
+];
+
+/** The schema version this code writes and reads. */
+export const PG_SCHEMA_VERSION = MIGRATIONS.length;
+
+// Any fixed 64-bit key, the same in every replica: 'gamehost' in ASCII.
+const MIGRATION_LOCK = '7449363093611016052';
+const SECRET_BYTES = 32;
+
+/** A database migrated by a newer gamehost: this one would misread it, so it does not start. */
+export class SchemaTooNewError extends Error {
+  constructor(found: number) {
+    super(
+      `the emulator database has schema version ${found}, newer than this gamehost knows (${PG_SCHEMA_VERSION}); ` +
+        'upgrade gamehost, or point --database at another database',
+    );
+    this.name = 'SchemaTooNewError';
+  }
+}
+
+/**
+ * int8 (bigint, and COUNT(*)) read back as a number when it is a safe integer; beyond 2^53 - 1 the query fails
+ * with a RangeError naming the value instead of answering a rounded one. The emulator only writes times in
+ * milliseconds and sizes below maxUploadBytes (both far below 2^53); a larger value was written by something else.
+ */
+function parseInt8(text: string): number {
+  const n = Number(text);
+  if (!Number.isSafeInteger(n)) throw new RangeError(`the emulator database holds ${text}, beyond 2^53 - 1, where a time or a length was expected`);
+  return n;
+}
+
+const INT8_OID = 20;
+const types = {
+  getTypeParser(oid: number, format?: string) {
+    if (oid === INT8_OID && format !== 'binary') return parseInt8;
+    return pg.types.getTypeParser(oid, format as 'text');
+  },
+};
+
+export interface PostgresStoreOptions {
+  /** A postgres:// URL; what it leaves out comes from the PG* variables, as libpq reads them. */
+  connectionString: string;
+  /** Connections per replica; default 10. */
+  max?: number;
+}
+
+type Queryable = pg.Pool | pg.PoolClient;
+
+const ignore = (): void => {};
+
+const INSERT_LOBBY = `INSERT INTO lobbies (lobby_id, namespace_id, game_mode, region_id, region_name, max_players, publicity,
+  tags, lobby_config, create_ts, start_ts, ready_ts, idle_lifetime_ms, idle_stop_ts)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`;
+const INSERT_PLAYER = 'INSERT INTO players (player_id, lobby_id, create_ts) VALUES ($1, $2, $3)';
+
+export class PostgresStore implements Store, LocalObjectIndex {
+  private constructor(private readonly pool: pg.Pool) {}
+
+  /** Connects, migrates the schema (one replica at a time) and answers the store; closes the pool on failure. */
+  static async open(opts: PostgresStoreOptions): Promise<PostgresStore> {
+    const pool = new pg.Pool({
+      connectionString: opts.connectionString,
+      max: opts.max ?? 10,
+      types,
+      // A database that does not answer fails a request (and the health check) instead of holding it forever.
+      connectionTimeoutMillis: 5_000,
+      application_name: 'gamehost-emulator',
+    });
+    // An idle connection the server drops (a restart, a failover) is an error event on the pool, not a crash.
+    pool.on('error', ignore);
+    try {
+      await migrate(pool);
+      return new PostgresStore(pool);
+    } catch (err) {
+      await pool.end().catch(() => {});
+      throw err;
+    }
+  }
+
+  /** The signing secret: made by the first replica, read by every other (INSERT ... ON CONFLICT DO NOTHING). */
+  async secret(): Promise<Buffer> {
+    await this.pool.query("INSERT INTO meta (key, value) VALUES ('secret', $1) ON CONFLICT (key) DO NOTHING", [
+      randomBytes(SECRET_BYTES).toString('hex'),
+    ]);
+    const { rows } = await this.pool.query<{ value: string }>("SELECT value FROM meta WHERE key = 'secret'");
+    return Buffer.from(rows[0]!.value, 'hex');
+  }
+
+  /** Runs `body` in one transaction on one connection: committed when it returns, rolled back when it throws. */
+  private async transaction<T>(body: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    // The pool listens for errors only on idle connections: one lost mid-transaction fails the next query instead.
+    client.on('error', ignore);
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      const result = await body(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (err) {
+      // A connection that cannot even roll back is not given back to the pool.
+      await client.query('ROLLBACK').catch((rollbackErr: Error) => (broken = rollbackErr));
+      throw err;
+    } finally {
+      client.off('error', ignore);
+      client.release(broken);
+    }
+  }
+
+  async insertLobby(lobby: LobbyRow, playerId: string): Promise<void> {
+    await this.transaction(async (c) => {
+      // Named: the server parses and plans the hot path once per connection, not once per create.
+      await c.query({ name: 'insert-lobby', text: INSERT_LOBBY, values: [
+        lobby.lobby_id,
+        lobby.namespace_id,
+        lobby.game_mode,
+        lobby.region_id,
+        lobby.region_name,
+        lobby.max_players,
+        lobby.publicity,
+        lobby.tags,
+        lobby.lobby_config,
+        lobby.create_ts,
+        lobby.start_ts,
+        lobby.ready_ts,
+        lobby.idle_lifetime_ms,
+        lobby.idle_stop_ts,
+      ] });
+      await c.query({ name: 'insert-player', text: INSERT_PLAYER, values: [playerId, lobby.lobby_id, lobby.create_ts] });
+    });
+  }
+
+  async joinLobby(lobbyId: string, playerId: string, now: number): Promise<JoinOutcome> {
+    return this.transaction(async (c): Promise<JoinOutcome> => {
+      // The row lock serialises joins to one lobby (SQLite's write lock does this there); other lobbies go on.
+      let lobby = (await c.query<LobbyRow>('SELECT * FROM lobbies WHERE lobby_id = $1 FOR UPDATE', [lobbyId])).rows[0];
+      if (lobby === undefined) return { kind: 'not_found' };
+      // Past its idle deadline the lobby has stopped, whether or not anyone looked since: stop it as expireIdle does.
+      if (lobby.stop_ts === null && lobby.idle_stop_ts !== null && lobby.idle_stop_ts <= now) {
+        await c.query('UPDATE lobbies SET stop_ts = idle_stop_ts, exit_code = 0, failed = 0 WHERE lobby_id = $1', [lobbyId]);
+        lobby = { ...lobby, stop_ts: lobby.idle_stop_ts, exit_code: 0, failed: 0 };
+      }
+      if (lobby.stop_ts !== null) return { kind: 'stopped', lobby };
+      const players = (await c.query<{ n: number }>('SELECT COUNT(*) AS n FROM players WHERE lobby_id = $1', [lobbyId])).rows[0]!.n;
+      if (players >= lobby.max_players) return { kind: 'full', lobby, players };
+      await c.query({ name: 'insert-player', text: INSERT_PLAYER, values: [playerId, lobbyId, now] });
+      if (lobby.idle_lifetime_ms !== null)
+        await c.query('UPDATE lobbies SET idle_stop_ts = $1 WHERE lobby_id = $2', [Math.max(lobby.ready_ts, now) + lobby.idle_lifetime_ms, lobbyId]);
+      return { kind: 'joined', lobby, players: players + 1 };
+    });
+  }
+
+  async expireIdle(now: number): Promise<void> {
+    // An idle lobby stops at its idle deadline, not when someone happens to look, so every reader agrees.
+    await this.pool.query(
+      `UPDATE lobbies SET stop_ts = idle_stop_ts, exit_code = 0, failed = 0
+        WHERE stop_ts IS NULL AND idle_stop_ts IS NOT NULL AND idle_stop_ts <= $1`,
+      [now],
+    );
+  }
+
+  async getLobby(lobbyId: string): Promise<LobbyRow | undefined> {
+    return (await this.pool.query<LobbyRow>('SELECT * FROM lobbies WHERE lobby_id = $1', [lobbyId])).rows[0];
+  }
+
+  async stopLobby(lobbyId: string, stopTs: number, exitCode: number, failed: boolean): Promise<boolean> {
+    const result = await this.pool.query(
+      'UPDATE lobbies SET stop_ts = $1, exit_code = $2, failed = $3 WHERE lobby_id = $4 AND stop_ts IS NULL',
+      [stopTs, exitCode, failed ? 1 : 0, lobbyId],
+    );
+    return result.rowCount === 1;
+  }
+
+  async playerCounts(namespaceId: string): Promise<PlayerCountRow[]> {
+    const { rows } = await this.pool.query<PlayerCountRow>(
+      `SELECT l.game_mode AS game_mode, l.region_id AS region_id, COUNT(*) AS player_count
+         FROM lobbies l JOIN players p ON p.lobby_id = l.lobby_id
+        WHERE l.namespace_id = $1 AND l.stop_ts IS NULL
+        GROUP BY l.game_mode, l.region_id`,
+      [namespaceId],
+    );
+    return rows;
+  }
+
+  async lobbyHistory(namespaceId: string, queryStart: number, queryEnd: number): Promise<LobbyRow[]> {
+    // The production export query: stopped in the window, created in it, or running and created before its end.
+    const { rows } = await this.pool.query<LobbyRow>(
+      `SELECT * FROM lobbies
+        WHERE namespace_id = $1 AND (
+          (stop_ts > $2 AND stop_ts <= $3) OR
+          (create_ts > $2 AND create_ts <= $3) OR
+          (stop_ts IS NULL AND create_ts <= $3))
+        ORDER BY create_ts DESC, lobby_id COLLATE "C"`,
+      [namespaceId, queryStart, queryEnd],
+    );
+    return rows;
+  }
+
+  async insertBuild(build: BuildRow, upload: NewUpload): Promise<boolean> {
+    return this.transaction(async (c) => {
+      // The unique (game_id, image_tag) constraint decides: a taken tag inserts nothing and answers false.
+      const inserted = await c.query(
+        `INSERT INTO builds (build_id, game_id, upload_id, display_name, image_tag, kind, compression, path,
+           content_type, content_length, create_ts) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+         ON CONFLICT ON CONSTRAINT builds_game_tag DO NOTHING`,
+        [
+          build.build_id,
+          build.game_id,
+          build.upload_id,
+          build.display_name,
+          build.image_tag,
+          build.kind,
+          build.compression,
+          build.path,
+          build.content_type,
+          build.content_length,
+          build.create_ts,
+        ],
+      );
+      if (inserted.rowCount !== 1) return false;
+      await c.query('INSERT INTO uploads (upload_id, build_id, content_length, part_size, part_count) VALUES ($1, $2, $3, $4, $5)', [
+        upload.upload_id,
+        upload.build_id,
+        upload.content_length,
+        upload.part_size,
+        upload.part_count,
+      ]);
+      return true;
+    });
+  }
+
+  async getUpload(uploadId: string): Promise<UploadRow | undefined> {
+    const { rows } = await this.pool.query<UploadRow>(
+      `SELECT u.upload_id, u.build_id, b.game_id, u.content_length, u.part_size, u.part_count, u.state, u.claim_ts
+         FROM uploads u JOIN builds b ON b.build_id = u.build_id WHERE u.upload_id = $1`,
+      [uploadId],
+    );
+    return rows[0];
+  }
+
+  async claimUpload(uploadId: string, now: number, staleMs: number): Promise<boolean> {
+    // One conditional UPDATE: of any number of replicas claiming at once, exactly one changes the row.
+    const result = await this.pool.query(
+      `UPDATE uploads SET state = 'assembling', claim_ts = $1
+        WHERE upload_id = $2 AND (state = 'pending' OR (state = 'assembling' AND claim_ts < $3))`,
+      [now, uploadId, now - staleMs],
+    );
+    return result.rowCount === 1;
+  }
+
+  async touchClaim(uploadId: string, now: number): Promise<void> {
+    await this.pool.query("UPDATE uploads SET claim_ts = $1 WHERE upload_id = $2 AND state = 'assembling'", [now, uploadId]);
+  }
+
+  async releaseUpload(uploadId: string): Promise<void> {
+    await this.pool.query("UPDATE uploads SET state = 'pending', claim_ts = NULL WHERE upload_id = $1 AND state = 'assembling'", [uploadId]);
+  }
+
+  async completeUpload(upload: UploadRow, sha256: string, size: number, now: number): Promise<void> {
+    await this.transaction(async (c) => {
+      await c.query('UPDATE builds SET sha256 = $1, content_length = $2, complete = 1, complete_ts = $3 WHERE build_id = $4', [
+        sha256,
+        size,
+        now,
+        upload.build_id,
+      ]);
+      await c.query("UPDATE uploads SET state = 'complete' WHERE upload_id = $1", [upload.upload_id]);
+    });
+  }
+
+  async listBuilds(gameId: string): Promise<BuildRow[]> {
+    const { rows } = await this.pool.query<BuildRow>('SELECT * FROM builds WHERE game_id = $1 ORDER BY create_ts DESC, build_id COLLATE "C"', [gameId]);
+    return rows;
+  }
+
+  async recordPart(uploadId: string, partNumber: number, size: number, sha256: string, now: number): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO upload_parts (upload_id, part_number, size, sha256, update_ts) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (upload_id, part_number) DO UPDATE SET size = excluded.size, sha256 = excluded.sha256,
+         update_ts = excluded.update_ts`,
+      [uploadId, partNumber, size, sha256, now],
+    );
+  }
+
+  async listParts(uploadId: string): Promise<PartRow[]> {
+    const { rows } = await this.pool.query<PartRow>(
+      'SELECT part_number, size, sha256 FROM upload_parts WHERE upload_id = $1 ORDER BY part_number',
+      [uploadId],
+    );
+    return rows;
+  }
+
+  async insertExport(exportId: string, gameId: string, csv: string, now: number, expiresTs: number): Promise<void> {
+    await this.transaction(async (c) => {
+      await c.query('DELETE FROM exports WHERE expires_ts < $1', [now]);
+      await c.query('INSERT INTO exports (export_id, game_id, csv, create_ts, expires_ts) VALUES ($1, $2, $3, $4, $5)', [
+        exportId,
+        gameId,
+        csv,
+        now,
+        expiresTs,
+      ]);
+    });
+  }
+
+  async getExport(exportId: string): Promise<{ csv: string; expires_ts: number } | undefined> {
+    const { rows } = await this.pool.query<{ csv: string; expires_ts: number }>(
+      'SELECT csv, expires_ts FROM exports WHERE export_id = $1',
+      [exportId],
+    );
+    return rows[0];
+  }
+
+  async ping(): Promise<void> {
+    await this.pool.query('SELECT 1 FROM schema_version');
+  }
+
+  async close(): Promise<void> {
+    if (!this.pool.ended) await this.pool.end();
+  }
+}
+
+/**
+ * Brings the schema up to PG_SCHEMA_VERSION. A session advisory lock lets one replica at a time look and migrate,
+ * so replicas starting together never race on CREATE TABLE; each migration and its version row commit together.
+ */
+async function migrate(pool: pg.Pool): Promise<void> {
+  const client = await pool.connect();
+  client.on('error', ignore);
+  try {
+    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    try {
+      await client.query('CREATE TABLE IF NOT EXISTS schema_version (version integer NOT NULL)');
+      let version = await readVersion(client);
+      if (version > PG_SCHEMA_VERSION) throw new SchemaTooNewError(version);
+      for (; version < PG_SCHEMA_VERSION; version++) {
+        await client.query('BEGIN');
+        try {
+          await client.query(MIGRATIONS[version]!);
+          await client.query('DELETE FROM schema_version');
+          await client.query('INSERT INTO schema_version (version) VALUES ($1)', [version + 1]);
+          await client.query('COMMIT');
+        } catch (err) {
+          await client.query('ROLLBACK').catch(() => {});
+          throw err;
+        }
+      }
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => {});
+    }
+  } finally {
+    client.off('error', ignore);
+    // Never back to the pool: it may hold the advisory lock if unlocking failed.
+    client.release(true);
+  }
+}
+
+async function readVersion(client: Queryable): Promise<number> {
+  const { rows } = await client.query<{ version: number | null }>('SELECT max(version) AS version FROM schema_version');
+  return rows[0]?.version ?? 0;
+}

@@ -1,0 +1,338 @@
+// One contract for every Store: each method's meaning, run against SQLite and PostgreSQL alike (the store is the
+// parameter). What only one engine has (PostgreSQL's migrations, its int8 limit) is at the end.
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { prepareDataDir } from '../../src/emulator/datadir.js';
+import { PG_SCHEMA_VERSION, PostgresStore, SchemaTooNewError } from '../../src/emulator/stores/postgres.js';
+import { SqliteStore } from '../../src/emulator/stores/sqlite.js';
+import type { BuildRow, LobbyRow, LocalObjectIndex, NewUpload, Store } from '../../src/emulator/stores/store.js';
+import { createTestDatabase, PG_PRESENT, queryDatabase } from '../helpers/postgres.js';
+import { tempDir } from './helpers.js';
+
+type ContractStore = Store & LocalObjectIndex;
+
+const T0 = 1_763_000_000_000;
+const NS = 'ns-1';
+// Beyond 2^32, so a 32-bit column or parser would show.
+const BIG = 7_999_999_999;
+
+function lobby(overrides: Partial<LobbyRow> = {}): LobbyRow {
+  return {
+    lobby_id: randomUUID(),
+    namespace_id: NS,
+    game_mode: 'default',
+    region_id: 'lnd-atl',
+    region_name: 'Atlanta',
+    max_players: 4,
+    publicity: 'public',
+    tags: '{"map":"dust"}',
+    lobby_config: null,
+    create_ts: T0,
+    start_ts: T0 + 1000,
+    ready_ts: T0 + 2000,
+    stop_ts: null,
+    exit_code: null,
+    failed: null,
+    idle_lifetime_ms: null,
+    idle_stop_ts: null,
+    ...overrides,
+  };
+}
+
+function build(gameId: string, tag: string, contentLength = 10): { build: BuildRow; upload: NewUpload } {
+  const buildId = randomUUID();
+  const uploadId = randomUUID();
+  return {
+    build: {
+      build_id: buildId,
+      game_id: gameId,
+      upload_id: uploadId,
+      display_name: `Build ${tag}`,
+      image_tag: tag,
+      kind: 'docker_image',
+      compression: 'none',
+      path: 'server.tar',
+      content_type: null,
+      content_length: contentLength,
+      sha256: null,
+      complete: 0,
+      create_ts: T0,
+      complete_ts: null,
+    },
+    upload: { upload_id: uploadId, build_id: buildId, content_length: contentLength, part_size: 4, part_count: Math.ceil(contentLength / 4) },
+  };
+}
+
+const ENGINES: [string, boolean, () => Promise<ContractStore>][] = [
+  ['SQLite', true, async () => SqliteStore.open(join(prepareDataDir(tempDir()).root, 'emulator.db'))],
+  ['PostgreSQL', PG_PRESENT, async () => PostgresStore.open({ connectionString: await createTestDatabase() })],
+];
+
+describe.each(ENGINES)('the Store contract on %s', (_name, present, open) => {
+  let store: ContractStore;
+  beforeAll(async () => {
+    if (present) store = await open();
+  });
+  afterAll(async () => {
+    await store?.close();
+  });
+  const it_ = it.skipIf(!present);
+
+  it_('insertLobby keeps every field and the creating player; getLobby reads it back', async () => {
+    const l = lobby({ lobby_config: '{"a":1}', idle_lifetime_ms: 60_000, idle_stop_ts: T0 + 62_000, create_ts: T0 + BIG });
+    await store.insertLobby(l, randomUUID());
+    expect(await store.getLobby(l.lobby_id)).toEqual(l);
+    expect(await store.getLobby(randomUUID())).toBeUndefined();
+  });
+
+  it_('joinLobby: joined, then full at max_players, and the idle deadline moves with each join', async () => {
+    const l = lobby({ max_players: 2, idle_lifetime_ms: 10_000, idle_stop_ts: T0 + 12_000 });
+    await store.insertLobby(l, randomUUID());
+    const joined = await store.joinLobby(l.lobby_id, randomUUID(), T0 + 5_000);
+    expect(joined).toMatchObject({ kind: 'joined', players: 2 });
+    expect((await store.getLobby(l.lobby_id))!.idle_stop_ts).toBe(T0 + 15_000);
+    const full = await store.joinLobby(l.lobby_id, randomUUID(), T0 + 6_000);
+    expect(full).toMatchObject({ kind: 'full', players: 2 });
+    expect(await store.joinLobby(randomUUID(), randomUUID(), T0)).toEqual({ kind: 'not_found' });
+  });
+
+  it_('joinLobby: a stopped lobby, and one past its idle deadline, refuse the player and stay stopped at that deadline', async () => {
+    const stopped = lobby();
+    await store.insertLobby(stopped, randomUUID());
+    expect(await store.stopLobby(stopped.lobby_id, T0 + 3_000, 0, false)).toBe(true);
+    expect(await store.joinLobby(stopped.lobby_id, randomUUID(), T0 + 4_000)).toMatchObject({ kind: 'stopped' });
+    const idle = lobby({ idle_lifetime_ms: 1_000, idle_stop_ts: T0 + 3_000 });
+    await store.insertLobby(idle, randomUUID());
+    const outcome = await store.joinLobby(idle.lobby_id, randomUUID(), T0 + 10_000);
+    expect(outcome).toMatchObject({ kind: 'stopped', lobby: { stop_ts: T0 + 3_000, exit_code: 0, failed: 0 } });
+    expect(await store.getLobby(idle.lobby_id)).toMatchObject({ stop_ts: T0 + 3_000, exit_code: 0, failed: 0 });
+  });
+
+  it_('concurrent joins at max_players: exactly max_players seats, every other join answered full', async () => {
+    const l = lobby({ max_players: 5 });
+    await store.insertLobby(l, randomUUID());
+    const outcomes = await Promise.all(Array.from({ length: 24 }, (_, i) => store.joinLobby(l.lobby_id, randomUUID(), T0 + i)));
+    const kinds = outcomes.map((o) => o.kind);
+    expect(kinds.filter((k) => k === 'joined')).toHaveLength(4);
+    expect(kinds.filter((k) => k === 'full')).toHaveLength(20);
+    const seats = outcomes.flatMap((o) => (o.kind === 'joined' ? [o.players] : [])).sort();
+    expect(seats).toEqual([2, 3, 4, 5]);
+    expect((await store.playerCounts(NS)).find((r) => r.game_mode === 'default' && r.region_id === 'lnd-atl')).toBeDefined();
+  });
+
+  it_('expireIdle stops exactly the lobbies whose deadline passed, at that deadline', async () => {
+    const due = lobby({ idle_lifetime_ms: 500, idle_stop_ts: T0 + 2_500 });
+    const later = lobby({ idle_lifetime_ms: 500_000, idle_stop_ts: T0 + 502_000 });
+    await store.insertLobby(due, randomUUID());
+    await store.insertLobby(later, randomUUID());
+    await store.expireIdle(T0 + 3_000);
+    expect(await store.getLobby(due.lobby_id)).toMatchObject({ stop_ts: T0 + 2_500, exit_code: 0, failed: 0 });
+    expect((await store.getLobby(later.lobby_id))!.stop_ts).toBeNull();
+  });
+
+  it_('stopLobby keeps the first stop; false for a stopped or unknown lobby', async () => {
+    const l = lobby();
+    await store.insertLobby(l, randomUUID());
+    expect(await store.stopLobby(l.lobby_id, T0 + 5_000, 137, true)).toBe(true);
+    expect(await store.stopLobby(l.lobby_id, T0 + 6_000, 0, false)).toBe(false);
+    expect(await store.getLobby(l.lobby_id)).toMatchObject({ stop_ts: T0 + 5_000, exit_code: 137, failed: 1 });
+    expect(await store.stopLobby(randomUUID(), T0, 0, false)).toBe(false);
+  });
+
+  it_('playerCounts counts the players of running lobbies of the namespace, by game mode and region', async () => {
+    const ns = `ns-${randomUUID()}`;
+    const a = lobby({ namespace_id: ns, game_mode: 'duos', region_id: 'lnd-fra' });
+    const b = lobby({ namespace_id: ns, game_mode: 'duos', region_id: 'lnd-fra' });
+    const c = lobby({ namespace_id: ns, game_mode: 'squads', region_id: 'lnd-sgp' });
+    for (const l of [a, b, c]) await store.insertLobby(l, randomUUID());
+    await store.joinLobby(a.lobby_id, randomUUID(), T0);
+    await store.stopLobby(c.lobby_id, T0 + 1, 0, false);
+    expect(await store.playerCounts(ns)).toEqual([{ game_mode: 'duos', region_id: 'lnd-fra', player_count: 3 }]);
+  });
+
+  it_('lobbyHistory: stopped in the window, created in it, or running and created before its end; newest first', async () => {
+    const ns = `ns-${randomUUID()}`;
+    const qs = T0 + 100_000;
+    const qe = T0 + 200_000;
+    const stoppedIn = lobby({ namespace_id: ns, create_ts: T0, stop_ts: qs + 10 });
+    const createdIn = lobby({ namespace_id: ns, create_ts: qs + 20, stop_ts: qe + 50 });
+    const runningBefore = lobby({ namespace_id: ns, create_ts: T0 + 5 });
+    const stoppedBefore = lobby({ namespace_id: ns, create_ts: T0, stop_ts: qs });
+    const createdAfter = lobby({ namespace_id: ns, create_ts: qe + 1 });
+    // Two with one create_ts: ordered by id, bytewise, the same on every engine.
+    const twinA = lobby({ namespace_id: ns, lobby_id: `a${randomUUID().slice(1)}`, create_ts: qs + 30 });
+    const twinB = lobby({ namespace_id: ns, lobby_id: `b${randomUUID().slice(1)}`, create_ts: qs + 30 });
+    for (const l of [stoppedIn, createdIn, runningBefore, stoppedBefore, createdAfter, twinB, twinA]) {
+      const stopTs = l.stop_ts;
+      await store.insertLobby({ ...l, stop_ts: null }, randomUUID());
+      if (stopTs !== null) await store.stopLobby(l.lobby_id, stopTs, 0, false);
+    }
+    const ids = (await store.lobbyHistory(ns, qs, qe)).map((l) => l.lobby_id);
+    expect(ids).toEqual([twinA.lobby_id, twinB.lobby_id, createdIn.lobby_id, runningBefore.lobby_id, stoppedIn.lobby_id]);
+  });
+
+  it_('insertBuild: false and nothing written when the game already uses the tag; another game may use it', async () => {
+    const game = randomUUID();
+    const first = build(game, 'server:v1', BIG);
+    expect(await store.insertBuild(first.build, first.upload)).toBe(true);
+    const again = build(game, 'server:v1');
+    expect(await store.insertBuild(again.build, again.upload)).toBe(false);
+    expect(await store.getUpload(again.upload.upload_id)).toBeUndefined();
+    const other = build(randomUUID(), 'server:v1');
+    expect(await store.insertBuild(other.build, other.upload)).toBe(true);
+    expect(await store.listBuilds(game)).toEqual([first.build]);
+    expect(await store.getUpload(first.upload.upload_id)).toEqual({ ...first.upload, game_id: game, state: 'pending', claim_ts: null });
+  });
+
+  it_('concurrent inserts of one tag: exactly one build', async () => {
+    const game = randomUUID();
+    const results = await Promise.all(Array.from({ length: 12 }, () => build(game, 'race:v1')).map((b) => store.insertBuild(b.build, b.upload)));
+    expect(results.filter(Boolean)).toHaveLength(1);
+    expect(await store.listBuilds(game)).toHaveLength(1);
+  });
+
+  it_('claimUpload: one claim at a time, taken over only when stale; touchClaim keeps it fresh; release frees it', async () => {
+    const { build: b, upload } = build(randomUUID(), 'claim:v1');
+    await store.insertBuild(b, upload);
+    const id = upload.upload_id;
+    expect(await store.claimUpload(id, T0, 60_000)).toBe(true);
+    expect(await store.getUpload(id)).toMatchObject({ state: 'assembling', claim_ts: T0 });
+    expect(await store.claimUpload(id, T0 + 30_000, 60_000)).toBe(false);
+    await store.touchClaim(id, T0 + 50_000);
+    expect(await store.claimUpload(id, T0 + 100_000, 60_000)).toBe(false);
+    // Stale: its holder stopped touching it more than staleMs ago.
+    expect(await store.claimUpload(id, T0 + 111_000, 60_000)).toBe(true);
+    await store.releaseUpload(id);
+    expect(await store.getUpload(id)).toMatchObject({ state: 'pending', claim_ts: null });
+  });
+
+  it_('concurrent claims: exactly one wins', async () => {
+    const { build: b, upload } = build(randomUUID(), 'claims:v1');
+    await store.insertBuild(b, upload);
+    const wins = await Promise.all(Array.from({ length: 16 }, () => store.claimUpload(upload.upload_id, T0, 60_000)));
+    expect(wins.filter(Boolean)).toHaveLength(1);
+  });
+
+  it_('completeUpload marks the upload and its build complete; a complete upload cannot be claimed', async () => {
+    const game = randomUUID();
+    const { build: b, upload } = build(game, 'done:v1', 10);
+    await store.insertBuild(b, upload);
+    const row = (await store.getUpload(upload.upload_id))!;
+    expect(await store.claimUpload(row.upload_id, T0, 60_000)).toBe(true);
+    await store.completeUpload(row, 'ab'.repeat(32), BIG, T0 + 9);
+    expect(await store.getUpload(row.upload_id)).toMatchObject({ state: 'complete' });
+    expect((await store.listBuilds(game))[0]).toMatchObject({ complete: 1, sha256: 'ab'.repeat(32), content_length: BIG, complete_ts: T0 + 9 });
+    expect(await store.claimUpload(row.upload_id, T0 + 10_000_000, 60_000)).toBe(false);
+  });
+
+  it_('listBuilds: newest first', async () => {
+    const game = randomUUID();
+    const old = build(game, 'list:v1');
+    const recent = build(game, 'list:v2');
+    recent.build.create_ts = T0 + 1;
+    await store.insertBuild(old.build, old.upload);
+    await store.insertBuild(recent.build, recent.upload);
+    expect((await store.listBuilds(game)).map((b) => b.image_tag)).toEqual(['list:v2', 'list:v1']);
+  });
+
+  it_('recordPart keeps the last write of a part; listParts answers them in order', async () => {
+    const { build: b, upload } = build(randomUUID(), 'parts:v1');
+    await store.insertBuild(b, upload);
+    await store.recordPart(upload.upload_id, 2, 4, 'b'.repeat(64), T0);
+    await store.recordPart(upload.upload_id, 1, 4, 'a'.repeat(64), T0);
+    await store.recordPart(upload.upload_id, 2, 3, 'c'.repeat(64), T0 + 1);
+    expect(await store.listParts(upload.upload_id)).toEqual([
+      { part_number: 1, size: 4, sha256: 'a'.repeat(64) },
+      { part_number: 2, size: 3, sha256: 'c'.repeat(64) },
+    ]);
+  });
+
+  it_('insertExport prunes expired exports; getExport reads one back', async () => {
+    const old = randomUUID();
+    const fresh = randomUUID();
+    await store.insertExport(old, 'g', 'a,b\n', T0, T0 + 10);
+    await store.insertExport(fresh, 'g', 'lobby_id\nx\n', T0 + 100, T0 + 3_600_000);
+    expect(await store.getExport(old)).toBeUndefined();
+    expect(await store.getExport(fresh)).toEqual({ csv: 'lobby_id\nx\n', expires_ts: T0 + 3_600_000 });
+  });
+
+  it_('ping answers while open, and fails once closed', async () => {
+    await expect(store.ping()).resolves.toBeUndefined();
+    const other = await open();
+    await other.close();
+    await expect(other.ping()).rejects.toThrow();
+  });
+});
+
+describe.skipIf(!PG_PRESENT)('PostgreSQL only', () => {
+  it('replicas opening a fresh database at once migrate it once, to the current version, and share one secret', async () => {
+    const url = await createTestDatabase();
+    const stores = await Promise.all(Array.from({ length: 4 }, () => PostgresStore.open({ connectionString: url, max: 2 })));
+    try {
+      expect(await queryDatabase(url, 'SELECT version FROM schema_version')).toEqual([{ version: PG_SCHEMA_VERSION }]);
+      const secrets = await Promise.all(stores.map((s) => s.secret()));
+      expect(secrets[0]).toHaveLength(32);
+      for (const s of secrets) expect(s.equals(secrets[0]!)).toBe(true);
+    } finally {
+      await Promise.all(stores.map((s) => s.close()));
+    }
+    // Opening again finds it current and changes nothing.
+    const again = await PostgresStore.open({ connectionString: url });
+    await again.close();
+    expect(await queryDatabase(url, 'SELECT version FROM schema_version')).toEqual([{ version: PG_SCHEMA_VERSION }]);
+  });
+
+  it('refuses a database migrated by a newer version, touching nothing', async () => {
+    const url = await createTestDatabase();
+    await (await PostgresStore.open({ connectionString: url })).close();
+    await queryDatabase(url, 'UPDATE schema_version SET version = $1', [PG_SCHEMA_VERSION + 1]);
+    const err = await PostgresStore.open({ connectionString: url }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SchemaTooNewError);
+    expect((err as Error).message).toContain(`schema version ${PG_SCHEMA_VERSION + 1}, newer than this gamehost knows (${PG_SCHEMA_VERSION})`);
+    expect(await queryDatabase(url, 'SELECT version FROM schema_version')).toEqual([{ version: PG_SCHEMA_VERSION + 1 }]);
+  });
+
+  it('bigint columns read back exactly up to 2^53 - 1; beyond, the read fails instead of rounding', async () => {
+    const url = await createTestDatabase();
+    const store = await PostgresStore.open({ connectionString: url });
+    try {
+      const l = lobby({ create_ts: Number.MAX_SAFE_INTEGER });
+      await store.insertLobby(l, randomUUID());
+      expect((await store.getLobby(l.lobby_id))!.create_ts).toBe(Number.MAX_SAFE_INTEGER);
+      await queryDatabase(url, 'UPDATE lobbies SET create_ts = $1 WHERE lobby_id = $2', ['9007199254740993', l.lobby_id]);
+      await expect(store.getLobby(l.lobby_id)).rejects.toThrow(/9007199254740993, beyond 2\^53 - 1/);
+      // The pool is unharmed: the next query answers.
+      await expect(store.ping()).resolves.toBeUndefined();
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('connections cut by the server mid-transaction fail those calls, not the process; the store answers again', async () => {
+    const url = await createTestDatabase();
+    const store = await PostgresStore.open({ connectionString: url });
+    try {
+      const l = lobby({ max_players: 256 });
+      await store.insertLobby(l, randomUUID());
+      const name = new URL(url).pathname.slice(1);
+      const joins = Array.from({ length: 40 }, (_, i) => store.joinLobby(l.lobby_id, randomUUID(), T0 + i).then(() => 'ok', () => 'failed'));
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      await queryDatabase(url, 'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [name]);
+      const outcomes = await Promise.all(joins);
+      expect(outcomes.every((o) => o === 'ok' || o === 'failed')).toBe(true);
+      await expect(store.ping()).resolves.toBeUndefined();
+      const count = (await queryDatabase(url, 'SELECT count(*)::int AS n FROM players WHERE lobby_id = $1', [l.lobby_id]))[0].n;
+      // Every join that answered ok holds its seat; none that failed left one behind.
+      expect(count).toBe(1 + outcomes.filter((o) => o === 'ok').length);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a database that does not answer fails open within the connection timeout', async () => {
+    const started = Date.now();
+    await expect(PostgresStore.open({ connectionString: 'postgres://nobody@127.0.0.1:1/none' })).rejects.toThrow();
+    expect(Date.now() - started).toBeLessThan(6_000);
+  });
+});
