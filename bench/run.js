@@ -1,6 +1,7 @@
 // `npm run bench`: every committed budget, measured. Exits non-zero when one is over.
 import { runBucketBench } from './bucket.js';
 import { runEmulatorBench } from './emulator.js';
+import { runGamesBench } from './games.js';
 import { runEmulatorPostgresBench } from './emulator-postgres.js';
 import { runRequestBench } from './request.js';
 import { runStartupBench } from './startup.js';
@@ -12,6 +13,7 @@ const results = [
   await runRequestBench(),
   await runEmulatorBench(),
   await runEmulatorPostgresBench(),
+  await runGamesBench(),
   await runUploadBench(),
   await runBucketBench(),
   await runTableBench(),

@@ -18,6 +18,11 @@ const TREE: readonly TreeNode[] = [
     command('serve', () => import('./commands/emulator/serve.js')),
     command('builds', () => import('./commands/emulator/builds.js')),
     group('lobby', "Act on the emulator's lobbies", [command('stop', () => import('./commands/emulator/lobby-stop.js'))]),
+    group('game', 'Games of their own for CI jobs on a shared emulator', [
+      command('create', () => import('./commands/emulator/game-create.js')),
+      command('list', () => import('./commands/emulator/game-list.js')),
+      command('delete', () => import('./commands/emulator/game-delete.js')),
+    ]),
     command('reset', () => import('./commands/emulator/reset.js')),
   ]),
   command('login', () => import('./commands/login.js')),

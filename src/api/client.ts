@@ -10,10 +10,11 @@ import { ApiError, UsageError } from '../errors.js';
 import { describeBody, readText, responseError, retryLine, send, toNetworkError, withRetries, type RetryNotice } from './transport.js';
 import { version } from '../version.js';
 
-export type AuthKind = 'cloud' | 'namespace' | 'none';
+/** `admin`: the emulator's admin routes, with GAMEHOST_EMULATOR_ADMIN_TOKEN when it is set (never from a profile). */
+export type AuthKind = 'cloud' | 'namespace' | 'admin' | 'none';
 
 export interface CallSpec {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'DELETE';
   path: string;
   query?: Record<string, string>;
   body?: unknown;
@@ -103,7 +104,14 @@ export class ApiClient {
   private headers(auth: AuthKind, hasBody: boolean, namespaceToken = this.target.namespaceToken): Record<string, string> {
     const headers: Record<string, string> = { 'user-agent': USER_AGENT, accept: 'application/json' };
     if (hasBody) headers['content-type'] = 'application/json';
-    const token = auth === 'cloud' ? this.target.cloudToken : auth === 'namespace' ? namespaceToken : undefined;
+    const token =
+      auth === 'cloud'
+        ? this.target.cloudToken
+        : auth === 'namespace'
+          ? namespaceToken
+          : auth === 'admin'
+            ? this.ctx.env.GAMEHOST_EMULATOR_ADMIN_TOKEN || undefined
+            : undefined;
     if (auth === 'cloud' && !token) {
       throw new UsageError('no cloud token: pass --token, set GAMEHOST_TOKEN (or RIVET_TOKEN), or run `gamehost login`');
     }

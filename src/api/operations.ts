@@ -8,6 +8,10 @@ import type {
   CreateLobbyResponse,
   CreateNamespaceTokenPublicResponse,
   EmulatorBuildsResponse,
+  EmulatorCreateGameRequest,
+  EmulatorCreatedGame,
+  EmulatorDeletedGame,
+  EmulatorGamesResponse,
   EmulatorStopLobbyRequest,
   EmulatorStopLobbyResponse,
   ExportHistoryResponse,
@@ -79,12 +83,28 @@ export async function completeUpload(api: ApiClient, uploadId: string): Promise<
   await api.call({ method: 'POST', path: `/cloud/uploads/${seg(uploadId)}/complete`, body: {}, auth: 'cloud', idempotent: true, handledByCaller: isCompleteInProgress });
 }
 
-/** The emulator's admin API: its builds, newest first. */
-export function listEmulatorBuilds(api: ApiClient): Promise<EmulatorBuildsResponse> {
-  return api.call({ method: 'GET', path: '/_emulator/builds', auth: 'none', idempotent: true });
+/** The emulator's admin API: the builds of a game (default the seeded one), newest first. */
+export function listEmulatorBuilds(api: ApiClient, gameId?: string): Promise<EmulatorBuildsResponse> {
+  const query = gameId === undefined ? undefined : { game_id: gameId };
+  return api.call({ method: 'GET', path: '/_emulator/builds', query, auth: 'admin', idempotent: true });
 }
 
 /** The emulator's admin API: stops a lobby as if its process had exited. Stopping twice keeps the first stop. */
 export function stopEmulatorLobby(api: ApiClient, lobbyId: string, body: EmulatorStopLobbyRequest): Promise<EmulatorStopLobbyResponse> {
-  return api.call({ method: 'POST', path: `/_emulator/lobbies/${seg(lobbyId)}/stop`, body, auth: 'none', idempotent: true });
+  return api.call({ method: 'POST', path: `/_emulator/lobbies/${seg(lobbyId)}/stop`, body, auth: 'admin', idempotent: true });
+}
+
+/** The emulator's admin API: a game for one CI job, with its tokens. Not idempotent: each call makes a game. */
+export function createEmulatorGame(api: ApiClient, body: EmulatorCreateGameRequest): Promise<EmulatorCreatedGame> {
+  return api.call({ method: 'POST', path: '/_emulator/games', body, auth: 'admin', idempotent: false });
+}
+
+/** The emulator's admin API: its games, the seeded one first (no tokens). */
+export function listEmulatorGames(api: ApiClient): Promise<EmulatorGamesResponse> {
+  return api.call({ method: 'GET', path: '/_emulator/games', auth: 'admin', idempotent: true });
+}
+
+/** The emulator's admin API: deletes a game with everything it holds; a second delete answers 404. */
+export function deleteEmulatorGame(api: ApiClient, gameId: string): Promise<EmulatorDeletedGame> {
+  return api.call({ method: 'DELETE', path: `/_emulator/games/${seg(gameId)}`, auth: 'admin', idempotent: true });
 }

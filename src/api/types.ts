@@ -152,5 +152,36 @@ export interface EmulatorStopLobbyRequest {
   failed?: boolean;
 }
 
+export interface EmulatorCreateGameRequest {
+  name?: string;
+  game_modes?: string[];
+  /** Region ids. */
+  regions?: string[];
+  ttl_seconds?: number;
+}
+
+export interface EmulatorGame {
+  game_id: string;
+  namespace_id: string;
+  name: string;
+  game_modes: string[];
+  regions: { id: string; name: string }[];
+  /** The one game every emulator has; it never expires and cannot be deleted. */
+  seeded: boolean;
+  create_ts: string | null;
+  expire_ts: string | null;
+}
+
+export interface EmulatorGamesResponse {
+  games: EmulatorGame[];
+}
+
+export type EmulatorCreatedGame = EmulatorGame & { tokens: { cloud: string; public: string; dev: string } };
+
+export interface EmulatorDeletedGame {
+  game_id: string;
+  deleted: { lobbies: number; players: number; builds: number; exports: number };
+}
+
 /** The lobby's summary, and whether it had stopped before this call (then it keeps that first stop). */
 export type EmulatorStopLobbyResponse = LobbyLogsResponse & { already_stopped?: boolean };

@@ -23,7 +23,7 @@ const TOKEN_SHAPE = /\b(?:cloud|pub_[0-9a-f-]*|dev_[0-9a-f-]*)\.[\w-]{16,}\.[\w-
 
 /** The token values this process was given through its environment. */
 export function envTokens(env: Env): string[] {
-  return [env.GAMEHOST_TOKEN, env.GAMEHOST_NAMESPACE_TOKEN, env.RIVET_TOKEN].filter((t): t is string => !!t);
+  return [env.GAMEHOST_TOKEN, env.GAMEHOST_NAMESPACE_TOKEN, env.RIVET_TOKEN, env.GAMEHOST_EMULATOR_ADMIN_TOKEN].filter((t): t is string => !!t);
 }
 
 /** Replaces every known token, and anything shaped like one, with its redacted form. */

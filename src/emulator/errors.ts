@@ -10,6 +10,7 @@ export const ERRORS = {
   // Production answers 500 for an unknown lobby in the logs endpoint; the emulator is kinder and says 404.
   API_NOT_FOUND: { status: 404, message: '{what} not found.' },
   API_METHOD_NOT_ALLOWED: { status: 405, message: 'Method {method} is not allowed on this path; allowed: {allow}.' },
+  API_RATE_LIMIT: { status: 429, message: 'Too many requests: {reason}' },
   PRESIGN_INVALID: { status: 403, message: 'The presigned URL signature does not match.' },
   PRESIGN_EXPIRED: { status: 403, message: 'The presigned URL expired at {expires}.' },
   // Production says only "Game mode not found."; naming the ones that exist saves a trip to the dashboard.

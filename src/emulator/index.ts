@@ -1,15 +1,16 @@
 // The local emulator of the service, wired together: routes (routes/) -> services (services/) -> stores (stores/).
 // startEmulator() for the CLI and tests, and the data directory's own helpers (whether it holds a store, reset).
-import { existsSync, readdirSync, rmSync, rmdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, rmdirSync } from 'node:fs';
+import type { Server as TlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { resolveConfig, type EmulatorConfig } from './config.js';
 import { DATA_DIR_ENTRIES, dataDirPaths } from './datadir.js';
 export { dataDirHolders, holdDataDir, type ServerHold } from './datadir.js';
 import { parseFaults } from './faults.js';
-import { createEmulatorServer, type Front } from './routes/server.js';
-import { tokensFor, type EmulatorTokens } from './services/auth.js';
+import { createEmulatorServer, type Front, type TlsPair } from './routes/server.js';
 import { systemClock, type Clock } from './services/clock.js';
+import { gameTokens, sweepFailed, type GameTokens } from './services/games.js';
 import { GAME_ID, NAMESPACE_ID } from './services/ids.js';
 import { createServices, type Services } from './services/index.js';
 import { checkBucketPartSize } from './stores/bucket.js';
@@ -24,21 +25,32 @@ export type { StopOptions } from './services/lobbies.js';
 export { BucketSettingsError, type BucketSettings } from './stores/bucket.js';
 export type { StoresInUse } from './stores/open.js';
 
+// How often a serving emulator removes expired games (any request of an expired game's token also starts it).
+const SWEEP_INTERVAL_MS = 60_000;
+
 export interface RunningEmulator {
   /** e.g. http://127.0.0.1:54321, no trailing slash. */
   endpoint: string;
   gameId: string;
   namespaceId: string;
-  tokens: EmulatorTokens;
+  tokens: GameTokens;
   /** The services behind the routes, for tests and tools that act on state without HTTP. */
   services: Services;
   /** Which stores it runs on, and where (credentials removed). */
   stores: StoresInUse;
+  /** Reads the TLS certificate and key files again (SIGHUP); the old pair stays when the new one is bad. */
+  reloadTls(): void;
   /**
    * Stops the server and closes the stores. With graceMs, stops accepting and lets the requests in flight finish
    * for up to that long before ending the connections; without, ends them at once.
    */
   close(opts?: { graceMs?: number }): Promise<void>;
+}
+
+/** PEM files of a certificate chain and its key. */
+export interface TlsFiles {
+  certFile: string;
+  keyFile: string;
 }
 
 export interface StartEmulatorOptions extends StoreOptions {
@@ -51,6 +63,14 @@ export interface StartEmulatorOptions extends StoreOptions {
   faults?: string;
   /** Default: the wall clock. Tests pass a ManualClock and move it instead of sleeping. */
   clock?: Clock;
+  /** When set, the admin routes (`/_emulator/*` but health) answer only requests that carry it. */
+  adminToken?: string;
+  /** Serve HTTPS with these. */
+  tls?: TlsFiles;
+}
+
+function readTls(files: TlsFiles): TlsPair {
+  return { cert: readFileSync(files.certFile), key: readFileSync(files.keyFile) };
 }
 
 /** A host as it appears in a URL; wildcard binds are reached through loopback. */
@@ -64,12 +84,14 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
   const config = resolveConfig(opts.config);
   const faults = opts.faults ? parseFaults(opts.faults) : undefined;
   const host = opts.host ?? '127.0.0.1';
+  // Read before anything is opened, so a missing file leaves nothing to close.
+  const tls = opts.tls ? readTls(opts.tls) : undefined;
   // A bucket refuses parts under 5 MiB at completion: said before anything is opened.
   if (opts.bucket) checkBucketPartSize(config.partSize);
   const { store, blobs, secret, inUse } = await openStores(opts);
-  const services = createServices({ store, blobs, clock: opts.clock ?? systemClock, config, secret, faults });
+  const services = createServices({ store, blobs, clock: opts.clock ?? systemClock, config, secret, faults, adminToken: opts.adminToken });
   const front: Front = { endpoint: '', faults };
-  const server = createEmulatorServer(services, front);
+  const server = createEmulatorServer(services, front, tls);
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -83,17 +105,24 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
     throw err;
   }
   const { port } = server.address() as AddressInfo;
-  front.endpoint = `http://${urlHost(host)}:${port}`;
+  front.endpoint = `${tls ? 'https' : 'http'}://${urlHost(host)}:${port}`;
+  // Each replica sweeps; a game is claimed by one of them. Unref'd: it never keeps a process alive.
+  const sweeper = setInterval(() => void services.games.sweep().catch(sweepFailed), SWEEP_INTERVAL_MS);
+  sweeper.unref();
 
   let closing: Promise<void> | null = null;
   return {
     endpoint: front.endpoint,
     gameId: GAME_ID,
     namespaceId: NAMESPACE_ID,
-    tokens: tokensFor(secret),
+    tokens: gameTokens(secret, GAME_ID, NAMESPACE_ID),
     services,
     stores: inUse,
+    reloadTls() {
+      if (opts.tls) (server as TlsServer).setSecureContext(readTls(opts.tls));
+    },
     close(closeOpts = {}) {
+      clearInterval(sweeper);
       closing ??= (async () => {
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         const grace = closeOpts.graceMs ?? 0;

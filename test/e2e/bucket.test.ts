@@ -212,7 +212,7 @@ describe.skipIf(!MOTO_PRESENT)('emulator serve --bucket on moto_server', () => {
     const urlOnly = await runCli(['history', 'export', '--since', '1h', '--url-only'], { env });
     expect(urlOnly.code).toBe(0);
     const url = expectHostOnlySignature(urlOnly.stdout.trim(), moto.endpoint, '3600');
-    expect(url.pathname).toMatch(new RegExp(`^/${BUCKET}/ci/exports/[0-9a-f-]{36}\\.csv$`));
+    expect(url.pathname).toMatch(new RegExp(`^/${BUCKET}/ci/exports/${info.game_id}/[0-9a-f-]{36}\\.csv$`));
 
     const out = path.join(dir, 'history.csv');
     const r = await runCli(['history', 'export', '--since', '1h', '-o', out], { env });

@@ -396,11 +396,11 @@ describe('emulator configuration', () => {
     const clock = new ManualClock(0);
     const emu = await startEmulator({ dataDir: path.join(env.XDG_DATA_HOME!, 'gamehost', 'emulator'), clock });
     try {
-      const { ready_ts: ready } = (await emu.services.lobbies.get(NAMESPACE_ID, lobbyId)).lobby;
+      const { ready_ts: ready } = (await emu.services.lobbies.get(emu.services.games.seeded, NAMESPACE_ID, lobbyId)).lobby;
       clock.advance(ready + 99);
-      expect((await emu.services.lobbies.get(NAMESPACE_ID, lobbyId)).lobby.stop_ts).toBeNull();
+      expect((await emu.services.lobbies.get(emu.services.games.seeded, NAMESPACE_ID, lobbyId)).lobby.stop_ts).toBeNull();
       clock.advance(1);
-      expect((await emu.services.lobbies.get(NAMESPACE_ID, lobbyId)).lobby).toMatchObject({ stop_ts: ready + 100, exit_code: 0, failed: 0 });
+      expect((await emu.services.lobbies.get(emu.services.games.seeded, NAMESPACE_ID, lobbyId)).lobby).toMatchObject({ stop_ts: ready + 100, exit_code: 0, failed: 0 });
     } finally {
       await emu.close();
     }

@@ -224,6 +224,37 @@ describe.skipIf(!PG_PRESENT)('two emulator replicas on one PostgreSQL database',
     expect(row).toEqual({ complete: 1, sha256: sha(body), state: 'complete' });
   });
 
+  it('a game created through one serves its job through the other; deleted through one, its tokens are 401 on both', async () => {
+    const created = await runCli(['emulator', 'game', 'create', '--ttl', '1h', '--name', 'ci-job', '--json'], { env: cliEnv(a) });
+    expect(created.code).toBe(0);
+    const game = JSON.parse(created.stdout) as { game_id: string; namespace_id: string; tokens: { cloud: string; public: string } };
+    const jobOn = (r: Replica): Record<string, string> => ({
+      ...cliEnv(r),
+      GAMEHOST_TOKEN: game.tokens.cloud,
+      GAMEHOST_NAMESPACE_TOKEN: game.tokens.public,
+      GAMEHOST_GAME: game.game_id,
+      GAMEHOST_NAMESPACE: game.namespace_id,
+    });
+    expect((await runCli(['lobby', 'create', '--game-mode', 'squads', '-q'], { env: jobOn(b) })).code).toBe(0);
+    const stats = await runCli(['stats', '--json'], { env: jobOn(a) });
+    expect(stats.code).toBe(0);
+    expect(JSON.parse(stats.stdout).player_count).toBe(1);
+    const listed = await runCli(['emulator', 'game', 'list', '--json'], { env: cliEnv(b) });
+    expect(JSON.parse(listed.stdout).games.map((g: { game_id: string }) => g.game_id)).toContain(game.game_id);
+
+    const deleted = await runCli(['emulator', 'game', 'delete', game.game_id], { env: cliEnv(a) });
+    expect(deleted.code).toBe(0);
+    // No replica keeps the game: the other reads its row on each request and finds it gone.
+    for (const r of [b, a]) {
+      const refused = await runCli(['stats'], { env: jobOn(r) });
+      expect(refused.code).toBe(3);
+      expect(refused.stderr).toMatch(/deleted or has expired/);
+    }
+    expect((await runCli(['emulator', 'game', 'delete', game.game_id], { env: cliEnv(b) })).code).toBe(4);
+    expect(await queryDatabase(url, 'SELECT game_id FROM games WHERE game_id = $1', [game.game_id])).toEqual([]);
+    expect(await queryDatabase(url, 'SELECT lobby_id FROM lobbies WHERE namespace_id = $1', [game.namespace_id])).toEqual([]);
+  });
+
   it('answers health on both; SIGTERM lets a request in flight finish, then exits 0', async () => {
     for (const r of [a, b]) {
       const res = await fetch(`${r.info.endpoint}/_emulator/health`);

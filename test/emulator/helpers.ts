@@ -48,17 +48,22 @@ export async function callAt(
   return { status: res.status, headers: res.headers, json, text };
 }
 
-/** An emulator on a fresh data directory (or `opts.dataDir`), on the wall clock unless given `opts.clock`. */
+/**
+ * An emulator on a fresh data directory (or `opts.dataDir`; its records in `opts.database` when given), on the wall clock unless given `opts.clock`, its admin
+ * routes open unless given `opts.adminToken`.
+ */
 export async function startTestEmulator(
   config: Partial<EmulatorConfig> = {},
-  opts: { dataDir?: string; clock?: Clock } = {},
+  opts: { dataDir?: string; clock?: Clock; adminToken?: string; database?: string } = {},
 ): Promise<TestEmulator> {
   const dataDir = opts.dataDir ?? tempDir();
-  const emu = await startEmulator({ dataDir, config, clock: opts.clock });
+  // On PostgreSQL the secret lives in the database: given here instead, so the test knows it.
+  const secret = opts.database === undefined ? undefined : 'a-test-secret-for-emulators-on-postgresql';
+  const emu = await startEmulator({ dataDir, config, clock: opts.clock, adminToken: opts.adminToken, database: opts.database, secret });
   return {
     emu,
     dataDir,
-    secret: readFileSync(join(dataDir, 'secret')),
+    secret: secret === undefined ? readFileSync(join(dataDir, 'secret')) : Buffer.from(secret),
     call: (method, path, opts) => callAt(emu.endpoint, method, path, opts),
     async stop() {
       await emu.close();

@@ -160,7 +160,7 @@ describe('job metrics over HTTP', () => {
 });
 
 describe('a data directory from an older gamehost', () => {
-  it('a version 1 store is upgraded in place and keeps its lobbies', async () => {
+  it('a version 1 store is upgraded in place (to version 3, with games) and keeps its lobbies', async () => {
     const dir = tempDir();
     const first = await startEmulator({ dataDir: dir, config: { startDelayMs: 0, readyDelayMs: 0 } });
     const created = await fetch(`${first.endpoint}/matchmaker/lobbies/create`, {
@@ -170,7 +170,8 @@ describe('a data directory from an older gamehost', () => {
     await first.close();
     // Turn it back into what version 1 wrote.
     const db = new Database(join(dir, 'emulator.db'));
-    db.exec(`DROP INDEX lobbies_idle; ALTER TABLE lobbies DROP COLUMN idle_stop_ts; ALTER TABLE lobbies DROP COLUMN idle_lifetime_ms;
+    db.exec(`DROP TABLE games; DROP INDEX lobbies_namespace; DROP INDEX exports_game;
+             DROP INDEX lobbies_idle; ALTER TABLE lobbies DROP COLUMN idle_stop_ts; ALTER TABLE lobbies DROP COLUMN idle_lifetime_ms;
              UPDATE meta SET value = '1' WHERE key = 'schema_version'`);
     db.close();
 
@@ -181,8 +182,9 @@ describe('a data directory from an older gamehost', () => {
       }).then((r) => r.json() as Promise<{ lobby: { status: unknown } }>);
       expect(logs.lobby.status).toEqual({ running: {} });
       const check = new Database(join(dir, 'emulator.db'), { readonly: true });
-      expect(check.prepare("SELECT value FROM meta WHERE key = 'schema_version'").pluck().get()).toBe('2');
+      expect(check.prepare("SELECT value FROM meta WHERE key = 'schema_version'").pluck().get()).toBe('3');
       expect(check.prepare('SELECT idle_lifetime_ms FROM lobbies').pluck().all()).toEqual([null]);
+      expect(check.prepare('SELECT COUNT(*) FROM games').pluck().get()).toBe(0);
       check.close();
     } finally {
       await second.close();

@@ -293,6 +293,26 @@ describe.skipIf(!PG_PRESENT)('PostgreSQL only', () => {
     expect(await queryDatabase(url, 'SELECT version FROM schema_version')).toEqual([{ version: PG_SCHEMA_VERSION + 1 }]);
   });
 
+  it('migrates a version 1 database (before games per CI job) in place, keeping its lobbies', async () => {
+    const url = await createTestDatabase();
+    const old = await PostgresStore.open({ connectionString: url });
+    const kept = lobby();
+    await old.insertLobby(kept, randomUUID());
+    await old.close();
+    // Back to what version 1 had: no games table, nor the indexes version 2 added.
+    await queryDatabase(url, 'DROP TABLE games; DROP INDEX lobbies_namespace; DROP INDEX exports_game; UPDATE schema_version SET version = 1');
+    const store = await PostgresStore.open({ connectionString: url });
+    try {
+      expect(await queryDatabase(url, 'SELECT version FROM schema_version')).toEqual([{ version: 2 }]);
+      expect((await store.getLobby(kept.lobby_id))?.lobby_id).toBe(kept.lobby_id);
+      const game = { game_id: randomUUID(), namespace_id: randomUUID(), name: '', game_modes: '[]', regions: '[]', create_ts: T0, expire_ts: T0 + 1, delete_ts: null };
+      await store.insertGame(game);
+      expect(await store.getGame(game.game_id)).toEqual(game);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('bigint columns read back exactly up to 2^53 - 1; beyond, the read fails instead of rounding', async () => {
     const url = await createTestDatabase();
     const store = await PostgresStore.open({ connectionString: url });

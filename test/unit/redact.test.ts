@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { redactToken, scrubTokens, redactUrl } from '../../src/config/redact.js';
+import { envTokens, redactToken, redactUrl, scrubTokens } from '../../src/config/redact.js';
 
 describe('redactToken', () => {
   it('keeps the kind label and three characters from each end', () => {
@@ -11,6 +11,14 @@ describe('redactToken', () => {
     expect(redactToken('cloud.short')).toBe('cloud.…');
     expect(redactToken('tiny')).toBe('…');
     expect(redactToken(undefined)).toBe('-');
+  });
+});
+
+describe('envTokens', () => {
+  it('names every token the environment gives, the emulator admin token too', () => {
+    const env = { GAMEHOST_TOKEN: 'cloud-token', GAMEHOST_NAMESPACE_TOKEN: 'ns-token', RIVET_TOKEN: '', GAMEHOST_EMULATOR_ADMIN_TOKEN: 'admin-token-0123' };
+    expect(envTokens(env)).toEqual(['cloud-token', 'ns-token', 'admin-token-0123']);
+    expect(scrubTokens('bad token admin-token-0123', envTokens(env))).toBe('bad token adm…123');
   });
 });
 

@@ -26,7 +26,9 @@ export default defineCommand({
 
 async function run(ctx: Context, o: BuildsOptions): Promise<void> {
   const api = await adminApi(ctx, o.place);
-  const { builds } = api ? await listEmulatorBuilds(api) : { builds: [] };
+  // At a running emulator, the builds of the game the command is pointed at (GAMEHOST_GAME, --game).
+  const gameId = o.place.kind === 'endpoint' ? api?.target.gameId : undefined;
+  const { builds } = api ? await listEmulatorBuilds(api, gameId) : { builds: [] };
   if (ctx.global.json) return writeJson(ctx, { builds });
   const { sanitizeLine } = await import('../../output/sanitize.js');
   // -q: the build ids alone, one a line, newest first.

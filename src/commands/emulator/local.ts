@@ -36,6 +36,34 @@ export async function adminApi(ctx: Context, place: EmulatorPlace): Promise<ApiC
   return holdsStore(place.dir) ? ctx.emulatorApi(place.dir) : undefined;
 }
 
+/** A value quoted for a POSIX shell: single quotes, each ' written as '\''. */
+function shellQuote(value: string): string {
+  return /^[A-Za-z0-9_./:@%+=,-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+/** The variables every command reads, for a game at an endpoint (none for an in-process emulator). */
+export interface GameVariables {
+  endpoint?: string;
+  game_id: string;
+  namespace_id: string;
+  tokens: { cloud: string; public: string };
+}
+
+export function gameVariables(v: GameVariables): [name: string, value: string][] {
+  return [
+    ...(v.endpoint === undefined ? [] : [['GAMEHOST_ENDPOINT', v.endpoint] as [string, string]]),
+    ['GAMEHOST_TOKEN', v.tokens.cloud],
+    ['GAMEHOST_NAMESPACE_TOKEN', v.tokens.public],
+    ['GAMEHOST_GAME', v.game_id],
+    ['GAMEHOST_NAMESPACE', v.namespace_id],
+  ];
+}
+
+/** `export NAME=value` lines for `eval` or `source`. */
+export function exportLines(vars: [name: string, value: string][]): string {
+  return vars.map(([k, v]) => `export ${k}=${shellQuote(v)}\n`).join('');
+}
+
 /** A path option that must not be empty, resolved against the working directory. */
 export function resolvePath(flag: string, raw: string, cwd: string): string {
   if (!raw) throw new UsageError(`${flag} is empty`);

@@ -6,6 +6,7 @@ import { CliError, ExitCode, ResponseError, UsageError } from '../../errors.js';
 import { jsonLine } from '../../output/json.js';
 import { bytes, integer } from '../args.js';
 import { defineCommand } from '../command.js';
+import { exportLines, gameVariables } from './local.js';
 
 export interface ServeOptions {
   host: string;
@@ -21,6 +22,25 @@ export interface ServeOptions {
   secret?: string;
   /** Print `export GAMEHOST_…=…` lines for a shell (--env). */
   env: boolean;
+  /** From GAMEHOST_EMULATOR_ADMIN_TOKEN or --admin-token-file; never printed. */
+  adminToken?: string;
+  tls?: { certFile: string; keyFile: string };
+}
+
+/** The admin token, from its file (first line, trimmed) or the environment; a usage error when empty. */
+async function readAdminToken(file: string | undefined, ctx: Pick<Context, 'env' | 'cwd'>): Promise<string | undefined> {
+  if (file === undefined) return ctx.env.GAMEHOST_EMULATOR_ADMIN_TOKEN || undefined;
+  const { readFileSync } = await import('node:fs');
+  const { describeFsError } = await import('../../errors.js');
+  let text: string;
+  try {
+    text = readFileSync(path.resolve(ctx.cwd, file), 'utf8');
+  } catch (err) {
+    throw new UsageError(`--admin-token-file: cannot read ${file}: ${describeFsError(err)}`);
+  }
+  const token = text.split(/\r?\n/, 1)[0]!.trim();
+  if (!token) throw new UsageError(`--admin-token-file: ${file} is empty`);
+  return token;
 }
 
 /** How long a stop by signal lets the requests in flight finish before their connections are ended. */
@@ -66,11 +86,6 @@ function storeOpenError(err: unknown, database: string | undefined): unknown {
   return err;
 }
 
-/** A value quoted for a POSIX shell: single quotes, each ' written as '\''. */
-export function shellQuote(value: string): string {
-  return /^[A-Za-z0-9_./:@%+=,-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
-}
-
 async function parseFaultsOption(raw: string | undefined): Promise<string | undefined> {
   if (raw === undefined) return undefined;
   const { parseFaults } = await import('../../emulator/faults.js');
@@ -94,12 +109,18 @@ export default defineCommand({
     { flags: '--bucket <url>', description: 'keep builds and exports in an S3-compatible bucket, s3://bucket[/prefix] (endpoint, region, keys: AWS_* variables)' },
     { flags: '--faults <spec>', description: 'inject failures, e.g. put-error=0.1,put-reset=0.05,latency=50ms,rate-limit=0.05' },
     { flags: '--env', description: 'print export GAMEHOST_…=… lines for a shell instead of the table' },
+    { flags: '--admin-token-file <file>', description: 'require this admin token on /_emulator/* (default: GAMEHOST_EMULATOR_ADMIN_TOKEN)' },
+    { flags: '--tls-cert <pem>', description: 'serve HTTPS with this certificate chain (re-read on SIGHUP)' },
+    { flags: '--tls-key <pem>', description: 'the private key of --tls-cert (re-read on SIGHUP)' },
   ],
-  notes: 'With -q, prints the endpoint alone. --database and --bucket may come from GAMEHOST_EMULATOR_DATABASE_URL and GAMEHOST_EMULATOR_BUCKET.',
+  notes:
+    'With -q, prints the endpoint alone. On an address other than loopback it needs an admin token ' +
+    '(GAMEHOST_EMULATOR_ADMIN_TOKEN or --admin-token-file), which the admin routes then require. ' +
+    '--database and --bucket may come from GAMEHOST_EMULATOR_DATABASE_URL and GAMEHOST_EMULATOR_BUCKET.',
   examples: [
     'gamehost emulator serve --env > emulator.env & sleep 1; . ./emulator.env; gamehost stats',
     'gamehost emulator serve --port 0 --data-dir .emulator --json > emulator.json &   # in CI',
-    'AWS_ENDPOINT_URL=http://minio:9000 gamehost emulator serve --host 0.0.0.0 --bucket s3://gamehost/staging',
+    'GAMEHOST_EMULATOR_ADMIN_TOKEN=$(openssl rand -hex 32) AWS_ENDPOINT_URL=http://minio:9000 gamehost emulator serve --host 0.0.0.0 --bucket s3://gamehost/staging --tls-cert cert.pem --tls-key key.pem',
   ],
   async parse(v, ctx): Promise<ServeOptions> {
     if (!v.host) throw new UsageError('--host is empty');
@@ -108,6 +129,15 @@ export default defineCommand({
     let config = v.config !== undefined ? loadEmulatorConfig(path.resolve(ctx.cwd, v.config)) : undefined;
     // The flag wins over the config file, as flags do everywhere.
     if (v.partSize !== undefined) config = { ...config, partSize: v.partSize };
+    if ((v.tlsCert === undefined) !== (v.tlsKey === undefined)) throw new UsageError('--tls-cert and --tls-key go together: give both');
+    const adminToken = await readAdminToken(v.adminTokenFile, ctx);
+    const { isLoopbackHost } = await import('../../config/endpoint.js');
+    // Anyone who reaches the port could create and delete games and stop lobbies: off this machine, not without a token.
+    if (adminToken === undefined && !isLoopbackHost(v.host)) {
+      throw new UsageError(
+        `emulator serve on ${v.host} needs an admin token: set GAMEHOST_EMULATOR_ADMIN_TOKEN or pass --admin-token-file <file> (or serve on --host 127.0.0.1)`,
+      );
+    }
     const database =
       v.database !== undefined
         ? parseDatabase(v.database, '--database')
@@ -146,6 +176,8 @@ export default defineCommand({
       bucket,
       secret,
       env: v.env,
+      adminToken,
+      tls: v.tlsCert === undefined ? undefined : { certFile: path.resolve(ctx.cwd, v.tlsCert), keyFile: path.resolve(ctx.cwd, v.tlsKey!) },
     };
   },
   run,
@@ -153,6 +185,7 @@ export default defineCommand({
 
 async function run(ctx: Context, o: ServeOptions): Promise<void> {
   const [{ holdDataDir, startEmulator, BucketSettingsError }, { renderRecord }] = await Promise.all([import('../../emulator/index.js'), import('../../output/record.js')]);
+  const { tls } = o;
   const emu = await startEmulator({
     dataDir: o.dataDir,
     database: o.database,
@@ -162,7 +195,14 @@ async function run(ctx: Context, o: ServeOptions): Promise<void> {
     port: o.port,
     config: o.config,
     faults: o.faults,
-  }).catch((err) => {
+    adminToken: o.adminToken,
+    tls,
+  }).catch(async (err) => {
+    if (tls && typeof err?.code === 'string' && (err.code === 'ENOENT' || err.code === 'EACCES' || err.code.startsWith('ERR_OSSL'))) {
+      const { describeFsError } = await import('../../errors.js');
+      const why = err.code.startsWith('ERR_OSSL') ? `not a certificate and its key (${err.message})` : `${err.path}: ${describeFsError(err)}`;
+      throw new UsageError(`--tls-cert/--tls-key: ${why}`);
+    }
     if (err?.code === 'EADDRINUSE') throw new UsageError(`--port ${o.port} is in use`, 'pick another with --port, or --port 0 for any free one');
     if (err?.code === 'EADDRNOTAVAIL') throw new UsageError(`--host ${o.host} is not an address of this machine`);
     if (err instanceof BucketSettingsError)
@@ -171,6 +211,16 @@ async function run(ctx: Context, o: ServeOptions): Promise<void> {
   });
   // `emulator reset` refuses to delete the data while this server holds it.
   const release = holdDataDir(o.dataDir, emu.endpoint);
+  // SIGHUP: a renewed certificate is taken up without a restart; a bad one is refused and the old one kept.
+  const onHangup = () => {
+    try {
+      emu.reloadTls();
+      ctx.info('Reloaded the TLS certificate and key.');
+    } catch (err) {
+      ctx.warn(`kept the TLS certificate in use: the new one could not be loaded (${(err as Error).message})`);
+    }
+  };
+  if (tls) process.on('SIGHUP', onHangup);
   try {
     const { records, bytes } = emu.stores;
     ctx.verbose(`emulator records: ${records.kind} at ${records.location}`);
@@ -187,16 +237,8 @@ async function run(ctx: Context, o: ServeOptions): Promise<void> {
       ctx.io.stdout.write(jsonLine(info));
     } else if (o.env) {
       // For `eval`/`source`: the variables every command reads, pointing at this emulator.
-      const vars: [string, string][] = [
-        ['GAMEHOST_ENDPOINT', info.endpoint],
-        ['GAMEHOST_TOKEN', info.tokens.cloud],
-        ['GAMEHOST_NAMESPACE_TOKEN', info.tokens.public],
-        ['GAMEHOST_GAME', info.game_id],
-        ['GAMEHOST_NAMESPACE', info.namespace_id],
-      ];
       // A comment line first, so a sourced file says which stores it came from.
-      const comment = `# stores: records ${records.kind}, bytes ${bytes.kind}\n`;
-      ctx.io.stdout.write(comment + vars.map(([k, v]) => `export ${k}=${shellQuote(v)}\n`).join(''));
+      ctx.io.stdout.write(`# stores: records ${records.kind}, bytes ${bytes.kind}\n` + exportLines(gameVariables(info)));
       ctx.info(`${storesLine} Press Ctrl-C to stop.`);
     } else if (ctx.global.quiet) {
       // -q: the endpoint alone.
@@ -226,6 +268,7 @@ async function run(ctx: Context, o: ServeOptions): Promise<void> {
       ctx.signal.addEventListener('abort', () => resolve(), { once: true });
     });
   } finally {
+    process.off('SIGHUP', onHangup);
     release();
     await emu.close({ graceMs: SHUTDOWN_GRACE_MS });
   }

@@ -1,7 +1,7 @@
 // Build routes: create, the presigned part PUT, complete, and the admin list.
 import { fail } from '../errors.js';
 import { BUILD_COMPRESSIONS, BUILD_KINDS, type BuildRequest } from '../services/builds.js';
-import { GAME_ID } from '../services/ids.js';
+import { GAME_ID, isUuid } from '../services/ids.js';
 import type { BuildRow } from '../stores/store.js';
 import type { Reply, RequestContext } from './context.js';
 import {
@@ -38,7 +38,7 @@ function buildRequest(body: JsonObject): BuildRequest {
 
 export async function createBuild(rc: RequestContext): Promise<Reply> {
   const gameId = rc.params.game_id!;
-  rc.services.auth.cloud(authorization(rc), gameId);
+  await rc.services.auth.cloud(authorization(rc), gameId);
   const request = buildRequest(await readJson(rc));
   const created = await rc.services.builds.create(gameId, request, origin(rc));
   return {
@@ -65,9 +65,9 @@ export async function putPart(rc: RequestContext): Promise<Reply> {
 
 /** POST /cloud/uploads/{upload_id}/complete: 200 `{}` as the real server answers (the spec says 204). */
 export async function completeUpload(rc: RequestContext): Promise<Reply> {
-  const claims = rc.services.auth.cloud(authorization(rc), undefined);
+  const game = await rc.services.auth.cloud(authorization(rc), undefined);
   await readJson(rc, { emptyIsObject: true });
-  await rc.services.builds.complete(claims.game_id, rc.params.upload_id!);
+  await rc.services.builds.complete(game.gameId, rc.params.upload_id!);
   return { status: 200, json: {} };
 }
 
@@ -85,6 +85,10 @@ export function buildView(b: BuildRow): JsonObject {
   };
 }
 
+/** GET /_emulator/builds[?game_id=<id>]: the builds of a game (default the seeded one), newest first. */
 export async function adminListBuilds(rc: RequestContext): Promise<Reply> {
-  return { status: 200, json: { builds: (await rc.services.builds.list(GAME_ID)).map(buildView) } };
+  const gameId = rc.query.get('game_id') ?? GAME_ID;
+  if (!isUuid(gameId)) fail('API_BAD_QUERY_PARAMETER', { name: 'game_id', reason: `"${gameId}" is not a UUID.` });
+  if ((await rc.services.games.live(gameId.toLowerCase())) === undefined) fail('API_NOT_FOUND', { what: `Game ${gameId}` });
+  return { status: 200, json: { builds: (await rc.services.builds.list(gameId.toLowerCase())).map(buildView) } };
 }

@@ -1,28 +1,34 @@
-// The cloud game (cloud_games_getGameById): the one game the emulator hosts, its namespace and version, and the
-// regions lobbies run in, which is how a client turns a lobby's region UUID into a name.
-import { GAME_ID, NAMESPACE_ID, NAMESPACE_NAME, VERSION_ID, VERSION_NAME, regionUuid, stableUuid } from '../services/ids.js';
+// Games: the cloud game (cloud_games_getGameById) of the token's game, its namespace and version, and the regions
+// lobbies run in, which is how a client turns a lobby's region UUID into a name; and the admin routes for games
+// per CI job: create (with its tokens), list (without), delete.
+import { fail } from '../errors.js';
+import type { Game, GameRequest } from '../services/games.js';
+import { NAMESPACE_NAME, VERSION_ID, VERSION_NAME, regionUuid, stableUuid } from '../services/ids.js';
 import type { Reply, RequestContext } from './context.js';
-import { authorization } from './request.js';
+import { authorization, optInteger, optString, readJson, type JsonObject } from './request.js';
 
-/** When the emulated game "was created": fixed, so answers are the same from one run to the next. */
+/** When the seeded game "was created": fixed, so answers are the same from one run to the next. */
 const CREATED = '2024-01-01T00:00:00.000Z';
 
+const iso = (ms: number): string => new Date(ms).toISOString();
+
 export async function getGame(rc: RequestContext): Promise<Reply> {
-  const { auth, config, statistics } = rc.services;
-  auth.cloud(authorization(rc), rc.params.game_id);
+  const { auth, statistics } = rc.services;
+  const g = await auth.cloud(authorization(rc), rc.params.game_id);
   // `watch_index` asks the service to hold the answer until the game changes; the emulator never holds one:
   // every answer comes at once, as index 0.
-  const { player_count: players } = await statistics.players('public', false);
+  const { player_count: players } = await statistics.players(g, 'public', false);
+  const created = g.seeded ? CREATED : iso(g.createTs);
   const game = {
-    game_id: GAME_ID,
-    create_ts: CREATED,
+    game_id: g.gameId,
+    create_ts: created,
     name_id: 'game',
-    display_name: 'Emulated game',
+    display_name: g.name || 'Emulated game',
     developer_group_id: stableUuid('group', 'developer'),
     total_player_count: players,
-    namespaces: [{ namespace_id: NAMESPACE_ID, create_ts: CREATED, display_name: NAMESPACE_NAME, version_id: VERSION_ID, name_id: NAMESPACE_NAME }],
-    versions: [{ version_id: VERSION_ID, create_ts: CREATED, display_name: VERSION_NAME }],
-    available_regions: config.regions.map((r) => ({
+    namespaces: [{ namespace_id: g.namespaceId, create_ts: created, display_name: NAMESPACE_NAME, version_id: VERSION_ID, name_id: NAMESPACE_NAME }],
+    versions: [{ version_id: VERSION_ID, create_ts: created, display_name: VERSION_NAME }],
+    available_regions: g.regions.map((r) => ({
       region_id: regionUuid(r.id),
       region_name_id: r.id,
       provider: 'emulator',
@@ -32,4 +38,48 @@ export async function getGame(rc: RequestContext): Promise<Reply> {
     })),
   };
   return { status: 200, json: { game, watch: { index: '0' } } };
+}
+
+function optNames(body: JsonObject, field: string): string[] | undefined {
+  const v = body[field];
+  if (v === undefined || v === null) return undefined;
+  if (!Array.isArray(v) || !v.every((s) => typeof s === 'string')) fail('API_BAD_BODY', { reason: `${field} must be a list of strings.` });
+  return v as string[];
+}
+
+export function gameView(g: Game): JsonObject {
+  return {
+    game_id: g.gameId,
+    namespace_id: g.namespaceId,
+    name: g.name,
+    game_modes: g.gameModes,
+    regions: g.regions,
+    seeded: g.seeded,
+    create_ts: g.seeded ? null : iso(g.createTs),
+    expire_ts: g.expireTs === null ? null : iso(g.expireTs),
+  };
+}
+
+/** POST /_emulator/games `{"name", "game_modes", "regions", "ttl_seconds"}` (all optional): the game and its tokens. */
+export async function adminCreateGame(rc: RequestContext): Promise<Reply> {
+  const body = await readJson(rc, { emptyIsObject: true });
+  const request: GameRequest = { name: optString(body, 'name') ?? '' };
+  const gameModes = optNames(body, 'game_modes');
+  const regions = optNames(body, 'regions');
+  const ttlSeconds = optInteger(body, 'ttl_seconds');
+  if (gameModes !== undefined) request.gameModes = gameModes;
+  if (regions !== undefined) request.regions = regions;
+  if (ttlSeconds !== undefined) request.ttlMs = ttlSeconds * 1000;
+  const { game, tokens } = await rc.services.games.create(request);
+  return { status: 200, json: { ...gameView(game), tokens } };
+}
+
+export async function adminListGames(rc: RequestContext): Promise<Reply> {
+  return { status: 200, json: { games: (await rc.services.games.list()).map(gameView) } };
+}
+
+export async function adminDeleteGame(rc: RequestContext): Promise<Reply> {
+  const gameId = rc.params.game_id!;
+  const deleted = await rc.services.games.delete(gameId);
+  return { status: 200, json: { game_id: gameId, deleted } };
 }

@@ -4,11 +4,11 @@ import { authorization, origin, readJson, reqInteger } from './request.js';
 
 export async function exportHistory(rc: RequestContext): Promise<Reply> {
   const gameId = rc.params.game_id!;
-  rc.services.auth.cloud(authorization(rc), gameId);
+  const game = await rc.services.auth.cloud(authorization(rc), gameId);
   const body = await readJson(rc);
   const queryStart = reqInteger(body, 'query_start');
   const queryEnd = reqInteger(body, 'query_end');
-  return { status: 200, json: { url: await rc.services.history.export(gameId, queryStart, queryEnd, origin(rc)) } };
+  return { status: 200, json: { url: await rc.services.history.export(game, queryStart, queryEnd, origin(rc)) } };
 }
 
 /** GET /_export/{export_id}/export.csv: no token, the presigned signature instead. */

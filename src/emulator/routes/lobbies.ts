@@ -100,23 +100,23 @@ export function stopView(state: StoppedLobby): JsonObject {
 
 export async function createLobby(rc: RequestContext): Promise<Reply> {
   const { auth, config, lobbies } = rc.services;
-  const mode = auth.namespace(authorization(rc), config.tokenless);
-  const seat = await lobbies.create(mode, lobbyRequest(await readJson(rc)));
+  const { mode, game } = await auth.namespace(authorization(rc), config.tokenless);
+  const seat = await lobbies.create(game, mode, lobbyRequest(await readJson(rc)));
   return { status: 200, json: seatView(seat) };
 }
 
 export async function playerStatistics(rc: RequestContext): Promise<Reply> {
-  const mode = rc.services.auth.namespace(authorization(rc), false);
+  const { mode, game } = await rc.services.auth.namespace(authorization(rc), false);
   const flag = rc.query.get('exclude_outdated');
   if (flag !== null && flag !== 'true' && flag !== 'false')
     fail('API_BAD_QUERY_PARAMETER', { name: 'exclude_outdated', reason: 'expected true or false.' });
-  return { status: 200, json: await rc.services.statistics.players(mode, flag === 'true') };
+  return { status: 200, json: await rc.services.statistics.players(game, mode, flag === 'true') };
 }
 
 export async function getLobbyLogs(rc: RequestContext): Promise<Reply> {
   const { game_id: gameId, namespace_id: namespaceId, lobby_id: lobbyId } = rc.params as Record<string, string>;
-  rc.services.auth.cloud(authorization(rc), gameId);
-  return { status: 200, json: lobbySummary(await rc.services.lobbies.get(namespaceId!, lobbyId!)) };
+  const game = await rc.services.auth.cloud(authorization(rc), gameId);
+  return { status: 200, json: lobbySummary(await rc.services.lobbies.get(game, namespaceId!, lobbyId!)) };
 }
 
 export async function adminStopLobby(rc: RequestContext): Promise<Reply> {

@@ -90,10 +90,11 @@ export function optEnum<T extends string>(body: JsonObject, field: string, allow
   return v as T;
 }
 
-/** Base URL for links the client follows next (presigned URLs): the Host it used to reach us. */
+/** Base URL for links the client follows next (presigned URLs): the Host it used to reach us, on our scheme. */
 export function origin(rc: RequestContext): string {
   const host = rc.req.headers.host;
-  return host && /^[A-Za-z0-9.\-:[\]]+$/.test(host) ? `http://${host}` : rc.endpoint;
+  const scheme = rc.endpoint.startsWith('https:') ? 'https' : 'http';
+  return host && /^[A-Za-z0-9.\-:[\]]+$/.test(host) ? `${scheme}://${host}` : rc.endpoint;
 }
 
 /** The Authorization header as sent, for the auth service. */

@@ -1,6 +1,7 @@
 // The HTTP front: routing, path parameters, ray ids, and turning every failure into the JSON error body.
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import { ERRORS, EmulatorError, errorBody, fail, type ErrorCode, type ErrorParams } from '../errors.js';
 import { injectFault, type Faults } from '../faults.js';
 import { MAX_PARTS } from '../services/builds.js';
@@ -8,7 +9,7 @@ import { GAME_ID, NAMESPACE_ID, isUuid } from '../services/ids.js';
 import type { Services } from '../services/index.js';
 import { adminListBuilds, completeUpload, createBuild, putPart } from './builds.js';
 import type { Handler, Reply, RequestContext } from './context.js';
-import { getGame } from './games.js';
+import { adminCreateGame, adminDeleteGame, adminListGames, getGame } from './games.js';
 import { downloadExport, exportHistory } from './history.js';
 import { createPublicToken } from './tokens.js';
 import { adminJoinLobby, adminStopLobby, createLobby, getLobbyLogs, playerStatistics } from './lobbies.js';
@@ -19,6 +20,12 @@ export interface Front {
   endpoint: string;
   /** Injected failures, when asked for (`--faults`, GAMEHOST_EMULATOR_FAULTS). */
   faults?: Faults;
+}
+
+/** A certificate chain and its key, PEM: the server answers HTTPS. */
+export interface TlsPair {
+  cert: Buffer;
+  key: Buffer;
 }
 
 interface Route {
@@ -43,7 +50,10 @@ const ROUTES: Route[] = [
   // Presigned targets, standing in for the object store.
   route('PUT', '/_upload/:upload_id/:part_number', putPart),
   route('GET', '/_export/:export_id/export.csv', downloadExport),
-  // Admin routes for tests and `gamehost emulator ...`; no auth, loopback only by default.
+  // Admin routes for tests and `gamehost emulator ...`: the admin token when one is set (all but health).
+  route('POST', '/_emulator/games', adminCreateGame),
+  route('GET', '/_emulator/games', adminListGames),
+  route('DELETE', '/_emulator/games/:game_id', adminDeleteGame),
   route('POST', '/_emulator/lobbies/:lobby_id/stop', adminStopLobby),
   route('POST', '/_emulator/lobbies/:lobby_id/players', adminJoinLobby),
   route('GET', '/_emulator/builds', adminListBuilds),
@@ -150,6 +160,9 @@ async function handle(services: Services, front: Front, req: IncomingMessage, re
     endpoint: front.endpoint,
   };
   try {
+    // Health answers load balancers and container checks, which hold no token; it tells nothing secret.
+    if (rc.path.startsWith('/_emulator/') && rc.path !== '/_emulator/health')
+      services.admin.check(req.headers.authorization, req.socket.remoteAddress ?? '');
     if (front.faults && (await injectFault(front.faults, rc))) return;
     const handler = resolve(rc);
     send(res, await handler(rc));
@@ -163,11 +176,13 @@ async function handle(services: Services, front: Front, req: IncomingMessage, re
   }
 }
 
-export function createEmulatorServer(services: Services, front: Front): Server {
-  const server = createServer((req, res) => {
+/** HTTP, or HTTPS with `tls` (its certificate replaceable while serving: `server.setSecureContext`). */
+export function createEmulatorServer(services: Services, front: Front, tls?: TlsPair): Server {
+  const listener = (req: IncomingMessage, res: ServerResponse) => {
     // handle() never rejects, but a last guard keeps one bad request from ending the process.
     handle(services, front, req, res).catch(() => res.destroy());
-  });
+  };
+  const server = tls ? createTlsServer({ cert: tls.cert, key: tls.key }, listener) : createServer(listener);
   server.keepAliveTimeout = 5_000;
   return server;
 }

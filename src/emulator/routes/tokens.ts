@@ -3,7 +3,7 @@ import type { Reply, RequestContext } from './context.js';
 import { authorization } from './request.js';
 
 /** POST /cloud/games/{game_id}/namespaces/{namespace_id}/tokens/public: no body, answers `{ token }`. */
-export function createPublicToken(rc: RequestContext): Reply {
-  const token = rc.services.auth.createPublicToken(authorization(rc), rc.params.game_id!, rc.params.namespace_id!);
+export async function createPublicToken(rc: RequestContext): Promise<Reply> {
+  const token = await rc.services.auth.createPublicToken(authorization(rc), rc.params.game_id!, rc.params.namespace_id!);
   return { status: 200, json: { token } };
 }

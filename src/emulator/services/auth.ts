@@ -1,30 +1,19 @@
-// Bearer authentication: who is calling, and may they call this.
+// Bearer authentication: who is calling, and may they call this. A token names its game; the game must still be
+// there (neither deleted nor expired), whichever process deleted it.
 import { fail } from '../errors.js';
-import { GAME_ID, NAMESPACE_ID } from './ids.js';
+import type { Game, Games } from './games.js';
 import { signToken, verifyToken, type TokenClaims } from './tokens.js';
 
 const TOKEN_CACHE_MAX = 1024;
-
-export interface EmulatorTokens {
-  cloud: string;
-  public: string;
-  dev: string;
-}
-
-/** The tokens of a secret; they depend on nothing else, so they survive restarts. */
-export function tokensFor(secret: Buffer): EmulatorTokens {
-  return {
-    cloud: signToken(secret, { kind: 'cloud', game_id: GAME_ID }),
-    public: signToken(secret, { kind: 'pub', game_id: GAME_ID, namespace_id: NAMESPACE_ID }),
-    dev: signToken(secret, { kind: 'dev', game_id: GAME_ID, namespace_id: NAMESPACE_ID }),
-  };
-}
 
 export class Auth {
   /** Verified bearer tokens (null for bad ones), so a busy client costs one HMAC, not one per request. */
   private readonly cache = new Map<string, TokenClaims | null>();
 
-  constructor(private readonly secret: Buffer) {}
+  constructor(
+    private readonly secret: Buffer,
+    private readonly games: Games,
+  ) {}
 
   /** null when no Authorization header was sent; throws 401 for anything present but not a good token. */
   bearer(header: string | undefined): TokenClaims | null {
@@ -41,39 +30,47 @@ export class Auth {
     return claims;
   }
 
-  /** Cloud endpoints: a cloud token for the game in the path. */
-  cloud(header: string | undefined, gameId: string | undefined): TokenClaims {
+  /** The token's game, or 401: a deleted or expired game's tokens are no longer good anywhere. */
+  private async gameOf(claims: TokenClaims): Promise<Game> {
+    const game = await this.games.live(claims.game_id);
+    if (game === undefined) fail('API_UNAUTHORIZED', { reason: 'the game of this token was deleted or has expired.' });
+    return game;
+  }
+
+  /** Cloud endpoints: a cloud token for the game in the path (any game's when the path names none). */
+  async cloud(header: string | undefined, gameId: string | undefined): Promise<Game> {
     const claims = this.bearer(header);
     if (claims === null) fail('API_UNAUTHORIZED', { reason: 'a cloud token is required.' });
     if (claims.kind !== 'cloud') fail('API_FORBIDDEN', { reason: `a ${claims.kind} namespace token cannot call cloud endpoints.` });
+    const game = await this.gameOf(claims);
     if (gameId !== undefined && claims.game_id !== gameId) fail('API_FORBIDDEN', { reason: 'the token belongs to another game.' });
-    if (gameId !== undefined && gameId !== GAME_ID) fail('API_NOT_FOUND', { what: `Game ${gameId}` });
-    return claims;
+    return game;
   }
 
   /**
-   * cloud_games_namespaces_createGameNamespaceTokenPublic: a cloud token of the game makes a public token of one
-   * of its namespaces (the emulator's tokens carry no timestamp, so it is the one `emulator serve` prints).
+   * cloud_games_namespaces_createGameNamespaceTokenPublic: a cloud token of the game makes a public token of its
+   * namespace (the emulator's tokens carry no timestamp, so it is the one `emulator serve` or `game create` printed).
    */
-  createPublicToken(header: string | undefined, gameId: string, namespaceId: string): string {
-    this.cloud(header, gameId);
-    if (namespaceId !== NAMESPACE_ID) fail('API_NOT_FOUND', { what: `Namespace ${namespaceId}` });
-    return signToken(this.secret, { kind: 'pub', game_id: gameId, namespace_id: namespaceId });
+  async createPublicToken(header: string | undefined, gameId: string, namespaceId: string): Promise<string> {
+    const game = await this.cloud(header, gameId);
+    if (namespaceId !== game.namespaceId) fail('API_NOT_FOUND', { what: `Namespace ${namespaceId}` });
+    return signToken(this.secret, { kind: 'pub', game_id: game.gameId, namespace_id: game.namespaceId });
   }
 
   /**
-   * Matchmaker endpoints: the namespace public token (real answers) or development token (mock answers).
-   * `tokenless` lets a request without Authorization through as public.
+   * Matchmaker endpoints: the namespace public token (real answers) or development token (mock answers), and the
+   * game whose namespace it is. `tokenless` lets a request without Authorization through as public, to the seeded
+   * game (nothing else names one).
    */
-  namespace(header: string | undefined, tokenless: boolean): 'public' | 'dev' {
+  async namespace(header: string | undefined, tokenless: boolean): Promise<{ mode: 'public' | 'dev'; game: Game }> {
     const claims = this.bearer(header);
     if (claims === null) {
-      if (tokenless) return 'public';
+      if (tokenless) return { mode: 'public', game: this.games.seeded };
       fail('API_UNAUTHORIZED', { reason: 'a namespace public token is required.' });
     }
     if (claims.kind === 'cloud') fail('API_FORBIDDEN', { reason: 'a cloud token cannot call matchmaker endpoints; use a namespace token.' });
-    if (claims.game_id !== GAME_ID || claims.namespace_id !== NAMESPACE_ID)
-      fail('API_FORBIDDEN', { reason: 'the token belongs to another namespace.' });
-    return claims.kind === 'dev' ? 'dev' : 'public';
+    const game = await this.gameOf(claims);
+    if (claims.namespace_id !== game.namespaceId) fail('API_FORBIDDEN', { reason: 'the token belongs to another namespace.' });
+    return { mode: claims.kind === 'dev' ? 'dev' : 'public', game };
   }
 }

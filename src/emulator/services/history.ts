@@ -4,7 +4,8 @@ import { fail } from '../errors.js';
 import type { BlobStore, LobbyRow, Store } from '../stores/store.js';
 import type { Clock } from './clock.js';
 import { toCsv, type CsvValue } from './csv.js';
-import { NAMESPACE_ID, NAMESPACE_NAME, TIER_NAME, VERSION_ID, VERSION_NAME, lobbyGroupUuid, regionUuid } from './ids.js';
+import type { Game } from './games.js';
+import { NAMESPACE_NAME, TIER_NAME, VERSION_ID, VERSION_NAME, lobbyGroupUuid, regionUuid } from './ids.js';
 
 const EXPORT_TTL_MS = 60 * 60 * 1000;
 
@@ -60,20 +61,20 @@ export function historyRows(lobbies: LobbyRow[], queryStart: number, queryEnd: n
 export class History {
   constructor(private readonly deps: { store: Store; blobs: BlobStore; clock: Clock }) {}
 
-  /** Stores the CSV of the lobbies overlapping [queryStart, queryEnd] and answers its presigned URL. */
-  async export(gameId: string, queryStart: number, queryEnd: number, origin: string): Promise<string> {
+  /** Stores the CSV of the game's lobbies overlapping [queryStart, queryEnd] and answers its presigned URL. */
+  async export(game: Game, queryStart: number, queryEnd: number, origin: string): Promise<string> {
     if (queryStart < 0 || queryEnd < 0)
       fail('API_BAD_BODY', { reason: 'query_start and query_end are milliseconds since the epoch, never negative.' });
     if (queryStart > queryEnd) fail('API_BAD_BODY', { reason: 'query_start must not be after query_end.' });
     const { store, blobs } = this.deps;
     const now = this.deps.clock.now();
     await store.expireIdle(now);
-    const lobbies = await store.lobbyHistory(NAMESPACE_ID, queryStart, queryEnd);
+    const lobbies = await store.lobbyHistory(game.namespaceId, queryStart, queryEnd);
     const csv = toCsv(EXPORT_COLUMNS, historyRows(lobbies, queryStart, queryEnd));
     const exportId = randomUUID();
     const expires = now + EXPORT_TTL_MS;
-    await blobs.putExport(exportId, gameId, csv, now, expires);
-    return blobs.exportUrl(origin, exportId, now, expires);
+    await blobs.putExport(exportId, game.gameId, csv, now, expires);
+    return blobs.exportUrl(origin, exportId, game.gameId, now, expires);
   }
 
   /** The presigned GET of an export: its CSV, or API_NOT_FOUND. */

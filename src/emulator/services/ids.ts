@@ -1,4 +1,5 @@
-// Fixed identifiers of the one game and namespace the emulator hosts, and stable ids derived from names.
+// Fixed identifiers of the seeded game and namespace (every emulator has them; games per CI job get random ids),
+// and stable ids derived from names.
 import { createHash } from 'node:crypto';
 
 export const GAME_ID = '6b1f4a2e-3c5d-4e7f-8a9b-0c1d2e3f4a5b';

@@ -3,9 +3,11 @@
 import type { EmulatorConfig } from '../config.js';
 import type { Faults } from '../faults.js';
 import type { BlobStore, Store } from '../stores/store.js';
+import { AdminGuard } from './admin.js';
 import { Auth } from './auth.js';
 import { Builds } from './builds.js';
 import type { Clock } from './clock.js';
+import { Games } from './games.js';
 import { Health } from './health.js';
 import { History } from './history.js';
 import { Lobbies } from './lobbies.js';
@@ -18,13 +20,17 @@ export interface ServiceDeps {
   config: EmulatorConfig;
   /** Signs tokens and player tokens. */
   secret: Buffer;
+  /** Required on the admin routes when set. */
+  adminToken?: string;
   /** Injected failures that act inside a service (a slow assembly); the rest act on requests (faults.ts). */
   faults?: Faults;
 }
 
 export interface Services {
   config: EmulatorConfig;
+  admin: AdminGuard;
   auth: Auth;
+  games: Games;
   lobbies: Lobbies;
   statistics: Statistics;
   builds: Builds;
@@ -33,9 +39,12 @@ export interface Services {
 }
 
 export function createServices(deps: ServiceDeps): Services {
+  const games = new Games(deps);
   return {
     config: deps.config,
-    auth: new Auth(deps.secret),
+    admin: new AdminGuard(deps.adminToken, deps.clock),
+    auth: new Auth(deps.secret, games),
+    games,
     lobbies: new Lobbies(deps),
     statistics: new Statistics(deps),
     builds: new Builds(deps),

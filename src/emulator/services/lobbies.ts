@@ -4,7 +4,7 @@ import type { EmulatorConfig } from '../config.js';
 import { fail } from '../errors.js';
 import type { LobbyRow, Store } from '../stores/store.js';
 import type { Clock } from './clock.js';
-import { NAMESPACE_ID } from './ids.js';
+import type { Game } from './games.js';
 import { lobbyMetrics, type JobMetrics } from './metrics.js';
 import { signPlayerToken } from './tokens.js';
 
@@ -66,12 +66,15 @@ export interface LobbyDeps {
 export class Lobbies {
   constructor(private readonly deps: LobbyDeps) {}
 
-  /** Checks in the production order (game mode, tags, max players, region), then creates, or mocks for `dev`. */
-  async create(mode: 'public' | 'dev', request: LobbyRequest): Promise<LobbySeat> {
+  /**
+   * Checks in the production order (game mode, tags, max players, region) against the game's own game modes and
+   * regions, then creates in its namespace, or mocks for `dev`.
+   */
+  async create(game: Game, mode: 'public' | 'dev', request: LobbyRequest): Promise<LobbySeat> {
     const { config, secret, store } = this.deps;
     const now = this.deps.clock.now();
-    if (!config.gameModes.includes(request.gameMode))
-      fail('MATCHMAKER_GAME_MODE_NOT_FOUND', { game_mode: request.gameMode, known: nameList(config.gameModes) });
+    if (!game.gameModes.includes(request.gameMode))
+      fail('MATCHMAKER_GAME_MODE_NOT_FOUND', { game_mode: request.gameMode, known: nameList(game.gameModes) });
     const tagNames = Object.keys(request.tags);
     if (tagNames.length > MAX_TAGS) fail('MATCHMAKER_TOO_MANY_TAGS', { count: tagNames.length });
     // Production measures tag lengths in bytes (Rust String::len).
@@ -83,15 +86,15 @@ export class Lobbies {
     if (maxPlayers !== undefined && (maxPlayers < 1 || maxPlayers > MAX_PLAYERS_LIMIT))
       fail('MATCHMAKER_DYNAMIC_MAX_PLAYERS_INVALID', { max: MAX_PLAYERS_LIMIT });
     // No geo-location here: "closest region" is the first configured one.
-    const region = regionId === undefined ? config.regions[0]! : config.regions.find((r) => r.id === regionId);
+    const region = regionId === undefined ? game.regions[0]! : game.regions.find((r) => r.id === regionId);
     if (region === undefined)
-      fail('MATCHMAKER_REGION_NOT_FOUND', { region: regionId ?? '', known: nameList(config.regions.map((r) => `${r.id} (${r.name})`)) });
+      fail('MATCHMAKER_REGION_NOT_FOUND', { region: regionId ?? '', known: nameList(game.regions.map((r) => `${r.id} (${r.name})`)) });
 
     const playerId = randomUUID();
     const iat = Math.floor(now / 1000);
     if (mode === 'dev') {
       // Development tokens get a well-formed answer for a lobby that does not exist, as production does.
-      const playerToken = signPlayerToken(secret, { player_id: playerId, lobby_id: NIL_UUID, namespace_id: NAMESPACE_ID, iat });
+      const playerToken = signPlayerToken(secret, { player_id: playerId, lobby_id: NIL_UUID, namespace_id: game.namespaceId, iat });
       return { lobbyId: NIL_UUID, region: { id: 'local', name: 'Local' }, playerToken };
     }
 
@@ -102,7 +105,7 @@ export class Lobbies {
     await store.insertLobby(
       {
         lobby_id: lobbyId,
-        namespace_id: NAMESPACE_ID,
+        namespace_id: game.namespaceId,
         game_mode: request.gameMode,
         region_id: region.id,
         region_name: region.name,
@@ -121,13 +124,16 @@ export class Lobbies {
       },
       playerId,
     );
-    const playerToken = signPlayerToken(secret, { player_id: playerId, lobby_id: lobbyId, namespace_id: NAMESPACE_ID, iat });
+    const playerToken = signPlayerToken(secret, { player_id: playerId, lobby_id: lobbyId, namespace_id: game.namespaceId, iat });
     return { lobbyId, region: { id: region.id, name: region.name }, playerToken };
   }
 
-  /** The lobby now, or API_NOT_FOUND (production answers 500 for an unknown lobby; 404 says what happened). */
-  async get(namespaceId: string, lobbyId: string): Promise<LobbyState> {
-    if (namespaceId !== NAMESPACE_ID) fail('API_NOT_FOUND', { what: `Namespace ${namespaceId}` });
+  /**
+   * A lobby of the game's namespace now, or API_NOT_FOUND (production answers 500 for an unknown lobby; 404 says
+   * what happened).
+   */
+  async get(game: Game, namespaceId: string, lobbyId: string): Promise<LobbyState> {
+    if (namespaceId !== game.namespaceId) fail('API_NOT_FOUND', { what: `Namespace ${namespaceId}` });
     const now = this.deps.clock.now();
     await this.deps.store.expireIdle(now);
     const lobby = await this.deps.store.getLobby(lobbyId);

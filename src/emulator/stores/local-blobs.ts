@@ -1,5 +1,5 @@
 // The BlobStore in the data directory: parts under uploads/<upload_id>/part-<n>, builds under builds/<build_id>,
-// exports in the SQLite index; presigned URLs point at the emulator's own /_upload and /_export routes.
+// exports in the store's index; presigned URLs point at the emulator's own /_upload and /_export routes.
 import { createHash, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { createReadStream, createWriteStream } from 'node:fs';
@@ -10,7 +10,7 @@ import { finished, pipeline } from 'node:stream/promises';
 import type { DataDirPaths } from '../datadir.js';
 import { fail } from '../errors.js';
 import { checkPresigned, presignPath } from './presign.js';
-import type { BlobStore, LocalObjectIndex, NewUpload, PartRow, ReceivedPart, UploadRow } from './store.js';
+import type { BlobStore, GameObjects, LocalObjectIndex, NewUpload, PartRow, ReceivedPart, UploadRow } from './store.js';
 
 /** Hashes and counts what flows through. */
 function digestStream(hash: ReturnType<typeof createHash>, counter: { bytes: number }): Transform {
@@ -59,7 +59,7 @@ export class LocalBlobStore implements BlobStore {
     await rm(this.uploadDir(upload.upload_id), { recursive: true, force: true });
   }
 
-  async exportUrl(origin: string, exportId: string, _now: number, expiresTs: number): Promise<string> {
+  async exportUrl(origin: string, exportId: string, _gameId: string, _now: number, expiresTs: number): Promise<string> {
     return origin + presignPath(this.secret, 'GET', `/_export/${exportId}/export.csv`, expiresTs);
   }
 
@@ -145,6 +145,14 @@ export class LocalBlobStore implements BlobStore {
 
   async putExport(exportId: string, gameId: string, csv: string, now: number, expiresTs: number): Promise<void> {
     await this.index.insertExport(exportId, gameId, csv, now, expiresTs);
+  }
+
+  async deleteGameObjects(objects: GameObjects): Promise<void> {
+    // Exports live in the store's index, which the purge empties; the files are builds and upload parts.
+    for (const { build_id, upload_id } of objects.builds) {
+      await rm(join(this.paths.builds, build_id), { force: true });
+      await rm(this.uploadDir(upload_id), { recursive: true, force: true });
+    }
   }
 
   async readExport(exportId: string): Promise<string | undefined> {

@@ -4,12 +4,15 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type {
   BuildRow,
+  GameObjects,
+  GameRow,
   JoinOutcome,
   LobbyRow,
   LocalObjectIndex,
   NewUpload,
   PartRow,
   PlayerCountRow,
+  PurgedGame,
   Store,
   UploadRow,
 } from './store.js';
@@ -93,6 +96,22 @@ CREATE TABLE exports (
   expires_ts bigint NOT NULL
 );
 CREATE INDEX exports_expires ON exports (expires_ts);
+`,
+  // Version 2: games per CI job (POST /_emulator/games), each with its one namespace; and the indexes its purge reads by.
+  `
+CREATE TABLE games (
+  game_id text PRIMARY KEY,
+  namespace_id text NOT NULL UNIQUE,
+  name text NOT NULL,
+  game_modes text NOT NULL,
+  regions text NOT NULL,
+  create_ts bigint NOT NULL,
+  expire_ts bigint NOT NULL,
+  delete_ts bigint
+);
+CREATE INDEX games_expire_ts ON games (expire_ts);
+CREATE INDEX lobbies_namespace ON lobbies (namespace_id);
+CREATE INDEX exports_game ON exports (game_id);
 `,
 ];
 
@@ -201,6 +220,65 @@ export class PostgresStore implements Store, LocalObjectIndex {
       client.off('error', ignore);
       client.release(broken);
     }
+  }
+
+  async insertGame(game: GameRow): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO games (game_id, namespace_id, name, game_modes, regions, create_ts, expire_ts)
+       VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+      [game.game_id, game.namespace_id, game.name, game.game_modes, game.regions, game.create_ts, game.expire_ts],
+    );
+  }
+
+  async getGame(gameId: string): Promise<GameRow | undefined> {
+    // Read on every request with a created game's token, and never cached: a deletion begun through another replica
+    // refuses the token here at once. Named: planned once per connection.
+    return (await this.pool.query<GameRow>({ name: 'get-game', text: 'SELECT * FROM games WHERE game_id = $1', values: [gameId] })).rows[0];
+  }
+
+  async listGames(): Promise<GameRow[]> {
+    const { rows } = await this.pool.query<GameRow>('SELECT * FROM games WHERE delete_ts IS NULL ORDER BY create_ts, game_id COLLATE "C"');
+    return rows;
+  }
+
+  async claimGameDeletion(gameId: string, now: number): Promise<boolean> {
+    // One conditional UPDATE: of replicas deleting the same game at once, exactly one changes the row.
+    const result = await this.pool.query('UPDATE games SET delete_ts = $1 WHERE game_id = $2 AND delete_ts IS NULL', [now, gameId]);
+    return result.rowCount === 1;
+  }
+
+  async claimExpiredGames(now: number, staleMs: number): Promise<string[]> {
+    // A replica that waited on another's row lock re-checks the condition on the row as committed (READ COMMITTED),
+    // finds delete_ts set to now, and skips it: each game is claimed by one sweep.
+    const { rows } = await this.pool.query<{ game_id: string }>(
+      `UPDATE games SET delete_ts = $1
+        WHERE (delete_ts IS NULL AND expire_ts <= $1) OR (delete_ts IS NOT NULL AND delete_ts < $2)
+        RETURNING game_id`,
+      [now, now - staleMs],
+    );
+    return rows.map((r) => r.game_id);
+  }
+
+  async gameObjects(gameId: string): Promise<GameObjects> {
+    const [builds, exports] = await Promise.all([
+      this.pool.query<{ build_id: string; upload_id: string }>('SELECT build_id, upload_id FROM builds WHERE game_id = $1', [gameId]),
+      this.pool.query<{ export_id: string }>('SELECT export_id FROM exports WHERE game_id = $1', [gameId]),
+    ]);
+    return { game_id: gameId, builds: builds.rows, export_ids: exports.rows.map((r) => r.export_id) };
+  }
+
+  async purgeGame(gameId: string, namespaceId: string): Promise<PurgedGame> {
+    return this.transaction(async (c): Promise<PurgedGame> => {
+      // Children before parents (the foreign keys): players, lobbies, parts, uploads, builds; then exports, the game.
+      const players = (await c.query('DELETE FROM players WHERE lobby_id IN (SELECT lobby_id FROM lobbies WHERE namespace_id = $1)', [namespaceId])).rowCount ?? 0;
+      const lobbies = (await c.query('DELETE FROM lobbies WHERE namespace_id = $1', [namespaceId])).rowCount ?? 0;
+      await c.query('DELETE FROM upload_parts WHERE upload_id IN (SELECT upload_id FROM builds WHERE game_id = $1)', [gameId]);
+      await c.query('DELETE FROM uploads WHERE build_id IN (SELECT build_id FROM builds WHERE game_id = $1)', [gameId]);
+      const builds = (await c.query('DELETE FROM builds WHERE game_id = $1', [gameId])).rowCount ?? 0;
+      const exports = (await c.query('DELETE FROM exports WHERE game_id = $1', [gameId])).rowCount ?? 0;
+      await c.query('DELETE FROM games WHERE game_id = $1', [gameId]);
+      return { lobbies, players, builds, exports };
+    });
   }
 
   async insertLobby(lobby: LobbyRow, playerId: string): Promise<void> {

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { AwsClient } from 'aws4fetch';
 import { fail } from '../errors.js';
 import { S3_MIN_PART_SIZE, type BucketSettings } from './bucket.js';
-import type { BlobStore, NewUpload, ReceivedPart, UploadRow } from './store.js';
+import type { BlobStore, GameObjects, NewUpload, ReceivedPart, UploadRow } from './store.js';
 
 /** An S3 error answer: its status and the Code and Message of its XML body. */
 export class S3Error extends Error {
@@ -141,15 +141,19 @@ export class S3BlobStore implements BlobStore {
   }
 
   async abortUpload(upload: NewUpload): Promise<void> {
-    const multipart = await this.multipartId(upload.upload_id);
+    await this.abortMultipart(upload.upload_id, upload.build_id);
+  }
+
+  private async abortMultipart(uploadId: string, buildId: string): Promise<void> {
+    const multipart = await this.multipartId(uploadId);
     if (multipart !== undefined) {
       try {
-        await this.send({ method: 'DELETE', key: this.key('builds', upload.build_id), query: { uploadId: multipart } });
+        await this.send({ method: 'DELETE', key: this.key('builds', buildId), query: { uploadId: multipart } });
       } catch (err) {
         if (!(err instanceof S3Error && err.status === 404)) throw err;
       }
     }
-    await this.send({ method: 'DELETE', key: this.key('uploads', upload.upload_id) });
+    await this.deleteObject(this.key('uploads', uploadId));
   }
 
   /** Every part listed for a multipart upload (ListParts pages through at most 1,000 at a time). */
@@ -251,12 +255,39 @@ export class S3BlobStore implements BlobStore {
     return hash.digest('hex');
   }
 
-  async exportUrl(_origin: string, exportId: string, now: number, expiresTs: number): Promise<string> {
-    return this.presign('GET', this.key('exports', `${exportId}.csv`), {}, now, expiresTs);
+  // Exports sit under their game's id, so a deleted game's are found by listing one prefix.
+  async exportUrl(_origin: string, exportId: string, gameId: string, now: number, expiresTs: number): Promise<string> {
+    return this.presign('GET', this.key('exports', `${gameId}/${exportId}.csv`), {}, now, expiresTs);
   }
 
-  async putExport(exportId: string, _gameId: string, csv: string): Promise<void> {
-    await this.send({ method: 'PUT', key: this.key('exports', `${exportId}.csv`), body: csv, headers: { 'content-type': 'text/csv; charset=utf-8' } });
+  async putExport(exportId: string, gameId: string, csv: string): Promise<void> {
+    await this.send({ method: 'PUT', key: this.key('exports', `${gameId}/${exportId}.csv`), body: csv, headers: { 'content-type': 'text/csv; charset=utf-8' } });
+  }
+
+  /** Open multipart uploads aborted, builds' objects and markers deleted, the game's exports listed and deleted. */
+  async deleteGameObjects(objects: GameObjects): Promise<void> {
+    for (const { build_id, upload_id } of objects.builds) {
+      await this.abortMultipart(upload_id, build_id);
+      await this.deleteObject(this.key('builds', build_id));
+    }
+    const prefix = this.key('exports', `${objects.game_id}/`);
+    let token: string | undefined;
+    do {
+      const query: Record<string, string> = { 'list-type': '2', prefix };
+      if (token !== undefined) query['continuation-token'] = token;
+      const xml = await this.sendXml({ method: 'GET', key: undefined, query });
+      for (const key of xmlValues(xml, 'Key')) await this.deleteObject(key);
+      token = xmlValues(xml, 'IsTruncated')[0] === 'true' ? xmlValues(xml, 'NextContinuationToken')[0] : undefined;
+    } while (token !== undefined);
+  }
+
+  /** DELETE that finds nothing is done already: a purge taken over runs it again. */
+  private async deleteObject(key: string): Promise<void> {
+    try {
+      await this.send({ method: 'DELETE', key });
+    } catch (err) {
+      if (!(err instanceof S3Error && err.status === 404)) throw err;
+    }
   }
 
   // Presigned targets: the bucket serves its own URLs, so the emulator's /_upload and /_export routes are not there.

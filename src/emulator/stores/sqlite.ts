@@ -5,12 +5,15 @@ import { sleepSync } from '../datadir.js';
 import { openDatabase } from './better-sqlite.js';
 import type {
   BuildRow,
+  GameObjects,
+  GameRow,
   JoinOutcome,
   LobbyRow,
   LocalObjectIndex,
   NewUpload,
   PartRow,
   PlayerCountRow,
+  PurgedGame,
   Store,
   UploadRow,
 } from './store.js';
@@ -86,7 +89,20 @@ CREATE TABLE IF NOT EXISTS exports (
   create_ts INTEGER NOT NULL,
   expires_ts INTEGER NOT NULL
 );
-INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', '2');
+CREATE TABLE IF NOT EXISTS games (
+  game_id TEXT PRIMARY KEY,
+  namespace_id TEXT NOT NULL UNIQUE,
+  name TEXT NOT NULL,
+  game_modes TEXT NOT NULL,
+  regions TEXT NOT NULL,
+  create_ts INTEGER NOT NULL,
+  expire_ts INTEGER NOT NULL,
+  delete_ts INTEGER
+);
+CREATE INDEX IF NOT EXISTS games_expire_ts ON games (expire_ts);
+CREATE INDEX IF NOT EXISTS lobbies_namespace ON lobbies (namespace_id);
+CREATE INDEX IF NOT EXISTS exports_game ON exports (game_id);
+INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', '3');
 `;
 
 // Version 2 added the idle lifetime; a version 1 store (from an older gamehost) is upgraded in place.
@@ -96,12 +112,17 @@ ALTER TABLE lobbies ADD COLUMN idle_stop_ts INTEGER;
 UPDATE meta SET value = '2' WHERE key = 'schema_version';
 `;
 
+// Version 3 added games per CI job: the table and its indexes are in SCHEMA (IF NOT EXISTS), created before this.
+const MIGRATE_2_TO_3 = `UPDATE meta SET value = '3' WHERE key = 'schema_version';`;
+
 // Indexes on columns a migration adds are created after it.
 const INDEXES = `
 CREATE INDEX IF NOT EXISTS lobbies_idle ON lobbies (idle_stop_ts) WHERE stop_ts IS NULL AND idle_stop_ts IS NOT NULL;
 `;
 
-const SCHEMA_VERSION = '2';
+const SCHEMA_VERSION = '3';
+// Game rows kept between requests, at most (a token names one game; a CI fleet uses a few hundred at once).
+const GAME_CACHE_MAX = 4096;
 const BUSY_RETRY_MS = 15_000;
 
 function isBusy(err: unknown): boolean {
@@ -157,9 +178,10 @@ function prepareStatements(db: Database.Database) {
     stopLobby: db.prepare<[number, number, number, string]>(
       'UPDATE lobbies SET stop_ts = ?, exit_code = ?, failed = ? WHERE lobby_id = ? AND stop_ts IS NULL',
     ),
+    // The running lobbies' partial index, not lobbies_namespace (which also holds every stopped lobby).
     playerCounts: db.prepare<[string], PlayerCountRow>(
       `SELECT l.game_mode AS game_mode, l.region_id AS region_id, COUNT(*) AS player_count
-         FROM lobbies l JOIN players p ON p.lobby_id = l.lobby_id
+         FROM lobbies l INDEXED BY lobbies_running JOIN players p ON p.lobby_id = l.lobby_id
         WHERE l.namespace_id = ? AND l.stop_ts IS NULL
         GROUP BY l.game_mode, l.region_id`,
     ),
@@ -215,6 +237,34 @@ function prepareStatements(db: Database.Database) {
     getExport: db.prepare<[string], { csv: string; expires_ts: number }>(
       'SELECT csv, expires_ts FROM exports WHERE export_id = ?',
     ),
+    insertGame: db.prepare<[string, string, string, string, string, number, number]>(
+      `INSERT INTO games (game_id, namespace_id, name, game_modes, regions, create_ts, expire_ts)
+       VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    getGame: db.prepare<[string], GameRow>('SELECT * FROM games WHERE game_id = ?'),
+    dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
+    listGames: db.prepare<[], GameRow>('SELECT * FROM games WHERE delete_ts IS NULL ORDER BY create_ts, game_id'),
+    claimGameDeletion: db.prepare<[number, string]>('UPDATE games SET delete_ts = ? WHERE game_id = ? AND delete_ts IS NULL'),
+    claimExpiredGames: db.prepare<[number, number, number], string>(
+      `UPDATE games SET delete_ts = ?
+        WHERE (delete_ts IS NULL AND expire_ts <= ?) OR (delete_ts IS NOT NULL AND delete_ts < ?)
+        RETURNING game_id`,
+    ).pluck(),
+    gameBuilds: db.prepare<[string], { build_id: string; upload_id: string }>(
+      'SELECT build_id, upload_id FROM builds WHERE game_id = ?',
+    ),
+    gameExports: db.prepare<[string], string>('SELECT export_id FROM exports WHERE game_id = ?').pluck(),
+    purgePlayers: db.prepare<[string]>(
+      'DELETE FROM players WHERE lobby_id IN (SELECT lobby_id FROM lobbies WHERE namespace_id = ?)',
+    ),
+    purgeLobbies: db.prepare<[string]>('DELETE FROM lobbies WHERE namespace_id = ?'),
+    purgeParts: db.prepare<[string]>(
+      'DELETE FROM upload_parts WHERE upload_id IN (SELECT upload_id FROM builds WHERE game_id = ?)',
+    ),
+    purgeUploads: db.prepare<[string]>('DELETE FROM uploads WHERE build_id IN (SELECT build_id FROM builds WHERE game_id = ?)'),
+    purgeBuilds: db.prepare<[string]>('DELETE FROM builds WHERE game_id = ?'),
+    purgeExports: db.prepare<[string]>('DELETE FROM exports WHERE game_id = ?'),
+    purgeGame: db.prepare<[string]>('DELETE FROM games WHERE game_id = ?'),
     // Reads the file, so a deleted or unreadable database fails here.
     ping: db.prepare('SELECT COUNT(*) FROM meta'),
   };
@@ -230,6 +280,10 @@ export class SqliteStore implements Store, LocalObjectIndex {
   private readonly completeUploadTx: Database.Transaction<
     (upload: UploadRow, sha256: string, size: number, now: number) => void
   >;
+  private readonly purgeGameTx: Database.Transaction<(gameId: string, namespaceId: string) => PurgedGame>;
+  /** Game rows as last read, while no other connection has written (PRAGMA data_version says so). */
+  private readonly games = new Map<string, GameRow | undefined>();
+  private gamesVersion: number | undefined;
   private readonly insertExportTx: Database.Transaction<
     (exportId: string, gameId: string, csv: string, now: number, expires: number) => void
   >;
@@ -246,7 +300,9 @@ export class SqliteStore implements Store, LocalObjectIndex {
         db.exec('BEGIN IMMEDIATE');
         try {
           db.exec(SCHEMA);
-          if (db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").pluck().get() === '1') db.exec(MIGRATE_1_TO_2);
+          const schemaVersion = () => db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").pluck().get();
+          if (schemaVersion() === '1') db.exec(MIGRATE_1_TO_2);
+          if (schemaVersion() === '2') db.exec(MIGRATE_2_TO_3);
           db.exec(INDEXES);
           db.exec('COMMIT');
         } catch (err) {
@@ -318,6 +374,16 @@ export class SqliteStore implements Store, LocalObjectIndex {
       s.completeBuild.run(sha256, size, now, upload.build_id);
       s.completeUpload.run(upload.upload_id);
     });
+    this.purgeGameTx = db.transaction((gameId: string, namespaceId: string): PurgedGame => {
+      const players = s.purgePlayers.run(namespaceId).changes;
+      const lobbies = s.purgeLobbies.run(namespaceId).changes;
+      s.purgeParts.run(gameId);
+      s.purgeUploads.run(gameId);
+      const builds = s.purgeBuilds.run(gameId).changes;
+      const exports = s.purgeExports.run(gameId).changes;
+      s.purgeGame.run(gameId);
+      return { lobbies, players, builds, exports };
+    });
     this.insertExportTx = db.transaction((exportId: string, gameId: string, csv: string, now: number, expires: number) => {
       s.pruneExports.run(now);
       s.insertExport.run(exportId, gameId, csv, now, expires);
@@ -386,6 +452,50 @@ export class SqliteStore implements Store, LocalObjectIndex {
 
   async listBuilds(gameId: string): Promise<BuildRow[]> {
     return this.stmt.listBuilds.all(gameId);
+  }
+
+  async insertGame(game: GameRow): Promise<void> {
+    const { game_id, namespace_id, name, game_modes, regions, create_ts, expire_ts } = game;
+    this.stmt.insertGame.run(game_id, namespace_id, name, game_modes, regions, create_ts, expire_ts);
+    this.games.clear();
+  }
+
+  async getGame(gameId: string): Promise<GameRow | undefined> {
+    // data_version changes when another connection (process) commits; this connection's own game writes clear the
+    // cache themselves. So the answer is always current, and a busy game costs no row read or new object.
+    const version = this.stmt.dataVersion.get()!;
+    if (version !== this.gamesVersion) {
+      this.games.clear();
+      this.gamesVersion = version;
+    }
+    if (this.games.has(gameId)) return this.games.get(gameId);
+    const row = this.stmt.getGame.get(gameId);
+    if (this.games.size >= GAME_CACHE_MAX) this.games.clear();
+    this.games.set(gameId, row);
+    return row;
+  }
+
+  async listGames(): Promise<GameRow[]> {
+    return this.stmt.listGames.all();
+  }
+
+  async claimGameDeletion(gameId: string, now: number): Promise<boolean> {
+    this.games.clear();
+    return this.stmt.claimGameDeletion.run(now, gameId).changes === 1;
+  }
+
+  async claimExpiredGames(now: number, staleMs: number): Promise<string[]> {
+    this.games.clear();
+    return this.stmt.claimExpiredGames.all(now, now, now - staleMs);
+  }
+
+  async gameObjects(gameId: string): Promise<GameObjects> {
+    return { game_id: gameId, builds: this.stmt.gameBuilds.all(gameId), export_ids: this.stmt.gameExports.all(gameId) };
+  }
+
+  async purgeGame(gameId: string, namespaceId: string): Promise<PurgedGame> {
+    this.games.clear();
+    return this.purgeGameTx.immediate(gameId, namespaceId);
   }
 
   async recordPart(uploadId: string, partNumber: number, size: number, sha256: string, now: number): Promise<void> {

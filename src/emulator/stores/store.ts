@@ -73,10 +73,63 @@ export interface PlayerCountRow {
 }
 
 /**
+ * A game made for one CI job (`POST /_emulator/games`), with its one namespace. The seeded game is not a row: it
+ * lives as long as the store, with the process's configured game modes and regions.
+ */
+export interface GameRow {
+  game_id: string;
+  namespace_id: string;
+  /** A label for people (`--name`); may be empty. */
+  name: string;
+  /** JSON array of game mode names. */
+  game_modes: string;
+  /** JSON array of {"id", "name"}. */
+  regions: string;
+  create_ts: number;
+  expire_ts: number;
+  /** When its deletion began (a delete, or the expiry sweep): from then on it is gone to every replica. */
+  delete_ts: number | null;
+}
+
+/** What a game holds outside the records, for the blob store to delete: build and upload bytes, exports. */
+export interface GameObjects {
+  game_id: string;
+  builds: { build_id: string; upload_id: string }[];
+  export_ids: string[];
+}
+
+/** How many records a game's purge removed. */
+export interface PurgedGame {
+  lobbies: number;
+  players: number;
+  builds: number;
+  exports: number;
+}
+
+/**
  * The records: SQLite in one data directory (sqlite.ts), shared by every process that opens it, or PostgreSQL
  * (postgres.ts), shared by every replica on one database.
  */
 export interface Store {
+  insertGame(game: GameRow): Promise<void>;
+  /**
+   * A game by id, whether or not its deletion began (undefined once purged). Called on every request that carries
+   * a created game's token, so it must be cheap and current across processes and replicas: both stores read the row by key.
+   */
+  getGame(gameId: string): Promise<GameRow | undefined>;
+  /** The games whose deletion has not begun, oldest first. */
+  listGames(): Promise<GameRow[]>;
+  /** Begins a game's deletion; false when it is unknown or its deletion already began (someone else's to finish). */
+  claimGameDeletion(gameId: string, now: number): Promise<boolean>;
+  /**
+   * Begins the deletion of every game expired by `now`, and takes over deletions begun before `now - staleMs`
+   * (a process that died mid-purge); answers their ids. One conditional UPDATE, so each is claimed once.
+   */
+  claimExpiredGames(now: number, staleMs: number): Promise<string[]>;
+  /** The builds, uploads and exports of a game, for the blob store to delete their bytes. */
+  gameObjects(gameId: string): Promise<GameObjects>;
+  /** Deletes a game's records (lobbies, players, builds, uploads, parts, exports, the game), in one transaction. */
+  purgeGame(gameId: string, namespaceId: string): Promise<PurgedGame>;
   /** Inserts a lobby and its creating player in one transaction. */
   insertLobby(lobby: LobbyRow, playerId: string): Promise<void>;
   /** Adds a player unless the lobby is unknown, stopped or at max_players, in one transaction. */
@@ -144,8 +197,8 @@ export interface BlobStore {
   openUpload(origin: string, upload: NewUpload, now: number, expiresTs: number): Promise<string[]>;
   /** Drops an opened upload that will never complete (its build was refused) and what arrived for it. */
   abortUpload(upload: NewUpload): Promise<void>;
-  /** Where a client GETs an export, valid until expiresTs. */
-  exportUrl(origin: string, exportId: string, now: number, expiresTs: number): Promise<string>;
+  /** Where a client GETs an export of a game, valid until expiresTs. */
+  exportUrl(origin: string, exportId: string, gameId: string, now: number, expiresTs: number): Promise<string>;
   /** Presigned target: throws PRESIGN_INVALID or PRESIGN_EXPIRED unless the URL was signed by this store. */
   checkPresigned(method: string, path: string, query: URLSearchParams, now: number): Promise<void>;
   /**
@@ -162,6 +215,11 @@ export interface BlobStore {
    */
   assemble(upload: UploadRow, parts: Map<number, ReceivedPart>, progress: () => Promise<void>): Promise<string>;
   putExport(exportId: string, gameId: string, csv: string, now: number, expiresTs: number): Promise<void>;
+  /**
+   * Deletes the bytes of a game's builds, open uploads (a bucket aborts their multipart uploads) and exports;
+   * what is already gone is no error, so a purge taken over from a dead process can run it again.
+   */
+  deleteGameObjects(objects: GameObjects): Promise<void>;
   /** Presigned target: the export's CSV, or undefined when it is unknown or pruned. */
   readExport(exportId: string): Promise<string | undefined>;
   /** Resolves when the store answers (the health route); throws saying what failed otherwise. */

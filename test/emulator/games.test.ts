@@ -1,0 +1,295 @@
+// Games per CI job on one emulator: two games side by side never cross; a deleted or expired game takes its
+// records and bytes with it and its tokens answer 401; expiry is swept once, by whichever replica claims it.
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GAME_ID, ManualClock } from '../../src/emulator/index.js';
+import { ADMIN_LOCKOUT_MS, ADMIN_MAX_FAILURES } from '../../src/emulator/services/admin.js';
+import { createTestDatabase, PG_PRESENT, queryDatabase } from '../helpers/postgres.js';
+import { expectErrorShape, startTestEmulator, tempDir, type TestEmulator } from './helpers.js';
+
+interface CreatedGame {
+  game_id: string;
+  namespace_id: string;
+  expire_ts: string;
+  game_modes: string[];
+  regions: { id: string; name: string }[];
+  tokens: { cloud: string; public: string; dev: string };
+}
+
+async function createGame(t: TestEmulator, body: Record<string, unknown> = {}, admin?: string): Promise<CreatedGame> {
+  const res = await t.call('POST', '/_emulator/games', { body, token: admin });
+  if (res.status !== 200) throw new Error(`create game: ${res.status} ${res.text}`);
+  return res.json;
+}
+
+/** A build of `size` bytes pushed whole (one part): create, PUT, complete. */
+async function pushBuild(t: TestEmulator, game: CreatedGame, tag: string, size = 12): Promise<string> {
+  const created = await t.call('POST', `/cloud/games/${game.game_id}/builds`, {
+    token: game.tokens.cloud,
+    body: { display_name: 'CI', image_tag: tag, image_file: { path: 'server.tar', content_length: size } },
+  });
+  expect(created.status).toBe(200);
+  const [request] = created.json.image_presigned_requests;
+  expect((await fetch(request.url, { method: 'PUT', body: Buffer.alloc(size, 7) })).status).toBe(200);
+  expect((await t.call('POST', `/cloud/uploads/${created.json.upload_id}/complete`, { token: game.tokens.cloud, body: {} })).status).toBe(200);
+  return created.json.build_id;
+}
+
+async function createLobby(t: TestEmulator, game: CreatedGame, gameMode: string): Promise<string> {
+  const res = await t.call('POST', '/matchmaker/lobbies/create', { token: game.tokens.public, body: { game_mode: gameMode } });
+  expect(res.status).toBe(200);
+  return res.json.lobby.lobby_id;
+}
+
+const stats = (t: TestEmulator, game: CreatedGame) => t.call('GET', '/matchmaker/players/statistics', { token: game.tokens.public });
+
+describe('two games side by side', () => {
+  const clock = new ManualClock(Date.UTC(2026, 0, 1));
+  let t: TestEmulator;
+  let a: CreatedGame;
+  let b: CreatedGame;
+  beforeAll(async () => {
+    t = await startTestEmulator({ startDelayMs: 0, readyDelayMs: 0 }, { clock });
+    a = await createGame(t, { name: 'job a', game_modes: ['ctf'], regions: ['lnd-fra'] });
+    b = await createGame(t, { name: 'job b' });
+  });
+  afterAll(() => t.stop());
+
+  it('a game is made with its own namespace, game modes, regions, tokens and a 24 h lifetime by default', () => {
+    expect(a.game_id).not.toBe(GAME_ID);
+    expect(a.namespace_id).not.toBe(b.namespace_id);
+    expect(a).toMatchObject({ game_modes: ['ctf'], regions: [{ id: 'lnd-fra', name: 'Frankfurt' }] });
+    expect(b.game_modes).toEqual(['default', 'duos', 'squads']);
+    expect(Date.parse(b.expire_ts) - clock.now()).toBe(24 * 3600 * 1000);
+    expect(new Set([a.tokens.cloud, b.tokens.cloud, t.emu.tokens.cloud]).size).toBe(3);
+  });
+
+  it('the same tag in both games; builds, lobbies, statistics and history never cross', async () => {
+    const buildA = await pushBuild(t, a, 'game-server:ci');
+    const buildB = await pushBuild(t, b, 'game-server:ci');
+    // The tag is taken within a game only.
+    const again = await t.call('POST', `/cloud/games/${a.game_id}/builds`, {
+      token: a.tokens.cloud,
+      body: { display_name: 'CI', image_tag: 'game-server:ci', image_file: { path: 'x', content_length: 1 } },
+    });
+    expectErrorShape(again, 400, 'BUILD_TAG_TAKEN');
+    const listA = await t.call('GET', `/_emulator/builds?game_id=${a.game_id}`);
+    expect(listA.json.builds.map((x: { build_id: string }) => x.build_id)).toEqual([buildA]);
+    const listB = await t.call('GET', `/_emulator/builds?game_id=${b.game_id}`);
+    expect(listB.json.builds.map((x: { build_id: string }) => x.build_id)).toEqual([buildB]);
+    expect((await t.call('GET', '/_emulator/builds')).json.builds).toEqual([]);
+
+    // A game mode of one game is unknown to the other.
+    expectErrorShape(await t.call('POST', '/matchmaker/lobbies/create', { token: b.tokens.public, body: { game_mode: 'ctf' } }), 400, 'MATCHMAKER_GAME_MODE_NOT_FOUND');
+    const lobbyA = await createLobby(t, a, 'ctf');
+    await createLobby(t, b, 'duos');
+    await createLobby(t, b, 'duos');
+    expect((await stats(t, a)).json).toEqual({ player_count: 1, game_modes: { ctf: { player_count: 1, regions: { 'lnd-fra': { player_count: 1 } } } } });
+    expect((await stats(t, b)).json.player_count).toBe(2);
+    expect((await t.call('GET', '/matchmaker/players/statistics', { token: t.emu.tokens.public })).json.player_count).toBe(0);
+
+    // Stopping a's lobby changes nothing of b's.
+    expect((await t.call('POST', `/_emulator/lobbies/${lobbyA}/stop`, { body: {} })).status).toBe(200);
+    expect((await stats(t, a)).json.player_count).toBe(0);
+    expect((await stats(t, b)).json.player_count).toBe(2);
+
+    const exported = await t.call('POST', `/cloud/games/${b.game_id}/matchmaker/lobbies/export-history`, {
+      token: b.tokens.cloud,
+      body: { query_start: 0, query_end: clock.now() + 1 },
+    });
+    const csv = await (await fetch(exported.json.url)).text();
+    expect(csv.trim().split('\n')).toHaveLength(3);
+    expect(csv).not.toContain(lobbyA);
+    expect(csv).toContain(b.namespace_id);
+  });
+
+  it("a token of one game on the other's paths is 403; a's lobby is not found through b's namespace", async () => {
+    expectErrorShape(await t.call('POST', `/cloud/games/${b.game_id}/matchmaker/lobbies/export-history`, { token: a.tokens.cloud, body: { query_start: 0, query_end: 1 } }), 403, 'API_FORBIDDEN');
+    const lobbyA = await createLobby(t, a, 'ctf');
+    expectErrorShape(await t.call('GET', `/cloud/games/${b.game_id}/namespaces/${b.namespace_id}/logs/lobbies/${lobbyA}`, { token: b.tokens.cloud }), 404, 'API_NOT_FOUND');
+    expectErrorShape(await t.call('GET', `/cloud/games/${b.game_id}/namespaces/${a.namespace_id}/logs/lobbies/${lobbyA}`, { token: b.tokens.cloud }), 404, 'API_NOT_FOUND');
+    expect((await t.call('GET', `/cloud/games/${a.game_id}/namespaces/${a.namespace_id}/logs/lobbies/${lobbyA}`, { token: a.tokens.cloud })).status).toBe(200);
+  });
+
+  it("GET /cloud/games/{id} answers the token's game: its namespace, its regions, its players", async () => {
+    const res = await t.call('GET', `/cloud/games/${a.game_id}`, { token: a.tokens.cloud });
+    expect(res.status).toBe(200);
+    expect(res.json.game).toMatchObject({ game_id: a.game_id, display_name: 'job a', namespaces: [{ namespace_id: a.namespace_id }] });
+    expect(res.json.game.available_regions.map((r: { region_name_id: string }) => r.region_name_id)).toEqual(['lnd-fra']);
+    expectErrorShape(await t.call('GET', `/cloud/games/${a.game_id}`, { token: b.tokens.cloud }), 403, 'API_FORBIDDEN');
+  });
+
+  it("a public token minted with a game's cloud token is that game's; another game's namespace is refused", async () => {
+    const minted = await t.call('POST', `/cloud/games/${a.game_id}/namespaces/${a.namespace_id}/tokens/public`, { token: a.tokens.cloud });
+    expect(minted.status).toBe(200);
+    expect(minted.json.token).toBe(a.tokens.public);
+    expectErrorShape(await t.call('POST', `/cloud/games/${a.game_id}/namespaces/${b.namespace_id}/tokens/public`, { token: a.tokens.cloud }), 404, 'API_NOT_FOUND');
+    expectErrorShape(await t.call('POST', `/cloud/games/${b.game_id}/namespaces/${b.namespace_id}/tokens/public`, { token: a.tokens.cloud }), 403, 'API_FORBIDDEN');
+  });
+
+  it('GET /_emulator/games lists the seeded game first, then the created ones, without tokens', async () => {
+    const list = await t.call('GET', '/_emulator/games');
+    const ids = list.json.games.map((g: { game_id: string }) => g.game_id);
+    // Oldest first; a and b were made in the same (standing) millisecond.
+    expect(ids[0]).toBe(GAME_ID);
+    expect(ids.slice(1).sort()).toEqual([a.game_id, b.game_id].sort());
+    expect(list.json.games[0]).toMatchObject({ seeded: true, expire_ts: null });
+    expect(list.text).not.toContain(a.tokens.cloud);
+  });
+
+  it('deleting a takes its records and bytes; its tokens answer 401; b is untouched', async () => {
+    const builds = join(t.dataDir, 'builds');
+    const before = readdirSync(builds);
+    expect(before).toHaveLength(2);
+    const deleted = await t.call('DELETE', `/_emulator/games/${a.game_id}`);
+    expect(deleted.status).toBe(200);
+    expect(deleted.json).toEqual({ game_id: a.game_id, deleted: { lobbies: 2, players: 2, builds: 1, exports: 0 } });
+    expect(readdirSync(builds)).toHaveLength(1);
+
+    for (const res of [
+      await stats(t, a),
+      await t.call('POST', '/matchmaker/lobbies/create', { token: a.tokens.public, body: { game_mode: 'ctf' } }),
+      await t.call('POST', `/cloud/games/${a.game_id}/matchmaker/lobbies/export-history`, { token: a.tokens.cloud, body: { query_start: 0, query_end: 1 } }),
+      // Even on another game's path, a deleted game's token is 401 first.
+      await t.call('POST', `/cloud/games/${b.game_id}/matchmaker/lobbies/export-history`, { token: a.tokens.cloud, body: { query_start: 0, query_end: 1 } }),
+    ])
+      expect(expectErrorShape(res, 401, 'API_UNAUTHORIZED').message).toContain('deleted or has expired');
+    expectErrorShape(await t.call('DELETE', `/_emulator/games/${a.game_id}`), 404, 'API_NOT_FOUND');
+
+    expect((await stats(t, b)).json.player_count).toBe(2);
+    expect((await t.call('GET', `/_emulator/builds?game_id=${b.game_id}`)).json.builds).toHaveLength(1);
+    const db = new Database(join(t.dataDir, 'emulator.db'), { readonly: true });
+    try {
+      expect(db.prepare('SELECT COUNT(*) FROM lobbies WHERE namespace_id = ?').pluck().get(a.namespace_id)).toBe(0);
+      expect(db.prepare('SELECT COUNT(*) FROM builds WHERE game_id = ?').pluck().get(a.game_id)).toBe(0);
+      expect(db.prepare('SELECT COUNT(*) FROM games').pluck().get()).toBe(1);
+      expect(db.prepare('SELECT COUNT(*) FROM lobbies WHERE namespace_id = ?').pluck().get(b.namespace_id)).toBe(2);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('the seeded game cannot be deleted; bad bodies are refused', async () => {
+    expectErrorShape(await t.call('DELETE', `/_emulator/games/${GAME_ID}`), 403, 'API_FORBIDDEN');
+    expectErrorShape(await t.call('POST', '/_emulator/games', { body: { ttl_seconds: 30 * 86400 + 1 } }), 400, 'API_BAD_BODY');
+    expectErrorShape(await t.call('POST', '/_emulator/games', { body: { game_modes: [] } }), 400, 'API_BAD_BODY');
+    expectErrorShape(await t.call('POST', '/_emulator/games', { body: { regions: ['Not A Region'] } }), 400, 'API_BAD_BODY');
+    expectErrorShape(await t.call('POST', '/_emulator/games', { body: { name: 3 } }), 400, 'API_BAD_BODY');
+  });
+});
+
+/** Where two replicas keep their records: SQLite in their shared data directory, or one PostgreSQL database. */
+const RECORDS: [name: string, present: boolean, database: () => Promise<string | undefined>][] = [
+  ['SQLite', true, async () => undefined],
+  ['PostgreSQL', PG_PRESENT, createTestDatabase],
+];
+
+/** The games left, and how many lobbies, read straight from the records. */
+async function recordsLeft(dataDir: string, database: string | undefined): Promise<{ games: string[]; lobbies: number }> {
+  if (database !== undefined) {
+    const games = await queryDatabase<{ game_id: string }>(database, 'SELECT game_id FROM games');
+    const [{ n }] = await queryDatabase<{ n: number }>(database, 'SELECT COUNT(*)::int AS n FROM lobbies');
+    return { games: games.map((g) => g.game_id), lobbies: n! };
+  }
+  const db = new Database(join(dataDir, 'emulator.db'), { readonly: true });
+  try {
+    return { games: db.prepare<[], string>('SELECT game_id FROM games').pluck().all(), lobbies: db.prepare<[], number>('SELECT COUNT(*) FROM lobbies').pluck().get()! };
+  } finally {
+    db.close();
+  }
+}
+
+describe.each(RECORDS)('expiry, records in %s', (_name, present, records) => {
+  const it_ = it.skipIf(!present);
+  it_('an expired game answers 401 at once and is removed, records and bytes, by one of two replicas', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1));
+    const dataDir = tempDir();
+    const database = await records();
+    const one = await startTestEmulator({ startDelayMs: 0, readyDelayMs: 0 }, { clock, dataDir, database });
+    const two = await startTestEmulator({}, { clock, dataDir, database });
+    try {
+      const short = await createGame(one, { ttl_seconds: 60 });
+      const long = await createGame(two, { ttl_seconds: 3600 });
+      await pushBuild(one, short, 'game-server:ci');
+      await pushBuild(two, long, 'game-server:ci');
+      await createLobby(one, short, 'default');
+      await createLobby(two, long, 'default');
+
+      clock.advance(59_999);
+      expect((await stats(two, short)).json.player_count).toBe(1);
+      clock.advance(1);
+      expectErrorShape(await stats(two, short), 401, 'API_UNAUTHORIZED');
+      // Both replicas sweep at once; the one UPDATE hands the game to one of them.
+      await Promise.all([one.emu.services.games.sweep(), two.emu.services.games.sweep(), one.emu.services.games.sweep()]);
+      expect(readdirSync(join(dataDir, 'builds'))).toHaveLength(1);
+      expect(existsSync(join(dataDir, 'uploads'))).toBe(true);
+      expect(await recordsLeft(dataDir, database)).toEqual({ games: [long.game_id], lobbies: 1 });
+      const list = await two.call('GET', '/_emulator/games');
+      expect(list.json.games.map((g: { game_id: string }) => g.game_id)).toEqual([GAME_ID, long.game_id]);
+      expect((await stats(one, long)).json.player_count).toBe(1);
+    } finally {
+      await two.emu.close();
+      await one.stop();
+    }
+  });
+
+  it_('the sweep claims each expired game once, across store connections', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1));
+    const dataDir = tempDir();
+    const database = await records();
+    const one = await startTestEmulator({}, { clock, dataDir, database });
+    const two = await startTestEmulator({}, { clock, dataDir, database });
+    try {
+      const games = await Promise.all([1, 2, 3].map(() => createGame(one, { ttl_seconds: 1 })));
+      clock.advance(1000);
+      // Straight at the stores: which connection claimed which game.
+      const stores = [one, two].map((t) => (t.emu.services.games as unknown as { deps: { store: { claimExpiredGames(now: number, stale: number): Promise<string[]> } } }).deps.store);
+      const [x, y] = await Promise.all(stores.map((s) => s.claimExpiredGames(clock.now(), 60_000)));
+      expect([...x!, ...y!].sort()).toEqual(games.map((g) => g.game_id).sort());
+      // A claim older than the stale limit (its process died mid-purge) is taken over, once.
+      clock.advance(60_001);
+      const [p, q] = await Promise.all(stores.map((s) => s.claimExpiredGames(clock.now(), 60_000)));
+      expect(p!.length + q!.length).toBe(3);
+    } finally {
+      await two.emu.close();
+      await one.stop();
+    }
+  });
+});
+
+describe('the admin token', () => {
+  const clock = new ManualClock(Date.UTC(2026, 0, 1));
+  const ADMIN = 'admin-token-for-tests-0123456789';
+  let t: TestEmulator;
+  beforeAll(async () => {
+    t = await startTestEmulator({}, { clock, adminToken: ADMIN });
+  });
+  afterAll(() => t.stop());
+
+  it('no token or a wrong one is 401 in the error shape; the right one passes; health needs none', async () => {
+    expect(expectErrorShape(await t.call('GET', '/_emulator/games'), 401, 'API_UNAUTHORIZED').message).toContain('Bearer <admin token>');
+    expect(expectErrorShape(await t.call('GET', '/_emulator/games', { token: 'nope' }), 401, 'API_UNAUTHORIZED').message).toContain('wrong');
+    expectErrorShape(await t.call('POST', '/_emulator/games', { body: {} }), 401, 'API_UNAUTHORIZED');
+    expectErrorShape(await t.call('GET', '/_emulator/builds', { token: t.emu.tokens.cloud }), 401, 'API_UNAUTHORIZED');
+    expect((await t.call('GET', '/_emulator/games', { token: ADMIN })).status).toBe(200);
+    expect((await t.call('GET', '/_emulator/health')).status).toBe(200);
+    // The service's own routes are untouched by it.
+    expect((await t.call('GET', '/matchmaker/players/statistics', { token: t.emu.tokens.public })).status).toBe(200);
+  });
+
+  it(`${ADMIN_MAX_FAILURES} wrong tries in a row are answered 429 with Retry-After, even the right token, until the wait ends`, async () => {
+    // The right token resets the count: 49 wrong, one right, 49 wrong is never locked.
+    for (let i = 0; i < ADMIN_MAX_FAILURES - 1; i++) expect((await t.call('GET', '/_emulator/games', { token: `wrong-${i}` })).status).toBe(401);
+    expect((await t.call('GET', '/_emulator/games', { token: ADMIN })).status).toBe(200);
+    for (let i = 0; i < ADMIN_MAX_FAILURES; i++) expect((await t.call('GET', '/_emulator/games', { token: `wrong-${i}` })).status).toBe(401);
+    const locked = await t.call('GET', '/_emulator/games', { token: ADMIN });
+    expectErrorShape(locked, 429, 'API_RATE_LIMIT');
+    expect(locked.headers.get('retry-after')).toBe(String(ADMIN_LOCKOUT_MS / 1000));
+    clock.advance(ADMIN_LOCKOUT_MS - 1000);
+    expect((await t.call('GET', '/_emulator/games', { token: ADMIN })).headers.get('retry-after')).toBe('1');
+    clock.advance(1000);
+    expect((await t.call('GET', '/_emulator/games', { token: ADMIN })).status).toBe(200);
+  });
+});
