@@ -137,7 +137,12 @@ export class ApiClient {
       `< ${status} ${STATUS_CODES[status] ?? ''} in ${Math.round(performance.now() - started)} ms` +
         (rayId ? ` (ray ${rayId})` : ''),
     );
-    if (status < 200 || status >= 300) throw responseError(status, res.headers, text, { rayId });
+    if (status < 200 || status >= 300) {
+      const err = responseError(status, res.headers, text, { rayId });
+      // The admin routes take the emulator's admin token, which `gamehost login` never sets.
+      if (spec.auth === 'admin' && err instanceof ApiError && err.status === 401) err.hint = 'set GAMEHOST_EMULATOR_ADMIN_TOKEN to the token the emulator was started with';
+      throw err;
+    }
     if (text.trim() === '') return { value: {} as T, text: '{}' };
     try {
       return { value: JSON.parse(text) as T, text };

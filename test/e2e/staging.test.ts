@@ -114,7 +114,7 @@ describe('one shared emulator, two CI jobs', () => {
 
     const deleted = await gamehost(['emulator', 'game', 'delete', a.env.GAMEHOST_GAME!], admin);
     expect(deleted.code).toBe(0);
-    expect(deleted.stderr).toBe(`Deleted game ${a.env.GAMEHOST_GAME}: 2 lobbies, 2 players, 1 builds, 0 exports.\n`);
+    expect(deleted.stderr).toBe(`Deleted game ${a.env.GAMEHOST_GAME}: 2 lobbies, 2 players, 1 build, 0 exports.\n`);
 
     // The deleted game's tokens: 401, exit 3, for every kind of call.
     for (const args of [['stats'], ['lobby', 'create', '--game-mode', 'default'], ['history', 'export', '--since', '1h']]) {
@@ -159,6 +159,9 @@ describe('one shared emulator, two CI jobs', () => {
     const wrong = await gamehost(['emulator', 'game', 'create'], { ...admin, GAMEHOST_EMULATOR_ADMIN_TOKEN: 'wrong' });
     expect(wrong.code).toBe(3);
     expect(wrong.stderr).not.toContain('wrong\n');
+    // The fix named is the admin token, not `gamehost login`, which never sets it.
+    expect(wrong.stderr).toContain('set GAMEHOST_EMULATOR_ADMIN_TOKEN to the token the emulator was started with');
+    expect(wrong.stderr).not.toContain('gamehost login');
     expect((await gamehost(['emulator', 'game', 'list', '-q'], admin)).code).toBe(0);
 
     for (let i = 0; i < 50; i++) {

@@ -2,6 +2,7 @@
 import { deleteEmulatorGame } from '../../api/operations.js';
 import type { Context } from '../../context.js';
 import { ApiError } from '../../errors.js';
+import { formatCount } from '../../output/format.js';
 import { writeJson } from '../../output/json.js';
 import { parseUuid } from '../args.js';
 import { defineCommand } from '../command.js';
@@ -31,5 +32,10 @@ async function run(ctx: Context, o: GameDeleteOptions): Promise<void> {
   const answer = await deleteEmulatorGame(api, o.gameId);
   if (ctx.global.json) return writeJson(ctx, answer);
   const { deleted: d } = answer;
-  ctx.info(`Deleted game ${o.gameId}: ${d.lobbies} lobbies, ${d.players} players, ${d.builds} builds, ${d.exports} exports.`);
+  ctx.info(`Deleted game ${o.gameId}: ${count(d.lobbies, 'lobby', 'lobbies')}, ${count(d.players, 'player')}, ${count(d.builds, 'build')}, ${count(d.exports, 'export')}.`);
+}
+
+/** `1 lobby`, `2 lobbies`. */
+function count(n: number, one: string, many = `${one}s`): string {
+  return `${formatCount(n)} ${n === 1 ? one : many}`;
 }
