@@ -16,6 +16,7 @@ import type {
   Store,
   UploadRow,
 } from './store.js';
+import { LOBBY_INSERT_COLUMNS, lobbyInsertValues } from './store.js';
 
 /**
  * The schema, one entry per version: entry i takes a database from version i to i + 1. Append, never edit: a
@@ -163,8 +164,7 @@ type Queryable = pg.Pool | pg.PoolClient;
 
 const ignore = (): void => {};
 
-const INSERT_LOBBY = `INSERT INTO lobbies (lobby_id, namespace_id, game_mode, region_id, region_name, max_players, publicity,
-  tags, lobby_config, create_ts, start_ts, ready_ts, idle_lifetime_ms, idle_stop_ts)
+const INSERT_LOBBY = `INSERT INTO lobbies (${LOBBY_INSERT_COLUMNS})
   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`;
 const INSERT_PLAYER = 'INSERT INTO players (player_id, lobby_id, create_ts) VALUES ($1, $2, $3)';
 
@@ -284,22 +284,7 @@ export class PostgresStore implements Store, LocalObjectIndex {
   async insertLobby(lobby: LobbyRow, playerId: string): Promise<void> {
     await this.transaction(async (c) => {
       // Named: the server parses and plans the hot path once per connection, not once per create.
-      await c.query({ name: 'insert-lobby', text: INSERT_LOBBY, values: [
-        lobby.lobby_id,
-        lobby.namespace_id,
-        lobby.game_mode,
-        lobby.region_id,
-        lobby.region_name,
-        lobby.max_players,
-        lobby.publicity,
-        lobby.tags,
-        lobby.lobby_config,
-        lobby.create_ts,
-        lobby.start_ts,
-        lobby.ready_ts,
-        lobby.idle_lifetime_ms,
-        lobby.idle_stop_ts,
-      ] });
+      await c.query({ name: 'insert-lobby', text: INSERT_LOBBY, values: lobbyInsertValues(lobby) });
       await c.query({ name: 'insert-player', text: INSERT_PLAYER, values: [playerId, lobby.lobby_id, lobby.create_ts] });
     });
   }

@@ -16,7 +16,9 @@ import type {
   PurgedGame,
   Store,
   UploadRow,
+  LobbyInsertValues,
 } from './store.js';
+import { LOBBY_INSERT_COLUMNS, lobbyInsertValues } from './store.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -149,15 +151,8 @@ function isUniqueViolation(err: unknown): boolean {
 
 function prepareStatements(db: Database.Database) {
   return {
-    insertLobby: db.prepare<
-      [
-        string, string, string, string, string, number, string, string, string | null, number, number, number,
-        number | null, number | null,
-      ]
-    >(
-      `INSERT INTO lobbies (lobby_id, namespace_id, game_mode, region_id, region_name, max_players, publicity, tags,
-         lobby_config, create_ts, start_ts, ready_ts, idle_lifetime_ms, idle_stop_ts)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    insertLobby: db.prepare<LobbyInsertValues>(
+      `INSERT INTO lobbies (${LOBBY_INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     // An idle lobby stops at its idle deadline, not when someone happens to look, so every reader agrees.
     expireIdle: db.prepare<[number]>(
@@ -325,22 +320,7 @@ export class SqliteStore implements Store, LocalObjectIndex {
     this.stmt = prepareStatements(db);
     const s = this.stmt;
     this.insertLobbyTx = db.transaction((lobby: LobbyRow, playerId: string) => {
-      s.insertLobby.run(
-        lobby.lobby_id,
-        lobby.namespace_id,
-        lobby.game_mode,
-        lobby.region_id,
-        lobby.region_name,
-        lobby.max_players,
-        lobby.publicity,
-        lobby.tags,
-        lobby.lobby_config,
-        lobby.create_ts,
-        lobby.start_ts,
-        lobby.ready_ts,
-        lobby.idle_lifetime_ms,
-        lobby.idle_stop_ts,
-      );
+      s.insertLobby.run(...lobbyInsertValues(lobby));
       s.insertPlayer.run(playerId, lobby.lobby_id, lobby.create_ts);
     });
     this.joinLobbyTx = db.transaction((lobbyId: string, playerId: string, now: number): JoinOutcome => {

@@ -28,6 +28,24 @@ export interface LobbyRow {
   idle_stop_ts: number | null;
 }
 
+/** The columns a new lobby is inserted with, in the order of lobbyInsertValues: one list for every engine. */
+export const LOBBY_INSERT_COLUMNS =
+  'lobby_id, namespace_id, game_mode, region_id, region_name, max_players, publicity, tags, lobby_config, create_ts, ' +
+  'start_ts, ready_ts, idle_lifetime_ms, idle_stop_ts';
+
+export type LobbyInsertValues = [
+  string, string, string, string, string, number, string, string, string | null, number, number, number,
+  number | null, number | null,
+];
+
+/** A new lobby's values, in the order of LOBBY_INSERT_COLUMNS. */
+export function lobbyInsertValues(l: LobbyRow): LobbyInsertValues {
+  return [
+    l.lobby_id, l.namespace_id, l.game_mode, l.region_id, l.region_name, l.max_players, l.publicity, l.tags,
+    l.lobby_config, l.create_ts, l.start_ts, l.ready_ts, l.idle_lifetime_ms, l.idle_stop_ts,
+  ];
+}
+
 export interface BuildRow {
   build_id: string;
   game_id: string;
