@@ -4,9 +4,10 @@
 // proxies, bracketed IPv6 targets). The context closes them when the command ends.
 //
 // Loading: a request without a proxy needs undici's Agent and its request API alone, two of its files (about a
-// third of the whole package's load time); a proxy loads the package. Those paths are inside undici, so its version
-// is pinned in package.json, and test/unit/undici-files.test.ts fails when an upgrade moves them.
-import { createRequire } from 'node:module';
+// third of the whole package's load time), and not its HTTP/2 connector; a proxy loads the package. Those paths
+// are inside undici, so its version is pinned in package.json, and test/unit/undici-files.test.ts fails when an
+// upgrade moves them.
+import Module, { createRequire } from 'node:module';
 import net from 'node:net';
 import v8 from 'node:v8';
 import type { Agent as AgentType, buildConnector, Dispatcher, Pool as PoolType, ProxyAgent as ProxyAgentType } from 'undici';
@@ -14,8 +15,17 @@ import { UsageError } from '../errors.js';
 
 const require = createRequire(import.meta.url);
 
-/** undici's files that a direct request loads, instead of the whole package. */
-export const UNDICI_FILES = { agent: 'undici/lib/dispatcher/agent.js', request: 'undici/lib/api/api-request.js' } as const;
+/**
+ * undici's files that a direct request loads, instead of the whole package; and its HTTP/2 connector, which the
+ * client file requires at its top although only a connection whose TLS handshake chose h2 calls it, and which loads
+ * node:http2 with node:tls and node:crypto (about a third of undici's load time). The CLI never offers h2
+ * (`allowH2` is off), so that file is stood in for by one that loads it on its first call.
+ */
+export const UNDICI_FILES = {
+  agent: 'undici/lib/dispatcher/agent.js',
+  request: 'undici/lib/api/api-request.js',
+  h2: 'undici/lib/dispatcher/client-h2.js',
+} as const;
 
 type Env = Record<string, string | undefined>;
 type Connector = buildConnector.connector;
@@ -28,10 +38,30 @@ function undici(): NonNullable<typeof loaded> {
     // llhttp, undici's parser, is WebAssembly: after the first answer V8 recompiles it with its optimising tier on a
     // background thread, and the process waits for that at exit (about 0.2 CPU-s). The baseline tier alone parses
     // the few headers a command reads as well; bodies are not parsed byte by byte.
-    v8.setFlagsFromString('--liftoff-only');
+    deferH2();
     loaded = { Agent: require(UNDICI_FILES.agent) as typeof AgentType, request: require(UNDICI_FILES.request) as RequestFn };
+    // After the loads: a changed flag makes V8 refuse the code cache Node compiles its own modules from.
+    v8.setFlagsFromString('--liftoff-only');
   }
   return loaded;
+}
+
+/** Puts a stand-in for undici's HTTP/2 connector in the module cache, unless undici is loaded already. */
+function deferH2(): void {
+  const file = require.resolve(UNDICI_FILES.h2);
+  if (require.cache[file]) return;
+  const stub = new Module(file);
+  stub.filename = file;
+  stub.loaded = true;
+  let real: ((...a: unknown[]) => unknown) | undefined;
+  stub.exports = function connectH2(this: unknown, ...args: unknown[]): unknown {
+    if (!real) {
+      delete require.cache[file];
+      real = require(file) as (...a: unknown[]) => unknown;
+    }
+    return real.apply(this, args);
+  };
+  require.cache[file] = stub;
 }
 
 /** One request through `dispatcher` (undici's request API, which the two files above do not attach to the Agent). */
