@@ -1,6 +1,6 @@
 // Bucket budget (issue 16): a 1 GiB push through `emulator serve --bucket` (parts PUT straight to the bucket on
 // presigned UploadPart URLs) costs the CLI no more than the same push through `emulator serve` on its local
-// store: CPU-seconds of the push process, medians of BENCH_BUCKET_RUNS (1) runs each, alternating; at most 1.15x.
+// store: CPU-seconds of the push process, medians of BENCH_BUCKET_RUNS (3) runs each, alternating; at most 1.15x.
 // One run by default: through moto_server a 1 GiB push takes minutes (its PUT, its completion and the emulator's
 // read of the object back all run at moto's pace).
 // The bucket server's own speed is shown beside it: `curl -T` of the same file to it. The bucket is moto_server
@@ -17,7 +17,7 @@ const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = path.join(ROOT, 'bin', 'gamehost.js');
 const DIR = path.join(ROOT, '.bench');
 const GiB = 1024 ** 3;
-const RUNS = Number(process.env.BENCH_BUCKET_RUNS ?? 1);
+const RUNS = Number(process.env.BENCH_BUCKET_RUNS ?? 3);
 const BUDGET_CPU_RATIO = 1.15;
 const KEYS = { AWS_ACCESS_KEY_ID: 'bench', AWS_SECRET_ACCESS_KEY: 'bench', AWS_REGION: 'us-east-1' };
 

@@ -1,5 +1,7 @@
 // Startup budget: `gamehost --version` and `gamehost --help` within 1.5x the wall time of a bare `node -e 0`.
 // Runs the three commands in turn (A B C A B C …) so drift in machine speed hits them alike; prints medians.
+// In an environment of PATH and HOME alone, as bench/request.js: what the shell adds to every Node start (such as
+// NODE_EXTRA_CA_CERTS, a certificate bundle read by each process, 35 ms here) would hide the CLI's share.
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
@@ -16,7 +18,7 @@ const commands = {
 
 function once([cmd, args]) {
   const t0 = process.hrtime.bigint();
-  const r = spawnSync(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const r = spawnSync(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH, HOME: process.env.HOME } });
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
   return ms;
@@ -33,7 +35,7 @@ export function runStartupBench() {
   for (let i = 0; i < RUNS; i++) for (const [name, c] of Object.entries(commands)) times[name].push(once(c));
   const base = median(times['node -e 0']);
   let ok = true;
-  console.log(`startup (${RUNS} runs each, median wall time):`);
+  console.log(`startup (${RUNS} runs each, median wall time, environment PATH and HOME only):`);
   for (const [name, t] of Object.entries(times)) {
     const ratio = median(t) / base;
     const verdict = name === 'node -e 0' ? '' : ratio <= BUDGET ? `  ok (budget ${BUDGET}x)` : `  OVER BUDGET (${BUDGET}x)`;
