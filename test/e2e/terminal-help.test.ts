@@ -56,9 +56,13 @@ describe('help', () => {
   });
 
   it.each(ALL.filter(({ cmd }) => cmd.commands.length > 0).map(({ words }) => words.join(' ')))('%s --help lists its commands', async (name) => {
-    const r = await runCli([name, '--help']);
+    const r = await runCli([...name.split(' '), '--help']);
     expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(new RegExp(`^Usage: gamehost ${name} `));
     expect(r.stdout).toMatch(/\nCommands:\n/);
+    const listed = [...r.stdout.split('\nCommands:\n')[1]!.matchAll(/^ {2}(\S+)/gm)].map((m) => m[1]);
+    const children = ALL.filter(({ words }) => words.length === name.split(' ').length + 1 && words.join(' ').startsWith(`${name} `));
+    expect(listed).toEqual(children.map(({ words }) => words.at(-1)));
     expect(r.stdout).toMatchSnapshot();
   });
 
