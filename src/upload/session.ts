@@ -14,7 +14,7 @@ import type { Context } from '../context.js';
 import { ApiError, CliError, InterruptedError, NetworkError, UploadError } from '../errors.js';
 import { formatDuration, formatTime } from '../output/format.js';
 import { uploadParts } from './engine.js';
-import { sha256File } from './hash.js';
+import { hashFile } from './hash.js';
 import type { PreparedInput } from './input.js';
 import { Journal } from './journal.js';
 import { partsFrom, type Part } from './plan.js';
@@ -67,7 +67,12 @@ export async function pushSession(ctx: Context, api: ApiClient, o: SessionOption
   // Set once the service holds a build for this upload (created now, or by the run being resumed).
   let build: CreateBuildResponse | undefined;
   try {
-    await progress.open();
+    // Hashed alongside the upload on a worker (the same bytes once more, from the page cache); stopped on failure.
+    // Started first, and ready before the first request (see FileHash.ready).
+    const hash = hashFile(input.file, session.signal);
+    hashing = hash.digest;
+    hashing.catch(() => {});
+    await Promise.all([progress.open(), hash.ready]);
     const resumed = resumable(ctx, journal, o, input, progress, done);
     if (!resumed) {
       progress.creating(o.tag);
@@ -101,9 +106,6 @@ export async function pushSession(ctx: Context, api: ApiClient, o: SessionOption
     const todo = parts.filter((p) => !done.has(p.number));
     const resumedBytes = parts.filter((p) => done.has(p.number)).reduce((sum, p) => sum + p.length, 0);
     progress.start({ file: input.source, total: input.size, parts: parts.length, resumedBytes, resumedParts: done.size });
-    // Hashed alongside the upload on a worker (the same bytes once more, from the page cache); stopped on failure.
-    hashing = sha256File(input.file, session.signal);
-    hashing.catch(() => {});
     let sent = 0;
     await uploadParts({
       file: input.file,

@@ -1,0 +1,38 @@
+// The upload's hash worker: its `ready` comes before its digest and settles on every path (the session waits on it
+// before its first request), and the digest is the file's.
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { hashFile } from '../../src/upload/hash.js';
+import { tempDir } from '../helpers/cli.js';
+
+describe('hashFile', () => {
+  it('is ready before it has read the file, then gives its SHA-256', async () => {
+    const file = path.join(tempDir(), 'build.tar');
+    const bytes = crypto.randomBytes(9 * 1024 * 1024 + 3);
+    fs.writeFileSync(file, bytes);
+    const order: string[] = [];
+    const hash = hashFile(file);
+    await Promise.all([hash.ready.then(() => order.push('ready')), hash.digest.then(() => order.push('digest'))]);
+    expect(order).toEqual(['ready', 'digest']);
+    expect(await hash.digest).toBe(crypto.createHash('sha256').update(bytes).digest('hex'));
+  });
+
+  it('settles ready when the worker fails or is stopped, so nothing waits on it forever', async () => {
+    const missing = hashFile(path.join(tempDir(), 'nowhere.tar'));
+    await missing.ready;
+    await expect(missing.digest).rejects.toThrow(/ENOENT/);
+
+    const file = path.join(tempDir(), 'big.tar');
+    fs.writeFileSync(file, Buffer.alloc(64 * 1024 * 1024));
+    const controller = new AbortController();
+    const stopped = hashFile(file, controller.signal);
+    controller.abort(new Error('stopped'));
+    await stopped.ready;
+    await expect(stopped.digest).rejects.toThrow('stopped');
+    const before = hashFile(file, controller.signal);
+    await before.ready;
+    await expect(before.digest).rejects.toThrow('stopped');
+  });
+});
