@@ -371,6 +371,38 @@ describe('complete verifies the parts it assembles', () => {
     expect(readFileSync(join(t.dataDir, 'builds', buildId)).equals(file)).toBe(true);
   });
 
+  it('a build put in place by a process that died before recording it (its parts removed) is completed by the next complete', async () => {
+    for (const single of [false, true]) {
+      const bytes = single ? Buffer.from('one part') : file;
+      const res = await createBuild(buildBody(bytes.length));
+      for (const r of res.json.image_presigned_requests) expect((await put(r.url, bytes.subarray(r.byte_offset, r.byte_offset + r.content_length))).status).toBe(200);
+      // What the process left: the build in place, the parts removed (the single one moved; all of them, or some), no record.
+      writeFileSync(join(t.dataDir, 'builds', res.json.build_id), bytes);
+      rmSync(join(t.dataDir, 'uploads', res.json.upload_id, single ? 'part-1' : 'part-2'));
+      if (!single) rmSync(join(t.dataDir, 'uploads', res.json.upload_id), { recursive: true });
+      const done = await complete(res.json.upload_id);
+      expect(done.status, JSON.stringify(done.json)).toBe(200);
+      expect(await adminBuild(res.json.build_id)).toMatchObject({ complete: true, sha256: createHash('sha256').update(bytes).digest('hex') });
+      expect(readFileSync(join(t.dataDir, 'builds', res.json.build_id)).equals(bytes)).toBe(true);
+    }
+  });
+
+  it('such a build whose bytes are not the parts uploaded is refused, naming the part; sending the part again mends it', async () => {
+    const { buildId, uploadId, reqs } = await uploadAll();
+    const changed = Buffer.from(file);
+    changed[25] = 0x2a; // in part 3
+    writeFileSync(join(t.dataDir, 'builds', buildId), changed);
+    rmSync(join(t.dataDir, 'uploads', uploadId), { recursive: true });
+    const body = expectErrorShape(await complete(uploadId), 400, 'UPLOAD_INVALID');
+    expect(body.metadata).toEqual({ part_number: 3 });
+    expect((await adminBuild(buildId)).complete).toBe(false);
+    // The part sent again is read from its file, the others from the build.
+    expect((await put(reqs[2].url, slice(reqs[2]))).status).toBe(200);
+    expect((await complete(uploadId)).status).toBe(200);
+    expect(readFileSync(join(t.dataDir, 'builds', buildId)).equals(file)).toBe(true);
+    expect((await adminBuild(buildId)).sha256).toBe(createHash('sha256').update(file).digest('hex'));
+  });
+
   it('a single-part upload changed on disk is refused the same way', async () => {
     const small = Buffer.from('one part');
     const res = await createBuild(buildBody(small.length));

@@ -10,7 +10,7 @@ import { finished, pipeline } from 'node:stream/promises';
 import type { DataDirPaths } from '../datadir.js';
 import { fail } from '../errors.js';
 import { checkPresigned, presignPath } from './presign.js';
-import type { BlobStore, GameObjects, LocalObjectIndex, NewUpload, PartRow, ReceivedPart, UploadRow } from './store.js';
+import type { BlobStore, GameObjects, LocalObjectIndex, NewUpload, ReceivedPart, UploadRow } from './store.js';
 
 /** Hashes and counts what flows through. */
 function digestStream(hash: ReturnType<typeof createHash>, counter: { bytes: number }): Transform {
@@ -90,16 +90,29 @@ export class LocalBlobStore implements BlobStore {
 
   async receivedParts(upload: NewUpload): Promise<Map<number, ReceivedPart>> {
     const received = new Map<number, ReceivedPart>();
-    for (const part of await this.index.listParts(upload.upload_id)) {
-      const onDisk = await this.sizeOnDisk(upload.upload_id, part);
+    const listed = await this.index.listParts(upload.upload_id);
+    for (const part of listed) {
+      const onDisk = await this.sizeOnDisk(upload.upload_id, part.part_number);
       if (onDisk !== null) received.set(part.part_number, { size: onDisk, etag: part.sha256 });
     }
+    // Parts gone from disk but the build in place: assembled by a process that died before recording it. Each
+    // part is then what was PUT for it as far as the records go; assemble() checks the bytes.
+    if (received.size < listed.length && (await this.assembledSize(upload)) === upload.content_length)
+      for (const part of listed) if (!received.has(part.part_number)) received.set(part.part_number, { size: part.size, etag: part.sha256 });
     return received;
   }
 
-  private async sizeOnDisk(uploadId: string, part: PartRow): Promise<number | null> {
+  private async assembledSize(upload: NewUpload): Promise<number | null> {
     try {
-      return (await stat(this.partFile(uploadId, part.part_number))).size;
+      return (await stat(join(this.paths.builds, upload.build_id))).size;
+    } catch {
+      return null;
+    }
+  }
+
+  private async sizeOnDisk(uploadId: string, n: number): Promise<number | null> {
+    try {
+      return (await stat(this.partFile(uploadId, n))).size;
     } catch {
       return null;
     }
@@ -108,27 +121,35 @@ export class LocalBlobStore implements BlobStore {
   async assemble(upload: UploadRow, parts: Map<number, ReceivedPart>, progress: () => Promise<void>): Promise<string> {
     const target = join(this.paths.builds, upload.build_id);
     const hash = createHash('sha256');
+    // A process that put the build in place, then died before it was recorded complete, removed some or all of the
+    // parts: those are read back from the build (and checked like any part).
+    const built = (await this.assembledSize(upload)) === upload.content_length;
+    const partOnDisk = async (n: number) => (await this.sizeOnDisk(upload.upload_id, n)) !== null;
     if (upload.part_count === 1) {
       // One part is already the whole file: hash it and move it into place.
       const part = this.partFile(upload.upload_id, 1);
-      for await (const chunk of createReadStream(part)) hash.update(chunk as Buffer);
+      const moved = built && !(await partOnDisk(1));
+      for await (const chunk of createReadStream(moved ? target : part)) hash.update(chunk as Buffer);
       const digest = hash.digest('hex');
       checkPartDigest(upload, 1, parts.get(1), digest);
-      await rename(part, target);
+      if (!moved) await rename(part, target);
       await rm(this.uploadDir(upload.upload_id), { recursive: true, force: true });
       return digest;
     }
     const temp = `${target}.tmp-${randomUUID()}`;
     const out = createWriteStream(temp, { mode: 0o600 });
     try {
-      for (let n = 1; n <= upload.part_count; n++) {
+      for (let n = 1, start = 0; n <= upload.part_count; n++) {
+        const length = Math.min(upload.part_size, upload.content_length - start);
+        const from = built && !(await partOnDisk(n)) ? createReadStream(target, { start, end: start + length - 1 }) : createReadStream(this.partFile(upload.upload_id, n));
         const partHash = createHash('sha256');
-        for await (const chunk of createReadStream(this.partFile(upload.upload_id, n))) {
+        for await (const chunk of from) {
           hash.update(chunk as Buffer);
           partHash.update(chunk as Buffer);
           if (!out.write(chunk)) await once(out, 'drain');
         }
         checkPartDigest(upload, n, parts.get(n), partHash.digest('hex'));
+        start += length;
         await progress();
       }
       out.end();
