@@ -1,5 +1,6 @@
 // Games per CI job on one emulator: two games side by side never cross; a deleted or expired game takes its
 // records and bytes with it and its tokens answer 401; expiry is swept once, by whichever replica claims it.
+import crypto from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -164,11 +165,30 @@ describe('two games side by side', () => {
     try {
       expect(db.prepare('SELECT COUNT(*) FROM lobbies WHERE namespace_id = ?').pluck().get(a.namespace_id)).toBe(0);
       expect(db.prepare('SELECT COUNT(*) FROM builds WHERE game_id = ?').pluck().get(a.game_id)).toBe(0);
-      expect(db.prepare('SELECT COUNT(*) FROM games').pluck().get()).toBe(1);
+      // a's row stays, its deletion begun, until the second purge.
+      expect(db.prepare('SELECT game_id FROM games WHERE delete_ts IS NULL').pluck().all()).toEqual([b.game_id]);
+      expect(db.prepare('SELECT delete_ts FROM games WHERE game_id = ?').pluck().get(a.game_id)).toBe(clock.now());
       expect(db.prepare('SELECT COUNT(*) FROM lobbies WHERE namespace_id = ?').pluck().get(b.namespace_id)).toBe(2);
     } finally {
       db.close();
     }
+  });
+
+  it("what a request that passed its token check just before the deletion writes is purged the second time, with a's row", async () => {
+    const store = (t.emu.services.games as unknown as { deps: { store: import('../../src/emulator/stores/store.js').Store } }).deps.store;
+    // A lobby create of a's, checked before the deletion, inserting after it.
+    const lobbyId = crypto.randomUUID();
+    await store.insertLobby(
+      { lobby_id: lobbyId, namespace_id: a.namespace_id, game_mode: 'ctf', region_id: 'lnd-fra', region_name: 'Frankfurt', max_players: 8, publicity: 'public', tags: '{}', lobby_config: null, create_ts: clock.now(), start_ts: clock.now(), ready_ts: clock.now(), stop_ts: null, exit_code: null, failed: null, idle_lifetime_ms: null, idle_stop_ts: null },
+      crypto.randomUUID(),
+    );
+    await t.emu.services.games.sweep();
+    expect(await store.getLobby(lobbyId)).toBeDefined();
+    clock.advance(5 * 60 * 1000 + 1);
+    await t.emu.services.games.sweep();
+    expect(await store.getLobby(lobbyId)).toBeUndefined();
+    expect(await store.getGame(a.game_id)).toBeUndefined();
+    expect((await stats(t, b)).json.player_count).toBe(2);
   });
 
   it('the seeded game cannot be deleted; bad bodies are refused', async () => {
@@ -189,13 +209,13 @@ const RECORDS: [name: string, present: boolean, database: () => Promise<string |
 /** The games left, and how many lobbies, read straight from the records. */
 async function recordsLeft(dataDir: string, database: string | undefined): Promise<{ games: string[]; lobbies: number }> {
   if (database !== undefined) {
-    const games = await queryDatabase<{ game_id: string }>(database, 'SELECT game_id FROM games');
+    const games = await queryDatabase<{ game_id: string }>(database, 'SELECT game_id FROM games ORDER BY game_id');
     const [{ n }] = await queryDatabase<{ n: number }>(database, 'SELECT COUNT(*)::int AS n FROM lobbies');
     return { games: games.map((g) => g.game_id), lobbies: n! };
   }
   const db = new Database(join(dataDir, 'emulator.db'), { readonly: true });
   try {
-    return { games: db.prepare<[], string>('SELECT game_id FROM games').pluck().all(), lobbies: db.prepare<[], number>('SELECT COUNT(*) FROM lobbies').pluck().get()! };
+    return { games: db.prepare<[], string>('SELECT game_id FROM games ORDER BY game_id').pluck().all(), lobbies: db.prepare<[], number>('SELECT COUNT(*) FROM lobbies').pluck().get()! };
   } finally {
     db.close();
   }
@@ -225,6 +245,10 @@ describe.each(RECORDS)('expiry, records in %s', (_name, present, records) => {
       await Promise.all([one.emu.services.games.sweep(), two.emu.services.games.sweep(), one.emu.services.games.sweep()]);
       expect(readdirSync(join(dataDir, 'builds'))).toHaveLength(1);
       expect(existsSync(join(dataDir, 'uploads'))).toBe(true);
+      // Its row stays, its deletion begun, until a sweep purges it again and removes it.
+      expect(await recordsLeft(dataDir, database)).toEqual({ games: [long.game_id, short.game_id].sort(), lobbies: 1 });
+      clock.advance(5 * 60 * 1000 + 1);
+      await Promise.all([one.emu.services.games.sweep(), two.emu.services.games.sweep()]);
       expect(await recordsLeft(dataDir, database)).toEqual({ games: [long.game_id], lobbies: 1 });
       const list = await two.call('GET', '/_emulator/games');
       expect(list.json.games.map((g: { game_id: string }) => g.game_id)).toEqual([GAME_ID, long.game_id]);
@@ -245,13 +269,16 @@ describe.each(RECORDS)('expiry, records in %s', (_name, present, records) => {
       const games = await Promise.all([1, 2, 3].map(() => createGame(one, { ttl_seconds: 1 })));
       clock.advance(1000);
       // Straight at the stores: which connection claimed which game.
-      const stores = [one, two].map((t) => (t.emu.services.games as unknown as { deps: { store: { claimExpiredGames(now: number, stale: number): Promise<string[]> } } }).deps.store);
+      type Claims = { expired: string[]; stale: string[] };
+      const stores = [one, two].map((t) => (t.emu.services.games as unknown as { deps: { store: { claimExpiredGames(now: number, stale: number): Promise<Claims> } } }).deps.store);
       const [x, y] = await Promise.all(stores.map((s) => s.claimExpiredGames(clock.now(), 60_000)));
-      expect([...x!, ...y!].sort()).toEqual(games.map((g) => g.game_id).sort());
-      // A claim older than the stale limit (its process died mid-purge) is taken over, once.
+      expect([...x!.expired, ...y!.expired].sort()).toEqual(games.map((g) => g.game_id).sort());
+      expect([...x!.stale, ...y!.stale]).toEqual([]);
+      // A deletion begun longer ago than the stale limit (purged once, or its process died) is taken up again, once.
       clock.advance(60_001);
       const [p, q] = await Promise.all(stores.map((s) => s.claimExpiredGames(clock.now(), 60_000)));
-      expect(p!.length + q!.length).toBe(3);
+      expect([...p!.stale, ...q!.stale].sort()).toEqual(games.map((g) => g.game_id).sort());
+      expect([...p!.expired, ...q!.expired]).toEqual([]);
     } finally {
       await two.emu.close();
       await one.stop();

@@ -132,11 +132,13 @@ describe.each(STORES)('%s: games', (_name, present, open) => {
     const live = game({ expire_ts: 60_000 });
     for (const g of [...expired, live]) await one.insertGame(g);
     const [a, b] = await Promise.all([one.claimExpiredGames(6_000, 1_000), two.claimExpiredGames(6_000, 1_000)]);
-    expect([...a, ...b].sort()).toEqual(expired.map((g) => g.game_id).sort());
-    expect(await one.claimExpiredGames(6_500, 1_000)).toEqual([]);
-    // Nobody finished them within the stale limit: taken over, by one caller.
+    expect([...a.expired, ...b.expired].sort()).toEqual(expired.map((g) => g.game_id).sort());
+    expect([...a.stale, ...b.stale]).toEqual([]);
+    expect(await one.claimExpiredGames(6_500, 1_000)).toEqual({ expired: [], stale: [] });
+    // Deletions begun longer ago than the stale limit: taken up again (to purge once more), by one caller.
     const [c, d] = await Promise.all([one.claimExpiredGames(7_001, 1_000), two.claimExpiredGames(7_001, 1_000)]);
-    expect([...c, ...d].sort()).toEqual(expired.map((g) => g.game_id).sort());
+    expect([...c.stale, ...d.stale].sort()).toEqual(expired.map((g) => g.game_id).sort());
+    expect([...c.expired, ...d.expired]).toEqual([]);
     expect((await one.getGame(live.game_id))?.delete_ts).toBeNull();
   });
 
@@ -155,13 +157,15 @@ describe.each(STORES)('%s: games', (_name, present, open) => {
     const objects = await store.gameObjects(a.game_id);
     expect(objects.builds).toHaveLength(1);
     expect(objects.export_ids).toHaveLength(exports);
-    expect(await store.purgeGame(a.game_id, a.namespace_id)).toEqual({ lobbies: 1, players: 2, builds: 1, exports });
-    expect(await store.getGame(a.game_id)).toBeUndefined();
+    // The first purge keeps the game's row; the second removes it.
+    expect(await store.purgeGame(a.game_id, a.namespace_id, true)).toEqual({ lobbies: 1, players: 2, builds: 1, exports });
+    expect(await store.getGame(a.game_id)).toEqual(a);
     expect(await store.listBuilds(a.game_id)).toEqual([]);
     expect(await store.playerCounts(a.namespace_id)).toEqual([]);
     // The other game keeps everything; a purge run again (taken over) finds nothing left.
     expect(await store.listBuilds(b.game_id)).toHaveLength(1);
     expect(await store.playerCounts(b.namespace_id)).toEqual([{ game_mode: 'default', region_id: 'lnd-atl', player_count: 2 }]);
     expect(await store.purgeGame(a.game_id, a.namespace_id)).toEqual({ lobbies: 0, players: 0, builds: 0, exports: 0 });
+    expect(await store.getGame(a.game_id)).toBeUndefined();
   });
 });

@@ -1,5 +1,8 @@
 // Games: the seeded one, and one per CI job (create, list, delete, expiry). A deleted or expired game takes its
 // lobbies, players, builds, uploads and exports with it, records and bytes, and its tokens answer 401 from then on.
+// Twice: at once, and again PURGE_STALE_MS later, when its row goes too. In between the row stays, its deletion
+// begun (so its tokens are refused), for what a request that passed its token check just before the deletion may
+// still have written (a lobby, a build, an export): such a request is long over by the second purge.
 import { randomUUID } from 'node:crypto';
 import type { EmulatorConfig } from '../config.js';
 import { fail } from '../errors.js';
@@ -11,7 +14,7 @@ import { signToken } from './tokens.js';
 export const DEFAULT_GAME_TTL_MS = 24 * 60 * 60 * 1000;
 export const MAX_GAME_TTL_MS = 30 * 24 * 60 * 60 * 1000;
 const MAX_NAME_BYTES = 128;
-// A purge begun by a process that died is taken over after this long.
+// A deletion begun this long ago is purged again and its row removed (also when the process that began it died).
 const PURGE_STALE_MS = 5 * 60 * 1000;
 
 /** A game as the other services see it: whose namespace, which game modes and regions it has, and its life. */
@@ -164,7 +167,7 @@ export class Games {
     const row = await store.getGame(gameId);
     if (row === undefined || row.expire_ts <= clock.now() || !(await store.claimGameDeletion(gameId, clock.now())))
       fail('API_NOT_FOUND', { what: `Game ${gameId}` });
-    return this.purge(row);
+    return this.purge(row, { keepGame: true });
   }
 
   /**
@@ -175,9 +178,12 @@ export class Games {
     this.sweeping ??= (async () => {
       const { store, clock } = this.deps;
       try {
-        for (const gameId of await store.claimExpiredGames(clock.now(), PURGE_STALE_MS)) {
-          const row = await store.getGame(gameId);
-          if (row !== undefined) await this.purge(row);
+        const { expired, stale } = await store.claimExpiredGames(clock.now(), PURGE_STALE_MS);
+        for (const [ids, keepGame] of [[expired, true], [stale, false]] as const) {
+          for (const gameId of ids) {
+            const row = await store.getGame(gameId);
+            if (row !== undefined) await this.purge(row, { keepGame });
+          }
         }
       } finally {
         this.sweeping = null;
@@ -186,10 +192,13 @@ export class Games {
     return this.sweeping;
   }
 
-  /** The bytes first, then the records: a purge cut short is found again (and finished) by a later sweep. */
-  private async purge(row: GameRow): Promise<PurgedGame> {
+  /**
+   * The bytes first, then the records: a purge cut short is found again (and finished) by a later sweep. The first
+   * purge keeps the game's row; the one a sweep does PURGE_STALE_MS later removes it.
+   */
+  private async purge(row: GameRow, { keepGame }: { keepGame: boolean }): Promise<PurgedGame> {
     const { store, blobs } = this.deps;
     await blobs.deleteGameObjects(await store.gameObjects(row.game_id));
-    return store.purgeGame(row.game_id, row.namespace_id);
+    return store.purgeGame(row.game_id, row.namespace_id, keepGame);
   }
 }

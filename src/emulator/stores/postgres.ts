@@ -247,16 +247,15 @@ export class PostgresStore implements Store, LocalObjectIndex {
     return result.rowCount === 1;
   }
 
-  async claimExpiredGames(now: number, staleMs: number): Promise<string[]> {
+  async claimExpiredGames(now: number, staleMs: number): Promise<{ expired: string[]; stale: string[] }> {
     // A replica that waited on another's row lock re-checks the condition on the row as committed (READ COMMITTED),
     // finds delete_ts set to now, and skips it: each game is claimed by one sweep.
-    const { rows } = await this.pool.query<{ game_id: string }>(
-      `UPDATE games SET delete_ts = $1
-        WHERE (delete_ts IS NULL AND expire_ts <= $1) OR (delete_ts IS NOT NULL AND delete_ts < $2)
-        RETURNING game_id`,
-      [now, now - staleMs],
-    );
-    return rows.map((r) => r.game_id);
+    const claim = async (where: string, values: number[]) =>
+      (await this.pool.query<{ game_id: string }>(`UPDATE games SET delete_ts = $1 WHERE ${where} RETURNING game_id`, values)).rows.map((r) => r.game_id);
+    return {
+      expired: await claim('delete_ts IS NULL AND expire_ts <= $1', [now]),
+      stale: await claim('delete_ts IS NOT NULL AND delete_ts < $2', [now, now - staleMs]),
+    };
   }
 
   async gameObjects(gameId: string): Promise<GameObjects> {
@@ -267,7 +266,7 @@ export class PostgresStore implements Store, LocalObjectIndex {
     return { game_id: gameId, builds: builds.rows, export_ids: exports.rows.map((r) => r.export_id) };
   }
 
-  async purgeGame(gameId: string, namespaceId: string): Promise<PurgedGame> {
+  async purgeGame(gameId: string, namespaceId: string, keepGame = false): Promise<PurgedGame> {
     return this.transaction(async (c): Promise<PurgedGame> => {
       // Children before parents (the foreign keys): players, lobbies, parts, uploads, builds; then exports, the game.
       const players = (await c.query('DELETE FROM players WHERE lobby_id IN (SELECT lobby_id FROM lobbies WHERE namespace_id = $1)', [namespaceId])).rowCount ?? 0;
@@ -276,7 +275,7 @@ export class PostgresStore implements Store, LocalObjectIndex {
       await c.query('DELETE FROM uploads WHERE build_id IN (SELECT build_id FROM builds WHERE game_id = $1)', [gameId]);
       const builds = (await c.query('DELETE FROM builds WHERE game_id = $1', [gameId])).rowCount ?? 0;
       const exports = (await c.query('DELETE FROM exports WHERE game_id = $1', [gameId])).rowCount ?? 0;
-      await c.query('DELETE FROM games WHERE game_id = $1', [gameId]);
+      if (!keepGame) await c.query('DELETE FROM games WHERE game_id = $1', [gameId]);
       return { lobbies, players, builds, exports };
     });
   }

@@ -240,10 +240,11 @@ function prepareStatements(db: Database.Database) {
     dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
     listGames: db.prepare<[], GameRow>('SELECT * FROM games WHERE delete_ts IS NULL ORDER BY create_ts, game_id'),
     claimGameDeletion: db.prepare<[number, string]>('UPDATE games SET delete_ts = ? WHERE game_id = ? AND delete_ts IS NULL'),
-    claimExpiredGames: db.prepare<[number, number, number], string>(
-      `UPDATE games SET delete_ts = ?
-        WHERE (delete_ts IS NULL AND expire_ts <= ?) OR (delete_ts IS NOT NULL AND delete_ts < ?)
-        RETURNING game_id`,
+    claimExpiredGames: db.prepare<[number, number], string>(
+      'UPDATE games SET delete_ts = ? WHERE delete_ts IS NULL AND expire_ts <= ? RETURNING game_id',
+    ).pluck(),
+    claimStaleDeletions: db.prepare<[number, number], string>(
+      'UPDATE games SET delete_ts = ? WHERE delete_ts IS NOT NULL AND delete_ts < ? RETURNING game_id',
     ).pluck(),
     gameBuilds: db.prepare<[string], { build_id: string; upload_id: string }>(
       'SELECT build_id, upload_id FROM builds WHERE game_id = ?',
@@ -275,7 +276,7 @@ export class SqliteStore implements Store, LocalObjectIndex {
   private readonly completeUploadTx: Database.Transaction<
     (upload: UploadRow, sha256: string, size: number, now: number) => void
   >;
-  private readonly purgeGameTx: Database.Transaction<(gameId: string, namespaceId: string) => PurgedGame>;
+  private readonly purgeGameTx: Database.Transaction<(gameId: string, namespaceId: string, keepGame: boolean) => PurgedGame>;
   /** Game rows as last read, while no other connection has written (PRAGMA data_version says so). */
   private readonly games = new Map<string, GameRow | undefined>();
   private gamesVersion: number | undefined;
@@ -354,14 +355,14 @@ export class SqliteStore implements Store, LocalObjectIndex {
       s.completeBuild.run(sha256, size, now, upload.build_id);
       s.completeUpload.run(upload.upload_id);
     });
-    this.purgeGameTx = db.transaction((gameId: string, namespaceId: string): PurgedGame => {
+    this.purgeGameTx = db.transaction((gameId: string, namespaceId: string, keepGame: boolean): PurgedGame => {
       const players = s.purgePlayers.run(namespaceId).changes;
       const lobbies = s.purgeLobbies.run(namespaceId).changes;
       s.purgeParts.run(gameId);
       s.purgeUploads.run(gameId);
       const builds = s.purgeBuilds.run(gameId).changes;
       const exports = s.purgeExports.run(gameId).changes;
-      s.purgeGame.run(gameId);
+      if (!keepGame) s.purgeGame.run(gameId);
       return { lobbies, players, builds, exports };
     });
     this.insertExportTx = db.transaction((exportId: string, gameId: string, csv: string, now: number, expires: number) => {
@@ -464,18 +465,18 @@ export class SqliteStore implements Store, LocalObjectIndex {
     return this.stmt.claimGameDeletion.run(now, gameId).changes === 1;
   }
 
-  async claimExpiredGames(now: number, staleMs: number): Promise<string[]> {
+  async claimExpiredGames(now: number, staleMs: number): Promise<{ expired: string[]; stale: string[] }> {
     this.games.clear();
-    return this.stmt.claimExpiredGames.all(now, now, now - staleMs);
+    return { expired: this.stmt.claimExpiredGames.all(now, now), stale: this.stmt.claimStaleDeletions.all(now, now - staleMs) };
   }
 
   async gameObjects(gameId: string): Promise<GameObjects> {
     return { game_id: gameId, builds: this.stmt.gameBuilds.all(gameId), export_ids: this.stmt.gameExports.all(gameId) };
   }
 
-  async purgeGame(gameId: string, namespaceId: string): Promise<PurgedGame> {
+  async purgeGame(gameId: string, namespaceId: string, keepGame = false): Promise<PurgedGame> {
     this.games.clear();
-    return this.purgeGameTx.immediate(gameId, namespaceId);
+    return this.purgeGameTx.immediate(gameId, namespaceId, keepGame);
   }
 
   async recordPart(uploadId: string, partNumber: number, size: number, sha256: string, now: number): Promise<void> {

@@ -140,14 +140,18 @@ export interface Store {
   /** Begins a game's deletion; false when it is unknown or its deletion already began (someone else's to finish). */
   claimGameDeletion(gameId: string, now: number): Promise<boolean>;
   /**
-   * Begins the deletion of every game expired by `now`, and takes over deletions begun before `now - staleMs`
-   * (a process that died mid-purge); answers their ids. One conditional UPDATE, so each is claimed once.
+   * Begins the deletion of every game expired by `now` (`expired`), and takes up again the deletions begun before
+   * `now - staleMs` (`stale`: their first purge long done, or cut short by a process that died); answers their
+   * ids. One conditional UPDATE each, so each game is claimed by one caller.
    */
-  claimExpiredGames(now: number, staleMs: number): Promise<string[]>;
+  claimExpiredGames(now: number, staleMs: number): Promise<{ expired: string[]; stale: string[] }>;
   /** The builds, uploads and exports of a game, for the blob store to delete their bytes. */
   gameObjects(gameId: string): Promise<GameObjects>;
-  /** Deletes a game's records (lobbies, players, builds, uploads, parts, exports, the game), in one transaction. */
-  purgeGame(gameId: string, namespaceId: string): Promise<PurgedGame>;
+  /**
+   * Deletes a game's records (lobbies, players, builds, uploads, parts, exports, and the game's row unless
+   * `keepGame`), in one transaction.
+   */
+  purgeGame(gameId: string, namespaceId: string, keepGame?: boolean): Promise<PurgedGame>;
   /** Inserts a lobby and its creating player in one transaction. */
   insertLobby(lobby: LobbyRow, playerId: string): Promise<void>;
   /** Adds a player unless the lobby is unknown, stopped or at max_players, in one transaction. */
