@@ -1,7 +1,9 @@
 // Games per CI job on one emulator: two games side by side never cross; a deleted or expired game takes its
 // records and bytes with it and its tokens answer 401; expiry is swept once, by whichever replica claims it.
 import crypto from 'node:crypto';
+import { once } from 'node:events';
 import { existsSync, readdirSync } from 'node:fs';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -189,6 +191,27 @@ describe('two games side by side', () => {
     expect(await store.getLobby(lobbyId)).toBeUndefined();
     expect(await store.getGame(a.game_id)).toBeUndefined();
     expect((await stats(t, b)).json.player_count).toBe(2);
+  });
+
+  it('a part whose body was still arriving when its game was deleted is not kept: 404, and no file left', async () => {
+    const c = await createGame(t, { name: 'job c' });
+    const created = await t.call('POST', `/cloud/games/${c.game_id}/builds`, {
+      token: c.tokens.cloud,
+      body: { display_name: 'c', image_tag: 'game-server:ci', image_file: { path: 'x.tar', content_length: 12 } },
+    });
+    const url = new URL(created.json.image_presigned_requests[0].url);
+    const socket = connect(Number(url.port), url.hostname);
+    await once(socket, 'connect');
+    let answer = '';
+    socket.setEncoding('utf8').on('data', (d: string) => (answer += d));
+    // Half the body, then the game is deleted (and purged), then the rest.
+    socket.write(`PUT ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${url.host}\r\nContent-Length: 12\r\nConnection: close\r\n\r\nabcdef`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect((await t.call('DELETE', `/_emulator/games/${c.game_id}`)).status).toBe(200);
+    socket.write('ghijkl');
+    await once(socket, 'close');
+    expect(answer).toMatch(/^HTTP\/1\.1 404 /);
+    expect(existsSync(join(t.dataDir, 'uploads', created.json.upload_id))).toBe(false);
   });
 
   it('the seeded game cannot be deleted; bad bodies are refused', async () => {

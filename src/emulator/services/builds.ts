@@ -6,6 +6,7 @@ import { EmulatorError, fail } from '../errors.js';
 import type { Faults } from '../faults.js';
 import type { BlobStore, BuildRow, ReceivedPart, Store, UploadRow } from '../stores/store.js';
 import type { Clock } from './clock.js';
+import { GAME_ID } from './ids.js';
 
 export const MAX_PARTS = 10_000;
 export const BUILD_KINDS = ['docker_image', 'oci_bundle'] as const;
@@ -166,7 +167,31 @@ export class Builds {
 
   /** Stores an accepted part's body; answers its SHA-256 (the part's ETag). */
   async writePart(uploadId: string, n: number, length: number, body: AsyncIterable<Buffer>): Promise<string> {
-    return (await this.deps.blobs.writePart(uploadId, n, length, body, this.deps.clock.now())).etag;
+    const { store, blobs, clock } = this.deps;
+    // A body still arriving when its game's deletion began may land after the purge took the upload's files (its
+    // record then refused, the upload gone): looked at once the part is down. A deletion begins (the game's row
+    // marked) before its purge, so either this sees it and removes the part, or the purge came after and took it.
+    const gone = async () => {
+      const upload = await store.getUpload(uploadId);
+      if (upload === undefined) return true;
+      if (upload.game_id === GAME_ID) return false;
+      const game = await store.getGame(upload.game_id);
+      return game === undefined || game.delete_ts !== null;
+    };
+    let written: ReceivedPart | undefined;
+    let failure: unknown;
+    try {
+      written = await blobs.writePart(uploadId, n, length, body, clock.now());
+    } catch (err) {
+      failure = err;
+    }
+    // A refused body (EmulatorError) left nothing behind; anything else may have left the file (its record refused).
+    if (!(failure instanceof EmulatorError) && (await gone())) {
+      await blobs.discardPart(uploadId, n);
+      fail('API_NOT_FOUND', { what: `Upload ${uploadId}` });
+    }
+    if (written === undefined) throw failure;
+    return written.etag;
   }
 
   /**

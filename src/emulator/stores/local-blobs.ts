@@ -3,7 +3,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { access, constants, mkdir, rename, rm, stat } from 'node:fs/promises';
+import { access, constants, mkdir, rename, rm, rmdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Transform } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
@@ -86,6 +86,12 @@ export class LocalBlobStore implements BlobStore {
     const sha256 = hash.digest('hex');
     await this.index.recordPart(uploadId, n, counter.bytes, sha256, now);
     return { size: counter.bytes, etag: sha256 };
+  }
+
+  async discardPart(uploadId: string, n: number): Promise<void> {
+    await rm(this.partFile(uploadId, n), { force: true });
+    // Its directory too, unless another part is (still) in it.
+    await rmdir(this.uploadDir(uploadId)).catch(() => {});
   }
 
   async receivedParts(upload: NewUpload): Promise<Map<number, ReceivedPart>> {

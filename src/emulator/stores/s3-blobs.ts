@@ -299,6 +299,10 @@ export class S3BlobStore implements BlobStore {
     fail('API_NOT_FOUND', { what: 'This route (the emulator keeps its bytes in a bucket)' });
   }
 
+  async discardPart(): Promise<void> {
+    fail('API_NOT_FOUND', { what: 'This route (the emulator keeps its bytes in a bucket)' });
+  }
+
   async readExport(): Promise<string | undefined> {
     return undefined;
   }

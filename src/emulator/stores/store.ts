@@ -228,6 +228,8 @@ export interface BlobStore {
    * or throws UPLOAD_INVALID when the body ends before `length` bytes.
    */
   writePart(uploadId: string, part: number, length: number, body: AsyncIterable<Buffer>, now: number): Promise<ReceivedPart>;
+  /** Presigned target: removes a part written for an upload that is gone (and the upload's place once empty). */
+  discardPart(uploadId: string, part: number): Promise<void>;
   /** The parts that arrived, by part number; size is what the store holds now. */
   receivedParts(upload: NewUpload): Promise<Map<number, ReceivedPart>>;
   /**
