@@ -9,7 +9,7 @@ import readline from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readCsv, runCli, tempDir } from '../helpers/cli.js';
 import { createTestDatabase, PG_PRESENT, queryDatabase } from '../helpers/postgres.js';
-import { BIN, serve, SLOW, stopReplica, type Replica } from '../helpers/replica.js';
+import { BIN, replicaEnv, serve, SLOW, stopReplica, type Replica } from '../helpers/replica.js';
 import { BUCKET, createBucket, CREDENTIALS, MOTO_PRESENT, s3, startMoto, type S3Server } from '../helpers/s3.js';
 
 // The smallest part S3 takes for every part but the last.
@@ -24,17 +24,7 @@ describe.skipIf(!PG_PRESENT || !MOTO_PRESENT)('two emulator replicas on one Post
   let b: Replica;
   const home = tempDir();
   const dirs = { a: tempDir(), b: tempDir() };
-  const cliEnv = (r: Replica): Record<string, string> => ({
-    HOME: home,
-    XDG_DATA_HOME: path.join(home, 'data'),
-    XDG_STATE_HOME: path.join(home, 'state'),
-    XDG_CONFIG_HOME: path.join(home, 'config'),
-    GAMEHOST_ENDPOINT: r.info.endpoint,
-    GAMEHOST_TOKEN: r.info.tokens.cloud,
-    GAMEHOST_NAMESPACE_TOKEN: r.info.tokens.public,
-    GAMEHOST_GAME: r.info.game_id,
-    GAMEHOST_NAMESPACE: r.info.namespace_id,
-  });
+  const cliEnv = (r: Replica) => replicaEnv(home, r);
   const replica = (dataDir: string, extra: string[] = []) =>
     serve(['--database', url, '--bucket', `s3://${BUCKET}/replicas`, '--data-dir', dataDir, '--part-size', '5MiB', ...extra], {
       ...CREDENTIALS,

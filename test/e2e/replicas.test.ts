@@ -9,7 +9,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readCsv, runCli, tempDir } from '../helpers/cli.js';
 import { createTestDatabase, PG_PRESENT, queryDatabase } from '../helpers/postgres.js';
-import { BIN, serve, SLOW, stopReplica, type Replica } from '../helpers/replica.js';
+import { BIN, replicaEnv, serve, SLOW, stopReplica, type Replica } from '../helpers/replica.js';
 
 const PART = 64 * 1024;
 const CONFIG = { partSize: PART, singlePartMax: 32 * 1024, startDelayMs: 0, readyDelayMs: 0 };
@@ -22,17 +22,7 @@ describe.skipIf(!PG_PRESENT)('two emulator replicas on one PostgreSQL database',
   let a: Replica;
   let b: Replica;
   const home = tempDir();
-  const cliEnv = (r: Replica): Record<string, string> => ({
-    HOME: home,
-    XDG_DATA_HOME: path.join(home, 'data'),
-    XDG_STATE_HOME: path.join(home, 'state'),
-    XDG_CONFIG_HOME: path.join(home, 'config'),
-    GAMEHOST_ENDPOINT: r.info.endpoint,
-    GAMEHOST_TOKEN: r.info.tokens.cloud,
-    GAMEHOST_NAMESPACE_TOKEN: r.info.tokens.public,
-    GAMEHOST_GAME: r.info.game_id,
-    GAMEHOST_NAMESPACE: r.info.namespace_id,
-  });
+  const cliEnv = (r: Replica) => replicaEnv(home, r);
   const replicaArgs = () => ['--database', url, '--data-dir', dataDir, '--config', configFile];
 
   beforeAll(async () => {

@@ -24,6 +24,21 @@ export interface Replica {
   stderr: () => string;
 }
 
+/** The environment of a CI job pointed at `r` with its seeded game's ids and tokens, its state under `home`. */
+export function replicaEnv(home: string, r: Replica): Record<string, string> {
+  return {
+    HOME: home,
+    XDG_DATA_HOME: path.join(home, 'data'),
+    XDG_STATE_HOME: path.join(home, 'state'),
+    XDG_CONFIG_HOME: path.join(home, 'config'),
+    GAMEHOST_ENDPOINT: r.info.endpoint,
+    GAMEHOST_TOKEN: r.info.tokens.cloud,
+    GAMEHOST_NAMESPACE_TOKEN: r.info.tokens.public,
+    GAMEHOST_GAME: r.info.game_id,
+    GAMEHOST_NAMESPACE: r.info.namespace_id,
+  };
+}
+
 /** Starts `emulator serve` with `args`; resolves with its --json start line, or rejects with its stderr. */
 export function serve(args: string[], env: Record<string, string | undefined> = {}): Promise<Replica> {
   const child = spawn(process.execPath, [BIN, 'emulator', 'serve', '--port', '0', '--json', ...args], {
