@@ -181,8 +181,12 @@ export class PostgresStore implements Store, LocalObjectIndex {
       connectionTimeoutMillis: 5_000,
       application_name: 'gamehost-emulator',
     });
-    // An idle connection the server drops (a restart, a failover) is an error event on the pool, not a crash.
+    // A connection the server drops (a restart, a failover, pg_terminate_backend) reports it as an error event: on
+    // the pool while the connection is idle, on the connection itself while it is lent out, where pg-pool listens
+    // for nothing. Each connection gets a listener of its own from its start, so neither is a crash; a query on a
+    // lent-out one fails, and the connection is then given back broken.
     pool.on('error', ignore);
+    pool.on('connect', (client) => client.on('error', ignore));
     try {
       await migrate(pool);
       return new PostgresStore(pool);
@@ -204,8 +208,6 @@ export class PostgresStore implements Store, LocalObjectIndex {
   /** Runs `body` in one transaction on one connection: committed when it returns, rolled back when it throws. */
   private async transaction<T>(body: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
-    // The pool listens for errors only on idle connections: one lost mid-transaction fails the next query instead.
-    client.on('error', ignore);
     let broken: Error | undefined;
     try {
       await client.query('BEGIN');
@@ -217,7 +219,6 @@ export class PostgresStore implements Store, LocalObjectIndex {
       await client.query('ROLLBACK').catch((rollbackErr: Error) => (broken = rollbackErr));
       throw err;
     } finally {
-      client.off('error', ignore);
       client.release(broken);
     }
   }
@@ -484,7 +485,6 @@ export class PostgresStore implements Store, LocalObjectIndex {
  */
 async function migrate(pool: pg.Pool): Promise<void> {
   const client = await pool.connect();
-  client.on('error', ignore);
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
     try {
@@ -507,7 +507,6 @@ async function migrate(pool: pg.Pool): Promise<void> {
       await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => {});
     }
   } finally {
-    client.off('error', ignore);
     // Never back to the pool: it may hold the advisory lock if unlocking failed.
     client.release(true);
   }
