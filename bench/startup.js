@@ -10,8 +10,23 @@ const BIN = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'bin',
 const RUNS = Number(process.env.BENCH_RUNS ?? 30);
 const BUDGET = 1.5;
 
+// Not a budget: the least any ES-module CLI on the design's commander can cost for `--help`. One module loads
+// commander as the CLI does and prints the help of a program as large as the CLI's top level (14 options with
+// one-line descriptions, 11 commands, a paragraph after), and nothing else.
+const COMMANDER_HELP = `
+import { createRequire } from 'node:module';
+const { Command } = createRequire(${JSON.stringify(path.join(path.dirname(BIN), '..', 'package.json'))})('commander');
+const program = new Command('floor').description('A program with as many options and commands as the CLI at its top level.');
+program.version('1.0.0', '-V, --version', 'print the version').helpOption('-h, --help', 'show help').exitOverride();
+for (let i = 1; i <= 14; i++) program.option('--option-' + i + ' <value>', 'what option ' + i + ' does, in about as many words as the CLI uses');
+for (let i = 1; i <= 11; i++) program.command('command-' + i).description('what command ' + i + ' does, in a line');
+program.addHelpText('after', '\\nExit codes:\\n  0    ok\\n  1    failed\\n  2    usage\\n');
+try { program.parse(['node', 'floor', '--help']); } catch {}
+`;
+
 const commands = {
   'node -e 0': [process.execPath, ['-e', '0']],
+  "commander's help alone": [process.execPath, ['--input-type=module', '-e', COMMANDER_HELP]],
   'gamehost --version': [process.execPath, [BIN, '--version']],
   'gamehost --help': [process.execPath, [BIN, '--help']],
 };
@@ -38,9 +53,10 @@ export function runStartupBench() {
   console.log(`startup (${RUNS} runs each, median wall time, environment PATH and HOME only):`);
   for (const [name, t] of Object.entries(times)) {
     const ratio = median(t) / base;
-    const verdict = name === 'node -e 0' ? '' : ratio <= BUDGET ? `  ok (budget ${BUDGET}x)` : `  OVER BUDGET (${BUDGET}x)`;
-    if (name !== 'node -e 0' && ratio > BUDGET) ok = false;
-    console.log(`  ${name.padEnd(20)} ${median(t).toFixed(1).padStart(7)} ms  ${ratio.toFixed(2)}x${verdict}`);
+    const budgeted = name.startsWith('gamehost');
+    const verdict = name === "commander's help alone" ? '  (the floor, not a budget)' : !budgeted ? '' : ratio <= BUDGET ? `  ok (budget ${BUDGET}x)` : `  OVER BUDGET (${BUDGET}x)`;
+    if (budgeted && ratio > BUDGET) ok = false;
+    console.log(`  ${name.padEnd(24)} ${median(t).toFixed(1).padStart(7)} ms  ${ratio.toFixed(2)}x${verdict}`);
   }
   return ok;
 }
