@@ -3,7 +3,7 @@
 //   `openssl dgst -sha256` of the same file run side by side; alternating, BENCH_UPLOAD_RUNS (5) runs each.
 //   Wall time and CPU-seconds (user + system of the push process; of curl and openssl together) at most 1.4x theirs.
 // - Peak RSS at most 150 MiB at 1 GiB and at 4 GiB.
-// - A push refused at its first part (S3's 403) on the 1 GiB file: at most 0.6 CPU-seconds.
+// - A push refused at its first part (S3's 403) on the 1 GiB file: at most 0.6 CPU-seconds (median of three).
 // - Through a server that reads each connection at 20 MiB/s, a 200 MiB push takes at most a fifth of
 //   `curl -T`'s time at the default concurrency. The server lays out 25 MiB parts here: with the service's
 //   100 MiB parts a 200 MiB file has two, and no client can beat half of curl's time on it.
@@ -111,7 +111,10 @@ export async function runUploadBench() {
       theirs.push(await sideBySide(oneGiB, fast.endpoint));
     }
     const big = await measure(...push(fourGiB, fast.endpoint));
-    const refused = await measure(...push(oneGiB, fast.endpoint, 'refuse:first-part'), { ok: [7] });
+    // Three runs: what it costs is mostly how far the hash gets before the refusal arrives, which one busy moment moves.
+    const refusals = [];
+    for (let i = 0; i < 3; i++) refusals.push(await measure(...push(oneGiB, fast.endpoint, 'refuse:first-part'), { ok: [7] }));
+    const refused = { cpu: median(refusals.map((r) => r.cpu)) };
     const slowPush = await measure(...push(slowFile, slow.endpoint));
     const slowCurl = await measure('curl', ['-sS', '-o', '/dev/null', '-T', slowFile, `${slow.endpoint}/curl`]);
 
@@ -136,7 +139,7 @@ export async function runUploadBench() {
     console.log(`  wall ratio push/theirs       ${ratio.toFixed(2)}x  ${verdict(checks.ratio)} (budget ${BUDGET.wallRatio}x)`);
     console.log(`  CPU ratio push/theirs        ${(cpu / cpuTheirs).toFixed(2)}x  ${verdict(checks.cpu)} (budget ${BUDGET.cpuRatio}x)`);
     console.log(`  push 4 GiB                   ${f(big.ms)}  peak RSS ${big.rssMiB.toFixed(0)} MiB  ${verdict(checks.rss)} (budget ${BUDGET.rssMiB} MiB at 1 and 4 GiB)`);
-    console.log(`  first part refused, 1 GiB    ${refused.cpu.toFixed(2)} CPU-s  ${verdict(checks.refused)} (budget ${BUDGET.refusedCpu} s)`);
+    console.log(`  first part refused, 1 GiB    ${refused.cpu.toFixed(2)} CPU-s (median of 3)  ${verdict(checks.refused)} (budget ${BUDGET.refusedCpu} s)`);
     console.log(`  200 MiB at 20 MiB/s per connection: push ${f(slowPush.ms)}, curl -T ${f(slowCurl.ms)}, ratio ${slowRatio.toFixed(2)}  ${verdict(checks.slow)} (budget ${BUDGET.slowRatio})`);
     return Object.values(checks).every(Boolean);
   } finally {
