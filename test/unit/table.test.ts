@@ -1,8 +1,10 @@
 // The table renderer: a screenful through cli-table3, more streamed at fixed widths, the same text either way; ids
 // kept whole while other columns shrink or drop.
+import stringWidth from 'string-width';
 import { describe, expect, it } from 'vitest';
 import { fitWidths, formatTable, tableChunks, type TableSpec } from '../../src/output/table.js';
 import { reformatJson } from '../../src/output/json.js';
+import { fitLine, visibleWidth } from '../../src/output/format.js';
 import { plain } from '../helpers/cli.js';
 
 const layout = (columns: number) => ({ tty: true, columns, color: true });
@@ -86,6 +88,61 @@ describe('tables', () => {
     expect([...tableChunks(lazy, l, 0)].join('')).toBe([...tableChunks(s, l, 0)].join(''));
     // Each row asked for when measured and when written (on a pipe, only when written): none held between.
     expect(made.length).toBe(tty ? 500 : 250);
+  });
+
+  // Names as players and studios write them: emoji sequences a terminal shows in two columns whatever their length
+  // in code points (a family joined by ZWJ, a flag, a skin tone, a red heart with its variation selector).
+  const EMOJI = ['team 👨\u200d👩\u200d👧 three', 'pride 🏳️\u200d🌈', 'thumbs 👍🏽 up', 'love ❤️ it', '東京 👍 ok'];
+  const emojiSpec = (rows: number): TableSpec => ({
+    head: ['ID', 'NAME', 'REGION'],
+    rows: Array.from({ length: rows }, (_, i) => [`lobby-${i}`, EMOJI[i % EMOJI.length]!, 'lnd-atl']),
+    keep: [0],
+    shrink: [1],
+  });
+
+  it.each([24, 30, 80])('emoji sequences: the streamed renderer lays out what cli-table3 does, at %i columns', (columns) => {
+    const s = emojiSpec(10);
+    expect(render(s, columns, 0)).toBe(render(s, columns, 1000));
+  });
+
+  it('emoji sequences: every row starts its next column at the same screen column, cut or not', () => {
+    for (const columns of [26, 80]) {
+      const lines = plain(render(emojiSpec(10), columns, 0)).trimEnd().split('\n');
+      // Where REGION starts on screen: the width, as a terminal shows it, of what comes before it.
+      const starts = lines.map((l) => stringWidth(l.slice(0, l.lastIndexOf(l.startsWith('ID') ? 'REGION' : 'lnd-atl'))));
+      expect(new Set(starts).size, lines.join('\n')).toBe(1);
+    }
+  });
+
+  it('a cut never splits an emoji sequence, at any width, coloured or not: whole ones kept, then …', () => {
+    const segments = (text: string) => [...new Intl.Segmenter().segment(text)].map((g) => g.segment);
+    for (const name of EMOJI) {
+      const whole = segments(name);
+      for (let width = 1; width < stringWidth(name); width++) {
+        for (const line of [name, `\x1b[1m${name}\x1b[22m`]) {
+          const cut = fitLine(line, width);
+          expect(stringWidth(cut), `${name} at ${width}`).toBeLessThanOrEqual(width);
+          const kept = segments(plain(cut).replace(/…$/, ''));
+          expect(kept, `${name} at ${width}`).toEqual(whole.slice(0, kept.length));
+          // As much as fits: the next whole character would not.
+          expect(stringWidth(plain(cut)) - 1 + stringWidth(whole[kept.length]!), `${name} at ${width}`).toBeGreaterThan(width - 1);
+        }
+      }
+    }
+  });
+
+  it('visibleWidth measures as string-width does (cli-table3 lays out with it), on its own path or through it', () => {
+    // Pieces a name or a colour code can be made of: ASCII, accents, wide scripts, symbols, emoji and their parts.
+    const pieces = ['a', ' ', 'Z', 'é', 'e\u0301', '東', 'サ', '한', 'Ａ', '…', '✓', '✔', '❤', '\ufe0f', '\ufe0e', '\u200d',
+      '\u200b', '👨', '👩', '🏽', '🇫', '🇷', '1', '#', '\u20e3', '©', '™', '🫠', '🏴', '\u{e0067}', 'ع', '\t', '\x07', '\u0085',
+      '\x1b[31m', '\x1b[0m', '\x9b1m'];
+    let seed = 42;
+    const next = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+    for (let i = 0; i < 5000; i++) {
+      let text = '';
+      for (let n = 1 + next(8); n > 0; n--) text += pieces[next(pieces.length)];
+      expect(visibleWidth(text), JSON.stringify(text)).toBe(stringWidth(text));
+    }
   });
 
   it('fitWidths shrinks only the columns that may shrink', () => {
