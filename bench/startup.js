@@ -1,5 +1,5 @@
 // Startup budget: `gamehost --version` and `gamehost --help` within 1.5x the wall time of a bare `node -e 0`.
-// Runs the three commands in turn (A B C A B C …) so drift in machine speed hits them alike; prints medians.
+// Runs the commands in turn (A B C D A B C D …) so drift in machine speed hits them alike; prints medians.
 // In an environment of PATH and HOME alone, as bench/request.js: what the shell adds to every Node start (such as
 // NODE_EXTRA_CA_CERTS, a certificate bundle read by each process, 35 ms here) would hide the CLI's share.
 import { spawnSync } from 'node:child_process';
