@@ -230,7 +230,8 @@ function load(): NonNullable<typeof widthOf> {
 /** Anything string-width's emoji expression could match, or its ANSI stripping remove. */
 const MAY_HOLD_EMOJI = /[\p{Extended_Pictographic}\u{1F000}-\u{10FFFF}\u20E3\uFE0F\x1b\x9b]/u;
 
-const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+/** Printable ASCII only: one column a character, nothing to strip or measure (most text a table shows). */
+export const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 
 /** The width of a string on screen, colour codes not counted. */
 export function visibleWidth(text: string): number {

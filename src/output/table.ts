@@ -7,7 +7,7 @@ import { Chalk } from 'chalk';
 import Table from 'cli-table3';
 import type { Context, OutStream } from '../context.js';
 import { colorEnabled } from './color.js';
-import { fitLine, visibleWidth } from './format.js';
+import { fitLine, PRINTABLE_ASCII, visibleWidth } from './format.js';
 import { sanitizeLine } from './sanitize.js';
 
 /**
@@ -99,9 +99,6 @@ interface Plan {
 
 /** A cell as it is shown: server text made safe for a terminal, on one line. */
 const cellText = (value: string | number | undefined) => (value === undefined ? '' : sanitizeLine(String(value)));
-
-/** Text that needs neither sanitising nor measuring: its width is its length (most cells of a large table). */
-const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 
 /** The screen width of a cell as it is shown (cellText), with one test for the usual printable ASCII cell. */
 function cellWidth(value: string | number | undefined): number {
