@@ -2,6 +2,7 @@
 // Codes follow the production service where it has one; `{name}` placeholders are filled from params.
 
 export const ERRORS = {
+  API_BAD_REQUEST_TARGET: { status: 400, message: 'The request target must be a path starting with "/".' },
   API_BAD_BODY: { status: 400, message: 'Invalid request body: {reason}' },
   API_BAD_PATH_PARAMETER: { status: 400, message: 'Invalid path parameter {name}: {reason}' },
   API_BAD_QUERY_PARAMETER: { status: 400, message: 'Invalid query parameter {name}: {reason}' },
