@@ -174,12 +174,13 @@ export class LocalBlobStore implements BlobStore {
     await this.index.insertExport(exportId, gameId, csv, now, expiresTs);
   }
 
-  async deleteGameObjects(objects: GameObjects): Promise<void> {
-    // Exports live in the store's index, which the purge empties; the files are builds and upload parts.
+  async deleteGameObjects(objects: GameObjects): Promise<number> {
+    // Exports live in the store's index, which the purge empties (and counts); the files are builds and upload parts.
     for (const { build_id, upload_id } of objects.builds) {
       await rm(join(this.paths.builds, build_id), { force: true });
       await rm(this.uploadDir(upload_id), { recursive: true, force: true });
     }
+    return 0;
   }
 
   async readExport(exportId: string): Promise<string | undefined> {

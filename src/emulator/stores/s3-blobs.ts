@@ -265,20 +265,25 @@ export class S3BlobStore implements BlobStore {
   }
 
   /** Open multipart uploads aborted, builds' objects and markers deleted, the game's exports listed and deleted. */
-  async deleteGameObjects(objects: GameObjects): Promise<void> {
+  async deleteGameObjects(objects: GameObjects): Promise<number> {
     for (const { build_id, upload_id } of objects.builds) {
       await this.abortMultipart(upload_id, build_id);
       await this.deleteObject(this.key('builds', build_id));
     }
     const prefix = this.key('exports', `${objects.game_id}/`);
+    let exports = 0;
     let token: string | undefined;
     do {
       const query: Record<string, string> = { 'list-type': '2', prefix };
       if (token !== undefined) query['continuation-token'] = token;
       const xml = await this.sendXml({ method: 'GET', key: undefined, query });
-      for (const key of xmlValues(xml, 'Key')) await this.deleteObject(key);
+      for (const key of xmlValues(xml, 'Key')) {
+        await this.deleteObject(key);
+        exports++;
+      }
       token = xmlValues(xml, 'IsTruncated')[0] === 'true' ? xmlValues(xml, 'NextContinuationToken')[0] : undefined;
     } while (token !== undefined);
+    return exports;
   }
 
   /** DELETE that finds nothing is done already: a purge taken over runs it again. */
