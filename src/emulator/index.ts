@@ -99,6 +99,7 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
   const front: Front = { endpoint: '', faults };
   const server = createEmulatorServer(services, front, tls);
   try {
+    await services.builds.removeLeftovers();
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(opts.port ?? 0, host, () => {

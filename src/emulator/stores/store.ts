@@ -245,6 +245,11 @@ export interface BlobStore {
    * exports it deleted itself (a bucket's objects; the local store's exports are records, counted by purgeGame).
    */
   deleteGameObjects(objects: GameObjects): Promise<number>;
+  /**
+   * Removes what assemblies whose process died left behind (temp files last written before `writtenBefore`, a wall
+   * clock time); answers how many. A bucket leaves none (an unfinished multipart upload is the upload itself).
+   */
+  removeLeftovers(writtenBefore: number): Promise<number>;
   /** Presigned target: the export's CSV, or undefined when it is unknown or pruned. */
   readExport(exportId: string): Promise<string | undefined>;
   /** Resolves when the store answers (the health route); throws saying what failed otherwise. */
