@@ -30,6 +30,8 @@ export const ERRORS = {
   UPLOAD_INVALID: { status: 400, message: 'Invalid upload: {reason}' },
   // 429 with Retry-After (the spec's statuses for complete are 204, 400, 403, 404, 408, 429, 500): ask again soon.
   UPLOAD_COMPLETE_IN_PROGRESS: { status: 429, message: 'Another completion of upload {upload_id} is in progress; ask again in a moment.' },
+  // A store that does not answer in time (or at all): the request is not held, and may be sent again shortly.
+  STORE_UNAVAILABLE: { status: 503, message: 'The {store} does not answer ({reason}); try again shortly.' },
   ERROR: { status: 500, message: 'An internal error has occurred (ray {ray_id}).' },
 } as const satisfies Record<string, { status: number; message: string }>;
 

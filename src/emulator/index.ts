@@ -94,8 +94,8 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
   const tls = opts.tls ? readTls(opts.tls) : undefined;
   // A bucket refuses parts under 5 MiB at completion: said before anything is opened.
   if (opts.bucket) checkBucketPartSize(config.partSize);
-  const { store, blobs, secret, inUse } = await openStores(opts);
-  const services = createServices({ store, blobs, clock: opts.clock ?? systemClock, config, secret, faults, adminToken: opts.adminToken });
+  const { store, blobs, secret, inUse, names } = await openStores({ ...opts, timeoutMs: config.storeTimeoutMs });
+  const services = createServices({ store, blobs, names, clock: opts.clock ?? systemClock, config, secret, faults, adminToken: opts.adminToken });
   const front: Front = { endpoint: '', faults };
   const server = createEmulatorServer(services, front, tls);
   try {

@@ -2,6 +2,7 @@
 // blob store's index (parts received, export CSVs) and the signing secret, so replicas agree on all of it.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { DEFAULT_CONFIG } from '../config.js';
 import type {
   BuildRow,
   GameObjects,
@@ -158,6 +159,11 @@ export interface PostgresStoreOptions {
   connectionString: string;
   /** Connections per replica; default 10. */
   max?: number;
+  /**
+   * The longest a query (the server's statement_timeout and the client's own timer, which also fires when the
+   * server is stalled and sends nothing) or the wait for a connection may take; default DEFAULT_CONFIG's.
+   */
+  timeoutMs?: number;
 }
 
 type Queryable = pg.Pool | pg.PoolClient;
@@ -173,12 +179,15 @@ export class PostgresStore implements Store, LocalObjectIndex {
 
   /** Connects, migrates the schema (one replica at a time) and answers the store; closes the pool on failure. */
   static async open(opts: PostgresStoreOptions): Promise<PostgresStore> {
+    const timeout = opts.timeoutMs ?? DEFAULT_CONFIG.storeTimeoutMs;
     const pool = new pg.Pool({
       connectionString: opts.connectionString,
       max: opts.max ?? 10,
       types,
       // A database that does not answer fails a request (and the health check) instead of holding it forever.
-      connectionTimeoutMillis: 5_000,
+      connectionTimeoutMillis: timeout,
+      statement_timeout: timeout,
+      query_timeout: timeout,
       application_name: 'gamehost-emulator',
     });
     // A connection the server drops (a restart, a failover, pg_terminate_backend) reports it as an error event: on
@@ -215,8 +224,10 @@ export class PostgresStore implements Store, LocalObjectIndex {
       await client.query('COMMIT');
       return result;
     } catch (err) {
-      // A connection that cannot even roll back is not given back to the pool.
-      await client.query('ROLLBACK').catch((rollbackErr: Error) => (broken = rollbackErr));
+      // A connection that cannot even roll back is not given back to the pool; nor is one whose query timed out (the
+      // rollback would wait behind it as long again).
+      if (/timeout/i.test((err as Error).message)) broken = err as Error;
+      else await client.query('ROLLBACK').catch((rollbackErr: Error) => (broken = rollbackErr));
       throw err;
     } finally {
       client.release(broken);

@@ -1,6 +1,7 @@
 // The Store in SQLite, shared by every emulator process over one data directory; it also keeps the local blob
 // store's index (what each part PUT received, and the export CSVs).
 import type Database from 'better-sqlite3';
+import { DEFAULT_CONFIG } from '../config.js';
 import { sleepSync } from '../datadir.js';
 import { openDatabase } from './better-sqlite.js';
 import type {
@@ -284,10 +285,11 @@ export class SqliteStore implements Store, LocalObjectIndex {
     (exportId: string, gameId: string, csv: string, now: number, expires: number) => void
   >;
 
-  static open(file: string): SqliteStore {
-    const db = openDatabase(file, { timeout: 5000 });
+  /** `timeoutMs`: how long a statement waits for another process's lock before it fails (SQLITE_BUSY). */
+  static open(file: string, timeoutMs: number = DEFAULT_CONFIG.storeTimeoutMs): SqliteStore {
+    const db = openDatabase(file, { timeout: timeoutMs });
     try {
-      db.pragma('busy_timeout = 5000');
+      db.pragma(`busy_timeout = ${Math.floor(timeoutMs)}`);
       retryBusy(() => db.pragma('journal_mode = WAL'));
       db.pragma('synchronous = NORMAL');
       db.pragma('foreign_keys = ON');
