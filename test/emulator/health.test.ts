@@ -4,6 +4,7 @@
 // them; an unwritable data directory is named as such, at start (one line) and while serving (503).
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DataDirError } from '../../src/emulator/datadir.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
@@ -135,6 +136,26 @@ describe('a stalled bucket', () => {
     expect(health.json).toMatchObject({ ok: false, unavailable: 'bucket' });
     proxy.resume();
     expect((await callAt(emu.endpoint, 'GET', '/_emulator/health')).status).toBe(200);
+  });
+});
+
+describe('a SQLite store locked by another process', () => {
+  it('a write waits the bound for the lock, then answers 503 naming the data directory; reads go on', async () => {
+    const dir = tempDir();
+    const emu = await startEmulator({ dataDir: dir, config });
+    // Another process (here a connection of the test's own) holds the write lock and does not let go.
+    const other = new Database(join(dir, 'emulator.db'));
+    try {
+      other.exec('BEGIN IMMEDIATE');
+      const create = await callAt(emu.endpoint, 'POST', '/matchmaker/lobbies/create', { body: { game_mode: 'default' } });
+      expect(expectErrorShape(create, 503, 'STORE_UNAVAILABLE').message).toMatch(/^The data directory does not answer \(.*SQLITE_BUSY/);
+      expect((await callAt(emu.endpoint, 'GET', '/matchmaker/players/statistics', { token: emu.tokens.public })).status).toBe(200);
+      other.exec('ROLLBACK');
+      expect((await callAt(emu.endpoint, 'POST', '/matchmaker/lobbies/create', { body: { game_mode: 'default' } })).status).toBe(200);
+    } finally {
+      other.close();
+      await emu.close();
+    }
   });
 });
 
