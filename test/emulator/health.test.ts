@@ -13,7 +13,9 @@ import { bucketAt, startS3rver, type S3Server } from '../helpers/s3.js';
 import { stallProxy, type StallProxy } from '../helpers/stall-proxy.js';
 import { callAt, expectErrorShape, tempDir } from './helpers.js';
 
-const BOUND_MS = 800;
+// Well above what a store takes on a loaded machine (the bucket's start-up check is bound by it too), well below
+// the test's own timeout.
+const BOUND_MS = 2_000;
 const config = { startDelayMs: 0, readyDelayMs: 0, storeTimeoutMs: BOUND_MS };
 
 // The stalls below last until the test resumes the proxy, after the answers: an answer at all is the bound at work
@@ -142,7 +144,8 @@ describe('a stalled bucket', () => {
 describe('a SQLite store locked by another process', () => {
   it('a write waits the bound for the lock, then answers 503 naming the data directory; reads go on', async () => {
     const dir = tempDir();
-    const emu = await startEmulator({ dataDir: dir, config });
+    // SQLite waits for a lock synchronously: a short bound keeps the test's own process free.
+    const emu = await startEmulator({ dataDir: dir, config: { ...config, storeTimeoutMs: 300 } });
     // Another process (here a connection of the test's own) holds the write lock and does not let go.
     const other = new Database(join(dir, 'emulator.db'));
     try {
