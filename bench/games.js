@@ -15,7 +15,7 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const PAIRS = Number(process.env.BENCH_PAIRS ?? 4);
 const GAMES = 20;
 const BUDGET_RATIO = 0.9;
-const ADMIN = 'bench-admin-token';
+const ADMIN = 'bench-admin-token-0123456789abcdef';
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 

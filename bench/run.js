@@ -2,6 +2,7 @@
 import { runBucketBench } from './bucket.js';
 import { runEmulatorBench } from './emulator.js';
 import { runGamesBench } from './games.js';
+import { runLobbyReadsBench } from './lobby-reads.js';
 import { runEmulatorPostgresBench } from './emulator-postgres.js';
 import { runRequestBench } from './request.js';
 import { runStartupBench } from './startup.js';
@@ -14,6 +15,7 @@ const results = [
   await runEmulatorBench(),
   await runEmulatorPostgresBench(),
   await runGamesBench(),
+  await runLobbyReadsBench(),
   await runUploadBench(),
   await runBucketBench(),
   await runTableBench(),

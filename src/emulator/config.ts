@@ -17,6 +17,11 @@ export interface EmulatorConfig {
   singlePartMax: number;
   /** content_length must be below this. */
   maxUploadBytes: number;
+  /**
+   * The longest a query of the store or a request to the bucket may take before the request that made it is
+   * answered 503 naming it (and health reports it): a stalled database or bucket never holds a request longer.
+   */
+  storeTimeoutMs: number;
 }
 
 const MiB = 1024 * 1024;
@@ -35,11 +40,12 @@ export const DEFAULT_CONFIG: EmulatorConfig = Object.freeze({
   partSize: 100 * MiB,
   singlePartMax: 5 * MiB,
   maxUploadBytes: 8_000_000_000,
+  storeTimeoutMs: 5_000,
 });
 
-const NUMBER_FIELDS = ['startDelayMs', 'readyDelayMs', 'idleLifetimeMs', 'partSize', 'singlePartMax', 'maxUploadBytes'] as const;
-// Delays may be zero; sizes may not (a singlePartMax of 0 would plan an empty file in zero parts).
-const POSITIVE = new Set<string>(['partSize', 'singlePartMax', 'maxUploadBytes']);
+const NUMBER_FIELDS = ['startDelayMs', 'readyDelayMs', 'idleLifetimeMs', 'partSize', 'singlePartMax', 'maxUploadBytes', 'storeTimeoutMs'] as const;
+// Delays may be zero; sizes and the store's bound may not (a singlePartMax of 0 would plan an empty file in zero parts).
+const POSITIVE = new Set<string>(['partSize', 'singlePartMax', 'maxUploadBytes', 'storeTimeoutMs']);
 const FIELDS = new Set<string>([...NUMBER_FIELDS, 'tokenless', 'gameModes', 'regions']);
 
 /** A config the emulator could not serve; the message names the field. */

@@ -2,6 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { CliError, ExitCode } from '../errors.js';
 
 export interface DataDirPaths {
   root: string;
@@ -24,6 +25,30 @@ export function dataDirPaths(dataDir: string): DataDirPaths {
     uploads: join(dataDir, 'uploads'),
     builds: join(dataDir, 'builds'),
   };
+}
+
+/** The data directory cannot be used (not writable, not a directory, a full disk): one line naming it, exit 1. */
+export class DataDirError extends CliError {
+  readonly exitCode = ExitCode.UNEXPECTED;
+  constructor(message: string) {
+    super(message);
+    this.name = 'DataDirError';
+  }
+}
+
+// What the file system and SQLite answer when a directory or its files cannot be read or written.
+const UNUSABLE_FS = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOSPC', 'EDQUOT', 'EIO', 'ENOTDIR', 'EEXIST', 'ELOOP']);
+const UNUSABLE_SQLITE = /^SQLITE_(READONLY|CANTOPEN|IOERR|FULL|PERM|NOTADB|CORRUPT)/;
+
+/**
+ * The one check of the data directory's failures at start: a failure to read or write it becomes a DataDirError
+ * naming the directory and what it needs; any other error is answered as it is.
+ */
+export function dataDirFailure(root: string, err: unknown): unknown {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string' || !(UNUSABLE_FS.has(code) || UNUSABLE_SQLITE.test(code))) return err;
+  const detail = (err as Error).message || code;
+  return new DataDirError(`the data directory ${root} must be a directory this user can read and write (${detail})`);
 }
 
 /** Blocks the thread; only used at start-up while another process finishes writing. */

@@ -2,6 +2,7 @@
 // Codes follow the production service where it has one; `{name}` placeholders are filled from params.
 
 export const ERRORS = {
+  API_BAD_REQUEST_TARGET: { status: 400, message: 'The request target must be a path starting with "/".' },
   API_BAD_BODY: { status: 400, message: 'Invalid request body: {reason}' },
   API_BAD_PATH_PARAMETER: { status: 400, message: 'Invalid path parameter {name}: {reason}' },
   API_BAD_QUERY_PARAMETER: { status: 400, message: 'Invalid query parameter {name}: {reason}' },
@@ -29,6 +30,8 @@ export const ERRORS = {
   UPLOAD_INVALID: { status: 400, message: 'Invalid upload: {reason}' },
   // 429 with Retry-After (the spec's statuses for complete are 204, 400, 403, 404, 408, 429, 500): ask again soon.
   UPLOAD_COMPLETE_IN_PROGRESS: { status: 429, message: 'Another completion of upload {upload_id} is in progress; ask again in a moment.' },
+  // A store that does not answer in time (or at all): the request is not held, and may be sent again shortly.
+  STORE_UNAVAILABLE: { status: 503, message: 'The {store} does not answer ({reason}); try again shortly.' },
   ERROR: { status: 500, message: 'An internal error has occurred (ray {ray_id}).' },
 } as const satisfies Record<string, { status: number; message: string }>;
 

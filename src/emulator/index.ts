@@ -9,6 +9,7 @@ import { DATA_DIR_ENTRIES, dataDirPaths } from './datadir.js';
 export { dataDirHolders, holdDataDir, type ServerHold } from './datadir.js';
 import { parseFaults } from './faults.js';
 import { createEmulatorServer, type Front, type TlsPair } from './routes/server.js';
+import { checkAdminToken } from './services/admin.js';
 import { systemClock, type Clock } from './services/clock.js';
 import { gameTokens, sweepFailed, type GameTokens } from './services/games.js';
 import { GAME_ID, NAMESPACE_ID } from './services/ids.js';
@@ -19,6 +20,7 @@ import { openStores, type StoreOptions, type StoresInUse } from './stores/open.j
 export { DEFAULT_CONFIG, type EmulatorConfig } from './config.js';
 export { DEVIATIONS, type Deviation } from './deviations.js';
 export { ManualClock, type Clock } from './services/clock.js';
+export { AdminTokenError } from './services/admin.js';
 export { GAME_ID, NAMESPACE_ID } from './services/ids.js';
 export type { Services } from './services/index.js';
 export type { StopOptions } from './services/lobbies.js';
@@ -63,7 +65,10 @@ export interface StartEmulatorOptions extends StoreOptions {
   faults?: string;
   /** Default: the wall clock. Tests pass a ManualClock and move it instead of sleeping. */
   clock?: Clock;
-  /** When set, the admin routes (`/_emulator/*` but health) answer only requests that carry it. */
+  /**
+   * When set, the admin routes (`/_emulator/*` but health) answer only requests that carry it; at least
+   * ADMIN_TOKEN_MIN_LENGTH characters (AdminTokenError).
+   */
   adminToken?: string;
   /** Serve HTTPS with these. */
   tls?: TlsFiles;
@@ -84,15 +89,17 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
   const config = resolveConfig(opts.config);
   const faults = opts.faults ? parseFaults(opts.faults) : undefined;
   const host = opts.host ?? '127.0.0.1';
+  if (opts.adminToken !== undefined) checkAdminToken(opts.adminToken);
   // Read before anything is opened, so a missing file leaves nothing to close.
   const tls = opts.tls ? readTls(opts.tls) : undefined;
   // A bucket refuses parts under 5 MiB at completion: said before anything is opened.
   if (opts.bucket) checkBucketPartSize(config.partSize);
-  const { store, blobs, secret, inUse } = await openStores(opts);
-  const services = createServices({ store, blobs, clock: opts.clock ?? systemClock, config, secret, faults, adminToken: opts.adminToken });
+  const { store, blobs, secret, inUse, names } = await openStores({ ...opts, timeoutMs: config.storeTimeoutMs });
+  const services = createServices({ store, blobs, names, clock: opts.clock ?? systemClock, config, secret, faults, adminToken: opts.adminToken });
   const front: Front = { endpoint: '', faults };
   const server = createEmulatorServer(services, front, tls);
   try {
+    await services.builds.removeLeftovers();
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(opts.port ?? 0, host, () => {

@@ -50,7 +50,7 @@ describe('Dockerfile', () => {
     const [program, ...args] = imageCommand(port, tempDir());
     expect(program).toBe('node');
     expect(args.slice(0, 3)).toEqual(['bin/gamehost.js', 'emulator', 'serve']);
-    const env = { PATH: process.env.PATH, ...isolatedEnv(), GAMEHOST_EMULATOR_ADMIN_TOKEN: 'docker-test-admin-token' };
+    const env = { PATH: process.env.PATH, ...isolatedEnv(), GAMEHOST_EMULATOR_ADMIN_TOKEN: 'docker-test-admin-token-0123456789abcdef' };
 
     // Without an admin token the image's command (on 0.0.0.0) refuses to start, naming the fix.
     const refused = spawnSync(process.execPath, args, { cwd: ROOT, env: { ...env, GAMEHOST_EMULATOR_ADMIN_TOKEN: undefined }, encoding: 'utf8' });
@@ -73,7 +73,7 @@ describe('Dockerfile', () => {
       expect(spawnSync(process.execPath, health.slice(1), { env: healthEnv }).status).toBe(0);
       // The admin routes want the token; the service's own do not.
       expect((await fetch(`http://127.0.0.1:${port}/_emulator/games`)).status).toBe(401);
-      expect((await fetch(`http://127.0.0.1:${port}/_emulator/games`, { headers: { authorization: 'Bearer docker-test-admin-token' } })).status).toBe(200);
+      expect((await fetch(`http://127.0.0.1:${port}/_emulator/games`, { headers: { authorization: 'Bearer docker-test-admin-token-0123456789abcdef' } })).status).toBe(200);
       // And it fails once nothing answers.
       server.kill('SIGTERM');
       expect(await exited).toBe(0);

@@ -7,8 +7,8 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GAME_ID, ManualClock } from '../../src/emulator/index.js';
-import { ADMIN_LOCKOUT_MS, ADMIN_MAX_FAILURES } from '../../src/emulator/services/admin.js';
+import { GAME_ID, ManualClock, startEmulator } from '../../src/emulator/index.js';
+import { ADMIN_LOCKOUT_MS, ADMIN_MAX_FAILURES, ADMIN_TOKEN_MIN_LENGTH } from '../../src/emulator/services/admin.js';
 import { createTestDatabase, PG_PRESENT, queryDatabase } from '../helpers/postgres.js';
 import { expectErrorShape, startTestEmulator, tempDir, type TestEmulator } from './helpers.js';
 
@@ -329,17 +329,40 @@ describe('the admin token', () => {
     expect((await t.call('GET', '/matchmaker/players/statistics', { token: t.emu.tokens.public })).status).toBe(200);
   });
 
-  it(`${ADMIN_MAX_FAILURES} wrong tries in a row are answered 429 with Retry-After, even the right token, until the wait ends`, async () => {
-    // The right token resets the count: 49 wrong, one right, 49 wrong is never locked.
-    for (let i = 0; i < ADMIN_MAX_FAILURES - 1; i++) expect((await t.call('GET', '/_emulator/games', { token: `wrong-${i}` })).status).toBe(401);
-    expect((await t.call('GET', '/_emulator/games', { token: ADMIN })).status).toBe(200);
-    for (let i = 0; i < ADMIN_MAX_FAILURES; i++) expect((await t.call('GET', '/_emulator/games', { token: `wrong-${i}` })).status).toBe(401);
-    const locked = await t.call('GET', '/_emulator/games', { token: ADMIN });
+  it(`${ADMIN_MAX_FAILURES} wrong tries in a while are answered 429 with Retry-After, the right token never, and the wait ends when it says`, async () => {
+    const as = (token: string) => t.call('GET', '/_emulator/games', { token });
+    // The wrong tries of the test before are a window ago: this one counts from zero.
+    clock.advance(ADMIN_LOCKOUT_MS);
+    for (let i = 0; i < ADMIN_MAX_FAILURES; i++) expect((await as(`wrong-${i}`)).status).toBe(401);
+    const locked = await as('wrong-again');
     expectErrorShape(locked, 429, 'API_RATE_LIMIT');
     expect(locked.headers.get('retry-after')).toBe(String(ADMIN_LOCKOUT_MS / 1000));
+    // The holder of the token is never locked out by someone else's guesses.
+    expect((await as(ADMIN)).status).toBe(200);
     clock.advance(ADMIN_LOCKOUT_MS - 1000);
-    expect((await t.call('GET', '/_emulator/games', { token: ADMIN })).headers.get('retry-after')).toBe('1');
+    expect((await as('wrong-again')).headers.get('retry-after')).toBe('1');
+    expect((await as(ADMIN)).status).toBe(200);
+    // Retry-After said 1 s: after it, a wrong try is a 401 again, and the count starts afresh.
     clock.advance(1000);
-    expect((await t.call('GET', '/_emulator/games', { token: ADMIN })).status).toBe(200);
+    expect((await as('wrong-again')).status).toBe(401);
+    for (let i = 0; i < ADMIN_MAX_FAILURES - 1; i++) expect((await as(`wrong-${i}`)).status).toBe(401);
+    expect((await as('wrong-last')).status).toBe(429);
+    clock.advance(ADMIN_LOCKOUT_MS);
+  });
+
+  it('one wrong try a minute never locks anyone out', async () => {
+    for (let i = 0; i < ADMIN_MAX_FAILURES * 2; i++) {
+      expect((await t.call('GET', '/_emulator/games', { token: `slow-guess-${i}` })).status).toBe(401);
+      clock.advance(ADMIN_LOCKOUT_MS);
+    }
+  });
+
+  it(`an admin token under ${ADMIN_TOKEN_MIN_LENGTH} characters: the emulator does not start`, async () => {
+    const dataDir = tempDir();
+    await expect(startEmulator({ dataDir, adminToken: 'x'.repeat(ADMIN_TOKEN_MIN_LENGTH - 1) })).rejects.toThrow(
+      `the admin token must be at least ${ADMIN_TOKEN_MIN_LENGTH} characters; this one has ${ADMIN_TOKEN_MIN_LENGTH - 1}`,
+    );
+    const emu = await startEmulator({ dataDir, adminToken: 'x'.repeat(ADMIN_TOKEN_MIN_LENGTH) });
+    await emu.close();
   });
 });

@@ -160,7 +160,7 @@ describe('job metrics over HTTP', () => {
 });
 
 describe('a data directory from an older gamehost', () => {
-  it('a version 1 store is upgraded in place (to version 3, with games) and keeps its lobbies', async () => {
+  it('a version 1 store is upgraded in place (to version 4, with games and running players counted) and keeps its lobbies', async () => {
     const dir = tempDir();
     const first = await startEmulator({ dataDir: dir, config: { startDelayMs: 0, readyDelayMs: 0 } });
     const created = await fetch(`${first.endpoint}/matchmaker/lobbies/create`, {
@@ -170,7 +170,9 @@ describe('a data directory from an older gamehost', () => {
     await first.close();
     // Turn it back into what version 1 wrote.
     const db = new Database(join(dir, 'emulator.db'));
-    db.exec(`DROP TABLE games; DROP INDEX lobbies_namespace; DROP INDEX exports_game;
+    db.exec(`DROP TABLE games; DROP INDEX lobbies_namespace; DROP INDEX exports_game; DROP TABLE running_players;
+             DROP TRIGGER running_players_join; DROP TRIGGER running_players_leave; DROP TRIGGER running_players_stop;
+             DROP TRIGGER running_players_delete; DROP INDEX lobbies_running_mode;
              DROP INDEX lobbies_idle; ALTER TABLE lobbies DROP COLUMN idle_stop_ts; ALTER TABLE lobbies DROP COLUMN idle_lifetime_ms;
              UPDATE meta SET value = '1' WHERE key = 'schema_version'`);
     db.close();
@@ -182,10 +184,13 @@ describe('a data directory from an older gamehost', () => {
       }).then((r) => r.json() as Promise<{ lobby: { status: unknown } }>);
       expect(logs.lobby.status).toEqual({ running: {} });
       const check = new Database(join(dir, 'emulator.db'), { readonly: true });
-      expect(check.prepare("SELECT value FROM meta WHERE key = 'schema_version'").pluck().get()).toBe('3');
+      expect(check.prepare("SELECT value FROM meta WHERE key = 'schema_version'").pluck().get()).toBe('4');
       expect(check.prepare('SELECT idle_lifetime_ms FROM lobbies').pluck().all()).toEqual([null]);
       expect(check.prepare('SELECT COUNT(*) FROM games').pluck().get()).toBe(0);
       check.close();
+      // Its running lobby's player, counted from the lobbies it held.
+      const stats = await fetch(`${second.endpoint}/matchmaker/players/statistics`, { headers: { authorization: `Bearer ${second.tokens.public}` } }).then((r) => r.json() as Promise<{ player_count: number }>);
+      expect(stats.player_count).toBe(1);
     } finally {
       await second.close();
     }

@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mulberry32 } from '../../src/emulator/faults.js';
 import { prepareDataDir } from '../../src/emulator/datadir.js';
 import { PG_SCHEMA_VERSION, PostgresStore, SchemaTooNewError } from '../../src/emulator/stores/postgres.js';
 import { SqliteStore } from '../../src/emulator/stores/sqlite.js';
@@ -149,6 +150,51 @@ describe.each(ENGINES)('the Store contract on %s', (_name, present, open) => {
     await store.joinLobby(a.lobby_id, randomUUID(), T0);
     await store.stopLobby(c.lobby_id, T0 + 1, 0, false);
     expect(await store.playerCounts(ns)).toEqual([{ game_mode: 'duos', region_id: 'lnd-fra', player_count: 3 }]);
+  });
+
+  it_('playerCounts stays the count of running lobbies\' players through any mix of creates, joins, stops, idle stops and a purge', async () => {
+    const ns = `ns-${randomUUID()}`;
+    const random = mulberry32(22);
+    const pick = <T,>(xs: T[]): T => xs[Math.floor(random() * xs.length)]!;
+    // The model: each lobby's key, whether it runs, and its players.
+    const model = new Map<string, { key: string; running: boolean; players: number; idleStop: number | null }>();
+    let now = T0;
+    for (let step = 0; step < 150; step++) {
+      now += 10;
+      const op = random();
+      const ids = [...model.keys()];
+      if (op < 0.35 || ids.length === 0) {
+        const idle = random() < 0.2 ? now + 50 : null;
+        const l = lobby({ namespace_id: ns, game_mode: pick(['default', 'duos']), region_id: pick(['lnd-atl', 'lnd-fra']), max_players: 4, create_ts: now, ready_ts: now, idle_lifetime_ms: idle === null ? null : 50, idle_stop_ts: idle });
+        await store.insertLobby(l, randomUUID());
+        model.set(l.lobby_id, { key: `${l.game_mode}/${l.region_id}`, running: true, players: 1, idleStop: idle });
+      } else if (op < 0.75) {
+        const id = pick(ids);
+        const outcome = await store.joinLobby(id, randomUUID(), now);
+        const m = model.get(id)!;
+        if (m.running && m.idleStop !== null && m.idleStop <= now) m.running = false;
+        if (outcome.kind === 'joined') {
+          m.players++;
+          if (m.idleStop !== null) m.idleStop = now + 50;
+        }
+      } else if (op < 0.9) {
+        const id = pick(ids);
+        await store.stopLobby(id, now, 0, false);
+        model.get(id)!.running = false;
+      } else {
+        await store.expireIdle(now);
+        for (const m of model.values()) if (m.running && m.idleStop !== null && m.idleStop <= now) m.running = false;
+      }
+    }
+    await store.expireIdle(now);
+    for (const m of model.values()) if (m.running && m.idleStop !== null && m.idleStop <= now) m.running = false;
+    const expected = new Map<string, number>();
+    for (const m of model.values()) if (m.running) expected.set(m.key, (expected.get(m.key) ?? 0) + m.players);
+    const counted = new Map((await store.playerCounts(ns)).map((r) => [`${r.game_mode}/${r.region_id}`, r.player_count]));
+    expect(counted).toEqual(expected);
+    expect(expected.size).toBeGreaterThan(0);
+    await store.purgeGame(randomUUID(), ns);
+    expect(await store.playerCounts(ns)).toEqual([]);
   });
 
   it_('lobbyHistory: stopped in the window, created in it, or running and created before its end; newest first', async () => {
@@ -300,10 +346,17 @@ describe.skipIf(!PG_PRESENT)('PostgreSQL only', () => {
     await old.insertLobby(kept, randomUUID());
     await old.close();
     // Back to what version 1 had: no games table, nor the indexes version 2 added.
-    await queryDatabase(url, 'DROP TABLE games; DROP INDEX lobbies_namespace; DROP INDEX exports_game; UPDATE schema_version SET version = 1');
+    await queryDatabase(
+      url,
+      'DROP TABLE games; DROP INDEX lobbies_namespace; DROP INDEX exports_game; DROP TABLE running_players; DROP INDEX lobbies_running_mode; ' +
+        'DROP TRIGGER running_players_player ON players; DROP TRIGGER running_players_lobby ON lobbies; ' +
+        'DROP FUNCTION running_players_on_player; DROP FUNCTION running_players_on_lobby; UPDATE schema_version SET version = 1',
+    );
     const store = await PostgresStore.open({ connectionString: url });
     try {
-      expect(await queryDatabase(url, 'SELECT version FROM schema_version')).toEqual([{ version: 2 }]);
+      expect(await queryDatabase(url, 'SELECT version FROM schema_version')).toEqual([{ version: PG_SCHEMA_VERSION }]);
+      // Its running lobby's player, counted from the lobbies it held.
+      expect(await store.playerCounts(kept.namespace_id)).toEqual([{ game_mode: kept.game_mode, region_id: kept.region_id, player_count: 1 }]);
       expect((await store.getLobby(kept.lobby_id))?.lobby_id).toBe(kept.lobby_id);
       const game = { game_id: randomUUID(), namespace_id: randomUUID(), name: '', game_modes: '[]', regions: '[]', create_ts: T0, expire_ts: T0 + 1, delete_ts: null };
       await store.insertGame(game);

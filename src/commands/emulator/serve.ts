@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { Context } from '../../context.js';
 import { emulatorDir } from '../../config/paths.js';
 import type { BucketSettings, EmulatorConfig } from '../../emulator/index.js';
-import { CliError, ExitCode, ResponseError, UsageError } from '../../errors.js';
+import { CliError, ExitCode, RefusedError, ResponseError, UsageError } from '../../errors.js';
 import { jsonLine } from '../../output/json.js';
 import { bytes, integer } from '../args.js';
 import { defineCommand } from '../command.js';
@@ -27,9 +27,21 @@ export interface ServeOptions {
   tls?: { certFile: string; keyFile: string };
 }
 
-/** The admin token, from its file (first line, trimmed) or the environment; a usage error when empty. */
+/**
+ * The admin token, from its file (first line, trimmed) or the environment; a usage error when its file is empty,
+ * refused (exit 1) when it is too short to be the secret it is.
+ */
 async function readAdminToken(file: string | undefined, ctx: Pick<Context, 'env' | 'cwd'>): Promise<string | undefined> {
-  if (file === undefined) return ctx.env.GAMEHOST_EMULATOR_ADMIN_TOKEN || undefined;
+  const token = file === undefined ? ctx.env.GAMEHOST_EMULATOR_ADMIN_TOKEN || undefined : await readAdminTokenFile(file, ctx);
+  if (token === undefined) return undefined;
+  const { adminTokenProblem } = await import('../../emulator/services/admin.js');
+  const problem = adminTokenProblem(token);
+  if (problem !== undefined)
+    throw new RefusedError(`${file === undefined ? 'GAMEHOST_EMULATOR_ADMIN_TOKEN' : `--admin-token-file ${file}`}: ${problem}; make one with \`openssl rand -hex 32\``);
+  return token;
+}
+
+async function readAdminTokenFile(file: string, ctx: Pick<Context, 'cwd'>): Promise<string> {
   const { readFileSync } = await import('node:fs');
   const { describeFsError } = await import('../../errors.js');
   let text: string;

@@ -3,6 +3,8 @@ import type { RequestContext } from './context.js';
 import { EmulatorError, fail } from '../errors.js';
 
 export const MAX_JSON_BODY = 1024 * 1024;
+/** Arrays and objects nested deeper than this are refused, as many parsers do: what is kept is written back as JSON. */
+export const MAX_JSON_DEPTH = 64;
 
 export type JsonObject = Record<string, unknown>;
 
@@ -37,7 +39,34 @@ export async function readJson(rc: RequestContext, opts: { emptyIsObject?: boole
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     fail('API_BAD_BODY', { reason: 'expected a JSON object.' });
+  checkJson(value);
   return value as JsonObject;
+}
+
+/**
+ * Where text enters the emulator, the one check of what every store can keep: nesting at most MAX_JSON_DEPTH deep
+ * (deeper overflows the stack when written back), and no NUL character in any string or name (PostgreSQL's text
+ * cannot hold one, so SQLite alone would take it). Walked without recursion, so any depth is measured safely.
+ */
+function checkJson(root: unknown): void {
+  const stack: [unknown, number][] = [[root, 1]];
+  while (stack.length > 0) {
+    const [value, depth] = stack.pop()!;
+    if (typeof value === 'string') {
+      if (value.includes('\0')) fail('API_BAD_BODY', { reason: 'text must not contain the NUL character (\\u0000).' });
+      continue;
+    }
+    if (typeof value !== 'object' || value === null) continue;
+    if (depth > MAX_JSON_DEPTH) fail('API_BAD_BODY', { reason: `JSON nested more than ${MAX_JSON_DEPTH} levels deep.` });
+    if (Array.isArray(value)) {
+      for (const item of value) stack.push([item, depth + 1]);
+    } else {
+      for (const [key, item] of Object.entries(value)) {
+        stack.push([key, depth]);
+        stack.push([item, depth + 1]);
+      }
+    }
+  }
 }
 
 // Field readers: a type mismatch is API_BAD_BODY, as a strict deserialiser would answer.

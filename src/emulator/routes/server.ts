@@ -32,11 +32,15 @@ interface Route {
   method: string;
   segments: string[];
   handler: Handler;
+  /** Behind the admin token (when the emulator has one): decided here, by the route, never by the path's spelling. */
+  admin: boolean;
 }
 
-function route(method: string, pattern: string, handler: Handler): Route {
-  return { method, segments: pattern.split('/').slice(1), handler };
+function route(method: string, pattern: string, handler: Handler, opts: { admin?: boolean } = {}): Route {
+  return { method, segments: pattern.split('/').slice(1), handler, admin: opts.admin ?? false };
 }
+
+const admin = { admin: true };
 
 const ROUTES: Route[] = [
   route('POST', '/matchmaker/lobbies/create', createLobby),
@@ -50,13 +54,14 @@ const ROUTES: Route[] = [
   // Presigned targets, standing in for the object store.
   route('PUT', '/_upload/:upload_id/:part_number', putPart),
   route('GET', '/_export/:export_id/export.csv', downloadExport),
-  // Admin routes for tests and `gamehost emulator ...`: the admin token when one is set (all but health).
-  route('POST', '/_emulator/games', adminCreateGame),
-  route('GET', '/_emulator/games', adminListGames),
-  route('DELETE', '/_emulator/games/:game_id', adminDeleteGame),
-  route('POST', '/_emulator/lobbies/:lobby_id/stop', adminStopLobby),
-  route('POST', '/_emulator/lobbies/:lobby_id/players', adminJoinLobby),
-  route('GET', '/_emulator/builds', adminListBuilds),
+  // Admin routes for tests and `gamehost emulator ...`: the admin token when one is set.
+  route('POST', '/_emulator/games', adminCreateGame, admin),
+  route('GET', '/_emulator/games', adminListGames, admin),
+  route('DELETE', '/_emulator/games/:game_id', adminDeleteGame, admin),
+  route('POST', '/_emulator/lobbies/:lobby_id/stop', adminStopLobby, admin),
+  route('POST', '/_emulator/lobbies/:lobby_id/players', adminJoinLobby, admin),
+  route('GET', '/_emulator/builds', adminListBuilds, admin),
+  // Health answers load balancers and container checks, which hold no token; it tells nothing secret.
   route('GET', '/_emulator/health', health),
 ];
 
@@ -92,11 +97,20 @@ function matches(route: Route, segments: string[]): boolean {
   return route.segments.every((want, i) => want.startsWith(':') || want === segments[i]);
 }
 
+/**
+ * The route for the request, its path parameters set; the admin token is checked as soon as the path names an
+ * admin route, before anything else about the request is told (a wrong method, a bad parameter).
+ */
 function resolve(rc: RequestContext): Handler {
   const segments = rc.path.split('/').slice(1);
   const allowed: string[] = [];
+  let guarded = false;
   for (const r of ROUTES) {
     if (!matches(r, segments)) continue;
+    if (r.admin && !guarded) {
+      rc.services.admin.check(rc.req.headers.authorization, rc.req.socket.remoteAddress ?? '');
+      guarded = true;
+    }
     if (r.method !== rc.method) {
       allowed.push(r.method);
       continue;
@@ -146,7 +160,7 @@ function sendError(
 async function handle(services: Services, front: Front, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const rayId = randomUUID();
   res.setHeader('rvt-ray-id', rayId);
-  const url = req.url ?? '/';
+  const url = req.url ?? '';
   const q = url.indexOf('?');
   const rc: RequestContext = {
     services,
@@ -160,11 +174,14 @@ async function handle(services: Services, front: Front, req: IncomingMessage, re
     endpoint: front.endpoint,
   };
   try {
-    // Health answers load balancers and container checks, which hold no token; it tells nothing secret.
-    if (rc.path.startsWith('/_emulator/') && rc.path !== '/_emulator/health')
-      services.admin.check(req.headers.authorization, req.socket.remoteAddress ?? '');
-    if (front.faults && (await injectFault(front.faults, rc))) return;
+    // Only origin-form (`/path?query`): `*`, `*/…` and absolute-form name no route the service has, and are refused
+    // before any route is looked at.
+    if (!url.startsWith('/')) {
+      res.setHeader('connection', 'close');
+      fail('API_BAD_REQUEST_TARGET');
+    }
     const handler = resolve(rc);
+    if (front.faults && (await injectFault(front.faults, rc))) return;
     send(res, await handler(rc));
   } catch (err) {
     if (err instanceof EmulatorError) {

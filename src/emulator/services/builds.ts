@@ -17,7 +17,7 @@ const DISPLAY_NAME_MAX_BYTES = 128;
 const IMAGE_TAG_PART_RE = /^[0-9a-z_-]+$/;
 // An assembler refreshes its claim this often; one not refreshed for ASSEMBLY_STALE_MS has lost its process.
 const ASSEMBLY_REFRESH_MS = 1_000;
-const ASSEMBLY_STALE_MS = 5_000;
+export const ASSEMBLY_STALE_MS = 5_000;
 // What a complete that meets a live claim is told to wait before asking again.
 const ASSEMBLY_RETRY_AFTER_S = 1;
 
@@ -226,6 +226,7 @@ export class Builds {
     const refresh = setInterval(() => touch().catch(() => {}), ASSEMBLY_REFRESH_MS);
     refresh.unref();
     try {
+      await this.removeLeftovers();
       const sha256 = await blobs.assemble(upload, parts, async () => {
         if (faults?.assemblyDelayMs) await sleep(faults.assemblyDelayMs);
         await touch();
@@ -237,6 +238,15 @@ export class Builds {
     } finally {
       clearInterval(refresh);
     }
+  }
+
+  /**
+   * Removes what assemblies whose process died left (temp files not written to for as long as a claim lapses in);
+   * at start and before each assembly, so a crash never leaves one behind for long.
+   */
+  async removeLeftovers(): Promise<number> {
+    // Files are written in real time, whatever the emulator's clock says.
+    return this.deps.blobs.removeLeftovers(Date.now() - ASSEMBLY_STALE_MS);
   }
 
   /** The builds of a game, newest first. */

@@ -198,7 +198,9 @@ export class Games {
    */
   private async purge(row: GameRow, { keepGame }: { keepGame: boolean }): Promise<PurgedGame> {
     const { store, blobs } = this.deps;
-    await blobs.deleteGameObjects(await store.gameObjects(row.game_id));
-    return store.purgeGame(row.game_id, row.namespace_id, keepGame);
+    const exports = await blobs.deleteGameObjects(await store.gameObjects(row.game_id));
+    const purged = await store.purgeGame(row.game_id, row.namespace_id, keepGame);
+    // A bucket keeps its exports as objects (counted as they are deleted), the local store as records.
+    return { ...purged, exports: purged.exports + exports };
   }
 }

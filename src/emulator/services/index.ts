@@ -3,6 +3,7 @@
 import type { EmulatorConfig } from '../config.js';
 import type { Faults } from '../faults.js';
 import type { BlobStore, Store } from '../stores/store.js';
+import type { StoreName } from '../stores/unavailable.js';
 import { AdminGuard } from './admin.js';
 import { Auth } from './auth.js';
 import { Builds } from './builds.js';
@@ -16,6 +17,8 @@ import { Statistics } from './statistics.js';
 export interface ServiceDeps {
   store: Store;
   blobs: BlobStore;
+  /** What the store and the blob store are called when they do not answer. */
+  names: { records: StoreName; bytes: StoreName };
   clock: Clock;
   config: EmulatorConfig;
   /** Signs tokens and player tokens. */

@@ -14,6 +14,16 @@ function b64url(data: Buffer | string): string {
   return Buffer.from(data).toString('base64url');
 }
 
+/**
+ * The bytes of canonical unpadded base64url, else null: Node's decoder skips characters outside the alphabet, takes
+ * padding and ignores the unused low bits of the last character, which would give one token many spellings.
+ */
+function fromB64url(text: string): Buffer | null {
+  if (!/^[A-Za-z0-9_-]*$/.test(text)) return null;
+  const bytes = Buffer.from(text, 'base64url');
+  return bytes.toString('base64url') === text ? bytes : null;
+}
+
 function hmac(secret: Buffer, data: string): Buffer {
   return createHmac('sha256', secret).update(data).digest();
 }
@@ -36,11 +46,14 @@ export function verifyToken(secret: Buffer, token: string): TokenClaims | null {
   if (parts.length !== 3) return null;
   const [kindLabel, claimsPart, sigPart] = parts as [string, string, string];
   const expected = hmac(secret, `${kindLabel}.${claimsPart}`);
-  const given = Buffer.from(sigPart, 'base64url');
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
+  const given = fromB64url(sigPart);
+  if (given === null || given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
+  // Signed as sent, so canonical already when the signature is ours; checked all the same, as the signature is.
+  const claimsBytes = fromB64url(claimsPart);
+  if (claimsBytes === null) return null;
   let claims: unknown;
   try {
-    claims = JSON.parse(Buffer.from(claimsPart, 'base64url').toString('utf8'));
+    claims = JSON.parse(claimsBytes.toString('utf8'));
   } catch {
     return null;
   }

@@ -3,7 +3,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { access, constants, mkdir, rename, rm, rmdir, stat } from 'node:fs/promises';
+import { access, constants, mkdir, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Transform } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
@@ -32,6 +32,9 @@ function checkPartDigest(upload: UploadRow, n: number, part: ReceivedPart | unde
       { part_number: n },
     );
 }
+
+/** An assembly writes `builds/<build_id>.tmp-<uuid>`, then renames it into place. */
+const TEMP_MARK = '.tmp-';
 
 export class LocalBlobStore implements BlobStore {
   constructor(
@@ -142,7 +145,9 @@ export class LocalBlobStore implements BlobStore {
       await rm(this.uploadDir(upload.upload_id), { recursive: true, force: true });
       return digest;
     }
-    const temp = `${target}.tmp-${randomUUID()}`;
+    // The claim is ours: a temp file of this build is what an assembly whose process died left.
+    await this.removeTemps(upload.build_id);
+    const temp = `${target}${TEMP_MARK}${randomUUID()}`;
     const out = createWriteStream(temp, { mode: 0o600 });
     try {
       for (let n = 1, start = 0; n <= upload.part_count; n++) {
@@ -174,12 +179,38 @@ export class LocalBlobStore implements BlobStore {
     await this.index.insertExport(exportId, gameId, csv, now, expiresTs);
   }
 
-  async deleteGameObjects(objects: GameObjects): Promise<void> {
-    // Exports live in the store's index, which the purge empties; the files are builds and upload parts.
+  async deleteGameObjects(objects: GameObjects): Promise<number> {
+    // Exports live in the store's index, which the purge empties (and counts); the files are builds and upload parts.
     for (const { build_id, upload_id } of objects.builds) {
       await rm(join(this.paths.builds, build_id), { force: true });
+      await this.removeTemps(build_id);
       await rm(this.uploadDir(upload_id), { recursive: true, force: true });
     }
+    return 0;
+  }
+
+  /** The names of the temp files in builds/, of one build or of all. */
+  private async temps(buildId?: string): Promise<string[]> {
+    const prefix = buildId === undefined ? '' : `${buildId}${TEMP_MARK}`;
+    const names = await readdir(this.paths.builds).catch(() => [] as string[]);
+    return names.filter((name) => name.includes(TEMP_MARK) && name.startsWith(prefix));
+  }
+
+  private async removeTemps(buildId: string): Promise<void> {
+    for (const name of await this.temps(buildId)) await rm(join(this.paths.builds, name), { force: true });
+  }
+
+  async removeLeftovers(writtenBefore: number): Promise<number> {
+    let removed = 0;
+    for (const name of await this.temps()) {
+      const file = join(this.paths.builds, name);
+      // A live assembly writes its temp file all the time; one not written to for a while has lost its process.
+      const written = await stat(file).then((s) => s.mtimeMs, () => Infinity);
+      if (written >= writtenBefore) continue;
+      await rm(file, { force: true });
+      removed++;
+    }
+    return removed;
   }
 
   async readExport(exportId: string): Promise<string | undefined> {

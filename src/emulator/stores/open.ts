@@ -1,11 +1,12 @@
 // Which stores an emulator runs on, chosen from its options: SQLite and local files in the data directory by
 // default; PostgreSQL for the records when given a database URL; an S3-compatible bucket for the bytes when given
 // one. The one place that opens stores.
-import { loadSecret, prepareDataDir, type DataDirPaths } from '../datadir.js';
+import { dataDirFailure, loadSecret, prepareDataDir, type DataDirPaths } from '../datadir.js';
 import { BucketSettingsError, describeBucket, type BucketSettings } from './bucket.js';
 import { LocalBlobStore } from './local-blobs.js';
 import { SqliteStore } from './sqlite.js';
 import type { BlobStore, LocalObjectIndex, Store } from './store.js';
+import { filesUnavailable, postgresUnavailable, reportUnavailable, sqliteUnavailable, type StoreName } from './unavailable.js';
 
 export interface StoreOptions {
   /** Where local files (and, without `database`, the SQLite store and its secret) live. */
@@ -16,6 +17,8 @@ export interface StoreOptions {
   secret?: string;
   /** Keep builds and exports in this S3-compatible bucket instead of the data directory. */
   bucket?: BucketSettings;
+  /** The longest a query or a bucket request may take (EmulatorConfig.storeTimeoutMs); default that default. */
+  timeoutMs?: number;
 }
 
 /** What is in use, for the start line and --verbose: a kind, and where (credentials removed). */
@@ -25,10 +28,14 @@ export interface StoresInUse {
 }
 
 export interface OpenStores {
+  /** Its failures that mean it does not answer are 503 STORE_UNAVAILABLE naming it (see unavailable.ts). */
   store: Store;
+  /** The same. */
   blobs: BlobStore;
   secret: Buffer;
   inUse: StoresInUse;
+  /** What each is called in those answers and in health. */
+  names: { records: StoreName; bytes: StoreName };
 }
 
 /** A secret given as text: its UTF-8 bytes, at least 32 of them (the length of the secret the store makes). */
@@ -46,41 +53,61 @@ async function openBlobs(
   secret: Buffer,
   index: LocalObjectIndex,
 ): Promise<{ blobs: BlobStore; bytes: StoresInUse['bytes'] }> {
-  if (opts.bucket === undefined) return { blobs: new LocalBlobStore(paths, secret, index), bytes: { kind: 'local', location: paths.root } };
+  if (opts.bucket === undefined) {
+    const local = new LocalBlobStore(paths, secret, index);
+    // Parts and builds are written here: a directory that cannot be is said at start, not at the first push.
+    await local.ping().catch((err: unknown) => Promise.reject(dataDirFailure(paths.root, err)));
+    const blobs = reportUnavailable(local, 'data directory', filesUnavailable);
+    return { blobs, bytes: { kind: 'local', location: paths.root } };
+  }
   // Loaded only for a bucket: the embedded emulator never pays for the signer.
-  const { S3BlobStore } = await import('./s3-blobs.js');
-  const blobs = new S3BlobStore(opts.bucket);
+  const { S3BlobStore, bucketUnavailable } = await import('./s3-blobs.js');
+  const blobs = new S3BlobStore(opts.bucket, opts.timeoutMs);
   try {
     await blobs.ping();
   } catch (err) {
     throw new BucketSettingsError(`the bucket ${describeBucket(opts.bucket)} does not answer (${(err as Error).message})`);
   }
-  return { blobs, bytes: { kind: 's3', location: describeBucket(opts.bucket) } };
+  return { blobs: reportUnavailable(blobs, 'bucket', bucketUnavailable), bytes: { kind: 's3', location: describeBucket(opts.bucket) } };
+}
+
+/** Runs one start-up step on the data directory; its failure to read or write there is said as such (DataDirError). */
+function onDataDir<T>(root: string, step: () => T): T {
+  try {
+    return step();
+  } catch (err) {
+    throw dataDirFailure(root, err);
+  }
 }
 
 /** Opens the stores; nothing stays open when this throws. */
 export async function openStores(opts: StoreOptions): Promise<OpenStores> {
   const given = opts.secret === undefined ? undefined : secretFromText(opts.secret);
-  const paths = prepareDataDir(opts.dataDir);
+  const paths = onDataDir(opts.dataDir, () => prepareDataDir(opts.dataDir));
   if (opts.database !== undefined) {
     const [{ PostgresStore }, { redactUrl }] = await Promise.all([import('./postgres.js'), import('../../config/redact.js')]);
-    const store = await PostgresStore.open({ connectionString: opts.database });
+    const opened = await PostgresStore.open({ connectionString: opts.database, timeoutMs: opts.timeoutMs });
     try {
-      const secret = given ?? (await store.secret());
+      const secret = given ?? (await opened.secret());
+      // The blob store's index is the wrapped store: its failures are named as the database's too.
+      const store = reportUnavailable(opened, 'database', postgresUnavailable);
       const { blobs, bytes } = await openBlobs(opts, paths, secret, store);
-      return { store, blobs, secret, inUse: { records: { kind: 'postgres', location: redactUrl(opts.database) }, bytes } };
+      const names = { records: 'database', bytes: bytes.kind === 's3' ? 'bucket' : 'data directory' } as const;
+      return { store, blobs, secret, names, inUse: { records: { kind: 'postgres', location: redactUrl(opts.database) }, bytes } };
     } catch (err) {
-      await store.close();
+      await opened.close();
       throw err;
     }
   }
-  const secret = given ?? loadSecret(paths.secret);
-  const store = SqliteStore.open(paths.db);
+  const secret = given ?? onDataDir(paths.root, () => loadSecret(paths.secret));
+  const opened = onDataDir(paths.root, () => SqliteStore.open(paths.db, opts.timeoutMs));
   try {
+    const store = reportUnavailable(opened, 'data directory', sqliteUnavailable);
     const { blobs, bytes } = await openBlobs(opts, paths, secret, store);
-    return { store, blobs, secret, inUse: { records: { kind: 'sqlite', location: paths.db }, bytes } };
+    const names = { records: 'data directory', bytes: bytes.kind === 's3' ? 'bucket' : 'data directory' } as const;
+    return { store, blobs, secret, names, inUse: { records: { kind: 'sqlite', location: paths.db }, bytes } };
   } catch (err) {
-    await store.close();
+    await opened.close();
     throw err;
   }
 }

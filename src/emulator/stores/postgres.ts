@@ -2,6 +2,7 @@
 // blob store's index (parts received, export CSVs) and the signing secret, so replicas agree on all of it.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { DEFAULT_CONFIG } from '../config.js';
 import type {
   BuildRow,
   GameObjects,
@@ -114,6 +115,50 @@ CREATE INDEX games_expire_ts ON games (expire_ts);
 CREATE INDEX lobbies_namespace ON lobbies (namespace_id);
 CREATE INDEX exports_game ON exports (game_id);
 `,
+  // Version 3: the players of running lobbies by namespace, game mode and region, kept by triggers on every write
+  // that changes them (a player in or out, a lobby stopped or deleted), so player statistics read a few rows, not
+  // every running lobby; filled from the lobbies already there. And the index a matchmaker's find reads by.
+  `
+CREATE TABLE running_players (
+  namespace_id text NOT NULL,
+  game_mode text NOT NULL,
+  region_id text NOT NULL,
+  player_count bigint NOT NULL,
+  PRIMARY KEY (namespace_id, game_mode, region_id)
+);
+CREATE FUNCTION running_players_on_player() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  l record;
+BEGIN
+  SELECT namespace_id, game_mode, region_id, stop_ts INTO l FROM lobbies
+   WHERE lobby_id = CASE WHEN TG_OP = 'INSERT' THEN NEW.lobby_id ELSE OLD.lobby_id END;
+  IF NOT FOUND OR l.stop_ts IS NOT NULL THEN
+    RETURN NULL;
+  END IF;
+  IF TG_OP = 'INSERT' THEN
+    INSERT INTO running_players (namespace_id, game_mode, region_id, player_count) VALUES (l.namespace_id, l.game_mode, l.region_id, 1)
+      ON CONFLICT (namespace_id, game_mode, region_id) DO UPDATE SET player_count = running_players.player_count + 1;
+  ELSE
+    UPDATE running_players SET player_count = player_count - 1
+     WHERE namespace_id = l.namespace_id AND game_mode = l.game_mode AND region_id = l.region_id;
+  END IF;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER running_players_player AFTER INSERT OR DELETE ON players FOR EACH ROW EXECUTE FUNCTION running_players_on_player();
+CREATE FUNCTION running_players_on_lobby() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF OLD.stop_ts IS NULL AND (TG_OP = 'DELETE' OR NEW.stop_ts IS NOT NULL) THEN
+    UPDATE running_players SET player_count = player_count - (SELECT count(*) FROM players WHERE lobby_id = OLD.lobby_id)
+     WHERE namespace_id = OLD.namespace_id AND game_mode = OLD.game_mode AND region_id = OLD.region_id;
+  END IF;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER running_players_lobby AFTER UPDATE OF stop_ts OR DELETE ON lobbies FOR EACH ROW EXECUTE FUNCTION running_players_on_lobby();
+INSERT INTO running_players (namespace_id, game_mode, region_id, player_count)
+  SELECT l.namespace_id, l.game_mode, l.region_id, count(*) FROM lobbies l JOIN players p ON p.lobby_id = l.lobby_id
+   WHERE l.stop_ts IS NULL GROUP BY l.namespace_id, l.game_mode, l.region_id;
+CREATE INDEX lobbies_running_mode ON lobbies (namespace_id, game_mode, region_id) WHERE stop_ts IS NULL;
+`,
 ];
 
 /** The schema version this code writes and reads. */
@@ -158,6 +203,11 @@ export interface PostgresStoreOptions {
   connectionString: string;
   /** Connections per replica; default 10. */
   max?: number;
+  /**
+   * The longest a query (the server's statement_timeout and the client's own timer, which also fires when the
+   * server is stalled and sends nothing) or the wait for a connection may take; default DEFAULT_CONFIG's.
+   */
+  timeoutMs?: number;
 }
 
 type Queryable = pg.Pool | pg.PoolClient;
@@ -173,12 +223,15 @@ export class PostgresStore implements Store, LocalObjectIndex {
 
   /** Connects, migrates the schema (one replica at a time) and answers the store; closes the pool on failure. */
   static async open(opts: PostgresStoreOptions): Promise<PostgresStore> {
+    const timeout = opts.timeoutMs ?? DEFAULT_CONFIG.storeTimeoutMs;
     const pool = new pg.Pool({
       connectionString: opts.connectionString,
       max: opts.max ?? 10,
       types,
       // A database that does not answer fails a request (and the health check) instead of holding it forever.
-      connectionTimeoutMillis: 5_000,
+      connectionTimeoutMillis: timeout,
+      statement_timeout: timeout,
+      query_timeout: timeout,
       application_name: 'gamehost-emulator',
     });
     // A connection the server drops (a restart, a failover, pg_terminate_backend) reports it as an error event: on
@@ -215,8 +268,10 @@ export class PostgresStore implements Store, LocalObjectIndex {
       await client.query('COMMIT');
       return result;
     } catch (err) {
-      // A connection that cannot even roll back is not given back to the pool.
-      await client.query('ROLLBACK').catch((rollbackErr: Error) => (broken = rollbackErr));
+      // A connection that cannot even roll back is not given back to the pool; nor is one whose query timed out (the
+      // rollback would wait behind it as long again).
+      if (/timeout/i.test((err as Error).message)) broken = err as Error;
+      else await client.query('ROLLBACK').catch((rollbackErr: Error) => (broken = rollbackErr));
       throw err;
     } finally {
       client.release(broken);
@@ -331,13 +386,12 @@ export class PostgresStore implements Store, LocalObjectIndex {
   }
 
   async playerCounts(namespaceId: string): Promise<PlayerCountRow[]> {
-    const { rows } = await this.pool.query<PlayerCountRow>(
-      `SELECT l.game_mode AS game_mode, l.region_id AS region_id, COUNT(*) AS player_count
-         FROM lobbies l JOIN players p ON p.lobby_id = l.lobby_id
-        WHERE l.namespace_id = $1 AND l.stop_ts IS NULL
-        GROUP BY l.game_mode, l.region_id`,
-      [namespaceId],
-    );
+    // A few rows kept by triggers, however many lobbies run.
+    const { rows } = await this.pool.query<PlayerCountRow>({
+      name: 'player-counts',
+      text: 'SELECT game_mode, region_id, player_count FROM running_players WHERE namespace_id = $1 AND player_count > 0',
+      values: [namespaceId],
+    });
     return rows;
   }
 

@@ -21,7 +21,9 @@ export function checkPresigned(
 ): void {
   const expiresText = query.get('expires') ?? '';
   const sig = query.get('sig') ?? '';
-  if (!/^\d{1,16}$/.test(expiresText) || sig === '') fail('PRESIGN_INVALID');
+  // One spelling of each: no leading zeros in the expiry (the signature is compared as the text it was issued as).
+  if (!/^(0|[1-9]\d{0,15})$/.test(expiresText) || sig === '' || query.getAll('expires').length !== 1 || query.getAll('sig').length !== 1)
+    fail('PRESIGN_INVALID');
   const expires = Number(expiresText);
   const expected = Buffer.from(signature(secret, method, path, expires));
   const given = Buffer.from(sig);

@@ -6,9 +6,11 @@
 // Every request is signed with SigV4 by aws4fetch and sent with the runtime's fetch.
 import { createHash } from 'node:crypto';
 import { AwsClient } from 'aws4fetch';
+import { DEFAULT_CONFIG } from '../config.js';
 import { fail } from '../errors.js';
 import { S3_MIN_PART_SIZE, type BucketSettings } from './bucket.js';
 import type { BlobStore, GameObjects, NewUpload, ReceivedPart, UploadRow } from './store.js';
+import type { Classifier } from './unavailable.js';
 
 /** An S3 error answer: its status and the Code and Message of its XML body. */
 export class S3Error extends Error {
@@ -20,6 +22,16 @@ export class S3Error extends Error {
     super(message);
   }
 }
+
+/** The bucket did not answer: a network failure, or nothing for longer than the bound. */
+export class S3Unreachable extends Error {}
+
+/** The bucket's failures that mean it does not answer: unreachable, or a 5xx still there after aws4fetch's retries. */
+export const bucketUnavailable: Classifier = (err) => {
+  if (err instanceof S3Unreachable) return err.message;
+  if (err instanceof S3Error && err.status >= 500) return err.message;
+  return undefined;
+};
 
 const XML_ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
 
@@ -49,7 +61,11 @@ interface S3Request {
 export class S3BlobStore implements BlobStore {
   private readonly aws: AwsClient;
 
-  constructor(private readonly bucket: BucketSettings) {
+  /** `timeoutMs`: the longest the bucket may keep a request waiting for its answer, or between two parts of it. */
+  constructor(
+    private readonly bucket: BucketSettings,
+    private readonly timeoutMs: number = DEFAULT_CONFIG.storeTimeoutMs,
+  ) {
     // aws4fetch retries 5xx and 429 itself (exponential back-off); network errors surface at once.
     this.aws = new AwsClient({
       accessKeyId: bucket.accessKeyId,
@@ -79,13 +95,40 @@ export class S3BlobStore implements BlobStore {
 
   /** Sends one signed request; throws S3Error for an error answer (including S3's 200 with an <Error> body). */
   private async send(r: S3Request): Promise<Response> {
+    // A bucket that stops answering (paused, a network that drops packets) fails the request after timeoutMs
+    // without a byte, whether it is waiting for the answer or for the next part of its body.
+    const controller = new AbortController();
+    const stalled = new S3Unreachable(`${this.describe(r)}: no answer within ${this.timeoutMs} ms`);
+    let timer: NodeJS.Timeout | undefined;
+    const rearm = () => {
+      clearTimeout(timer);
+      // Unref'd: a body nobody reads (an answer whose headers say it all) is dropped when it fires, never waited for.
+      timer = setTimeout(() => controller.abort(stalled), this.timeoutMs).unref();
+    };
+    rearm();
     let res: Response;
     try {
-      res = await this.aws.fetch(this.url(r.key, r.query).toString(), { method: r.method, headers: r.headers, body: r.body });
+      res = await this.aws.fetch(this.url(r.key, r.query).toString(), { method: r.method, headers: r.headers, body: r.body, signal: controller.signal });
     } catch (err) {
+      clearTimeout(timer);
+      if (err === stalled) throw stalled;
       // fetch says only "fetch failed"; the reason (ECONNREFUSED, ENOTFOUND, a TLS error) is in its cause.
       const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-      throw new Error(`${this.describe(r)}: ${cause?.code ?? cause?.message ?? (err as Error).message}`, { cause: err });
+      throw new S3Unreachable(`${this.describe(r)}: ${cause?.code ?? cause?.message ?? (err as Error).message}`, { cause: err });
+    }
+    if (res.body === null) clearTimeout(timer);
+    else {
+      rearm();
+      const watched = res.body.pipeThrough(
+        new TransformStream<Uint8Array, Uint8Array>({
+          transform(chunk, out) {
+            rearm();
+            out.enqueue(chunk);
+          },
+          flush: () => clearTimeout(timer),
+        }),
+      );
+      res = new Response(watched, { status: res.status, statusText: res.statusText, headers: res.headers });
     }
     if (res.ok) return res;
     const text = r.method === 'HEAD' ? '' : await res.text();
@@ -265,20 +308,25 @@ export class S3BlobStore implements BlobStore {
   }
 
   /** Open multipart uploads aborted, builds' objects and markers deleted, the game's exports listed and deleted. */
-  async deleteGameObjects(objects: GameObjects): Promise<void> {
+  async deleteGameObjects(objects: GameObjects): Promise<number> {
     for (const { build_id, upload_id } of objects.builds) {
       await this.abortMultipart(upload_id, build_id);
       await this.deleteObject(this.key('builds', build_id));
     }
     const prefix = this.key('exports', `${objects.game_id}/`);
+    let exports = 0;
     let token: string | undefined;
     do {
       const query: Record<string, string> = { 'list-type': '2', prefix };
       if (token !== undefined) query['continuation-token'] = token;
       const xml = await this.sendXml({ method: 'GET', key: undefined, query });
-      for (const key of xmlValues(xml, 'Key')) await this.deleteObject(key);
+      for (const key of xmlValues(xml, 'Key')) {
+        await this.deleteObject(key);
+        exports++;
+      }
       token = xmlValues(xml, 'IsTruncated')[0] === 'true' ? xmlValues(xml, 'NextContinuationToken')[0] : undefined;
     } while (token !== undefined);
+    return exports;
   }
 
   /** DELETE that finds nothing is done already: a purge taken over runs it again. */
@@ -301,6 +349,10 @@ export class S3BlobStore implements BlobStore {
 
   async discardPart(): Promise<void> {
     fail('API_NOT_FOUND', { what: 'This route (the emulator keeps its bytes in a bucket)' });
+  }
+
+  async removeLeftovers(): Promise<number> {
+    return 0;
   }
 
   async readExport(): Promise<string | undefined> {

@@ -1,6 +1,7 @@
 // The Store in SQLite, shared by every emulator process over one data directory; it also keeps the local blob
 // store's index (what each part PUT received, and the export CSVs).
 import type Database from 'better-sqlite3';
+import { DEFAULT_CONFIG } from '../config.js';
 import { sleepSync } from '../datadir.js';
 import { openDatabase } from './better-sqlite.js';
 import type {
@@ -19,6 +20,46 @@ import type {
   LobbyInsertValues,
 } from './store.js';
 import { LOBBY_INSERT_COLUMNS, lobbyInsertValues } from './store.js';
+
+// The players of running lobbies by namespace, game mode and region, kept by triggers on every write that changes
+// them (a player in or out, a lobby stopped or deleted), whatever code path writes: player statistics read a few
+// rows, not every running lobby. Version 4; a version 3 store is filled from its lobbies by MIGRATE_3_TO_4.
+const RUNNING_PLAYERS = `
+CREATE TABLE IF NOT EXISTS running_players (
+  namespace_id TEXT NOT NULL,
+  game_mode TEXT NOT NULL,
+  region_id TEXT NOT NULL,
+  player_count INTEGER NOT NULL,
+  PRIMARY KEY (namespace_id, game_mode, region_id)
+) WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS running_players_join AFTER INSERT ON players
+  WHEN (SELECT stop_ts IS NULL FROM lobbies WHERE lobby_id = NEW.lobby_id)
+BEGIN
+  INSERT INTO running_players (namespace_id, game_mode, region_id, player_count)
+    SELECT namespace_id, game_mode, region_id, 1 FROM lobbies WHERE lobby_id = NEW.lobby_id
+    ON CONFLICT (namespace_id, game_mode, region_id) DO UPDATE SET player_count = player_count + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS running_players_leave AFTER DELETE ON players
+  WHEN (SELECT stop_ts IS NULL FROM lobbies WHERE lobby_id = OLD.lobby_id)
+BEGIN
+  UPDATE running_players SET player_count = player_count - 1
+   WHERE (namespace_id, game_mode, region_id) = (SELECT namespace_id, game_mode, region_id FROM lobbies WHERE lobby_id = OLD.lobby_id);
+END;
+CREATE TRIGGER IF NOT EXISTS running_players_stop AFTER UPDATE OF stop_ts ON lobbies
+  WHEN OLD.stop_ts IS NULL AND NEW.stop_ts IS NOT NULL
+BEGIN
+  UPDATE running_players SET player_count = player_count - (SELECT COUNT(*) FROM players WHERE lobby_id = NEW.lobby_id)
+   WHERE namespace_id = NEW.namespace_id AND game_mode = NEW.game_mode AND region_id = NEW.region_id;
+END;
+CREATE TRIGGER IF NOT EXISTS running_players_delete AFTER DELETE ON lobbies
+  WHEN OLD.stop_ts IS NULL
+BEGIN
+  UPDATE running_players SET player_count = player_count - (SELECT COUNT(*) FROM players WHERE lobby_id = OLD.lobby_id)
+   WHERE namespace_id = OLD.namespace_id AND game_mode = OLD.game_mode AND region_id = OLD.region_id;
+END;
+-- What a matchmaker's find reads: the running lobbies of a namespace in one game mode and region.
+CREATE INDEX IF NOT EXISTS lobbies_running_mode ON lobbies (namespace_id, game_mode, region_id) WHERE stop_ts IS NULL;
+`;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -104,7 +145,8 @@ CREATE TABLE IF NOT EXISTS games (
 CREATE INDEX IF NOT EXISTS games_expire_ts ON games (expire_ts);
 CREATE INDEX IF NOT EXISTS lobbies_namespace ON lobbies (namespace_id);
 CREATE INDEX IF NOT EXISTS exports_game ON exports (game_id);
-INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', '3');
+${RUNNING_PLAYERS}
+INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', '4');
 `;
 
 // Version 2 added the idle lifetime; a version 1 store (from an older gamehost) is upgraded in place.
@@ -117,12 +159,22 @@ UPDATE meta SET value = '2' WHERE key = 'schema_version';
 // Version 3 added games per CI job: the table and its indexes are in SCHEMA (IF NOT EXISTS), created before this.
 const MIGRATE_2_TO_3 = `UPDATE meta SET value = '3' WHERE key = 'schema_version';`;
 
+// Version 4 added running_players (its table and triggers are in SCHEMA, created before this): filled from the
+// lobbies a version 3 store holds.
+const MIGRATE_3_TO_4 = `
+DELETE FROM running_players;
+INSERT INTO running_players (namespace_id, game_mode, region_id, player_count)
+  SELECT l.namespace_id, l.game_mode, l.region_id, COUNT(*) FROM lobbies l JOIN players p ON p.lobby_id = l.lobby_id
+   WHERE l.stop_ts IS NULL GROUP BY l.namespace_id, l.game_mode, l.region_id;
+UPDATE meta SET value = '4' WHERE key = 'schema_version';
+`;
+
 // Indexes on columns a migration adds are created after it.
 const INDEXES = `
 CREATE INDEX IF NOT EXISTS lobbies_idle ON lobbies (idle_stop_ts) WHERE stop_ts IS NULL AND idle_stop_ts IS NOT NULL;
 `;
 
-const SCHEMA_VERSION = '3';
+const SCHEMA_VERSION = '4';
 // Game rows kept between requests, at most (a token names one game; a CI fleet uses a few hundred at once).
 const GAME_CACHE_MAX = 4096;
 const BUSY_RETRY_MS = 15_000;
@@ -173,12 +225,9 @@ function prepareStatements(db: Database.Database) {
     stopLobby: db.prepare<[number, number, number, string]>(
       'UPDATE lobbies SET stop_ts = ?, exit_code = ?, failed = ? WHERE lobby_id = ? AND stop_ts IS NULL',
     ),
-    // The running lobbies' partial index, not lobbies_namespace (which also holds every stopped lobby).
+    // A few rows kept by triggers, however many lobbies run.
     playerCounts: db.prepare<[string], PlayerCountRow>(
-      `SELECT l.game_mode AS game_mode, l.region_id AS region_id, COUNT(*) AS player_count
-         FROM lobbies l INDEXED BY lobbies_running JOIN players p ON p.lobby_id = l.lobby_id
-        WHERE l.namespace_id = ? AND l.stop_ts IS NULL
-        GROUP BY l.game_mode, l.region_id`,
+      'SELECT game_mode, region_id, player_count FROM running_players WHERE namespace_id = ? AND player_count > 0',
     ),
     // The production export query: stopped in the window, created in it, or running and created before its end.
     history: db.prepare<{ ns: string; qs: number; qe: number }, LobbyRow>(
@@ -284,10 +333,11 @@ export class SqliteStore implements Store, LocalObjectIndex {
     (exportId: string, gameId: string, csv: string, now: number, expires: number) => void
   >;
 
-  static open(file: string): SqliteStore {
-    const db = openDatabase(file, { timeout: 5000 });
+  /** `timeoutMs`: how long a statement waits for another process's lock before it fails (SQLITE_BUSY). */
+  static open(file: string, timeoutMs: number = DEFAULT_CONFIG.storeTimeoutMs): SqliteStore {
+    const db = openDatabase(file, { timeout: timeoutMs });
     try {
-      db.pragma('busy_timeout = 5000');
+      db.pragma(`busy_timeout = ${Math.floor(timeoutMs)}`);
       retryBusy(() => db.pragma('journal_mode = WAL'));
       db.pragma('synchronous = NORMAL');
       db.pragma('foreign_keys = ON');
@@ -299,6 +349,7 @@ export class SqliteStore implements Store, LocalObjectIndex {
           const schemaVersion = () => db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").pluck().get();
           if (schemaVersion() === '1') db.exec(MIGRATE_1_TO_2);
           if (schemaVersion() === '2') db.exec(MIGRATE_2_TO_3);
+          if (schemaVersion() === '3') db.exec(MIGRATE_3_TO_4);
           db.exec(INDEXES);
           db.exec('COMMIT');
         } catch (err) {

@@ -241,9 +241,15 @@ export interface BlobStore {
   putExport(exportId: string, gameId: string, csv: string, now: number, expiresTs: number): Promise<void>;
   /**
    * Deletes the bytes of a game's builds, open uploads (a bucket aborts their multipart uploads) and exports;
-   * what is already gone is no error, so a purge taken over from a dead process can run it again.
+   * what is already gone is no error, so a purge taken over from a dead process can run it again. Answers how many
+   * exports it deleted itself (a bucket's objects; the local store's exports are records, counted by purgeGame).
    */
-  deleteGameObjects(objects: GameObjects): Promise<void>;
+  deleteGameObjects(objects: GameObjects): Promise<number>;
+  /**
+   * Removes what assemblies whose process died left behind (temp files last written before `writtenBefore`, a wall
+   * clock time); answers how many. A bucket leaves none (an unfinished multipart upload is the upload itself).
+   */
+  removeLeftovers(writtenBefore: number): Promise<number>;
   /** Presigned target: the export's CSV, or undefined when it is unknown or pruned. */
   readExport(exportId: string): Promise<string | undefined>;
   /** Resolves when the store answers (the health route); throws saying what failed otherwise. */
