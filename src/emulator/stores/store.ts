@@ -251,6 +251,9 @@ export interface Store {
   close(): Promise<void>;
 }
 
+/** What an export holds: the lobby history (the default), or the whole of a lobby's log stream. */
+export type ExportFile = 'export.csv' | 'stdout.txt' | 'stderr.txt';
+
 /** A part as the local blob store recorded it. */
 export interface PartRow {
   part_number: number;
@@ -288,8 +291,8 @@ export interface BlobStore {
   openUpload(origin: string, upload: NewUpload, now: number, expiresTs: number): Promise<string[]>;
   /** Drops an opened upload that will never complete (its build was refused) and what arrived for it. */
   abortUpload(upload: NewUpload): Promise<void>;
-  /** Where a client GETs an export of a game, valid until expiresTs. */
-  exportUrl(origin: string, exportId: string, gameId: string, now: number, expiresTs: number): Promise<string>;
+  /** Where a client GETs an export of a game (its file: the history CSV or a lobby's log), valid until expiresTs. */
+  exportUrl(origin: string, exportId: string, gameId: string, now: number, expiresTs: number, file?: ExportFile): Promise<string>;
   /** Presigned target: throws PRESIGN_INVALID or PRESIGN_EXPIRED unless the URL was signed by this store. */
   checkPresigned(method: string, path: string, query: URLSearchParams, now: number): Promise<void>;
   /**
@@ -307,7 +310,7 @@ export interface BlobStore {
    * `progress` is called now and then so a long assembly can keep its claim fresh.
    */
   assemble(upload: UploadRow, parts: Map<number, ReceivedPart>, progress: () => Promise<void>): Promise<string>;
-  putExport(exportId: string, gameId: string, csv: string, now: number, expiresTs: number): Promise<void>;
+  putExport(exportId: string, gameId: string, text: string, now: number, expiresTs: number, file?: ExportFile): Promise<void>;
   /**
    * Deletes the bytes of a game's builds, open uploads (a bucket aborts their multipart uploads) and exports;
    * what is already gone is no error, so a purge taken over from a dead process can run it again.
