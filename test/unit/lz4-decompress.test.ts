@@ -27,7 +27,7 @@ async function undo(bytes: Buffer, chunk = 997): Promise<Buffer> {
 
 /** A frame of linked 64 KiB blocks (each compressed against the 64 KiB before it), with a content checksum flag. */
 function linkedFrame(data: Buffer): Buffer {
-  const parts = [LZ4_MAGIC, Buffer.from([0x44, 0x40, 0x00])]; // version 1, linked, content checksum; 64 KiB blocks; HC (unchecked)
+  const parts: Buffer[] = [LZ4_MAGIC, Buffer.from([0x44, 0x40, 0x00])]; // version 1, linked, content checksum; 64 KiB blocks; HC (unchecked)
   for (let at = 0; at < data.length; at += 65_536) {
     const block = data.subarray(at, at + 65_536);
     const dict = data.subarray(Math.max(0, at - 65_536), at);

@@ -19,6 +19,8 @@ export interface StartSpec {
   /** A directory of the lobby's own, made by the caller (the process's working directory; kept for containers). */
   workDir: string;
   ports: RunPort[];
+  /** What tells this server apart where a runner labels what it starts (a container's labels), e.g. its lobby. */
+  labels?: Record<string, string>;
   /** Each output line, without its line ending (a line longer than MAX_LOG_LINE_BYTES comes in pieces). */
   onLine(stream: OutputStream, line: Buffer): void;
 }
