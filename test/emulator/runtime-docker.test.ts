@@ -50,7 +50,7 @@ describe.skipIf(!DOCKER_PRESENT || process.platform !== 'linux')('the Docker run
 
   beforeAll(async () => {
     tarFile = nodeImageTar(tempDir(), tag, { 'server.js': SERVER });
-    image = await loadBuild(docker, { kind: 'docker_image', compression: 'none', open: () => fs.createReadStream(tarFile) });
+    image = await loadBuild(docker, { id: 'plain', kind: 'docker_image', compression: 'none', open: () => fs.createReadStream(tarFile) });
     runner = new DockerRunner(docker, { image, owner: { dataDir, replica: 'test' } });
   }, 120_000);
   afterAll(async () => {
@@ -85,18 +85,18 @@ describe.skipIf(!DOCKER_PRESENT || process.platform !== 'linux')('the Docker run
     expect(image).toBe(tag);
     const lz4 = path.join(tempDir(), 'image.tar.lz4');
     await compressFileLz4(tarFile, lz4);
-    expect(await loadBuild(docker, { kind: 'docker_image', compression: 'lz4', open: () => fs.createReadStream(lz4) })).toBe(tag);
+    expect(await loadBuild(docker, { id: 'lz4', kind: 'docker_image', compression: 'lz4', open: () => fs.createReadStream(lz4) })).toBe(tag);
   });
 
   it('refuses an oci_bundle build, and a tar that is no image, in one line', async () => {
     const open = () => fs.createReadStream(tarFile);
-    await expect(loadBuild(docker, { kind: 'oci_bundle', compression: 'none', open })).rejects.toThrow(
+    await expect(loadBuild(docker, { id: 'oci', kind: 'oci_bundle', compression: 'none', open })).rejects.toThrow(
       'oci_bundle builds are not run yet: push a docker_image build (docker save) to run it',
     );
     const junk = path.join(tempDir(), 'junk.tar');
     fs.writeFileSync(junk, 'not a tar at all');
-    await expect(loadBuild(docker, { kind: 'docker_image', compression: 'none', open: () => fs.createReadStream(junk) })).rejects.toThrow(/^Docker could not load the build: /);
-    await expect(loadBuild(docker, { kind: 'docker_image', compression: 'lz4', open: () => fs.createReadStream(junk) })).rejects.toThrow(/LZ4/);
+    await expect(loadBuild(docker, { id: 'junk', kind: 'docker_image', compression: 'none', open: () => fs.createReadStream(junk) })).rejects.toThrow(/^Docker could not load the build: /);
+    await expect(loadBuild(docker, { id: 'junk-lz4', kind: 'docker_image', compression: 'lz4', open: () => fs.createReadStream(junk) })).rejects.toThrow(/LZ4/);
   });
 
   it('runs it with the environment on the host network, lines per stream, labelled; a stop is SIGTERM and leaves no container', async () => {

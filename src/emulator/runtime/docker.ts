@@ -80,6 +80,8 @@ export async function connectDocker(env: Record<string, string | undefined> = pr
 
 /** A build as the emulator keeps it: its kind and compression (as pushed), and a way to read its bytes. */
 export interface BuildSource {
+  /** The build's id: a build loaded once is not loaded again by the same process. */
+  id: string;
   kind: string;
   compression: string;
   open(): Readable;
