@@ -4,6 +4,7 @@ import { runEmulatorBench } from './emulator.js';
 import { runGamesBench } from './games.js';
 import { runEmulatorPostgresBench } from './emulator-postgres.js';
 import { runRequestBench } from './request.js';
+import { runRuntimeBench } from './runtime.js';
 import { runStartupBench } from './startup.js';
 import { runTableBench } from './table.js';
 import { runUploadBench } from './upload.js';
@@ -17,5 +18,6 @@ const results = [
   await runUploadBench(),
   await runBucketBench(),
   await runTableBench(),
+  await runRuntimeBench(),
 ];
 process.exitCode = results.every(Boolean) ? 0 : 1;
