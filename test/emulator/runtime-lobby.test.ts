@@ -71,19 +71,22 @@ describe.skipIf(!POSIX)('startLobbyServer', () => {
       sampleEveryMs: 30,
       keepSamples: 3,
     });
-    while (run.samples().length < 3) await new Promise((r) => setTimeout(r, 30));
-    const samples = run.samples();
-    expect(samples).toHaveLength(3);
-    for (const s of samples) expect(s.memory).toBeGreaterThan(0);
-    expect(samples[2]!.ts).toBeGreaterThanOrEqual(samples[0]!.ts);
-    // Wait for both pids to be in the Store, then stop.
     let pids: number[] = [];
-    while (pids.length < 2) {
-      await new Promise((r) => setTimeout(r, 50));
-      pids = (await lines(lobbyId, 'std_out')).map((l: string) => Number(l.split(' ')[1]));
+    try {
+      while (run.samples().length < 3) await new Promise((r) => setTimeout(r, 30));
+      const samples = run.samples();
+      expect(samples).toHaveLength(3);
+      for (const s of samples) expect(s.memory).toBeGreaterThan(0);
+      expect(samples[2]!.ts).toBeGreaterThanOrEqual(samples[0]!.ts);
+      // Wait for both pids to be in the Store, then stop.
+      while (pids.length < 2) {
+        await new Promise((r) => setTimeout(r, 50));
+        pids = (await lines(lobbyId, 'std_out')).map((l: string) => Number(l.split(' ')[1]));
+      }
+      expect(pids.every(isRunning)).toBe(true);
+    } finally {
+      expect((await run.stop(2_000)).signal).toBe('SIGTERM');
     }
-    expect(pids.every(isRunning)).toBe(true);
-    expect((await run.stop(2_000)).signal).toBe('SIGTERM');
     expect(pids.filter(isRunning)).toEqual([]);
   });
 
@@ -97,12 +100,15 @@ describe.skipIf(!POSIX)('startLobbyServer', () => {
       for (let i = 0; i < 2; i++) {
         const lobbyId = await newLobby();
         const run = await startLobbyServer({ lobbyId, env: { RIVET_LOBBY_ID: lobbyId }, ports: [], run: { build, docker, owner }, workRoot: tempDir(), logs: t.emu.services.logs });
-        while ((await lines(lobbyId, 'std_out')).length === 0) await new Promise((r) => setTimeout(r, 50));
-        expect(await lines(lobbyId, 'std_out')).toEqual([`container says ${lobbyId}`]);
-        const listed = await docker.docker.listContainers({ filters: JSON.stringify({ label: [`${LABELS.lobby}=${lobbyId}`] }) });
-        expect(listed.map((c) => c.Labels[LABELS.replica])).toEqual(['lobby-test']);
-        // Node as the server has no SIGTERM handler: the signal ends it.
-        expect(await run.stop(5_000)).toEqual({ code: null, signal: 'SIGTERM' });
+        try {
+          while ((await lines(lobbyId, 'std_out')).length === 0) await new Promise((r) => setTimeout(r, 50));
+          expect(await lines(lobbyId, 'std_out')).toEqual([`container says ${lobbyId}`]);
+          const listed = await docker.docker.listContainers({ filters: JSON.stringify({ label: [`${LABELS.lobby}=${lobbyId}`] }) });
+          expect(listed.map((c) => c.Labels[LABELS.replica])).toEqual(['lobby-test']);
+        } finally {
+          // Node as the server has no SIGTERM handler: the signal ends it.
+          expect(await run.stop(5_000)).toEqual({ code: null, signal: 'SIGTERM' });
+        }
         expect(await docker.docker.listContainers({ all: true, filters: JSON.stringify({ label: [`${LABELS.lobby}=${lobbyId}`] }) })).toEqual([]);
         // The second lobby runs the image the first loaded: its tar is gone, so a second load would fail.
         fs.rmSync(tar, { force: true });
@@ -110,5 +116,6 @@ describe.skipIf(!POSIX)('startLobbyServer', () => {
     } finally {
       await docker.docker.getImage(tag).remove({ force: true }).catch(() => {});
     }
-  });
+    // Making and loading a 100 MiB image takes a few seconds alone, and far longer on a loaded machine.
+  }, 180_000);
 });
