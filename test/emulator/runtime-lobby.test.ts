@@ -113,6 +113,10 @@ describe.skipIf(!POSIX)('startLobbyServer', () => {
         // The second lobby runs the image the first loaded: its tar is gone, so a second load would fail.
         fs.rmSync(tar, { force: true });
       }
+      // An image removed since is loaded again, not assumed there: here that fails, its tar being gone.
+      await docker.docker.getImage(tag).remove({ force: true });
+      const again = startLobbyServer({ lobbyId: await newLobby(), env: {}, ports: [], run: { build, docker, owner }, workRoot: tempDir(), logs: t.emu.services.logs });
+      await expect(again).rejects.toThrow(/^Docker could not load the build: /);
     } finally {
       await docker.docker.getImage(tag).remove({ force: true }).catch(() => {});
     }

@@ -95,9 +95,18 @@ class LogBatcher {
 
 const loaded = new Map<string, Promise<string>>();
 
-/** The image of a build, loaded into the daemon once per process (a failed load is tried again next time). */
-function imageOf(docker: DockerDaemon, build: BuildSource): Promise<string> {
+/**
+ * The image of a build, loaded into the daemon once per process while it is there: an image removed since (docker
+ * image prune, a person) is loaded again; a failed load is tried again next time.
+ */
+async function imageOf(docker: DockerDaemon, build: BuildSource): Promise<string> {
   const key = `${docker.where}\n${build.id}`;
+  const cached = loaded.get(key);
+  if (cached !== undefined) {
+    const image = await cached.catch(() => undefined);
+    if (image !== undefined && (await docker.docker.getImage(image).inspect().then(() => true, () => false))) return image;
+    if (loaded.get(key) === cached) loaded.delete(key);
+  }
   let image = loaded.get(key);
   if (image === undefined) {
     image = loadBuild(docker, build);
