@@ -19,6 +19,11 @@ describe.skipIf(!POSIX)('startLobbyServer', () => {
     t = await startTestEmulator({ startDelayMs: 0, readyDelayMs: 0 }, { logWatch: { minMs: 0, pollMs: 20, waitMs: 2_000 } });
   });
   afterAll(async () => {
+    // Containers a failed test left (this data directory's), before the directory goes.
+    if (DOCKER) {
+      const left = await DOCKER.docker.listContainers({ all: true, filters: JSON.stringify({ label: [`${LABELS.dataDir}=${t.dataDir}`] }) }).catch(() => []);
+      for (const c of left) await DOCKER.docker.getContainer(c.Id).remove({ force: true }).catch(() => {});
+    }
     await t.stop();
   });
 
