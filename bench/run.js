@@ -5,6 +5,7 @@ import { runGamesBench } from './games.js';
 import { runLobbyReadsBench } from './lobby-reads.js';
 import { runEmulatorPostgresBench } from './emulator-postgres.js';
 import { runRequestBench } from './request.js';
+import { runRuntimeBench } from './runtime.js';
 import { runStartupBench } from './startup.js';
 import { runTableBench } from './table.js';
 import { runUploadBench } from './upload.js';
@@ -19,5 +20,6 @@ const results = [
   await runUploadBench(),
   await runBucketBench(),
   await runTableBench(),
+  await runRuntimeBench(),
 ];
 process.exitCode = results.every(Boolean) ? 0 : 1;

@@ -22,6 +22,7 @@ export const ERRORS = {
   MATCHMAKER_TAG_TOO_LONG: { status: 400, message: 'Tag "{name}" value is too long: at most 512 bytes.' },
   MATCHMAKER_LOBBY_FULL: { status: 400, message: 'Lobby {lobby_id} is full: {max} players at most.' },
   MATCHMAKER_LOBBY_STOPPED: { status: 400, message: 'Lobby {lobby_id} has stopped.' },
+  MATCHMAKER_LOBBY_NOT_STARTED: { status: 400, message: 'Lobby {lobby_id} has not started: its process has no output yet.' },
   MATCHMAKER_DYNAMIC_MAX_PLAYERS_INVALID: { status: 400, message: 'max_players must be an integer from 1 to {max}.' },
   BUILD_INVALID_DISPLAY_NAME: { status: 400, message: 'Invalid display_name: {reason}' },
   BUILD_INVALID_IMAGE_TAG: { status: 400, message: 'Invalid image_tag "{tag}": {reason}' },

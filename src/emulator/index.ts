@@ -14,6 +14,7 @@ import { systemClock, type Clock } from './services/clock.js';
 import { gameTokens, sweepFailed, type GameTokens } from './services/games.js';
 import { GAME_ID, NAMESPACE_ID } from './services/ids.js';
 import { createServices, type Services } from './services/index.js';
+import type { LogWatchTiming } from './services/logs.js';
 import { checkBucketPartSize } from './stores/bucket.js';
 import { openStores, type StoreOptions, type StoresInUse } from './stores/open.js';
 
@@ -72,6 +73,8 @@ export interface StartEmulatorOptions extends StoreOptions {
   adminToken?: string;
   /** Serve HTTPS with these. */
   tls?: TlsFiles;
+  /** How a logs watch waits; tests shorten it. */
+  logWatch?: Partial<LogWatchTiming>;
 }
 
 function readTls(files: TlsFiles): TlsPair {
@@ -95,7 +98,7 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
   // A bucket refuses parts under 5 MiB at completion: said before anything is opened.
   if (opts.bucket) checkBucketPartSize(config.partSize);
   const { store, blobs, secret, inUse, names } = await openStores({ ...opts, timeoutMs: config.storeTimeoutMs });
-  const services = createServices({ store, blobs, names, clock: opts.clock ?? systemClock, config, secret, faults, adminToken: opts.adminToken });
+  const services = createServices({ store, blobs, names, clock: opts.clock ?? systemClock, config, secret, faults, adminToken: opts.adminToken, logWatch: opts.logWatch });
   const front: Front = { endpoint: '', faults };
   const server = createEmulatorServer(services, front, tls);
   try {

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEVIATIONS } from '../../src/emulator/deviations.js';
 import { isolatedEnv, runCli, tempDir } from '../helpers/cli.js';
 import { startTestEmulator } from '../helpers/emulator.js';
-import { OPERATIONS, SPEC_PRESENT, Spec, type Exchange } from './openapi.js';
+import { NOT_SENT_BY_THE_CLI_YET, OPERATIONS, SPEC_PRESENT, Spec, type Exchange } from './openapi.js';
 
 /** Forwards every request to `target` unchanged (Host included, so presigned URLs lead back here) and keeps a copy. */
 async function recordingProxy(target: string): Promise<{ url: string; exchanges: Exchange[]; close(): Promise<void> }> {
@@ -134,7 +134,7 @@ describe.skipIf(!SPEC_PRESENT)('the requests the CLI sends conform to rivet-open
 
   it('covered every operation, and the request deviations the list names were all needed', () => {
     const seen = new Set(proxy.exchanges.map((x) => spec.find(x.method, x.url)?.id));
-    for (const id of OPERATIONS) expect(seen.has(id), id).toBe(true);
+    for (const id of OPERATIONS) expect(seen.has(id), id).toBe(!NOT_SENT_BY_THE_CLI_YET.includes(id));
     expect(DEVIATIONS.filter((d) => d.kind === 'request-body' && !spec.used.has(d))).toEqual([]);
   });
 

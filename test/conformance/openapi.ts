@@ -29,7 +29,18 @@ export const OPERATIONS = [
   'cloud_games_builds_createGameBuild',
   'cloud_uploads_completeUpload',
   'cloud_games_namespaces_createGameNamespaceTokenPublic',
+  'cloud_games_matchmaker_getLobbyLogs',
+  'cloud_games_matchmaker_exportLobbyLogs',
 ] as const;
+
+/**
+ * Operations the emulator serves that no command sends yet: the log lines, until `lobby logs` prints them. The CLI's
+ * conformance test checks that each is still unsent, so an entry goes as soon as a command sends it.
+ */
+export const NOT_SENT_BY_THE_CLI_YET: readonly (typeof OPERATIONS)[number][] = [
+  'cloud_games_matchmaker_getLobbyLogs',
+  'cloud_games_matchmaker_exportLobbyLogs',
+];
 
 export interface Operation {
   id: string;

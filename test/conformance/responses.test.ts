@@ -217,6 +217,43 @@ describe.skipIf(!SPEC_PRESENT)('the emulator answers as rivet-openapi.yml says',
     });
   });
 
+  describe('cloud_games_matchmaker_getLobbyLogs and cloud_games_matchmaker_exportLobbyLogs', () => {
+    const linesPath = (lobby: string, query: string) => `/cloud/games/${GAME_ID}/matchmaker/lobbies/${lobby}/logs?${query}`;
+    const logExportPath = (lobby: string) => `/cloud/games/${GAME_ID}/matchmaker/lobbies/${lobby}/logs/export`;
+
+    it('200 with lines (and for a watch), a URL to stdout.txt; 400 for a bad stream or index; 401; 403; 404', async () => {
+      const created = await t.call('POST', createPath, { token: tokens().public, body: { game_mode: 'default' } });
+      const lobby = created.json.lobby.lobby_id as string;
+      await t.emu.services.logs.append(lobby, 'std_out', [Buffer.from('hello'), Buffer.from([0xff])]);
+      const res = await replay('cloud_games_matchmaker_getLobbyLogs', 200, linesPath(lobby, 'stream=std_out'), { token: tokens().cloud });
+      expect(res.json.lines).toHaveLength(2);
+      const watched = await replay('cloud_games_matchmaker_getLobbyLogs', 200, linesPath(lobby, 'stream=std_out&watch_index=0'), { token: tokens().cloud });
+      expect(watched.json.watch.index).toBe(res.json.watch.index);
+      await replay('cloud_games_matchmaker_getLobbyLogs', 400, linesPath(lobby, 'stream=all'), { token: tokens().cloud });
+      await replay('cloud_games_matchmaker_getLobbyLogs', 400, linesPath(lobby, 'stream=std_err&watch_index=x'), { token: tokens().cloud });
+      await replay('cloud_games_matchmaker_getLobbyLogs', 401, linesPath(lobby, 'stream=std_out'), { token: null });
+      await replay('cloud_games_matchmaker_getLobbyLogs', 403, linesPath(lobby, 'stream=std_out'), { token: tokens().public });
+      await replay('cloud_games_matchmaker_getLobbyLogs', 404, linesPath(UNKNOWN, 'stream=std_out'), { token: tokens().cloud });
+
+      const exported = await replay('cloud_games_matchmaker_exportLobbyLogs', 200, logExportPath(lobby), { token: tokens().cloud, body: { stream: 'std_out' } });
+      expect((await fetch(exported.json.url)).status).toBe(200);
+      await replay('cloud_games_matchmaker_exportLobbyLogs', 400, logExportPath(lobby), { token: tokens().cloud, body: { stream: 'stdout' } });
+      await replay('cloud_games_matchmaker_exportLobbyLogs', 401, logExportPath(lobby), { token: null, body: { stream: 'std_out' } });
+      await replay('cloud_games_matchmaker_exportLobbyLogs', 403, logExportPath(lobby), { token: tokens().public, body: { stream: 'std_out' } });
+      await replay('cloud_games_matchmaker_exportLobbyLogs', 404, logExportPath(UNKNOWN), { token: tokens().cloud, body: { stream: 'std_out' } });
+    });
+
+    it('400 MATCHMAKER_LOBBY_NOT_STARTED for the export of a lobby whose process never started', async () => {
+      const created = await strict.call('POST', createPath, { token: strict.emu.tokens.public, body: { game_mode: 'default' } });
+      const res = await replay('cloud_games_matchmaker_exportLobbyLogs', 400, logExportPath(created.json.lobby.lobby_id), {
+        token: strict.emu.tokens.cloud,
+        body: { stream: 'std_err' },
+        on: strict,
+      });
+      expect(res.json.code).toBe('MATCHMAKER_LOBBY_NOT_STARTED');
+    });
+  });
+
   describe('coverage', () => {
     it('every operation was replayed, each with a success', () => {
       for (const id of OPERATIONS) expect([...(answered.get(id) ?? [])].some((s) => s < 300), id).toBe(true);

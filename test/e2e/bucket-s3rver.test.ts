@@ -59,6 +59,28 @@ describe('presigned bucket URLs on s3rver', () => {
     expect(expired.stderr).toMatch(/403 AccessDenied: Request has expired/);
   });
 
+  it("a lobby's log export is a stdout.txt in the bucket, fetched through a presigned GetObject", async () => {
+    const created = await fetch(`${now.endpoint}/matchmaker/lobbies/create`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${now.tokens.public}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ game_mode: 'duos' }),
+    });
+    const lobbyId = ((await created.json()) as { lobby: { lobby_id: string } }).lobby.lobby_id;
+    await now.services.logs.append(lobbyId, 'std_out', [Buffer.from('first'), Buffer.from('second')]);
+    const res = await fetch(`${now.endpoint}/cloud/games/${now.gameId}/matchmaker/lobbies/${lobbyId}/logs/export`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${now.tokens.cloud}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ stream: 'std_out' }),
+    });
+    expect(res.status).toBe(200);
+    const { url } = (await res.json()) as { url: string };
+    expect(url.startsWith(server.endpoint)).toBe(true);
+    expect(new URL(url).pathname).toMatch(/\/stdout\.txt$/);
+    const file = await fetch(url);
+    expect(file.status).toBe(200);
+    expect(await file.text()).toBe('first\nsecond\n');
+  });
+
   it("answers 404 on the emulator's own part and export routes: the bucket serves those URLs", async () => {
     const id = crypto.randomUUID();
     const part = await fetch(`${now.endpoint}/_upload/${id}/1?expires=${Date.now() + HOUR}&sig=x`, { method: 'PUT', body: 'x' });

@@ -3,6 +3,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir as sharedTempDir } from '../helpers/cli.js';
 import { startEmulator, type Clock, type EmulatorConfig, type RunningEmulator } from '../../src/emulator/index.js';
+import type { LogWatchTiming } from '../../src/emulator/services/logs.js';
 
 export interface Call {
   status: number;
@@ -54,12 +55,12 @@ export async function callAt(
  */
 export async function startTestEmulator(
   config: Partial<EmulatorConfig> = {},
-  opts: { dataDir?: string; clock?: Clock; adminToken?: string; database?: string } = {},
+  opts: { dataDir?: string; clock?: Clock; adminToken?: string; database?: string; logWatch?: Partial<LogWatchTiming> } = {},
 ): Promise<TestEmulator> {
   const dataDir = opts.dataDir ?? tempDir();
   // On PostgreSQL the secret lives in the database: given here instead, so the test knows it.
   const secret = opts.database === undefined ? undefined : 'a-test-secret-for-emulators-on-postgresql';
-  const emu = await startEmulator({ dataDir, config, clock: opts.clock, adminToken: opts.adminToken, database: opts.database, secret });
+  const emu = await startEmulator({ dataDir, config, clock: opts.clock, adminToken: opts.adminToken, database: opts.database, secret, logWatch: opts.logWatch });
   return {
     emu,
     dataDir,

@@ -7,7 +7,7 @@ import { mulberry32 } from '../../src/emulator/faults.js';
 import { prepareDataDir } from '../../src/emulator/datadir.js';
 import { PG_SCHEMA_VERSION, PostgresStore, SchemaTooNewError } from '../../src/emulator/stores/postgres.js';
 import { SqliteStore } from '../../src/emulator/stores/sqlite.js';
-import type { BuildRow, LobbyRow, LocalObjectIndex, NewUpload, Store } from '../../src/emulator/stores/store.js';
+import { MAX_LOG_LINE_BYTES, type BuildRow, type LobbyRow, type LocalObjectIndex, type NewUpload, type Store } from '../../src/emulator/stores/store.js';
 import { createTestDatabase, PG_PRESENT, queryDatabase } from '../helpers/postgres.js';
 import { tempDir } from './helpers.js';
 
@@ -303,6 +303,67 @@ describe.each(ENGINES)('the Store contract on %s', (_name, present, open) => {
     expect(await store.getExport(fresh)).toEqual({ csv: 'lobby_id\nx\n', expires_ts: T0 + 3_600_000 });
   });
 
+  it_('appendLobbyLogs stamps lines in increasing microseconds per stream, even many within one millisecond', async () => {
+    const id = randomUUID();
+    const bytes = [Buffer.from('first'), Buffer.from([0, 0xff, 0x1b, 0x5b]), Buffer.from('')];
+    await store.appendLobbyLogs(id, 'std_out', bytes, T0);
+    await store.appendLobbyLogs(id, 'std_out', [Buffer.from('later, same ms')], T0);
+    await store.appendLobbyLogs(id, 'std_err', [Buffer.from('err')], T0 - 5);
+    const out = await store.lobbyLogs(id, 'std_out', 100);
+    expect(out.map((l) => l.line)).toEqual([...bytes, Buffer.from('later, same ms')]);
+    expect(out.map((l) => l.ts)).toEqual([T0 * 1000, T0 * 1000 + 1, T0 * 1000 + 2, T0 * 1000 + 3]);
+    // Streams are apart: std_err has its own stamps, from its own clock reading.
+    expect(await store.lobbyLogs(id, 'std_err', 100)).toEqual([{ ts: (T0 - 5) * 1000, line: Buffer.from('err') }]);
+    // A clock that goes back never stamps a line before the last one.
+    await store.appendLobbyLogs(id, 'std_out', [Buffer.from('clock went back')], T0 - 60_000);
+    expect((await store.lobbyLogs(id, 'std_out', 1))[0]).toEqual({ ts: T0 * 1000 + 4, line: Buffer.from('clock went back') });
+    expect(await store.lobbyLogs(randomUUID(), 'std_out', 100)).toEqual([]);
+  });
+
+  it_('lobbyLogs: the most recent N oldest first; after a stamp, the next N', async () => {
+    const id = randomUUID();
+    const lines = Array.from({ length: 10 }, (_, i) => Buffer.from(`line ${i}`));
+    await store.appendLobbyLogs(id, 'std_out', lines, T0);
+    expect((await store.lobbyLogs(id, 'std_out', 3)).map((l) => l.line.toString())).toEqual(['line 7', 'line 8', 'line 9']);
+    const after = await store.lobbyLogs(id, 'std_out', 4, T0 * 1000 + 2);
+    expect(after.map((l) => l.line.toString())).toEqual(['line 3', 'line 4', 'line 5', 'line 6']);
+    expect(await store.lobbyLogs(id, 'std_out', 4, T0 * 1000 + 9)).toEqual([]);
+  });
+
+  it_('appendLobbyLogs keeps a stream within its bounds, dropping the oldest lines first, and cuts long lines', async () => {
+    const id = randomUUID();
+    // By lines: 5 at most.
+    for (let i = 0; i < 8; i++) await store.appendLobbyLogs(id, 'std_out', [Buffer.from(`n${i}`)], T0 + i, { lines: 5, bytes: 1000 });
+    expect((await store.lobbyLogs(id, 'std_out', 100)).map((l) => l.line.toString())).toEqual(['n3', 'n4', 'n5', 'n6', 'n7']);
+    // By bytes: 10 at most; one 8-byte line pushes out as many small ones as it takes, in one append.
+    await store.appendLobbyLogs(id, 'std_err', ['a', 'b', 'c', 'd', 'e'].map((c) => Buffer.from(c)), T0, { lines: 100, bytes: 10 });
+    await store.appendLobbyLogs(id, 'std_err', [Buffer.from('12345678')], T0 + 1, { lines: 100, bytes: 10 });
+    expect((await store.lobbyLogs(id, 'std_err', 100)).map((l) => l.line.toString())).toEqual(['d', 'e', '12345678']);
+    // Many pages of small lines dropped at once (past the trimming page size).
+    const many = randomUUID();
+    await store.appendLobbyLogs(many, 'std_out', Array.from({ length: 1500 }, (_, i) => Buffer.from(String(i))), T0, { lines: 2000, bytes: 1_000_000 });
+    await store.appendLobbyLogs(many, 'std_out', [Buffer.alloc(900, 'x')], T0 + 1, { lines: 2000, bytes: 1000 });
+    const kept = await store.lobbyLogs(many, 'std_out', 5000);
+    expect(kept.at(-1)!.line.length).toBe(900);
+    expect(kept.reduce((sum, l) => sum + l.line.length, 0)).toBeLessThanOrEqual(1000);
+    expect(kept[0]!.line.toString()).toBe(String(1500 - (kept.length - 1)));
+    // A line past MAX_LOG_LINE_BYTES is cut to it.
+    await store.appendLobbyLogs(id, 'std_out', [Buffer.alloc(MAX_LOG_LINE_BYTES + 10, 'y')], T0 + 100);
+    expect((await store.lobbyLogs(id, 'std_out', 1))[0]!.line.length).toBe(MAX_LOG_LINE_BYTES);
+  });
+
+  it_('purgeGame removes the output of the namespace\'s lobbies, and only theirs', async () => {
+    const ns = `ns-${randomUUID()}`;
+    const gone = lobby({ namespace_id: ns });
+    const kept = lobby();
+    await store.insertLobby(gone, randomUUID());
+    await store.insertLobby(kept, randomUUID());
+    for (const l of [gone, kept]) await store.appendLobbyLogs(l.lobby_id, 'std_out', [Buffer.from('hello')], T0);
+    await store.purgeGame(randomUUID(), ns);
+    expect(await store.lobbyLogs(gone.lobby_id, 'std_out', 10)).toEqual([]);
+    expect(await store.lobbyLogs(kept.lobby_id, 'std_out', 10)).toHaveLength(1);
+  });
+
   it_('ping answers while open, and fails once closed', async () => {
     await expect(store.ping()).resolves.toBeUndefined();
     const other = await open();
@@ -345,10 +406,10 @@ describe.skipIf(!PG_PRESENT)('PostgreSQL only', () => {
     const kept = lobby();
     await old.insertLobby(kept, randomUUID());
     await old.close();
-    // Back to what version 1 had: no games table, nor the indexes version 2 added.
+    // Back to what version 1 had: no games table, nor the indexes version 2 added, nor versions 3 and 4.
     await queryDatabase(
       url,
-      'DROP TABLE games; DROP INDEX lobbies_namespace; DROP INDEX exports_game; DROP TABLE running_players; DROP INDEX lobbies_running_mode; ' +
+      'DROP TABLE games, lobby_logs, lobby_log_streams; DROP INDEX lobbies_namespace; DROP INDEX exports_game; DROP TABLE running_players; DROP INDEX lobbies_running_mode; ' +
         'DROP TRIGGER running_players_player ON players; DROP TRIGGER running_players_lobby ON lobbies; ' +
         'DROP FUNCTION running_players_on_player; DROP FUNCTION running_players_on_lobby; UPDATE schema_version SET version = 1',
     );
@@ -357,6 +418,8 @@ describe.skipIf(!PG_PRESENT)('PostgreSQL only', () => {
       expect(await queryDatabase(url, 'SELECT version FROM schema_version')).toEqual([{ version: PG_SCHEMA_VERSION }]);
       // Its running lobby's player, counted from the lobbies it held.
       expect(await store.playerCounts(kept.namespace_id)).toEqual([{ game_mode: kept.game_mode, region_id: kept.region_id, player_count: 1 }]);
+      await store.appendLobbyLogs(kept.lobby_id, 'std_out', [Buffer.from('after the migration')], T0);
+      expect(await store.lobbyLogs(kept.lobby_id, 'std_out', 1)).toHaveLength(1);
       expect((await store.getLobby(kept.lobby_id))?.lobby_id).toBe(kept.lobby_id);
       const game = { game_id: randomUUID(), namespace_id: randomUUID(), name: '', game_modes: '[]', regions: '[]', create_ts: T0, expire_ts: T0 + 1, delete_ts: null };
       await store.insertGame(game);

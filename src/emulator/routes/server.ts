@@ -11,6 +11,7 @@ import { adminListBuilds, completeUpload, createBuild, putPart } from './builds.
 import type { Handler, Reply, RequestContext } from './context.js';
 import { adminCreateGame, adminDeleteGame, adminListGames, getGame } from './games.js';
 import { downloadExport, exportHistory } from './history.js';
+import { downloadLogExport, exportLobbyLogs, getLobbyLogLines } from './logs.js';
 import { createPublicToken } from './tokens.js';
 import { adminJoinLobby, adminStopLobby, createLobby, getLobbyLogs, playerStatistics } from './lobbies.js';
 
@@ -48,12 +49,16 @@ const ROUTES: Route[] = [
   route('GET', '/cloud/games/:game_id', getGame),
   route('GET', '/cloud/games/:game_id/namespaces/:namespace_id/logs/lobbies/:lobby_id', getLobbyLogs),
   route('POST', '/cloud/games/:game_id/matchmaker/lobbies/export-history', exportHistory),
+  route('GET', '/cloud/games/:game_id/matchmaker/lobbies/:lobby_id/logs', getLobbyLogLines),
+  route('POST', '/cloud/games/:game_id/matchmaker/lobbies/:lobby_id/logs/export', exportLobbyLogs),
   route('POST', '/cloud/games/:game_id/namespaces/:namespace_id/tokens/public', createPublicToken),
   route('POST', '/cloud/games/:game_id/builds', createBuild),
   route('POST', '/cloud/uploads/:upload_id/complete', completeUpload),
   // Presigned targets, standing in for the object store.
   route('PUT', '/_upload/:upload_id/:part_number', putPart),
   route('GET', '/_export/:export_id/export.csv', downloadExport),
+  route('GET', '/_export/:export_id/stdout.txt', downloadLogExport),
+  route('GET', '/_export/:export_id/stderr.txt', downloadLogExport),
   // Admin routes for tests and `gamehost emulator ...`: the admin token when one is set.
   route('POST', '/_emulator/games', adminCreateGame, admin),
   route('GET', '/_emulator/games', adminListGames, admin),

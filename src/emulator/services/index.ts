@@ -12,6 +12,7 @@ import { Games } from './games.js';
 import { Health } from './health.js';
 import { History } from './history.js';
 import { Lobbies } from './lobbies.js';
+import { LobbyLogs, type LogWatchTiming } from './logs.js';
 import { Statistics } from './statistics.js';
 
 export interface ServiceDeps {
@@ -27,6 +28,8 @@ export interface ServiceDeps {
   adminToken?: string;
   /** Injected failures that act inside a service (a slow assembly); the rest act on requests (faults.ts). */
   faults?: Faults;
+  /** How a logs watch waits (tests shorten it). */
+  logWatch?: Partial<LogWatchTiming>;
 }
 
 export interface Services {
@@ -35,6 +38,7 @@ export interface Services {
   auth: Auth;
   games: Games;
   lobbies: Lobbies;
+  logs: LobbyLogs;
   statistics: Statistics;
   builds: Builds;
   history: History;
@@ -49,6 +53,7 @@ export function createServices(deps: ServiceDeps): Services {
     auth: new Auth(deps.secret, games),
     games,
     lobbies: new Lobbies(deps),
+    logs: new LobbyLogs(deps),
     statistics: new Statistics(deps),
     builds: new Builds(deps),
     history: new History(deps),

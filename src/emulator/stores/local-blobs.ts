@@ -10,7 +10,7 @@ import { finished, pipeline } from 'node:stream/promises';
 import type { DataDirPaths } from '../datadir.js';
 import { fail } from '../errors.js';
 import { checkPresigned, presignPath } from './presign.js';
-import type { BlobStore, GameObjects, LocalObjectIndex, NewUpload, ReceivedPart, UploadRow } from './store.js';
+import type { BlobStore, ExportFile, GameObjects, LocalObjectIndex, NewUpload, ReceivedPart, UploadRow } from './store.js';
 
 /** Hashes and counts what flows through. */
 function digestStream(hash: ReturnType<typeof createHash>, counter: { bytes: number }): Transform {
@@ -62,8 +62,8 @@ export class LocalBlobStore implements BlobStore {
     await rm(this.uploadDir(upload.upload_id), { recursive: true, force: true });
   }
 
-  async exportUrl(origin: string, exportId: string, _gameId: string, _now: number, expiresTs: number): Promise<string> {
-    return origin + presignPath(this.secret, 'GET', `/_export/${exportId}/export.csv`, expiresTs);
+  async exportUrl(origin: string, exportId: string, _gameId: string, _now: number, expiresTs: number, file: ExportFile = 'export.csv'): Promise<string> {
+    return origin + presignPath(this.secret, 'GET', `/_export/${exportId}/${file}`, expiresTs);
   }
 
   async checkPresigned(method: string, path: string, query: URLSearchParams, now: number): Promise<void> {

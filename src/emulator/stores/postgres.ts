@@ -16,8 +16,11 @@ import type {
   PurgedGame,
   Store,
   UploadRow,
+  LogLine,
+  LogStream,
+  LogStreamState,
 } from './store.js';
-import { LOBBY_INSERT_COLUMNS, lobbyInsertValues } from './store.js';
+import { LOBBY_INSERT_COLUMNS, LOG_BOUNDS, MAX_LOG_LINE_BYTES, TRIM_PAGE, lobbyInsertValues, nextLogTs, trimLogs } from './store.js';
 
 /**
  * The schema, one entry per version: entry i takes a database from version i to i + 1. Append, never edit: a
@@ -158,6 +161,24 @@ INSERT INTO running_players (namespace_id, game_mode, region_id, player_count)
   SELECT l.namespace_id, l.game_mode, l.region_id, count(*) FROM lobbies l JOIN players p ON p.lobby_id = l.lobby_id
    WHERE l.stop_ts IS NULL GROUP BY l.namespace_id, l.game_mode, l.region_id;
 CREATE INDEX lobbies_running_mode ON lobbies (namespace_id, game_mode, region_id) WHERE stop_ts IS NULL;
+`,
+  // Version 4: lobbies' output, per stream (lobby_log_streams keeps what the bounds are checked against).
+  `
+CREATE TABLE lobby_log_streams (
+  lobby_id text NOT NULL,
+  stream text NOT NULL,
+  last_ts bigint NOT NULL,
+  line_count integer NOT NULL,
+  byte_count bigint NOT NULL,
+  PRIMARY KEY (lobby_id, stream)
+);
+CREATE TABLE lobby_logs (
+  lobby_id text NOT NULL,
+  stream text NOT NULL,
+  ts bigint NOT NULL,
+  line bytea NOT NULL,
+  PRIMARY KEY (lobby_id, stream, ts)
+);
 `,
 ];
 
@@ -325,6 +346,9 @@ export class PostgresStore implements Store, LocalObjectIndex {
   async purgeGame(gameId: string, namespaceId: string, keepGame = false): Promise<PurgedGame> {
     return this.transaction(async (c): Promise<PurgedGame> => {
       // Children before parents (the foreign keys): players, lobbies, parts, uploads, builds; then exports, the game.
+      // The lobbies' output first, while their rows still say which namespace they were in.
+      for (const table of ['lobby_logs', 'lobby_log_streams'])
+        await c.query(`DELETE FROM ${table} WHERE lobby_id IN (SELECT lobby_id FROM lobbies WHERE namespace_id = $1)`, [namespaceId]);
       const players = (await c.query('DELETE FROM players WHERE lobby_id IN (SELECT lobby_id FROM lobbies WHERE namespace_id = $1)', [namespaceId])).rowCount ?? 0;
       const lobbies = (await c.query('DELETE FROM lobbies WHERE namespace_id = $1', [namespaceId])).rowCount ?? 0;
       await c.query('DELETE FROM upload_parts WHERE upload_id IN (SELECT upload_id FROM builds WHERE game_id = $1)', [gameId]);
@@ -522,6 +546,72 @@ export class PostgresStore implements Store, LocalObjectIndex {
       [exportId],
     );
     return rows[0];
+  }
+
+  async appendLobbyLogs(lobbyId: string, stream: LogStream, lines: Buffer[], now: number, bounds = LOG_BOUNDS): Promise<void> {
+    if (lines.length === 0) return;
+    await this.transaction(async (c) => {
+      // The stream's row, locked: appends to one stream take turns, so stamps never repeat or go back.
+      await c.query(
+        'INSERT INTO lobby_log_streams (lobby_id, stream, last_ts, line_count, byte_count) VALUES ($1, $2, 0, 0, 0) ON CONFLICT DO NOTHING',
+        [lobbyId, stream],
+      );
+      const state = (
+        await c.query<LogStreamState>(
+          'SELECT last_ts, line_count, byte_count FROM lobby_log_streams WHERE lobby_id = $1 AND stream = $2 FOR UPDATE',
+          [lobbyId, stream],
+        )
+      ).rows[0]!;
+      const stamps: number[] = [];
+      const cut: Buffer[] = [];
+      for (const raw of lines) {
+        const line = raw.length > MAX_LOG_LINE_BYTES ? raw.subarray(0, MAX_LOG_LINE_BYTES) : raw;
+        state.last_ts = nextLogTs(state.last_ts, now);
+        stamps.push(state.last_ts);
+        cut.push(line);
+        state.line_count++;
+        state.byte_count += line.length;
+      }
+      await c.query(
+        'INSERT INTO lobby_logs (lobby_id, stream, ts, line) SELECT $1, $2, unnest($3::bigint[]), unnest($4::bytea[])',
+        [lobbyId, stream, stamps, cut],
+      );
+      let cutoff: number | null = null;
+      for (let more = true; more; ) {
+        const page = await c.query<{ ts: number; n: number }>(
+          'SELECT ts, octet_length(line) AS n FROM lobby_logs WHERE lobby_id = $1 AND stream = $2 AND ts > $3 ORDER BY ts LIMIT $4',
+          [lobbyId, stream, cutoff ?? -1, TRIM_PAGE],
+        );
+        const step = trimLogs(state, bounds, page.rows);
+        cutoff = step.cutoff ?? cutoff;
+        more = step.more;
+      }
+      if (cutoff !== null) await c.query('DELETE FROM lobby_logs WHERE lobby_id = $1 AND stream = $2 AND ts <= $3', [lobbyId, stream, cutoff]);
+      await c.query('UPDATE lobby_log_streams SET last_ts = $3, line_count = $4, byte_count = $5 WHERE lobby_id = $1 AND stream = $2', [
+        lobbyId,
+        stream,
+        state.last_ts,
+        state.line_count,
+        state.byte_count,
+      ]);
+    });
+  }
+
+  async lobbyLogs(lobbyId: string, stream: LogStream, limit: number, after?: number): Promise<LogLine[]> {
+    const { rows } =
+      after === undefined
+        ? await this.pool.query<LogLine>(
+            `SELECT ts, line FROM (SELECT ts, line FROM lobby_logs WHERE lobby_id = $1 AND stream = $2 ORDER BY ts DESC LIMIT $3) AS recent
+              ORDER BY ts`,
+            [lobbyId, stream, limit],
+          )
+        : await this.pool.query<LogLine>('SELECT ts, line FROM lobby_logs WHERE lobby_id = $1 AND stream = $2 AND ts > $3 ORDER BY ts LIMIT $4', [
+            lobbyId,
+            stream,
+            after,
+            limit,
+          ]);
+    return rows;
   }
 
   async ping(): Promise<void> {

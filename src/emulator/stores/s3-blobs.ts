@@ -9,7 +9,7 @@ import { AwsClient } from 'aws4fetch';
 import { DEFAULT_CONFIG } from '../config.js';
 import { fail } from '../errors.js';
 import { S3_MIN_PART_SIZE, type BucketSettings } from './bucket.js';
-import type { BlobStore, GameObjects, NewUpload, ReceivedPart, UploadRow } from './store.js';
+import type { BlobStore, ExportFile, GameObjects, NewUpload, ReceivedPart, UploadRow } from './store.js';
 import type { Classifier } from './unavailable.js';
 
 /** An S3 error answer: its status and the Code and Message of its XML body. */
@@ -299,12 +299,17 @@ export class S3BlobStore implements BlobStore {
   }
 
   // Exports sit under their game's id, so a deleted game's are found by listing one prefix.
-  async exportUrl(_origin: string, exportId: string, gameId: string, now: number, expiresTs: number): Promise<string> {
-    return this.presign('GET', this.key('exports', `${gameId}/${exportId}.csv`), {}, now, expiresTs);
+  private exportKey(exportId: string, gameId: string, file: ExportFile): string {
+    return this.key('exports', file === 'export.csv' ? `${gameId}/${exportId}.csv` : `${gameId}/${exportId}/${file}`);
   }
 
-  async putExport(exportId: string, gameId: string, csv: string): Promise<void> {
-    await this.send({ method: 'PUT', key: this.key('exports', `${gameId}/${exportId}.csv`), body: csv, headers: { 'content-type': 'text/csv; charset=utf-8' } });
+  async exportUrl(_origin: string, exportId: string, gameId: string, now: number, expiresTs: number, file: ExportFile = 'export.csv'): Promise<string> {
+    return this.presign('GET', this.exportKey(exportId, gameId, file), {}, now, expiresTs);
+  }
+
+  async putExport(exportId: string, gameId: string, text: string, _now?: number, _expiresTs?: number, file: ExportFile = 'export.csv'): Promise<void> {
+    const type = file === 'export.csv' ? 'text/csv' : 'text/plain';
+    await this.send({ method: 'PUT', key: this.exportKey(exportId, gameId, file), body: text, headers: { 'content-type': `${type}; charset=utf-8` } });
   }
 
   /** Open multipart uploads aborted, builds' objects and markers deleted, the game's exports listed and deleted. */

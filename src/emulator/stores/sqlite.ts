@@ -18,8 +18,12 @@ import type {
   Store,
   UploadRow,
   LobbyInsertValues,
+  LogBounds,
+  LogLine,
+  LogStream,
+  LogStreamState,
 } from './store.js';
-import { LOBBY_INSERT_COLUMNS, lobbyInsertValues } from './store.js';
+import { LOBBY_INSERT_COLUMNS, LOG_BOUNDS, MAX_LOG_LINE_BYTES, TRIM_PAGE, lobbyInsertValues, nextLogTs, trimLogs } from './store.js';
 
 // The players of running lobbies by namespace, game mode and region, kept by triggers on every write that changes
 // them (a player in or out, a lobby stopped or deleted), whatever code path writes: player statistics read a few
@@ -145,6 +149,23 @@ CREATE TABLE IF NOT EXISTS games (
 CREATE INDEX IF NOT EXISTS games_expire_ts ON games (expire_ts);
 CREATE INDEX IF NOT EXISTS lobbies_namespace ON lobbies (namespace_id);
 CREATE INDEX IF NOT EXISTS exports_game ON exports (game_id);
+-- A lobby's output, per stream (lobby_log_streams keeps what the bounds are checked against). New tables only, made
+-- here for every store, old ones too: no version change, so an older gamehost still opens a store that has them.
+CREATE TABLE IF NOT EXISTS lobby_log_streams (
+  lobby_id TEXT NOT NULL,
+  stream TEXT NOT NULL,
+  last_ts INTEGER NOT NULL,
+  line_count INTEGER NOT NULL,
+  byte_count INTEGER NOT NULL,
+  PRIMARY KEY (lobby_id, stream)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS lobby_logs (
+  lobby_id TEXT NOT NULL,
+  stream TEXT NOT NULL,
+  ts INTEGER NOT NULL,
+  line BLOB NOT NULL,
+  PRIMARY KEY (lobby_id, stream, ts)
+) WITHOUT ROWID;
 ${RUNNING_PLAYERS}
 INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', '4');
 `;
@@ -310,6 +331,32 @@ function prepareStatements(db: Database.Database) {
     purgeBuilds: db.prepare<[string]>('DELETE FROM builds WHERE game_id = ?'),
     purgeExports: db.prepare<[string]>('DELETE FROM exports WHERE game_id = ?'),
     purgeGame: db.prepare<[string]>('DELETE FROM games WHERE game_id = ?'),
+    getLogStream: db.prepare<[string, string], LogStreamState>(
+      'SELECT last_ts, line_count, byte_count FROM lobby_log_streams WHERE lobby_id = ? AND stream = ?',
+    ),
+    putLogStream: db.prepare<[string, string, number, number, number]>(
+      `INSERT INTO lobby_log_streams (lobby_id, stream, last_ts, line_count, byte_count) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (lobby_id, stream) DO UPDATE SET last_ts = excluded.last_ts, line_count = excluded.line_count,
+         byte_count = excluded.byte_count`,
+    ),
+    insertLog: db.prepare<[string, string, number, Buffer]>('INSERT INTO lobby_logs (lobby_id, stream, ts, line) VALUES (?, ?, ?, ?)'),
+    oldestLogs: db.prepare<[string, string, number, number], { ts: number; n: number }>(
+      'SELECT ts, length(line) AS n FROM lobby_logs WHERE lobby_id = ? AND stream = ? AND ts > ? ORDER BY ts LIMIT ?',
+    ),
+    dropLogs: db.prepare<[string, string, number]>('DELETE FROM lobby_logs WHERE lobby_id = ? AND stream = ? AND ts <= ?'),
+    recentLogs: db.prepare<[string, string, number], { ts: number; line: Uint8Array }>(
+      `SELECT ts, line FROM (SELECT ts, line FROM lobby_logs WHERE lobby_id = ? AND stream = ? ORDER BY ts DESC LIMIT ?)
+        ORDER BY ts`,
+    ),
+    logsAfter: db.prepare<[string, string, number, number], { ts: number; line: Uint8Array }>(
+      'SELECT ts, line FROM lobby_logs WHERE lobby_id = ? AND stream = ? AND ts > ? ORDER BY ts LIMIT ?',
+    ),
+    purgeLogs: db.prepare<[string]>(
+      'DELETE FROM lobby_logs WHERE lobby_id IN (SELECT lobby_id FROM lobbies WHERE namespace_id = ?)',
+    ),
+    purgeLogStreams: db.prepare<[string]>(
+      'DELETE FROM lobby_log_streams WHERE lobby_id IN (SELECT lobby_id FROM lobbies WHERE namespace_id = ?)',
+    ),
     // Reads the file, so a deleted or unreadable database fails here.
     ping: db.prepare('SELECT COUNT(*) FROM meta'),
   };
@@ -329,6 +376,9 @@ export class SqliteStore implements Store, LocalObjectIndex {
   /** Game rows as last read, while no other connection has written (PRAGMA data_version says so). */
   private readonly games = new Map<string, GameRow | undefined>();
   private gamesVersion: number | undefined;
+  private readonly appendLogsTx: Database.Transaction<
+    (lobbyId: string, stream: LogStream, lines: Buffer[], now: number, bounds: LogBounds) => void
+  >;
   private readonly insertExportTx: Database.Transaction<
     (exportId: string, gameId: string, csv: string, now: number, expires: number) => void
   >;
@@ -407,6 +457,8 @@ export class SqliteStore implements Store, LocalObjectIndex {
       s.completeUpload.run(upload.upload_id);
     });
     this.purgeGameTx = db.transaction((gameId: string, namespaceId: string, keepGame: boolean): PurgedGame => {
+      s.purgeLogs.run(namespaceId);
+      s.purgeLogStreams.run(namespaceId);
       const players = s.purgePlayers.run(namespaceId).changes;
       const lobbies = s.purgeLobbies.run(namespaceId).changes;
       s.purgeParts.run(gameId);
@@ -415,6 +467,24 @@ export class SqliteStore implements Store, LocalObjectIndex {
       const exports = s.purgeExports.run(gameId).changes;
       if (!keepGame) s.purgeGame.run(gameId);
       return { lobbies, players, builds, exports };
+    });
+    this.appendLogsTx = db.transaction((lobbyId: string, stream: LogStream, lines: Buffer[], now: number, bounds: LogBounds) => {
+      const state = s.getLogStream.get(lobbyId, stream) ?? { last_ts: 0, line_count: 0, byte_count: 0 };
+      for (const raw of lines) {
+        const line = raw.length > MAX_LOG_LINE_BYTES ? raw.subarray(0, MAX_LOG_LINE_BYTES) : raw;
+        state.last_ts = nextLogTs(state.last_ts, now);
+        s.insertLog.run(lobbyId, stream, state.last_ts, line);
+        state.line_count++;
+        state.byte_count += line.length;
+      }
+      let cutoff: number | null = null;
+      for (let more = true; more; ) {
+        const step = trimLogs(state, bounds, s.oldestLogs.all(lobbyId, stream, cutoff ?? -1, TRIM_PAGE));
+        cutoff = step.cutoff ?? cutoff;
+        more = step.more;
+      }
+      if (cutoff !== null) s.dropLogs.run(lobbyId, stream, cutoff);
+      s.putLogStream.run(lobbyId, stream, state.last_ts, state.line_count, state.byte_count);
     });
     this.insertExportTx = db.transaction((exportId: string, gameId: string, csv: string, now: number, expires: number) => {
       s.pruneExports.run(now);
@@ -544,6 +614,15 @@ export class SqliteStore implements Store, LocalObjectIndex {
 
   async getExport(exportId: string): Promise<{ csv: string; expires_ts: number } | undefined> {
     return this.stmt.getExport.get(exportId);
+  }
+
+  async appendLobbyLogs(lobbyId: string, stream: LogStream, lines: Buffer[], now: number, bounds = LOG_BOUNDS): Promise<void> {
+    if (lines.length > 0) this.appendLogsTx.immediate(lobbyId, stream, lines, now, bounds);
+  }
+
+  async lobbyLogs(lobbyId: string, stream: LogStream, limit: number, after?: number): Promise<LogLine[]> {
+    const rows = after === undefined ? this.stmt.recentLogs.all(lobbyId, stream, limit) : this.stmt.logsAfter.all(lobbyId, stream, after, limit);
+    return rows.map((r) => ({ ts: r.ts, line: Buffer.isBuffer(r.line) ? r.line : Buffer.from(r.line) }));
   }
 
   async ping(): Promise<void> {

@@ -124,6 +124,65 @@ export interface PurgedGame {
   exports: number;
 }
 
+/** A lobby's output streams, as the logs routes name them. */
+export type LogStream = 'std_out' | 'std_err';
+export const LOG_STREAMS: readonly LogStream[] = ['std_out', 'std_err'];
+
+/** One line of a lobby's output, without its line ending. */
+export interface LogLine {
+  /** Microseconds since the epoch; unique and increasing within a stream (the watch index is built from it). */
+  ts: number;
+  line: Buffer;
+}
+
+/** How much of a stream is kept: past either bound the oldest lines are dropped first. */
+export interface LogBounds {
+  lines: number;
+  bytes: number;
+}
+
+/** A line longer than this is cut into pieces of this size as it is read (Docker's own log driver splits at 16 KiB). */
+export const MAX_LOG_LINE_BYTES = 16 * 1024;
+export const LOG_BOUNDS: LogBounds = Object.freeze({ lines: 10_000, bytes: 5 * 1024 * 1024 });
+
+/**
+ * The timestamps of lines appended at `now` (milliseconds) after a stream's last line at `lastTs` (microseconds):
+ * the clock in microseconds, but always past the one before, so a watch index never skips a line.
+ */
+export function nextLogTs(lastTs: number, now: number): number {
+  return Math.max(lastTs + 1, now * 1000);
+}
+
+/** What is kept of a stream: its newest stamp, and how many lines and bytes it holds. */
+export interface LogStreamState {
+  last_ts: number;
+  line_count: number;
+  byte_count: number;
+}
+
+/**
+ * Drops a stream's oldest lines from `state` (one page of them: ts and byte length, oldest first) until it is within
+ * `bounds`. Answers the stamp of the last line to delete (null: none), and whether the next page is needed too.
+ */
+export function trimLogs(
+  state: LogStreamState,
+  bounds: LogBounds,
+  page: { ts: number; n: number }[],
+): { cutoff: number | null; more: boolean } {
+  const within = () => state.line_count <= bounds.lines && state.byte_count <= bounds.bytes;
+  let cutoff: number | null = null;
+  for (const row of page) {
+    if (within()) return { cutoff, more: false };
+    state.line_count--;
+    state.byte_count -= row.n;
+    cutoff = row.ts;
+  }
+  return { cutoff, more: !within() && page.length === TRIM_PAGE };
+}
+
+/** The page size trimLogs is fed with. */
+export const TRIM_PAGE = 512;
+
 /**
  * The records: SQLite in one data directory (sqlite.ts), shared by every process that opens it, or PostgreSQL
  * (postgres.ts), shared by every replica on one database.
@@ -177,10 +236,23 @@ export interface Store {
   completeUpload(upload: UploadRow, sha256: string, size: number, now: number): Promise<void>;
   /** The builds of a game, newest first. */
   listBuilds(gameId: string): Promise<BuildRow[]>;
+  /**
+   * Appends lines to a lobby's stream at `now`, in one transaction: each is cut to MAX_LOG_LINE_BYTES and stamped
+   * (nextLogTs), then the oldest lines are dropped while the stream is over `bounds`.
+   */
+  appendLobbyLogs(lobbyId: string, stream: LogStream, lines: Buffer[], now: number, bounds?: LogBounds): Promise<void>;
+  /**
+   * A stream's lines, oldest first: with `after` (microseconds), the first `limit` lines stamped later than it;
+   * without, the `limit` most recent.
+   */
+  lobbyLogs(lobbyId: string, stream: LogStream, limit: number, after?: number): Promise<LogLine[]>;
   /** Resolves when the store answers a trivial query; rejects with why it does not. */
   ping(): Promise<void>;
   close(): Promise<void>;
 }
+
+/** What an export holds: the lobby history (the default), or the whole of a lobby's log stream. */
+export type ExportFile = 'export.csv' | 'stdout.txt' | 'stderr.txt';
 
 /** A part as the local blob store recorded it. */
 export interface PartRow {
@@ -219,8 +291,8 @@ export interface BlobStore {
   openUpload(origin: string, upload: NewUpload, now: number, expiresTs: number): Promise<string[]>;
   /** Drops an opened upload that will never complete (its build was refused) and what arrived for it. */
   abortUpload(upload: NewUpload): Promise<void>;
-  /** Where a client GETs an export of a game, valid until expiresTs. */
-  exportUrl(origin: string, exportId: string, gameId: string, now: number, expiresTs: number): Promise<string>;
+  /** Where a client GETs an export of a game (its file: the history CSV or a lobby's log), valid until expiresTs. */
+  exportUrl(origin: string, exportId: string, gameId: string, now: number, expiresTs: number, file?: ExportFile): Promise<string>;
   /** Presigned target: throws PRESIGN_INVALID or PRESIGN_EXPIRED unless the URL was signed by this store. */
   checkPresigned(method: string, path: string, query: URLSearchParams, now: number): Promise<void>;
   /**
@@ -238,7 +310,7 @@ export interface BlobStore {
    * `progress` is called now and then so a long assembly can keep its claim fresh.
    */
   assemble(upload: UploadRow, parts: Map<number, ReceivedPart>, progress: () => Promise<void>): Promise<string>;
-  putExport(exportId: string, gameId: string, csv: string, now: number, expiresTs: number): Promise<void>;
+  putExport(exportId: string, gameId: string, text: string, now: number, expiresTs: number, file?: ExportFile): Promise<void>;
   /**
    * Deletes the bytes of a game's builds, open uploads (a bucket aborts their multipart uploads) and exports;
    * what is already gone is no error, so a purge taken over from a dead process can run it again. Answers how many

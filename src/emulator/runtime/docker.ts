@@ -1,0 +1,312 @@
+// A lobby's server as a container of a pushed docker_image build, through the Docker Engine API (dockerode): a
+// staging host with only a mounted socket has no docker CLI. The daemon is found as the docker CLI finds it
+// (DOCKER_HOST, else the default socket). Every container is labelled with the emulator that made it, so a sweep
+// at start removes what an emulator that died left behind (testcontainers' reaper does the same).
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { constants as osConstants } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough, Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import Docker from 'dockerode';
+import { decompressLz4, Lz4FormatError } from '../../upload/lz4.js';
+import { isRunning } from './process.js';
+import { LineSplitter, RunnerError, type ExitInfo, type ResourceSample, type Runner, type RunningServer, type StartSpec } from './runtime.js';
+
+const DEFAULT_SOCKET = process.platform === 'win32' ? '//./pipe/docker_engine' : '/var/run/docker.sock';
+/** The labels every container of the emulator carries. */
+export const LABELS = {
+  dataDir: 'gamehost.data-dir',
+  replica: 'gamehost.replica',
+  host: 'gamehost.host',
+  pid: 'gamehost.pid',
+  lobby: 'gamehost.lobby',
+} as const;
+
+/** A daemon to talk to, and where it is, for messages. */
+export interface DockerDaemon {
+  docker: Docker;
+  where: string;
+}
+
+/**
+ * The daemon as the docker CLI finds it: DOCKER_HOST (unix://, npipe://, tcp:// with DOCKER_TLS_VERIFY and
+ * DOCKER_CERT_PATH), else the platform's default socket. Connects to nothing yet.
+ */
+export function dockerFromEnv(env: Record<string, string | undefined> = process.env): DockerDaemon {
+  const host = env.DOCKER_HOST?.trim();
+  if (!host) return { docker: new Docker({ socketPath: DEFAULT_SOCKET }), where: DEFAULT_SOCKET };
+  let url: URL;
+  try {
+    url = new URL(host);
+  } catch {
+    throw new RunnerError(`DOCKER_HOST "${host}" is not a URL such as unix:///var/run/docker.sock or tcp://127.0.0.1:2375`);
+  }
+  switch (url.protocol) {
+    case 'unix:':
+      return { docker: new Docker({ socketPath: url.pathname }), where: host };
+    case 'npipe:':
+      return { docker: new Docker({ socketPath: `//${url.host || '.'}${url.pathname}` }), where: host };
+    case 'tcp:':
+    case 'http:':
+    case 'https:': {
+      const tls = url.protocol === 'https:' || (env.DOCKER_TLS_VERIFY ?? '') !== '';
+      const port = Number(url.port || (tls ? 2376 : 2375));
+      const opts: Docker.DockerOptions = { host: url.hostname, port, protocol: tls ? 'https' : 'http' };
+      const certs = env.DOCKER_CERT_PATH;
+      if (tls && certs) {
+        opts.ca = readFileSync(join(certs, 'ca.pem'));
+        opts.cert = readFileSync(join(certs, 'cert.pem'));
+        opts.key = readFileSync(join(certs, 'key.pem'));
+      }
+      return { docker: new Docker(opts), where: host };
+    }
+    default:
+      throw new RunnerError(`DOCKER_HOST "${host}": ${url.protocol}// is not supported here; use unix://, npipe:// or tcp://`);
+  }
+}
+
+/** The daemon, once it answers; a RunnerError in one line when none does. */
+export async function connectDocker(env: Record<string, string | undefined> = process.env): Promise<DockerDaemon> {
+  const daemon = dockerFromEnv(env);
+  try {
+    await daemon.docker.ping();
+  } catch (err) {
+    const reason = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+    throw new RunnerError(`no Docker daemon answers at ${daemon.where} (${reason}): start one, or set DOCKER_HOST`);
+  }
+  return daemon;
+}
+
+/** A build as the emulator keeps it: its kind and compression (as pushed), and a way to read its bytes. */
+export interface BuildSource {
+  /** The build's id: a build loaded once is not loaded again by the same process. */
+  id: string;
+  kind: string;
+  compression: string;
+  open(): Readable;
+}
+
+/** The messages of a streamed daemon call (load), in order; rejects with the daemon's own error message. */
+function follow(docker: Docker, stream: NodeJS.ReadableStream): Promise<{ stream?: string; error?: string }[]> {
+  return new Promise((resolve, reject) => {
+    docker.modem.followProgress(stream, (err, output: { stream?: string; error?: string }[]) => {
+      if (err) reject(err);
+      else resolve(output);
+    });
+  });
+}
+
+/**
+ * Loads a build into the daemon (`docker load` of its `docker save` tar, undoing LZ4 first) and answers the image
+ * to run: its tag when the tar names one, else its id. An oci_bundle build is refused in one line.
+ */
+export async function loadBuild(daemon: DockerDaemon, build: BuildSource): Promise<string> {
+  if (build.kind === 'oci_bundle') throw new RunnerError('oci_bundle builds are not run yet: push a docker_image build (docker save) to run it');
+  if (build.kind !== 'docker_image') throw new RunnerError(`builds of kind ${build.kind} cannot be run`);
+  const raw = build.open();
+  const tar = build.compression === 'lz4' ? Readable.from(decompressLz4(raw)) : raw;
+  let messages: { stream?: string; error?: string }[];
+  try {
+    messages = await follow(daemon.docker, await daemon.docker.loadImage(tar));
+  } catch (err) {
+    const cause = err instanceof Lz4FormatError ? `its LZ4 compression: ${err.message}` : (err as Error).message;
+    throw new RunnerError(`Docker could not load the build: ${cause}`);
+  } finally {
+    raw.destroy();
+  }
+  const failed = messages.find((m) => m.error !== undefined);
+  if (failed) throw new RunnerError(`Docker could not load the build: ${failed.error}`);
+  for (const pattern of [/^Loaded image: (.+)$/m, /^Loaded image ID: (.+)$/m]) {
+    for (const m of messages) {
+      const match = m.stream && pattern.exec(m.stream);
+      if (match) return match[1]!.trim();
+    }
+  }
+  throw new RunnerError('Docker loaded the build but named no image in it: is it a docker save tar?');
+}
+
+/** Who is running the containers: the labels that let a sweep tell whether the emulator that made one still runs. */
+export interface ContainerOwner {
+  dataDir: string;
+  /** Which replica (when several share one database). */
+  replica: string;
+}
+
+export interface DockerRunnerOptions {
+  image: string;
+  owner: ContainerOwner;
+  /**
+   * host: the container shares this host's network (Linux: every packet stays on the machine, the server's ports
+   * are this host's); published: each port published on 127.0.0.1 (Docker Desktop), this host then being
+   * host.docker.internal inside. Default: host on Linux.
+   */
+  network?: 'host' | 'published';
+}
+
+/** The URL the emulator is reached at from inside a container: loopback becomes host.docker.internal where published. */
+export function urlFromContainer(url: string, network: 'host' | 'published'): string {
+  if (network === 'host') return url;
+  const u = new URL(url);
+  if (['127.0.0.1', 'localhost', '[::1]', '0.0.0.0'].includes(u.hostname)) u.hostname = 'host.docker.internal';
+  return u.toString().replace(/\/$/, url.endsWith('/') ? '/' : '');
+}
+
+export class DockerRunner implements Runner {
+  readonly network: 'host' | 'published';
+
+  constructor(
+    private readonly daemon: DockerDaemon,
+    private readonly opts: DockerRunnerOptions,
+  ) {
+    this.network = opts.network ?? (process.platform === 'linux' ? 'host' : 'published');
+  }
+
+  async start(spec: StartSpec): Promise<RunningServer> {
+    const { docker } = this.daemon;
+    const { owner } = this.opts;
+    const published = this.network === 'published';
+    const portKey = (p: StartSpec['ports'][number]) => `${p.port}/${p.protocol === 'udp' ? 'udp' : 'tcp'}`;
+    let container: Docker.Container;
+    try {
+      container = await docker.createContainer({
+        Image: this.opts.image,
+        Env: Object.entries(spec.env).map(([k, v]) => `${k}=${v}`),
+        Labels: {
+          ...spec.labels,
+          [LABELS.dataDir]: owner.dataDir,
+          [LABELS.replica]: owner.replica,
+          [LABELS.host]: hostname(),
+          [LABELS.pid]: String(process.pid),
+        },
+        ExposedPorts: published ? Object.fromEntries(spec.ports.map((p) => [portKey(p), {}])) : undefined,
+        HostConfig: {
+          // An init as PID 1: SIGTERM reaches the server (PID 1 ignores signals it has no handler for) and zombies are reaped.
+          Init: true,
+          NetworkMode: published ? undefined : 'host',
+          PortBindings: published ? Object.fromEntries(spec.ports.map((p) => [portKey(p), [{ HostIp: '127.0.0.1', HostPort: String(p.port) }]])) : undefined,
+          ExtraHosts: published ? ['host.docker.internal:host-gateway'] : undefined,
+        },
+      });
+    } catch (err) {
+      throw new RunnerError(`Docker could not create a container of ${this.opts.image}: ${(err as Error).message}`);
+    }
+    try {
+      // Attached before it starts, so no early line is missed.
+      const output = await container.attach({ stream: true, stdout: true, stderr: true, logs: true });
+      const running = new RunningContainer(docker, container, output, spec);
+      await container.start();
+      return running;
+    } catch (err) {
+      await container.remove({ force: true }).catch(() => {});
+      throw new RunnerError(`Docker could not start a container of ${this.opts.image}: ${(err as Error).message}`);
+    }
+  }
+}
+
+/** A container's exit status as a process's: 128 + n is signal n (as Docker reports a kill), anything else a code. */
+function exitOf(status: number): ExitInfo {
+  if (status > 128 && status < 128 + 65) {
+    const name = Object.entries(osConstants.signals).find(([, n]) => n === status - 128)?.[0];
+    if (name) return { code: null, signal: name };
+  }
+  return { code: status, signal: null };
+}
+
+class RunningContainer implements RunningServer {
+  readonly description: string;
+  readonly exited: Promise<ExitInfo>;
+  private ended = false;
+  private stopping: Promise<ExitInfo> | undefined;
+
+  constructor(
+    docker: Docker,
+    private readonly container: Docker.Container,
+    output: NodeJS.ReadableStream,
+    spec: StartSpec,
+  ) {
+    this.description = `container ${container.id.slice(0, 12)}`;
+    const out = new LineSplitter((line) => spec.onLine('stdout', line));
+    const err = new LineSplitter((line) => spec.onLine('stderr', line));
+    const stdout = new PassThrough();
+    const stderr = new PassThrough();
+    stdout.on('data', (chunk: Buffer) => out.push(chunk));
+    stderr.on('data', (chunk: Buffer) => err.push(chunk));
+    docker.modem.demuxStream(output, stdout, stderr);
+    const drained = new Promise<void>((resolve) => {
+      output.once('end', resolve);
+      output.once('close', resolve);
+      output.once('error', () => resolve());
+    });
+    this.exited = (async () => {
+      let status: number;
+      try {
+        // Asked before the start: a created container counts as not running, so the default condition answers at once.
+        status = ((await container.wait({ condition: 'next-exit' })) as { StatusCode: number }).StatusCode;
+      } catch {
+        // Removed from under us (a sweep, a person): it ended, with no status to tell.
+        status = 137;
+      }
+      this.ended = true;
+      // The output stream ends with the container; a moment's wait bounds a stream that does not say so.
+      await Promise.race([drained, sleep(1_000)]);
+      out.end();
+      err.end();
+      (output as Readable).destroy?.();
+      // Nothing of it stays behind, whichever way it ended.
+      await container.remove({ force: true }).catch(() => {});
+      return exitOf(status);
+    })();
+  }
+
+  stop(graceMs: number): Promise<ExitInfo> {
+    this.stopping ??= (async () => {
+      if (!this.ended) {
+        await this.container.kill({ signal: 'SIGTERM' }).catch(() => {});
+        const done = await Promise.race([this.exited.then(() => true), sleep(graceMs).then(() => false)]);
+        if (!done) await this.container.kill({ signal: 'SIGKILL' }).catch(() => {});
+      }
+      return this.exited;
+    })();
+    return this.stopping;
+  }
+
+  async sample(): Promise<ResourceSample | undefined> {
+    if (this.ended) return undefined;
+    let s: Docker.ContainerStats;
+    try {
+      s = await this.container.stats({ stream: false });
+    } catch {
+      return undefined;
+    }
+    if (this.ended) return undefined;
+    const cpuDelta = s.cpu_stats.cpu_usage.total_usage - (s.precpu_stats.cpu_usage?.total_usage ?? 0);
+    const systemDelta = (s.cpu_stats.system_cpu_usage ?? 0) - (s.precpu_stats.system_cpu_usage ?? 0);
+    const cpus = s.cpu_stats.online_cpus ?? s.cpu_stats.cpu_usage.percpu_usage?.length ?? 1;
+    const cpu = cpuDelta > 0 && systemDelta > 0 ? (cpuDelta / systemDelta) * cpus * 100 : 0;
+    // As `docker stats` shows it: usage less the page cache the kernel can drop.
+    const stats = (s.memory_stats.stats ?? {}) as Record<string, number | undefined>;
+    const cache = stats.inactive_file ?? stats.total_inactive_file ?? 0;
+    return { cpu, memory: Math.max(0, (s.memory_stats.usage ?? 0) - cache) };
+  }
+}
+
+/**
+ * Removes the containers of this data directory that an emulator on this host left when it died (its pid no longer
+ * runs); those of a live emulator, and of other hosts, are left alone. Answers how many went.
+ */
+export async function sweepContainers(daemon: DockerDaemon, dataDir: string): Promise<number> {
+  const found = await daemon.docker.listContainers({ all: true, filters: JSON.stringify({ label: [`${LABELS.dataDir}=${dataDir}`] }) });
+  const here = hostname();
+  let removed = 0;
+  for (const c of found) {
+    const pid = Number(c.Labels[LABELS.pid]);
+    if (c.Labels[LABELS.host] !== here || !Number.isSafeInteger(pid) || pid === process.pid || isRunning(pid)) continue;
+    await daemon.docker
+      .getContainer(c.Id)
+      .remove({ force: true })
+      .then(() => removed++)
+      .catch(() => {});
+  }
+  return removed;
+}

@@ -1,0 +1,169 @@
+// The seam between the matchmaker and what runs a lobby's server: one call starts it (a command, or a pushed build
+// in a container), its output goes to the lobby's log lines in the Store, and its resource samples are kept for
+// the lobby's metrics. The lobby's lifecycle (ready, stop, exit -> stopped) stays with the lobbies service.
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { LogStream } from '../stores/store.js';
+import { DockerRunner, LABELS, loadBuild, type BuildSource, type ContainerOwner, type DockerDaemon } from './docker.js';
+import { ProcessRunner } from './process.js';
+import type { ExitInfo, OutputStream, ResourceSample, RunPort, RunningServer } from './runtime.js';
+
+/** How a lobby's server runs: a command through the shell, or a pushed build in a container. */
+export type HowToRun =
+  | { command: string }
+  | { build: BuildSource; docker: DockerDaemon; owner: ContainerOwner; network?: 'host' | 'published' };
+
+/** Where the output lines go: the logs service's append (services/logs.ts). */
+export interface LogSink {
+  append(lobbyId: string, stream: LogStream, lines: Buffer[]): Promise<void>;
+}
+
+export interface LobbyRunOptions {
+  lobbyId: string;
+  /** The lobby's environment (as `emulator lobby env` prints it). A command also gets this process's beneath it. */
+  env: Record<string, string>;
+  ports: RunPort[];
+  run: HowToRun;
+  /** Lobbies' working directories go under this (one per lobby, made here): e.g. <data dir>/lobbies. */
+  workRoot: string;
+  logs: LogSink;
+  /** Default 5 s and 30: the service's metrics are one sample per 5 s, the last 30. */
+  sampleEveryMs?: number;
+  keepSamples?: number;
+}
+
+export interface TimedSample extends ResourceSample {
+  /** Milliseconds since the epoch. */
+  ts: number;
+}
+
+export interface LobbyRun {
+  lobbyId: string;
+  server: RunningServer;
+  /** Once the server ended and every line it printed is in the Store. */
+  exited: Promise<ExitInfo>;
+  /** The kept samples, oldest first. */
+  samples(): TimedSample[];
+  stop(graceMs: number): Promise<ExitInfo>;
+}
+
+const STREAMS: Record<OutputStream, LogStream> = { stdout: 'std_out', stderr: 'std_err' };
+// Lines are written in batches: at most this often, or at this many.
+const FLUSH_MS = 100;
+const FLUSH_LINES = 256;
+// Lines waiting for a slow or failing store, per stream, at most; past it the oldest go (the store keeps 10,000).
+const PENDING_MAX = 10_000;
+
+/** Lines of one lobby to the Store in order, a batch at a time, never more than one write in flight per stream. */
+class LogBatcher {
+  private readonly pending: Record<LogStream, Buffer[]> = { std_out: [], std_err: [] };
+  private timer: NodeJS.Timeout | undefined;
+  private writing: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly lobbyId: string,
+    private readonly sink: LogSink,
+  ) {}
+
+  add(stream: LogStream, line: Buffer): void {
+    const queue = this.pending[stream];
+    queue.push(line);
+    if (queue.length > PENDING_MAX) queue.splice(0, queue.length - PENDING_MAX);
+    if (queue.length >= FLUSH_LINES) void this.flush();
+    else this.timer ??= setTimeout(() => void this.flush(), FLUSH_MS);
+  }
+
+  /** Writes what is pending; resolves once it (and every write before it) is done. */
+  flush(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.writing = this.writing.then(async () => {
+      for (const stream of ['std_out', 'std_err'] as const) {
+        const lines = this.pending[stream].splice(0);
+        if (lines.length === 0) continue;
+        try {
+          await this.sink.append(this.lobbyId, stream, lines);
+        } catch {
+          // The store did not take them: back in front, for the next flush (PENDING_MAX bounds them).
+          this.pending[stream].unshift(...lines);
+        }
+      }
+    });
+    return this.writing;
+  }
+}
+
+const loaded = new Map<string, Promise<string>>();
+
+/**
+ * The image of a build, loaded into the daemon once per process while it is there: an image removed since (docker
+ * image prune, a person) is loaded again; a failed load is tried again next time.
+ */
+async function imageOf(docker: DockerDaemon, build: BuildSource): Promise<string> {
+  const key = `${docker.where}\n${build.id}`;
+  const cached = loaded.get(key);
+  if (cached !== undefined) {
+    const image = await cached.catch(() => undefined);
+    if (image !== undefined && (await docker.docker.getImage(image).inspect().then(() => true, () => false))) return image;
+    if (loaded.get(key) === cached) loaded.delete(key);
+  }
+  let image = loaded.get(key);
+  if (image === undefined) {
+    image = loadBuild(docker, build);
+    loaded.set(key, image);
+    image.catch(() => loaded.delete(key));
+  }
+  return image;
+}
+
+/**
+ * Starts a lobby's server: a command in a working directory of the lobby's own, or a build in a container labelled
+ * with the lobby. Its output lines go to `logs`; samples are taken every sampleEveryMs while it runs.
+ */
+export async function startLobbyServer(opts: LobbyRunOptions): Promise<LobbyRun> {
+  const { lobbyId, run } = opts;
+  const workDir = join(opts.workRoot, lobbyId);
+  await mkdir(workDir, { recursive: true, mode: 0o700 });
+  const batcher = new LogBatcher(lobbyId, opts.logs);
+  const spec = {
+    env: 'command' in run ? { ...stringEnv(process.env), ...opts.env } : opts.env,
+    workDir,
+    ports: opts.ports,
+    labels: { [LABELS.lobby]: lobbyId },
+    onLine: (stream: OutputStream, line: Buffer) => batcher.add(STREAMS[stream], line),
+  };
+  const server =
+    'command' in run
+      ? await new ProcessRunner(run.command).start(spec)
+      : await new DockerRunner(run.docker, { image: await imageOf(run.docker, run.build), owner: run.owner, network: run.network }).start(spec);
+
+  const kept: TimedSample[] = [];
+  const keep = opts.keepSamples ?? 30;
+  const sampler = setInterval(() => {
+    void server.sample().then((s) => {
+      if (s === undefined) return;
+      kept.push({ ts: Date.now(), ...s });
+      if (kept.length > keep) kept.splice(0, kept.length - keep);
+    }, () => {});
+  }, opts.sampleEveryMs ?? 5_000);
+  sampler.unref();
+  const exited = server.exited.then(async (exit) => {
+    clearInterval(sampler);
+    await batcher.flush();
+    return exit;
+  });
+  return {
+    lobbyId,
+    server,
+    exited,
+    samples: () => [...kept],
+    stop: async (graceMs) => {
+      await server.stop(graceMs);
+      return exited;
+    },
+  };
+}
+
+function stringEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
+}

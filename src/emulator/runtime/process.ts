@@ -1,0 +1,165 @@
+// A lobby's server as a command run through the platform's shell, in a working directory of its own. Its whole
+// process tree is one unit: on POSIX a process group of its own (detached; signals go to the negative pid), on
+// Windows the tree taskkill walks. CPU and memory are the sum over the tree (pidtree finds it, pidusage measures).
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pidtree from 'pidtree';
+import pidusage from 'pidusage';
+import { LineSplitter, RunnerError, type ExitInfo, type ResourceSample, type Runner, type RunningServer, type StartSpec } from './runtime.js';
+
+const WINDOWS = process.platform === 'win32';
+// After SIGKILL a process ends at once; this bounds the wait for the kernel to say so.
+const KILL_WAIT_MS = 2_000;
+// A process that left the tree but still holds its output pipes open does not hold the exit for longer than this.
+const PIPE_WAIT_MS = 1_000;
+const POLL_MS = 25;
+
+/**
+ * Whether a process runs: it exists and, on Linux, is not a zombie (ended, waiting for a parent that may never reap
+ * it: an orphan's new parent is often an init that does not). A zombie runs nothing and holds nothing but its pid.
+ */
+export function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  if (process.platform !== 'linux') return true;
+  try {
+    // The state is the field after the command name, which is in parentheses and may itself hold ") ".
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+/** The pids of a process and all its descendants (by parent pid); just the process when it cannot be listed. */
+async function treeOf(pid: number): Promise<number[]> {
+  try {
+    return await pidtree(pid, { root: true });
+  } catch {
+    return [pid];
+  }
+}
+
+function signal(pid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(pid, sig);
+  } catch {
+    // Gone already.
+  }
+}
+
+export class ProcessRunner implements Runner {
+  /** `command` runs through the platform's shell (sh -c, or cmd.exe /d /s /c), as a user types it. */
+  constructor(readonly command: string) {}
+
+  async start(spec: StartSpec): Promise<RunningServer> {
+    const child = spawn(this.command, {
+      shell: true,
+      cwd: spec.workDir,
+      env: spec.env,
+      // A group of its own on POSIX, so the whole tree is signalled at once and none of it is left behind.
+      detached: !WINDOWS,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      windowsHide: true,
+    });
+    await new Promise<void>((resolve, reject) => {
+      child.once('spawn', resolve);
+      child.once('error', (err) => reject(new RunnerError(`could not start "${this.command}" in ${spec.workDir}: ${err.message}`)));
+    });
+    return new RunningProcess(child, spec);
+  }
+}
+
+class RunningProcess implements RunningServer {
+  readonly description: string;
+  readonly exited: Promise<ExitInfo>;
+  private readonly pid: number;
+  private exit: ExitInfo | undefined;
+  private stopping: Promise<ExitInfo> | undefined;
+
+  constructor(
+    child: ChildProcess,
+    spec: StartSpec,
+  ) {
+    this.pid = child.pid!;
+    this.description = `pid ${this.pid}`;
+    const out = new LineSplitter((line) => spec.onLine('stdout', line));
+    const err = new LineSplitter((line) => spec.onLine('stderr', line));
+    child.stdout!.on('data', (chunk: Buffer) => out.push(chunk));
+    child.stderr!.on('data', (chunk: Buffer) => err.push(chunk));
+    child.stdout!.once('end', () => out.end());
+    child.stderr!.once('end', () => err.end());
+    this.exited = new Promise<ExitInfo>((resolve) => {
+      child.once('exit', (code, sig) => {
+        this.exit = { code, signal: sig };
+        // The server ended by itself: whatever it started goes with it, now. (A stop in progress ends them itself.)
+        if (this.stopping === undefined) this.signalTree([], 'SIGKILL');
+        // Something that left the tree may still hold the pipes: they are closed after a moment, so the exit is not held.
+        const unstick = setTimeout(() => {
+          child.stdout!.destroy();
+          child.stderr!.destroy();
+        }, PIPE_WAIT_MS);
+        child.once('close', () => {
+          clearTimeout(unstick);
+          resolve(this.exit!);
+        });
+      });
+    });
+  }
+
+  /** Signals the group (POSIX) and each pid given; on Windows, the tree through taskkill (forced for SIGKILL). */
+  private signalTree(pids: number[], sig: NodeJS.Signals): void {
+    if (WINDOWS) {
+      const args = ['/pid', String(this.pid), '/T', ...(sig === 'SIGKILL' ? ['/F'] : [])];
+      execFile('taskkill', args, { windowsHide: true }, () => {});
+      return;
+    }
+    signal(-this.pid, sig);
+    for (const pid of pids) signal(pid, sig);
+  }
+
+  /** True once the leader has exited and none of `pids` runs, within `ms`. */
+  private async gone(pids: number[], ms: number): Promise<boolean> {
+    const deadline = performance.now() + ms;
+    for (;;) {
+      if (this.exit !== undefined && !pids.some(isRunning)) return true;
+      if (performance.now() >= deadline) return false;
+      await sleep(POLL_MS);
+    }
+  }
+
+  stop(graceMs: number): Promise<ExitInfo> {
+    this.stopping ??= (async () => {
+      // The tree as it is now, children that left the group included; the group catches what starts after.
+      const pids = this.exit === undefined ? await treeOf(this.pid) : [];
+      this.signalTree(pids, 'SIGTERM');
+      if (!(await this.gone(pids, graceMs))) {
+        this.signalTree(pids, 'SIGKILL');
+        await this.gone(pids, KILL_WAIT_MS);
+      }
+      // Whatever of the group is still there (started during the grace period) goes too.
+      if (!WINDOWS) signal(-this.pid, 'SIGKILL');
+      return this.exited;
+    })();
+    return this.stopping;
+  }
+
+  async sample(): Promise<ResourceSample | undefined> {
+    if (this.exit !== undefined) return undefined;
+    const pids = await treeOf(this.pid);
+    // One at a time: a process that ends meanwhile is left out, not the whole sample.
+    const stats = await Promise.allSettled(pids.map((pid) => pidusage(pid)));
+    let cpu = 0;
+    let memory = 0;
+    for (const s of stats) {
+      if (s.status !== 'fulfilled') continue;
+      cpu += s.value.cpu;
+      memory += s.value.memory;
+    }
+    return this.exit === undefined ? { cpu, memory } : undefined;
+  }
+}

@@ -1,0 +1,170 @@
+// The container runner on a real daemon: an image made in the test from nothing (Node and its libraries), saved
+// as `docker save` writes it, loaded through the runner (plain and LZ4), run with the lobby's environment on the
+// host's network, its output demultiplexed into lines, stopped (SIGTERM, then SIGKILL) and removed; the sweep.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import { hostname } from 'node:os';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectDocker, DockerRunner, LABELS, loadBuild, sweepContainers, urlFromContainer, type DockerDaemon } from '../../src/emulator/runtime/docker.js';
+import { RunnerError, type OutputStream, type RunningServer } from '../../src/emulator/runtime/runtime.js';
+import { compressFileLz4 } from '../../src/upload/lz4.js';
+import { tempDir } from '../helpers/cli.js';
+import { DOCKER, DOCKER_PRESENT, nodeImageTar } from '../helpers/docker.js';
+
+const SERVER = `
+const http = require('http');
+console.log('hello ' + process.env.GREETING);
+console.error('to stderr');
+process.on('SIGTERM', () => { console.log('got SIGTERM'); if (process.env.MODE !== 'stubborn') process.exit(0); });
+if (process.env.MODE === 'exit') process.exit(Number(process.env.CODE));
+if (process.env.MODE === 'busy') setImmediate(function spin() { const t = Date.now(); while (Date.now() - t < 50); setImmediate(spin); });
+if (process.env.READY_URL) http.get(process.env.READY_URL, (r) => r.resume());
+setInterval(() => {}, 1000);
+`;
+
+describe('finding the daemon', () => {
+  it('a DOCKER_HOST where nothing answers is one line naming it', async () => {
+    const err = await connectDocker({ DOCKER_HOST: 'unix:///nonexistent/docker.sock' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RunnerError);
+    expect((err as Error).message).toBe('no Docker daemon answers at unix:///nonexistent/docker.sock (ENOENT): start one, or set DOCKER_HOST');
+    expect(await connectDocker({ DOCKER_HOST: 'ssh://me@host' }).catch((e: Error) => e.message)).toMatch(/ssh:\/\/ is not supported/);
+  });
+
+  it('the emulator\'s URL from inside a container: as it is on the host network, host.docker.internal where published', () => {
+    expect(urlFromContainer('http://127.0.0.1:6420', 'host')).toBe('http://127.0.0.1:6420');
+    expect(urlFromContainer('http://127.0.0.1:6420', 'published')).toBe('http://host.docker.internal:6420');
+    expect(urlFromContainer('https://emulator.example:443/x', 'published')).toBe('https://emulator.example/x');
+  });
+});
+
+// Containers start and stop in seconds alone, far slower on a loaded machine.
+describe.skipIf(!DOCKER_PRESENT || process.platform !== 'linux')('the Docker runner', { timeout: 90_000 }, () => {
+  const docker = DOCKER as DockerDaemon;
+  const dataDir = tempDir('gamehost-docker-data-');
+  const tag = `gamehost-test/server:${process.pid}-${Date.now()}`;
+  let image = '';
+  let tarFile = '';
+  let runner: DockerRunner;
+
+  beforeAll(async () => {
+    tarFile = nodeImageTar(tempDir(), tag, { 'server.js': SERVER });
+    image = await loadBuild(docker, { id: 'plain', kind: 'docker_image', compression: 'none', open: () => fs.createReadStream(tarFile) });
+    runner = new DockerRunner(docker, { image, owner: { dataDir, replica: 'test' } });
+  }, 120_000);
+  afterAll(async () => {
+    // Whatever a failed test left running (the sweep spares this live process's containers).
+    for (const c of await containersOf().catch(() => [])) await docker.docker.getContainer(c.Id).remove({ force: true }).catch(() => {});
+    if (image) await docker.docker.getImage(image).remove({ force: true }).catch(() => {});
+  });
+
+  async function start(env: Record<string, string>): Promise<{ server: RunningServer; lines: { stream: OutputStream; text: string }[]; seen(text: string): Promise<void> }> {
+    const lines: { stream: OutputStream; text: string }[] = [];
+    const waiting: { text: string; resolve: () => void }[] = [];
+    const server = await runner.start({
+      env,
+      workDir: tempDir(),
+      ports: [{ label: 'default', protocol: 'tcp', port: 7777 }],
+      labels: { [LABELS.lobby]: 'test-lobby' },
+      onLine(stream, line) {
+        lines.push({ stream, text: line.toString() });
+        for (const w of waiting.splice(0)) (w.text === line.toString() ? w.resolve() : waiting.push(w));
+      },
+    });
+    return {
+      server,
+      lines,
+      seen: (text) => (lines.some((l) => l.text === text) ? Promise.resolve() : new Promise((resolve) => waiting.push({ text, resolve }))),
+    };
+  }
+
+  const containersOf = async () =>
+    docker.docker.listContainers({ all: true, filters: JSON.stringify({ label: [`${LABELS.dataDir}=${dataDir}`] }) });
+
+  it('loads the build: the tag the tar names; the same from its LZ4 form', async () => {
+    expect(image).toBe(tag);
+    const lz4 = path.join(tempDir(), 'image.tar.lz4');
+    await compressFileLz4(tarFile, lz4);
+    expect(await loadBuild(docker, { id: 'lz4', kind: 'docker_image', compression: 'lz4', open: () => fs.createReadStream(lz4) })).toBe(tag);
+  });
+
+  it('refuses an oci_bundle build, and a tar that is no image, in one line', async () => {
+    const open = () => fs.createReadStream(tarFile);
+    await expect(loadBuild(docker, { id: 'oci', kind: 'oci_bundle', compression: 'none', open })).rejects.toThrow(
+      'oci_bundle builds are not run yet: push a docker_image build (docker save) to run it',
+    );
+    const junk = path.join(tempDir(), 'junk.tar');
+    fs.writeFileSync(junk, 'not a tar at all');
+    await expect(loadBuild(docker, { id: 'junk', kind: 'docker_image', compression: 'none', open: () => fs.createReadStream(junk) })).rejects.toThrow(/^Docker could not load the build: /);
+    await expect(loadBuild(docker, { id: 'junk-lz4', kind: 'docker_image', compression: 'lz4', open: () => fs.createReadStream(junk) })).rejects.toThrow(/LZ4/);
+  });
+
+  it('runs it with the environment on the host network, lines per stream, labelled; a stop is SIGTERM and leaves no container', async () => {
+    // The server calls a listener on this host's loopback: host networking keeps the packet on this machine.
+    let called!: () => void;
+    const ready = new Promise<void>((resolve) => (called = resolve));
+    const listener = http.createServer((_req, res) => {
+      res.end('ok');
+      called();
+    });
+    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = listener.address() as AddressInfo;
+      const s = await start({ GREETING: 'lobby', READY_URL: `http://127.0.0.1:${port}/ready` });
+      await ready;
+      await s.seen('to stderr');
+      expect(s.lines.filter((l) => l.stream === 'stdout').map((l) => l.text)).toContain('hello lobby');
+      expect(s.lines.filter((l) => l.stream === 'stderr').map((l) => l.text)).toEqual(['to stderr']);
+      const [info] = await containersOf();
+      expect(info!.Labels).toMatchObject({ [LABELS.lobby]: 'test-lobby', [LABELS.replica]: 'test', [LABELS.pid]: String(process.pid) });
+      expect(s.server.description).toBe(`container ${info!.Id.slice(0, 12)}`);
+      expect(await s.server.stop(10_000)).toEqual({ code: 0, signal: null });
+      expect(s.lines.map((l) => l.text)).toContain('got SIGTERM');
+      expect(await containersOf()).toEqual([]);
+    } finally {
+      listener.close();
+    }
+  });
+
+  it('what ignores SIGTERM is killed after the grace period', async () => {
+    const s = await start({ MODE: 'stubborn' });
+    await s.seen('hello undefined');
+    expect(await s.server.stop(500)).toEqual({ code: null, signal: 'SIGKILL' });
+    expect(await containersOf()).toEqual([]);
+  });
+
+  it('a server that exits by itself: its code, and its container removed', async () => {
+    const s = await start({ MODE: 'exit', CODE: '3' });
+    expect(await s.server.exited).toEqual({ code: 3, signal: null });
+    expect(s.lines.map((l) => l.text)).toContain('to stderr');
+    expect(await containersOf()).toEqual([]);
+    expect(await s.server.sample()).toBeUndefined();
+  });
+
+  it('samples CPU and memory through the stats API', async () => {
+    const s = await start({ MODE: 'busy' });
+    await s.seen('to stderr');
+    const sample = (await s.server.sample())!;
+    expect(sample.cpu).toBeGreaterThan(5);
+    expect(sample.memory).toBeGreaterThan(5 * 1024 * 1024);
+    await s.server.stop(5_000);
+  });
+
+  it('the sweep removes what a dead emulator left in this data directory, and nothing of a live one', async () => {
+    // A pid that no longer runs: a process that has ended.
+    const dead = spawnSync(process.execPath, ['-e', 'console.log(process.pid)'], { encoding: 'utf8' });
+    const deadPid = dead.stdout.trim();
+    const labels = (pid: string) => ({ [LABELS.dataDir]: dataDir, [LABELS.host]: hostname(), [LABELS.pid]: pid, [LABELS.replica]: 'test' });
+    const left = await docker.docker.createContainer({ Image: image, Labels: labels(deadPid) });
+    const live = await docker.docker.createContainer({ Image: image, Labels: labels(String(process.pid)) });
+    expect(await sweepContainers(docker, dataDir)).toBe(1);
+    const remaining = (await containersOf()).map((c) => c.Id);
+    expect(remaining).toEqual([live.id]);
+    expect(remaining).not.toContain(left.id);
+    await live.remove({ force: true });
+  });
+});
+
+

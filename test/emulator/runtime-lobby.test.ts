@@ -1,0 +1,130 @@
+// The seam the lobbies service calls: a lobby's server started from its id, environment, ports and how to run it;
+// what it prints comes back through the logs routes (so through the Store), its samples are kept for metrics.
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GAME_ID } from '../../src/emulator/index.js';
+import { isRunning } from '../../src/emulator/runtime/process.js';
+import { startLobbyServer } from '../../src/emulator/runtime/lobby.js';
+import { LABELS } from '../../src/emulator/runtime/docker.js';
+import { tempDir } from '../helpers/cli.js';
+import { DOCKER, DOCKER_PRESENT, nodeImageTar } from '../helpers/docker.js';
+import { startTestEmulator, type TestEmulator } from './helpers.js';
+
+const POSIX = process.platform !== 'win32';
+
+describe.skipIf(!POSIX)('startLobbyServer', () => {
+  let t: TestEmulator;
+  beforeAll(async () => {
+    t = await startTestEmulator({ startDelayMs: 0, readyDelayMs: 0 }, { logWatch: { minMs: 0, pollMs: 20, waitMs: 2_000 } });
+  });
+  afterAll(async () => {
+    // Containers a failed test left (this data directory's), before the directory goes.
+    if (DOCKER) {
+      const left = await DOCKER.docker.listContainers({ all: true, filters: JSON.stringify({ label: [`${LABELS.dataDir}=${t.dataDir}`] }) }).catch(() => []);
+      for (const c of left) await DOCKER.docker.getContainer(c.Id).remove({ force: true }).catch(() => {});
+    }
+    await t.stop();
+  });
+
+  async function newLobby(): Promise<string> {
+    const res = await t.call('POST', '/matchmaker/lobbies/create', { token: t.emu.tokens.public, body: { game_mode: 'default' } });
+    return res.json.lobby.lobby_id;
+  }
+  /** The lines the logs route answers: the most recent, or (with a watch index) the oldest after it. */
+  const lines = async (lobbyId: string, stream: string, watchIndex?: string): Promise<string[]> => {
+    const query = `stream=${stream}${watchIndex === undefined ? '' : `&watch_index=${watchIndex}`}`;
+    const res = await t.call('GET', `/cloud/games/${GAME_ID}/matchmaker/lobbies/${lobbyId}/logs?${query}`, { token: t.emu.tokens.cloud });
+    return res.json.lines.map((l: string) => Buffer.from(l, 'base64').toString());
+  };
+
+  it('a command: in a directory of the lobby\'s own, the lobby\'s environment over this process\'s; every line in the logs once it exits', async () => {
+    const lobbyId = await newLobby();
+    const workRoot = path.join(t.dataDir, 'lobbies');
+    process.env.GAMEHOST_TEST_BENEATH = 'from the emulator';
+    try {
+      const run = await startLobbyServer({
+        lobbyId,
+        env: { RIVET_LOBBY_ID: lobbyId, GAMEHOST_TEST_BENEATH: 'from the lobby' },
+        ports: [],
+        run: { command: 'echo "lobby $RIVET_LOBBY_ID"; echo "$GAMEHOST_TEST_BENEATH"; pwd; for i in $(seq 1 500); do echo "line $i"; done; echo bye >&2; exit 4' },
+        workRoot,
+        logs: t.emu.services.logs,
+      });
+      expect(await run.exited).toEqual({ code: 4, signal: null });
+      const out = await lines(lobbyId, 'std_out');
+      expect(out.slice(-3)).toEqual(['line 498', 'line 499', 'line 500']);
+      expect(out).toHaveLength(256);
+      expect(await lines(lobbyId, 'std_err')).toEqual(['bye']);
+      const first = await lines(lobbyId, 'std_out', '0');
+      expect(first.slice(0, 3)).toEqual([`lobby ${lobbyId}`, 'from the lobby', path.join(workRoot, lobbyId)]);
+      expect(fs.statSync(path.join(workRoot, lobbyId)).isDirectory()).toBe(true);
+    } finally {
+      delete process.env.GAMEHOST_TEST_BENEATH;
+    }
+  });
+
+  it('samples while it runs, keeping the last few; a stop ends its tree', async () => {
+    const lobbyId = await newLobby();
+    const run = await startLobbyServer({
+      lobbyId,
+      env: {},
+      ports: [],
+      run: { command: 'echo "pid $$"; sleep 300 & echo "pid $!"; wait' },
+      workRoot: tempDir(),
+      logs: t.emu.services.logs,
+      sampleEveryMs: 30,
+      keepSamples: 3,
+    });
+    let pids: number[] = [];
+    try {
+      while (run.samples().length < 3) await new Promise((r) => setTimeout(r, 30));
+      const samples = run.samples();
+      expect(samples).toHaveLength(3);
+      for (const s of samples) expect(s.memory).toBeGreaterThan(0);
+      expect(samples[2]!.ts).toBeGreaterThanOrEqual(samples[0]!.ts);
+      // Wait for both pids to be in the Store, then stop.
+      while (pids.length < 2) {
+        await new Promise((r) => setTimeout(r, 50));
+        pids = (await lines(lobbyId, 'std_out')).map((l: string) => Number(l.split(' ')[1]));
+      }
+      expect(pids.every(isRunning)).toBe(true);
+    } finally {
+      expect((await run.stop(2_000)).signal).toBe('SIGTERM');
+    }
+    expect(pids.filter(isRunning)).toEqual([]);
+  });
+
+  it.skipIf(!DOCKER_PRESENT || process.platform !== 'linux')('a build: loaded once, run in a container labelled with the lobby, its lines in the logs', async () => {
+    const docker = DOCKER!;
+    const tag = `gamehost-test/lobby:${process.pid}-${Date.now()}`;
+    const tar = nodeImageTar(tempDir(), tag, { 'server.js': 'console.log("container says " + process.env.RIVET_LOBBY_ID); setInterval(() => {}, 1000);' });
+    const build = { id: tag, kind: 'docker_image', compression: 'none', open: () => fs.createReadStream(tar) };
+    const owner = { dataDir: t.dataDir, replica: 'lobby-test' };
+    try {
+      for (let i = 0; i < 2; i++) {
+        const lobbyId = await newLobby();
+        const run = await startLobbyServer({ lobbyId, env: { RIVET_LOBBY_ID: lobbyId }, ports: [], run: { build, docker, owner }, workRoot: tempDir(), logs: t.emu.services.logs });
+        try {
+          while ((await lines(lobbyId, 'std_out')).length === 0) await new Promise((r) => setTimeout(r, 50));
+          expect(await lines(lobbyId, 'std_out')).toEqual([`container says ${lobbyId}`]);
+          const listed = await docker.docker.listContainers({ filters: JSON.stringify({ label: [`${LABELS.lobby}=${lobbyId}`] }) });
+          expect(listed.map((c) => c.Labels[LABELS.replica])).toEqual(['lobby-test']);
+        } finally {
+          // Node as the server has no SIGTERM handler: the signal ends it.
+          expect(await run.stop(5_000)).toEqual({ code: null, signal: 'SIGTERM' });
+        }
+        expect(await docker.docker.listContainers({ all: true, filters: JSON.stringify({ label: [`${LABELS.lobby}=${lobbyId}`] }) })).toEqual([]);
+        // The second lobby runs the image the first loaded: its tar is gone, so a second load would fail.
+        fs.rmSync(tar, { force: true });
+      }
+      // An image removed since is loaded again, not assumed there: here that fails, its tar being gone.
+      await docker.docker.getImage(tag).remove({ force: true });
+      const again = startLobbyServer({ lobbyId: await newLobby(), env: {}, ports: [], run: { build, docker, owner }, workRoot: tempDir(), logs: t.emu.services.logs });
+      await expect(again).rejects.toThrow(/^Docker could not load the build: /);
+    } finally {
+      await docker.docker.getImage(tag).remove({ force: true }).catch(() => {});
+    }
+    // Making and loading a 100 MiB image takes a few seconds alone, and far longer on a loaded machine.
+  }, 180_000);
+});

@@ -1,0 +1,132 @@
+// The process runner on real processes: output lines, the exit, the environment and working directory, samples of
+// the whole tree, and every way of stopping leaving no process of the tree behind (checked by pid).
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { isRunning, ProcessRunner } from '../../src/emulator/runtime/process.js';
+import type { OutputStream, RunningServer } from '../../src/emulator/runtime/runtime.js';
+import { RunnerError } from '../../src/emulator/runtime/runtime.js';
+import { tempDir } from '../helpers/cli.js';
+
+const POSIX = process.platform !== 'win32';
+
+interface Started {
+  server: RunningServer;
+  lines: { stream: OutputStream; text: string }[];
+  /** Resolves with the first line that matches. */
+  line(re: RegExp): Promise<string>;
+}
+
+// Every server a test starts, stopped at the end whatever the test did: nothing of a failed test outlives its file.
+const started: RunningServer[] = [];
+afterAll(async () => {
+  await Promise.all(started.splice(0).map((s) => s.stop(0)));
+});
+
+async function start(command: string, env: Record<string, string> = {}): Promise<Started> {
+  const lines: Started['lines'] = [];
+  const waiters: { re: RegExp; resolve: (l: string) => void }[] = [];
+  const server = await new ProcessRunner(command).start({
+    env: { PATH: process.env.PATH ?? '', ...env },
+    workDir: tempDir('gamehost-lobby-'),
+    ports: [],
+    onLine(stream, line) {
+      const text = line.toString();
+      lines.push({ stream, text });
+      for (const w of waiters.splice(0)) (w.re.test(text) ? w.resolve(text) : waiters.push(w));
+    },
+  });
+  started.push(server);
+  return {
+    server,
+    lines,
+    line: (re) => {
+      const seen = lines.find((l) => re.test(l.text));
+      return seen ? Promise.resolve(seen.text) : new Promise((resolve) => waiters.push({ re, resolve }));
+    },
+  };
+}
+
+/** The pids a command printed as `pid <n>`, once `count` of them arrived. */
+async function pids(s: Started, count: number): Promise<number[]> {
+  for (let i = 1; i <= count; i++) await s.line(new RegExp(`^pid \\d+ #${i}$`));
+  return s.lines.filter((l) => l.text.startsWith('pid ')).map((l) => Number(l.text.split(' ')[1]));
+}
+
+describe.skipIf(!POSIX)('the process runner', () => {
+  it('runs the command through the shell in its working directory, with the environment given; lines per stream; its exit code', async () => {
+    const s = await start('echo "hello $GREETING"; echo "to stderr" >&2; pwd; printf "no newline"; exit 3', { GREETING: 'lobby' });
+    expect(await s.server.exited).toEqual({ code: 3, signal: null });
+    expect(s.lines.filter((l) => l.stream === 'stdout').map((l) => l.text)).toEqual([
+      'hello lobby',
+      expect.stringMatching(/gamehost-lobby-/),
+      'no newline',
+    ]);
+    expect(s.lines.filter((l) => l.stream === 'stderr').map((l) => l.text)).toEqual(['to stderr']);
+    // Only the environment given: nothing of this process's own.
+    const env = await start('echo "home=${HOME:-unset}"');
+    await env.server.exited;
+    expect(env.lines[0]!.text).toBe('home=unset');
+  });
+
+  it('stop: SIGTERM to the whole tree (children, grandchildren, one that left the group); none is left', async () => {
+    const s = await start(
+      [
+        'sleep 300 & echo "pid $! #1"',
+        `sh -c 'sleep 300 & echo "pid $! #2"; wait' &`,
+        // A child in a session (and group) of its own: still found through its parent.
+        `node -e 'const c = require("child_process").spawn("sleep", ["300"], { detached: true, stdio: "ignore" }); setInterval(() => {}, 1000); console.log("pid " + process.pid + " #3\\npid " + c.pid + " #4")' &`,
+        'wait',
+      ].join('\n'),
+    );
+    const tree = await pids(s, 4);
+    expect(tree).toHaveLength(4);
+    expect(tree.every(isRunning)).toBe(true);
+    const exit = await s.server.stop(5_000);
+    expect(exit).toEqual({ code: null, signal: 'SIGTERM' });
+    expect(tree.filter(isRunning)).toEqual([]);
+  });
+
+  it('stop: what ignores SIGTERM is killed after the grace period', async () => {
+    const s = await start(`trap '' TERM; sleep 300 & echo "pid $! #1"; while :; do sleep 0.05; done`);
+    const tree = await pids(s, 1);
+    const exit = await s.server.stop(300);
+    expect(exit.signal).toBe('SIGKILL');
+    expect(tree.filter(isRunning)).toEqual([]);
+    // Asking again answers the same exit.
+    expect(await s.server.stop(300)).toEqual(exit);
+  });
+
+  it('a server that exits by itself takes what it started with it', async () => {
+    const s = await start(`sleep 300 & echo "pid $! #1"; sh -c 'sleep 300' & echo "pid $! #2"; exit 0`);
+    const tree = await pids(s, 2);
+    expect(await s.server.exited).toEqual({ code: 0, signal: null });
+    // The exit resolves once the leftovers were sent SIGKILL; the kernel ends them within moments.
+    for (let i = 0; i < 100 && tree.some(isRunning); i++) await new Promise((r) => setTimeout(r, 20));
+    expect(tree.filter(isRunning)).toEqual([]);
+    expect(await s.server.sample()).toBeUndefined();
+  });
+
+  it('samples the CPU and memory of the whole tree', async () => {
+    // A busy child under an idle shell: the CPU is the child's, counted in the tree.
+    const s = await start(`node -e 'console.log("pid " + process.pid + " #1"); for (;;) {}' & wait`);
+    await pids(s, 1);
+    await s.server.sample();
+    await new Promise((r) => setTimeout(r, 500));
+    const sample = (await s.server.sample())!;
+    // Busy all along, so above nothing; how far above depends on what else this machine runs.
+    expect(sample.cpu).toBeGreaterThan(0);
+    expect(sample.memory).toBeGreaterThan(10 * 1024 * 1024);
+    await s.server.stop(1_000);
+  });
+
+  it('a command that cannot start is one RunnerError naming it', async () => {
+    const gone = path.join(tempDir(), 'missing');
+    const err = await new ProcessRunner('true')
+      .start({ env: {}, workDir: gone, ports: [], onLine: () => {} })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RunnerError);
+    expect((err as Error).message).toContain(gone);
+    expect(fs.existsSync(gone)).toBe(false);
+  });
+});
