@@ -2,6 +2,7 @@
 import { runBucketBench } from './bucket.js';
 import { runEmulatorBench } from './emulator.js';
 import { runGamesBench } from './games.js';
+import { runInstalledBench } from './installed.js';
 import { runEmulatorPostgresBench } from './emulator-postgres.js';
 import { runRequestBench } from './request.js';
 import { runStartupBench } from './startup.js';
@@ -10,6 +11,7 @@ import { runUploadBench } from './upload.js';
 
 const results = [
   runStartupBench(),
+  runInstalledBench(),
   await runRequestBench(),
   await runEmulatorBench(),
   await runEmulatorPostgresBench(),

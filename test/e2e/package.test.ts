@@ -6,37 +6,24 @@ import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { packAndInstall } from '../../scripts/install-packed.js';
+import { hasNodeSqlite } from '../../src/emulator/stores/sqlite-driver.js';
 import { isolatedEnv, tempDir } from '../helpers/cli.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
-const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
   name: string;
   version: string;
   license: string;
   files: string[];
 };
-const NODE_SQLITE = Number(process.versions.node.split('.')[0]) >= 23 || /^22\.(1[3-9]|[2-9]\d)\./.test(process.versions.node);
-// npm from the Node.js that runs the tests, so a Node.js 24 run installs with Node.js 24.
-const npmEnv = (extra: NodeJS.ProcessEnv = {}) => ({
-  ...process.env,
-  PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH}`,
-  npm_config_update_notifier: 'false',
-  npm_config_fund: 'false',
-  npm_config_audit: 'false',
-  ...extra,
-});
-
-function npm(args: string[], cwd: string, extra: NodeJS.ProcessEnv = {}): SpawnSyncReturns<string> {
-  return spawnSync(NPM, args, { cwd, env: npmEnv(extra), encoding: 'utf8' });
-}
+const NODE_SQLITE = hasNodeSqlite();
 
 /** Relative links in a markdown file that point at files (not URLs, not anchors in the same file). */
 function fileLinks(markdown: string): string[] {
   return [...markdown.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]!.split('#')[0]!).filter((l) => l !== '' && !/^[a-z][a-z0-9+.-]*:/i.test(l));
 }
 
-let work: string;
 let packed: { files: { path: string }[]; filename: string };
 let installed: string;
 let bin: string;
@@ -45,53 +32,17 @@ let install: SpawnSyncReturns<string>;
 let cannot: string | undefined;
 
 beforeAll(() => {
-  work = tempDir();
-  // Pack a copy of what `npm pack` reads, so its prepack (which edits package.json for the moment) never touches
-  // the working tree other tests read; dist/ is the one `npm test` just built.
-  const copy = path.join(work, 'source');
-  for (const entry of ['package.json', 'README.md', 'LICENSE', 'bin', 'dist', 'docs', 'scripts']) {
-    fs.cpSync(path.join(ROOT, entry), path.join(copy, entry), { recursive: true });
-  }
-  const pack = npm(['pack', '--json', '--pack-destination', work], copy, { GAMEHOST_PACK_SKIP_BUILD: '1' });
-  expect(pack.status, pack.stderr).toBe(0);
-  packed = (JSON.parse(pack.stdout) as (typeof packed)[])[0]!;
-  expect(fs.readFileSync(path.join(copy, 'package.json'), 'utf8')).toBe(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
-
-  // An empty project whose lockfile is the repository's production entries plus the tarball: `npm ci` installs
-  // exactly those from the cache (`--offline`: a miss fails instead of asking the registry).
-  const app = path.join(work, 'app');
-  fs.mkdirSync(app);
-  const lock = JSON.parse(fs.readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8')) as {
-    packages: Record<string, { dev?: boolean; [k: string]: unknown }>;
-  };
-  const tarball = `file:../${packed.filename}`;
-  const pkg = JSON.parse(fs.readFileSync(path.join(copy, 'package.json'), 'utf8'));
-  const packages: Record<string, unknown> = {
-    '': { name: 'app', dependencies: { [manifest.name]: tarball } },
-    [`node_modules/${manifest.name}`]: {
-      version: manifest.version,
-      resolved: tarball,
-      license: pkg.license,
-      dependencies: pkg.dependencies,
-      peerDependencies: pkg.peerDependencies,
-      peerDependenciesMeta: pkg.peerDependenciesMeta,
-      engines: pkg.engines,
-      bin: pkg.bin,
-    },
-  };
-  for (const [key, entry] of Object.entries(lock.packages)) if (key !== '' && !entry.dev) packages[key] = entry;
-  fs.writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, dependencies: { [manifest.name]: tarball } }));
-  fs.writeFileSync(path.join(app, 'package-lock.json'), JSON.stringify({ name: 'app', lockfileVersion: 3, requires: true, packages }));
-  install = npm(['ci', '--offline', '--foreground-scripts'], app);
-  if (install.status !== 0 && /ENOTCACHED/.test(install.stderr)) {
-    cannot = `npm's cache lacks a dependency (run \`npm ci\` with the network once): ${install.stderr.split('\n').find((l) => /ENOTCACHED/.test(l) && /request/.test(l)) ?? ''}`;
+  const r = packAndInstall(tempDir());
+  packed = r.packed;
+  // postpack put package.json back as it was.
+  expect(r.manifestAfter).toBe(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
+  if (r.cacheMiss) {
+    cannot = `npm's cache lacks a dependency (run \`npm ci\` with the network once): ${r.cacheMiss}`;
     if (process.env.CI) throw new Error(cannot);
     console.warn(`package test skipped: ${cannot}`);
     return;
   }
-  expect(install.status, install.stderr).toBe(0);
-  installed = path.join(app, 'node_modules', manifest.name);
-  bin = path.join(app, 'node_modules', '.bin', 'gamehost');
+  ({ install, installed, bin } = r);
 }, 180_000);
 
 function gamehost(args: string[], env: NodeJS.ProcessEnv): SpawnSyncReturns<string> {
