@@ -323,7 +323,8 @@ describe('docs/ci.md: a game per job on a staging emulator (game/action.yml), a 
     await runWorkflowJob(steps.slice(-1), job, { GAMEHOST_EMULATOR_ADMIN_TOKEN: ADMIN });
     expect(job.steps.at(-1)!.status, job.steps.at(-1)!.stderr).toBe(0);
     expect((await games()).find((g) => g.game_id === gameId)).toBeUndefined();
-  });
+    // A dozen CLI processes one after another: more than the default 20 s on a loaded machine.
+  }, 90_000);
 
   it('the cleanup runs after a failed step too (if: always())', async () => {
     const docs = fs.readFileSync(path.join(ROOT, 'docs', 'ci.md'), 'utf8');
@@ -337,5 +338,5 @@ describe('docs/ci.md: a game per job on a staging emulator (game/action.yml), a 
     expect(job.steps.map((s) => s.name)).not.toContain('Play');
     expect(job.steps.at(-1)).toMatchObject({ name: 'Delete the game', status: 0 });
     expect((await games()).find((g) => g.game_id === job.env.GAMEHOST_GAME)).toBeUndefined();
-  });
+  }, 90_000);
 });
