@@ -1,7 +1,9 @@
 // `npm pack` and `npm publish` run this around packing (prepack, postpack). The package ships dist/, so an install
 // from the registry or a tarball has nothing to build: the packed package.json leaves out `prepare`, which builds a
-// git checkout on `npm ci` and which npm would otherwise list as an install script to approve (allowScripts).
-// prepack: build dist/, then take `prepare` out of package.json, keeping the file as it was beside it;
+// git checkout on `npm ci` and which npm would otherwise list as an install script to approve (allowScripts), and
+// the dev dependencies, which an `npm install` run in the installed package's directory (the way to add
+// better-sqlite3 on Node.js 20 that the emulator names) would otherwise install too.
+// prepack: build dist/, then take those out of package.json, keeping the file as it was beside it;
 // postpack: put it back. A pack stopped in between is mended by the next prepack.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -27,6 +29,7 @@ function prepack() {
   const text = fs.readFileSync(MANIFEST, 'utf8');
   const manifest = JSON.parse(text);
   delete manifest.scripts.prepare;
+  delete manifest.devDependencies;
   fs.copyFileSync(MANIFEST, KEPT);
   const tmp = `${MANIFEST}.tmp`;
   fs.writeFileSync(tmp, `${JSON.stringify(manifest, null, 2)}\n`);

@@ -69,6 +69,8 @@ describe(`the packed package, installed (Node.js ${process.versions.node})`, () 
     expect(pkg.keywords).toEqual(expect.arrayContaining(['game-server', 'multiplayer', 'matchmaking']));
     expect(pkg.engines.node).toBe('^20.18.1 || >=22.13.0');
     for (const script of ['preinstall', 'install', 'postinstall', 'prepare']) expect(pkg.scripts?.[script]).toBeUndefined();
+    expect(pkg.devDependencies).toBeUndefined();
+    expect(pkg.peerDependencies).toEqual({ 'better-sqlite3': expect.any(String) });
     // npm asks for approval of nothing, and compiled nothing.
     expect(install.stdout + install.stderr).not.toMatch(/install-scripts|allowScripts|gyp/);
     expect(fs.existsSync(path.join(installed, '..', 'better-sqlite3'))).toBe(false);
