@@ -2,24 +2,22 @@
 # PostgreSQL and a bucket: GAMEHOST_EMULATOR_DATABASE_URL, GAMEHOST_EMULATOR_BUCKET). See docs/staging.md.
 #   docker build -t gamehost-emulator .
 #   docker run -e GAMEHOST_EMULATOR_ADMIN_TOKEN=... -p 6420:6420 gamehost-emulator
-FROM node:20-slim AS build
+FROM node:24-slim AS build
 WORKDIR /app
-# better-sqlite3 (the default SQLite store) compiles where no prebuilt binary fits.
-RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json tsconfig.json ./
 COPY bin ./bin
 COPY src ./src
-RUN npm ci && npm run build
+# Without scripts: on Node.js 24 the emulator's SQLite is node:sqlite, so nothing needs compiling (better-sqlite3,
+# a dev dependency for Node.js 20, is left unbuilt and not copied).
+RUN npm ci --ignore-scripts && npm run build
 
-FROM node:20-slim
+FROM node:24-slim
 WORKDIR /app
 ENV NODE_ENV=production \
     GAMEHOST_HEALTH_URL=http://127.0.0.1:6420/_emulator/health
 COPY package.json package-lock.json ./
-# Production dependencies only. Scripts are skipped (`prepare` would compile TypeScript, which is not installed);
-# the one native module that needs its build step is taken, built, from the build stage.
+# Production dependencies only; no install script of ours or theirs is needed.
 RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
-COPY --from=build /app/node_modules/better-sqlite3/build ./node_modules/better-sqlite3/build
 COPY --from=build /app/dist ./dist
 COPY bin ./bin
 RUN mkdir /data && chown node:node /data

@@ -2,6 +2,7 @@
 import { runBucketBench } from './bucket.js';
 import { runEmulatorBench } from './emulator.js';
 import { runGamesBench } from './games.js';
+import { runInstalledBench } from './installed.js';
 import { runLobbyReadsBench } from './lobby-reads.js';
 import { runEmulatorPostgresBench } from './emulator-postgres.js';
 import { runRequestBench } from './request.js';
@@ -12,6 +13,7 @@ import { runUploadBench } from './upload.js';
 
 const results = [
   runStartupBench(),
+  runInstalledBench(),
   await runRequestBench(),
   await runEmulatorBench(),
   await runEmulatorPostgresBench(),

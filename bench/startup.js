@@ -13,7 +13,7 @@ const BUDGET = 1.5;
 // Not a budget: the least any ES-module CLI on the design's commander can cost for `--help`. One module loads
 // commander as the CLI does and prints the help of a program as large as the CLI's top level (14 options with
 // one-line descriptions, 11 commands, a paragraph after), and nothing else.
-const COMMANDER_HELP = `
+export const COMMANDER_HELP = `
 import { createRequire } from 'node:module';
 const { Command } = createRequire(${JSON.stringify(path.join(path.dirname(BIN), '..', 'package.json'))})('commander');
 const program = new Command('floor').description('A program with as many options and commands as the CLI at its top level.');
@@ -31,7 +31,7 @@ const commands = {
   'gamehost --help': [process.execPath, [BIN, '--help']],
 };
 
-function once([cmd, args]) {
+export function once([cmd, args]) {
   const t0 = process.hrtime.bigint();
   const r = spawnSync(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH, HOME: process.env.HOME } });
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
@@ -39,7 +39,7 @@ function once([cmd, args]) {
   return ms;
 }
 
-const median = (xs) => {
+export const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };

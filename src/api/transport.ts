@@ -224,7 +224,8 @@ export function toNetworkError(err: unknown, url: URL): NetworkError {
   const code = errorCode(err) ?? tlsError?.code ?? 'ENETWORK';
   if (code === 'STALLED') return new NetworkError(`the connection to ${url.host} stalled: ${(err as Error).message}`, code, { cause: err });
   const isTls = /CERT|SSL|TLS/i.test(code);
-  const tlsMessage = (tlsError?.error as Error | undefined)?.message;
+  // Node.js 24 appends its own advice to the message; the hint below is ours, on every Node.js.
+  const tlsMessage = (tlsError?.error as Error | undefined)?.message?.replace(/; if the root CA is installed locally, try running Node\.js with --use-system-ca$/, '');
   // The proxy's refusal says what it answered in its own words.
   const own = code.startsWith('EPROXY') ? (findCause(err, (c) => c === code)?.error as Error).message : undefined;
   // The server closed the connection before answering.

@@ -58,7 +58,7 @@ export function appendBuildSummary(ctx: Context, tag: string, build: PushedBuild
 }
 
 /**
- * Under GitHub Actions, makes `build_id`, `upload_id` and `sha256` step outputs ($GITHUB_OUTPUT), so the next
+ * Under GitHub Actions, makes `build_id`, `upload_id`, `sha256` and `bytes` step outputs ($GITHUB_OUTPUT), so the next
  * step can use `${{ steps.push.outputs.build_id }}`. A file that cannot be written is a warning, never a failed push.
  */
 export function writeStepOutputs(ctx: Context, outputs: Record<string, string>): void {

@@ -36,8 +36,9 @@ function imageCommand(port: number, dataDir: string): string[] {
 }
 
 describe('Dockerfile', () => {
-  it('is node:20-slim, production dependencies only, a non-root user, a health check on /_emulator/health', () => {
-    expect(finalStage[0]).toBe('FROM node:20-slim');
+  it('is node:24-slim (node:sqlite: nothing compiled), production dependencies only, a non-root user, a health check on /_emulator/health', () => {
+    expect(finalStage[0]).toBe('FROM node:24-slim');
+    expect(dockerfile).not.toMatch(/better-sqlite3\/build|g\+\+|python3/);
     expect(instruction('RUN').some((r) => r.includes('npm ci --omit=dev'))).toBe(true);
     expect(instruction('USER')).toEqual(['node']);
     expect(instruction('ENV').join(' ')).toContain('GAMEHOST_HEALTH_URL=http://127.0.0.1:6420/_emulator/health');

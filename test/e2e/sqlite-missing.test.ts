@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { setSqliteLoader } from '../../src/emulator/stores/better-sqlite.js';
+import { setSqliteLoader } from '../../src/emulator/stores/sqlite-driver.js';
 import { isolatedEnv, runCli } from '../helpers/cli.js';
 
 afterEach(() => setSqliteLoader());
@@ -26,7 +26,7 @@ describe('without a usable better-sqlite3', () => {
       () => {
         throw Object.assign(new Error("Cannot find module 'better-sqlite3'"), { code: 'MODULE_NOT_FOUND' });
       },
-      /which is not installed \(npm leaves it out, silently, when its build fails\)/,
+      /which is not installed \(Node\.js 20 only: 22\.13 and later have node:sqlite\)/,
       'npm install better-sqlite3 --no-save --foreground-scripts',
     ],
   ])('%s: one line with the two ways out, exit 1, no crash report', async (_name, loader, message, fix) => {

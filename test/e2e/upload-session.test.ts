@@ -280,14 +280,14 @@ describe('build push: the session ends cleanly on every path', () => {
     expect(resumed.find((e) => e.type === 'complete')).toMatchObject({ bytes: 8 * PART, bytes_sent: (8 - kept) * PART });
   }, 60_000);
 
-  it('under GitHub Actions: build_id, upload_id and sha256 are step outputs', async () => {
+  it('under GitHub Actions: build_id, upload_id, sha256 and bytes are step outputs', async () => {
     const out = path.join(tempDir(), 'github-output');
     fs.writeFileSync(out, 'earlier=1\n');
     const f = file('ci.tar', 2 * PART);
     const r = await runCli(['build', 'push', f, '--tag', 'ci:v1', '--json'], { env: { ...fx.env, GITHUB_ACTIONS: 'true', GITHUB_OUTPUT: out } });
     expect(r.code).toBe(0);
     const result = JSON.parse(r.stdout);
-    expect(fs.readFileSync(out, 'utf8')).toBe(`earlier=1\nbuild_id=${result.build_id}\nupload_id=${result.upload_id}\nsha256=${result.sha256}\n`);
+    expect(fs.readFileSync(out, 'utf8')).toBe(`earlier=1\nbuild_id=${result.build_id}\nupload_id=${result.upload_id}\nsha256=${result.sha256}\nbytes=${2 * PART}\n`);
     expect(result.sha256).toBe(crypto.createHash('sha256').update(fs.readFileSync(f)).digest('hex'));
     expect((await listBuilds(fx.emu.endpoint)).find((b) => b.build_id === result.build_id)?.complete).toBe(true);
   });

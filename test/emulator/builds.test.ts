@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { openDatabase } from '../../src/emulator/stores/sqlite-driver.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { GAME_ID } from '../../src/emulator/index.js';
 import { presignPath } from '../../src/emulator/stores/presign.js';
@@ -294,7 +294,7 @@ describe('presigned PUT and complete', () => {
     const res = await createBuild(buildBody(3));
     await put(res.json.image_presigned_requests[0].url, Buffer.from('abc'));
     // Another process claimed the upload to assemble it, as the database of a shared data directory shows.
-    const db = new Database(join(t.dataDir, 'emulator.db'));
+    const db = openDatabase(join(t.dataDir, 'emulator.db'), { timeout: 5000 });
     const claim = db.prepare("UPDATE uploads SET state = 'assembling', claim_ts = ? WHERE upload_id = ?");
     try {
       claim.run(Date.now(), res.json.upload_id);

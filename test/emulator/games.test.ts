@@ -5,7 +5,7 @@ import { once } from 'node:events';
 import { existsSync, readdirSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { openDatabase } from '../../src/emulator/stores/sqlite-driver.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GAME_ID, ManualClock, startEmulator } from '../../src/emulator/index.js';
 import { ADMIN_LOCKOUT_MS, ADMIN_MAX_FAILURES, ADMIN_TOKEN_MIN_LENGTH } from '../../src/emulator/services/admin.js';
@@ -163,7 +163,7 @@ describe('two games side by side', () => {
 
     expect((await stats(t, b)).json.player_count).toBe(2);
     expect((await t.call('GET', `/_emulator/builds?game_id=${b.game_id}`)).json.builds).toHaveLength(1);
-    const db = new Database(join(t.dataDir, 'emulator.db'), { readonly: true });
+    const db = openDatabase(join(t.dataDir, 'emulator.db'), { timeout: 5000 });
     try {
       expect(db.prepare('SELECT COUNT(*) FROM lobbies WHERE namespace_id = ?').pluck().get(a.namespace_id)).toBe(0);
       expect(db.prepare('SELECT COUNT(*) FROM builds WHERE game_id = ?').pluck().get(a.game_id)).toBe(0);
@@ -236,7 +236,7 @@ async function recordsLeft(dataDir: string, database: string | undefined): Promi
     const [{ n }] = await queryDatabase<{ n: number }>(database, 'SELECT COUNT(*)::int AS n FROM lobbies');
     return { games: games.map((g) => g.game_id), lobbies: n! };
   }
-  const db = new Database(join(dataDir, 'emulator.db'), { readonly: true });
+  const db = openDatabase(join(dataDir, 'emulator.db'), { timeout: 5000 });
   try {
     return { games: db.prepare<[], string>('SELECT game_id FROM games ORDER BY game_id').pluck().all(), lobbies: db.prepare<[], number>('SELECT COUNT(*) FROM lobbies').pluck().get()! };
   } finally {

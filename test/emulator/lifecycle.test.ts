@@ -1,7 +1,7 @@
 // What keeps a lobby running or ends it: max_players for joining players, the idle lifetime, and job metrics.
 // Time is a ManualClock the tests move: nothing sleeps, and every expected timestamp is exact.
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { openDatabase } from '../../src/emulator/stores/sqlite-driver.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GAME_ID, ManualClock, NAMESPACE_ID, startEmulator } from '../../src/emulator/index.js';
 import { lobbyMetrics } from '../../src/emulator/services/metrics.js';
@@ -169,7 +169,7 @@ describe('a data directory from an older gamehost', () => {
     }).then((r) => r.json() as Promise<{ lobby: { lobby_id: string } }>);
     await first.close();
     // Turn it back into what version 1 wrote.
-    const db = new Database(join(dir, 'emulator.db'));
+    const db = openDatabase(join(dir, 'emulator.db'), { timeout: 5000 });
     db.exec(`DROP TABLE games; DROP INDEX lobbies_namespace; DROP INDEX exports_game; DROP TABLE running_players;
              DROP TRIGGER running_players_join; DROP TRIGGER running_players_leave; DROP TRIGGER running_players_stop;
              DROP TRIGGER running_players_delete; DROP INDEX lobbies_running_mode;
@@ -183,7 +183,7 @@ describe('a data directory from an older gamehost', () => {
         headers: { authorization: `Bearer ${second.tokens.cloud}` },
       }).then((r) => r.json() as Promise<{ lobby: { status: unknown } }>);
       expect(logs.lobby.status).toEqual({ running: {} });
-      const check = new Database(join(dir, 'emulator.db'), { readonly: true });
+      const check = openDatabase(join(dir, 'emulator.db'), { timeout: 5000 });
       expect(check.prepare("SELECT value FROM meta WHERE key = 'schema_version'").pluck().get()).toBe('4');
       expect(check.prepare('SELECT idle_lifetime_ms FROM lobbies').pluck().all()).toEqual([null]);
       expect(check.prepare('SELECT COUNT(*) FROM games').pluck().get()).toBe(0);

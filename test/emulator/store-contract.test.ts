@@ -7,6 +7,7 @@ import { mulberry32 } from '../../src/emulator/faults.js';
 import { prepareDataDir } from '../../src/emulator/datadir.js';
 import { PG_SCHEMA_VERSION, PostgresStore, SchemaTooNewError } from '../../src/emulator/stores/postgres.js';
 import { SqliteStore } from '../../src/emulator/stores/sqlite.js';
+import { hasNodeSqlite, openDatabase, sqliteDriverName } from '../../src/emulator/stores/sqlite-driver.js';
 import { MAX_LOG_LINE_BYTES, type BuildRow, type LobbyRow, type LocalObjectIndex, type NewUpload, type Store } from '../../src/emulator/stores/store.js';
 import { createTestDatabase, PG_PRESENT, queryDatabase } from '../helpers/postgres.js';
 import { tempDir } from './helpers.js';
@@ -470,5 +471,65 @@ describe.skipIf(!PG_PRESENT)('PostgreSQL only', () => {
     const started = Date.now();
     await expect(PostgresStore.open({ connectionString: 'postgres://nobody@127.0.0.1:1/none' })).rejects.toThrow();
     expect(Date.now() - started).toBeLessThan(6_000);
+  });
+});
+
+// The SQLite driver this Node.js gets: node:sqlite from 22.13 (nothing to build), better-sqlite3 on 20. The contract
+// above ran on it; these are what the driver itself must give the store on either: the file shared by connections
+// (as by processes) in WAL mode, another connection's commit seen through data_version, and SQLite's error codes.
+describe('SQLite on this Node.js', () => {
+  it(`opens with ${hasNodeSqlite() ? 'node:sqlite' : 'better-sqlite3'}`, () => {
+    expect(sqliteDriverName()).toBe(hasNodeSqlite() ? 'node:sqlite' : 'better-sqlite3');
+    expect(hasNodeSqlite('20.20.2')).toBe(false);
+    expect(hasNodeSqlite('22.12.0')).toBe(false);
+    expect(hasNodeSqlite('22.13.0')).toBe(true);
+    expect(hasNodeSqlite('24.0.0')).toBe(true);
+  });
+
+  it('two stores on one file: WAL, and a game another connection creates is seen at once (data_version)', async () => {
+    const file = join(prepareDataDir(tempDir()).root, 'emulator.db');
+    const a = SqliteStore.open(file);
+    const b = SqliteStore.open(file);
+    try {
+      // b reads the game as absent, then a creates it: b's kept answer must not hide it.
+      expect(await b.getGame('g-1')).toBeUndefined();
+      await a.insertGame({ game_id: 'g-1', namespace_id: 'ns-g1', name: 'one', game_modes: '["default"]', regions: '["lnd-atl"]', create_ts: T0, expire_ts: T0 + 3_600_000, delete_ts: null });
+      expect(await b.getGame('g-1')).toMatchObject({ game_id: 'g-1', name: 'one' });
+      const db = openDatabase(file, { timeout: 1000 });
+      expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+      expect(db.pragma('busy_timeout', { simple: true })).toBe(1000);
+      db.close();
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it("a writer waits out another's lock up to the busy timeout, then fails with SQLITE_BUSY; a unique key is SQLITE_CONSTRAINT_*", () => {
+    const file = join(prepareDataDir(tempDir()).root, 'emulator.db');
+    void SqliteStore.open(file).close();
+    const one = openDatabase(file, { timeout: 50 });
+    const two = openDatabase(file, { timeout: 50 });
+    try {
+      one.exec('BEGIN IMMEDIATE');
+      expect(() => two.exec("INSERT INTO meta (key, value) VALUES ('x', '1')")).toThrow(expect.objectContaining({ code: expect.stringMatching(/^SQLITE_BUSY/) }));
+      one.exec('COMMIT');
+      const insert = two.prepare<[string, string]>('INSERT INTO meta (key, value) VALUES (?, ?)');
+      insert.run('x', '1');
+      expect(() => insert.run('x', '2')).toThrow(expect.objectContaining({ code: expect.stringMatching(/^SQLITE_CONSTRAINT_(PRIMARYKEY|UNIQUE)$/) }));
+      // A transaction that throws leaves nothing behind; one that returns commits.
+      const tx = two.transaction((value: string) => {
+        insert.run('y', value);
+        if (value === 'bad') throw new Error('no');
+        return value;
+      });
+      expect(() => tx.immediate('bad')).toThrow('no');
+      expect(two.prepare<[string], string>('SELECT value FROM meta WHERE key = ?').pluck().get('y')).toBeUndefined();
+      expect(tx.immediate('good')).toBe('good');
+      expect(one.prepare<[string], string>('SELECT value FROM meta WHERE key = ?').pluck().get('y')).toBe('good');
+    } finally {
+      one.close();
+      two.close();
+    }
   });
 });

@@ -143,7 +143,7 @@ async function run(ctx: Context, o: PushOptions): Promise<void> {
     const api = await ctx.api();
     const result = await pushSession(ctx, api, { ...o, progress, kind: input.kind, compression: input.compression }, input, started);
     appendBuildSummary(ctx, o.tag, result);
-    writeStepOutputs(ctx, { build_id: result.build_id, upload_id: result.upload_id, sha256: result.sha256 });
+    writeStepOutputs(ctx, { build_id: result.build_id, upload_id: result.upload_id, sha256: result.sha256, bytes: String(result.bytes) });
     if (ctx.global.json) return writeJson(ctx, result);
     ctx.io.stdout.write(renderPushed(ctx, o.tag, result));
   } finally {

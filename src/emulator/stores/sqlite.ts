@@ -1,9 +1,8 @@
 // The Store in SQLite, shared by every emulator process over one data directory; it also keeps the local blob
 // store's index (what each part PUT received, and the export CSVs).
-import type Database from 'better-sqlite3';
 import { DEFAULT_CONFIG } from '../config.js';
 import { sleepSync } from '../datadir.js';
-import { openDatabase } from './better-sqlite.js';
+import { openDatabase, type SqliteDatabase, type SqliteTransaction } from './sqlite-driver.js';
 import type {
   BuildRow,
   GameObjects,
@@ -222,7 +221,7 @@ function isUniqueViolation(err: unknown): boolean {
   return (err as { code?: unknown }).code === 'SQLITE_CONSTRAINT_UNIQUE';
 }
 
-function prepareStatements(db: Database.Database) {
+function prepareStatements(db: SqliteDatabase) {
   return {
     insertLobby: db.prepare<LobbyInsertValues>(
       `INSERT INTO lobbies (${LOBBY_INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -362,24 +361,24 @@ function prepareStatements(db: Database.Database) {
   };
 }
 
-// better-sqlite3 is synchronous; the async methods keep the Store interface open to networked databases.
+// SQLite's drivers are synchronous; the async methods keep the Store interface open to networked databases.
 export class SqliteStore implements Store, LocalObjectIndex {
-  private readonly db: Database.Database;
+  private readonly db: SqliteDatabase;
   private readonly stmt: ReturnType<typeof prepareStatements>;
-  private readonly insertLobbyTx: Database.Transaction<(lobby: LobbyRow, playerId: string) => void>;
-  private readonly joinLobbyTx: Database.Transaction<(lobbyId: string, playerId: string, now: number) => JoinOutcome>;
-  private readonly insertBuildTx: Database.Transaction<(build: BuildRow, upload: NewUpload) => void>;
-  private readonly completeUploadTx: Database.Transaction<
+  private readonly insertLobbyTx: SqliteTransaction<(lobby: LobbyRow, playerId: string) => void>;
+  private readonly joinLobbyTx: SqliteTransaction<(lobbyId: string, playerId: string, now: number) => JoinOutcome>;
+  private readonly insertBuildTx: SqliteTransaction<(build: BuildRow, upload: NewUpload) => void>;
+  private readonly completeUploadTx: SqliteTransaction<
     (upload: UploadRow, sha256: string, size: number, now: number) => void
   >;
-  private readonly purgeGameTx: Database.Transaction<(gameId: string, namespaceId: string, keepGame: boolean) => PurgedGame>;
+  private readonly purgeGameTx: SqliteTransaction<(gameId: string, namespaceId: string, keepGame: boolean) => PurgedGame>;
   /** Game rows as last read, while no other connection has written (PRAGMA data_version says so). */
   private readonly games = new Map<string, GameRow | undefined>();
   private gamesVersion: number | undefined;
-  private readonly appendLogsTx: Database.Transaction<
+  private readonly appendLogsTx: SqliteTransaction<
     (lobbyId: string, stream: LogStream, lines: Buffer[], now: number, bounds: LogBounds) => void
   >;
-  private readonly insertExportTx: Database.Transaction<
+  private readonly insertExportTx: SqliteTransaction<
     (exportId: string, gameId: string, csv: string, now: number, expires: number) => void
   >;
 
@@ -417,7 +416,7 @@ export class SqliteStore implements Store, LocalObjectIndex {
     }
   }
 
-  private constructor(db: Database.Database) {
+  private constructor(db: SqliteDatabase) {
     this.db = db;
     this.stmt = prepareStatements(db);
     const s = this.stmt;

@@ -1,0 +1,29 @@
+// `npm test`'s second part: the end-to-end tests (the package test among them) and the store contract suite again
+// under Node.js 24, where the embedded emulator runs on node:sqlite and nothing is compiled. The binary is the
+// one scripts/node24.js prepared (.ci/run does it first) or GAMEHOST_NODE24. Without it: skipped with a line
+// saying so, or, with CI set, a failure. Run on Node.js 24 already (the whole suite was just that), nothing to add.
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { node24Path } from './node24.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const NODE24_FILES = ['test/e2e', 'test/emulator/store-contract.test.ts'];
+
+const major = Number(process.versions.node.split('.')[0]);
+if (major >= 24) {
+  process.stdout.write(`Node.js ${process.versions.node} ran the whole suite; no second run.\n`);
+  process.exit(0);
+}
+const node = node24Path();
+if (node === undefined) {
+  const why = 'Node.js 24 is not prepared: `node scripts/node24.js` unpacks it from the registry into .cache/node-24 (or set GAMEHOST_NODE24)';
+  const ci = process.env.CI !== undefined && process.env.CI !== '' && process.env.CI !== '0' && process.env.CI !== 'false';
+  process.stderr.write(ci ? `error: ${why}\n` : `skipped the Node.js 24 run: ${why}\n`);
+  process.exit(ci ? 1 : 0);
+}
+const version = spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim();
+process.stdout.write(`\nThe end-to-end tests and the store contract again, on Node.js ${version} (${node}):\n`);
+const vitest = path.join(ROOT, 'node_modules', 'vitest', 'vitest.mjs');
+const run = spawnSync(node, [vitest, 'run', ...NODE24_FILES, ...process.argv.slice(2)], { cwd: ROOT, stdio: 'inherit' });
+process.exit(run.status ?? 1);
