@@ -42,12 +42,20 @@ export function buildProgram(io: IOStreams, runner: Runner, words?: readonly str
   return createProgram(TREE, io, runner, words);
 }
 
-function installSignals(controller: AbortController): () => void {
+/**
+ * The first signal aborts the command, which stops, cleans up and reports. A second one skips the clean-up, but
+ * not the report: `lastWords` prints it first, as it stands (the upload puts its resume hint on the interruption
+ * the moment it happens). `timeout` sends its signal twice, to the command and to its process group, so a
+ * second signal often comes within microseconds of the first.
+ */
+function installSignals(controller: AbortController, lastWords: () => void): () => void {
   let count = 0;
   const handler = (signal: 'SIGINT' | 'SIGTERM') => {
     count++;
-    // A second Ctrl-C skips clean-up.
-    if (count > 1) process.exit(signal === 'SIGINT' ? ExitCode.SIGINT : ExitCode.SIGTERM);
+    if (count > 1) {
+      lastWords();
+      process.exit((controller.signal.reason as InterruptedError | undefined)?.exitCode ?? (signal === 'SIGINT' ? ExitCode.SIGINT : ExitCode.SIGTERM));
+    }
     controller.abort(new InterruptedError(signal));
   };
   const onInt = () => handler('SIGINT');
@@ -102,11 +110,23 @@ export async function main(argv: string[], init: ContextInit = {}): Promise<numb
   const controller = new AbortController();
   const outer = init.signal;
   const forward = () => controller.abort(outer!.reason);
+  // The context is built only when a command runs: --help and --version never load it.
+  let ctx: Context | undefined;
+  // Loaded with the context, so that a second signal can report synchronously; set once the error is reported.
+  let printError: typeof import('./output/errors.js').printError | undefined;
+  let reported = false;
+  const lastWords = () => {
+    if (reported) return;
+    reported = true;
+    const reason = controller.signal.reason as InterruptedError;
+    if (ctx && printError) printError(ctx, reason);
+    else io.stderr.write(`error: ${reason.message}\n`);
+  };
   if (outer) {
     if (outer.aborted) forward();
     else outer.addEventListener('abort', forward, { once: true });
   } else {
-    uninstall = installSignals(controller);
+    uninstall = installSignals(controller, lastWords);
   }
   const signal = controller.signal;
   const io: IOStreams = {
@@ -117,14 +137,13 @@ export async function main(argv: string[], init: ContextInit = {}): Promise<numb
   const output = watchOutput(io, controller);
   const full: ContextInit = { ...init, io, signal };
   argv = versionAsCommand(argv);
-  // The context is built only when a command runs: --help and --version never load it.
-  let ctx: Context | undefined;
   let code: number = ExitCode.OK;
   try {
     const program = await buildProgram(
       io,
       async (def, operands, opts, globals) => {
-        const { createContext } = await import('./context.js');
+        const [{ createContext }, errors] = await Promise.all([import('./context.js'), import('./output/errors.js')]);
+        printError = errors.printError;
         ctx = createContext(full, globals);
         const result = await def.run(ctx, await def.parse(readValues(def.operands, def.options, operands, opts), ctx));
         if (typeof result === 'number') code = result;
@@ -134,7 +153,9 @@ export async function main(argv: string[], init: ContextInit = {}): Promise<numb
     await program.parseAsync(argv);
     await flushed(io.stdout);
   } catch (err) {
+    // Marked reported once written: a second signal before then prints it itself, and exits.
     code = await reportError(argv, full, ctx, signal.aborted ? signal.reason : output.closed() ? new OutputClosedError({ cause: err }) : err);
+    reported = true;
   } finally {
     await ctx?.close().catch(() => {});
     uninstall?.();
