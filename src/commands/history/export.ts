@@ -15,6 +15,8 @@ export interface ExportOptions {
   queryEnd: number;
   /** A file path (resolved), or '-' for stdout. */
   output: string;
+  /** -o named a directory with a trailing slash: made if missing. */
+  makeDir?: boolean;
   /** csv: the bytes as served; json: JSON lines; table: rendered rows on stdout. */
   format: ExportFormat;
   /** Print the presigned URL and download nothing. */
@@ -82,7 +84,8 @@ export default defineCommand({
     const name = defaultOutputName(start, end, format);
     const output = v.output ?? name;
     if (output === '-' && ctx.global.json) throw new UsageError('--json prints a summary on stdout: give -o <file>, not -o -');
-    return { queryStart: start, queryEnd: end, output: output === '-' ? '-' : outputFile(path.resolve(ctx.cwd, output), output, name), format, urlOnly, utc, wide };
+    const makeDir = /[\\/]$/.test(output);
+    return { queryStart: start, queryEnd: end, output: output === '-' ? '-' : outputFile(path.resolve(ctx.cwd, output), output, name), makeDir, format, urlOnly, utc, wide };
   },
   run,
 });
@@ -93,7 +96,7 @@ function outputFile(resolved: string, given: string, name: string): string {
   return isDir ? path.join(resolved, name) : resolved;
 }
 
-/** Where the rows go: stdout (with backpressure), or a temporary file renamed into place at the end. */
+/** Where the rows go: stdout (with backpressure), or a file (src/output/file.ts: a device or a FIFO is written straight into). */
 interface Sink {
   write(data: string | Uint8Array): Promise<void>;
   commit(): Promise<void>;
@@ -122,9 +125,8 @@ function stdoutSink(ctx: Context): Sink {
 }
 
 async function fileSink(target: string): Promise<Sink> {
-  // Written beside the target and renamed into place, so an interrupted download never leaves a half file.
-  const temp = `${target}.${process.pid}.part`;
-  const file = await fs.promises.open(temp, 'w').catch((err) => {
+  const { openFileSink } = await import('../../output/file.js');
+  const file = await openFileSink(target).catch((err) => {
     throw new UsageError(`-o: cannot write ${target}: ${describeFsError(err)}`);
   });
   // Small writes (a JSON line each) are gathered, so a large export is not a syscall per row.
@@ -146,13 +148,9 @@ async function fileSink(target: string): Promise<Sink> {
     },
     async commit() {
       await flush();
-      await file.close();
-      await fs.promises.rename(temp, target);
+      await file.commit();
     },
-    async abort() {
-      await file.close().catch(() => {});
-      await fs.promises.rm(temp, { force: true });
-    },
+    abort: () => file.abort(),
   };
 }
 
@@ -170,7 +168,16 @@ async function run(ctx: Context, o: ExportOptions): Promise<void> {
   const { HistoryTally, checkHistoryHeader, formatHistorySummary, historyTableChunks, historyJson, historyRecord, historyRow } = history;
   if (o.output !== '-') {
     const dir = path.dirname(o.output);
-    if (!fs.existsSync(dir)) throw new UsageError(`-o: directory ${dir} does not exist`);
+    // `-o exports/` names a directory that may not exist yet; `-o exports/week.csv` names a file in one that must.
+    if (o.makeDir) {
+      try {
+        fs.mkdirSync(dir, { recursive: true });
+      } catch (err) {
+        throw new UsageError(`-o: cannot create directory ${dir}: ${describeFsError(err)}`);
+      }
+    } else if (!fs.existsSync(dir)) {
+      throw new UsageError(`-o: directory ${dir} does not exist`, 'to have it made, end the name with a slash: -o dir/');
+    }
   }
   const api = await ctx.api();
   // The embedded emulator ends with this command, and its links with it: a link it made is never handed out alone.
@@ -267,7 +274,9 @@ async function run(ctx: Context, o: ExportOptions): Promise<void> {
     return;
   }
   if (o.output !== '-') {
-    ctx.info(`Wrote ${formatCount(rows)} lobb${rows === 1 ? 'y' : 'ies'} (${formatBytes(written)}) to ${path.relative(ctx.cwd, o.output) || o.output}`);
+    // Relative to here when below here; /dev/stdout stays /dev/stdout, not ../../dev/stdout.
+    const shown = path.relative(ctx.cwd, o.output);
+    ctx.info(`Wrote ${formatCount(rows)} lobb${rows === 1 ? 'y' : 'ies'} (${formatBytes(written)}) to ${shown && !shown.startsWith('..') && !path.isAbsolute(shown) ? shown : o.output}`);
   }
   const text = formatHistorySummary(summary, { start: o.queryStart, end: o.queryEnd }, viewOptions(ctx, ctx.io.stderr, o.utc));
   ctx.info(text.replace(/\n$/, ''));
