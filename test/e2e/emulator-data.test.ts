@@ -1,0 +1,67 @@
+// The emulator's own commands say which emulator they look at: a game made with `emulator game create --env` is
+// the one `emulator builds` lists, and a data directory that holds no emulator says so.
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { isolatedEnv, runCli, tempDir } from '../helpers/cli.js';
+
+/** The variables `eval "$(gamehost emulator game create --env)"` sets. */
+function evalEnv(text: string): Record<string, string> {
+  return Object.fromEntries([...text.matchAll(/^export (\w+)=(.*)$/gm)].map((m) => [m[1]!, m[2]!.replace(/^'|'$/g, '')]));
+}
+
+describe('emulator builds lists the game it is pointed at', () => {
+  it('after eval "$(gamehost emulator game create --env)" and a push, the new build is listed (GAMEHOST_GAME and --game)', async () => {
+    const env = isolatedEnv();
+    const created = await runCli(['emulator', 'game', 'create', '--env'], { env });
+    expect(created.code).toBe(0);
+    const game = evalEnv(created.stdout);
+    expect(game.GAMEHOST_GAME).toMatch(/^[0-9a-f-]{36}$/);
+    const withGame = { ...env, ...game };
+    const file = path.join(tempDir(), 'a.tar');
+    fs.writeFileSync(file, crypto.randomBytes(1000));
+    const pushed = await runCli(['build', 'push', file, '--tag', 'a:1', '-q'], { env: withGame });
+    expect(pushed.code).toBe(0);
+    const buildId = pushed.stdout.trim();
+
+    const listed = await runCli(['emulator', 'builds', '-q'], { env: withGame });
+    expect([listed.code, listed.stdout]).toEqual([0, `${buildId}\n`]);
+    const flag = await runCli(['emulator', 'builds', '-q', '--game', game.GAMEHOST_GAME!], { env });
+    expect([flag.code, flag.stdout]).toEqual([0, `${buildId}\n`]);
+    // The seeded game has none of them.
+    const seeded = await runCli(['emulator', 'builds', '-q'], { env });
+    expect([seeded.code, seeded.stdout]).toEqual([0, '']);
+    // A game the emulator does not know is said, not listed as empty.
+    const unknown = await runCli(['emulator', 'builds', '--game', '12345678-1234-4234-8234-123456789abc'], { env: withGame });
+    expect(unknown.code).toBe(4);
+    expect(unknown.stderr).toMatch(/^error: Game 12345678-1234-4234-8234-123456789abc not found/);
+  });
+});
+
+describe('a data directory without emulator data', () => {
+  const cases = [['emulator', 'builds'], ['emulator', 'game', 'list'], ['emulator', 'lobby', 'stop', '12345678-1234-4234-8234-123456789abc'], ['emulator', 'game', 'delete', '12345678-1234-4234-8234-123456789abc']];
+  for (const args of cases) {
+    it(`${args.slice(0, 3).join(' ')} --data-dir <mistyped>: one line, exit 2`, async () => {
+      const env = isolatedEnv();
+      const missing = path.join(tempDir(), 'nonexistent');
+      const r = await runCli([...args, '--data-dir', missing], { env });
+      expect(r.code).toBe(2);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toBe(`error: --data-dir: no emulator data in ${missing}\n  check the path; the embedded emulator keeps its data in ${path.join(env.XDG_DATA_HOME!, 'gamehost', 'emulator')}\n`);
+    });
+  }
+
+  it('the default directory before first use: a notice, an empty list, exit 0; nothing under -q or --json', async () => {
+    const env = isolatedEnv();
+    const dir = path.join(env.XDG_DATA_HOME!, 'gamehost', 'emulator');
+    const r = await runCli(['emulator', 'builds'], { env });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe(`No emulator data in ${dir} yet: the embedded emulator makes it on first use.\n`);
+    const q = await runCli(['emulator', 'builds', '-q'], { env });
+    expect([q.code, q.stdout, q.stderr]).toEqual([0, '', '']);
+    const json = await runCli(['emulator', 'builds', '--json'], { env });
+    expect([json.code, JSON.parse(json.stdout), json.stderr]).toEqual([0, { builds: [] }, '']);
+    expect(fs.existsSync(dir)).toBe(false);
+  });
+});
