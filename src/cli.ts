@@ -4,7 +4,7 @@
 import type { Context, ContextInit, IOStreams } from './context.js';
 import { ExitCode, InterruptedError, OutputClosedError } from './errors.js';
 import { command, group, readValues, type TreeNode } from './commands/command.js';
-import { CommanderError, createProgram, namedPath, type Runner } from './commands/program.js';
+import { CommanderError, GLOBAL_VALUE_FLAGS, createProgram, namedPath, type Runner } from './commands/program.js';
 
 const TREE: readonly TreeNode[] = [
   group('build', 'Push game server builds', [command('push', () => import('./commands/build/push.js'))]),
@@ -136,7 +136,7 @@ export async function main(argv: string[], init: ContextInit = {}): Promise<numb
   };
   const output = watchOutput(io, controller);
   const full: ContextInit = { ...init, io, signal };
-  argv = versionAsCommand(argv);
+  argv = helpForGroup(versionAsCommand(argv));
   let code: number = ExitCode.OK;
   try {
     const program = await buildProgram(
@@ -164,6 +164,20 @@ export async function main(argv: string[], init: ContextInit = {}): Promise<numb
   }
   // The work may be done, but its result did not arrive.
   return output.closed() && code !== ExitCode.SIGINT && code !== ExitCode.SIGTERM ? ExitCode.OUTPUT_CLOSED : code;
+}
+
+/**
+ * `gamehost` and `gamehost lobby` alone show their help on stdout and exit 0, as gh does (commander writes it on
+ * stderr, as for a mistake): a group named with nothing after it is asked for its help.
+ */
+function helpForGroup(argv: string[]): string[] {
+  const words = argv.slice(2);
+  if (words.includes('--')) return argv;
+  const path = namedPath(TREE, words);
+  if (path.at(-1)?.kind === 'command') return argv;
+  const operands = words.filter((w, i) => !w.startsWith('-') && !GLOBAL_VALUE_FLAGS.has(words[i - 1] ?? ''));
+  if (operands.length !== path.length || words.some((w) => w === '-h' || w === '--help' || w === '-V' || w === '--version')) return argv;
+  return [...argv, '--help'];
 }
 
 /**

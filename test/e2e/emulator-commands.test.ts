@@ -292,7 +292,8 @@ describe('emulator reset', () => {
     const { env, dir } = await seeded();
     for (const answer of ['n\n', '\n', '']) {
       const r = await runWithTerminal(['emulator', 'reset'], env, answer);
-      expect(r.code).toBe(0);
+      // Not done: exit 1, as a script must tell (rm -i answered no).
+      expect(r.code).toBe(1);
       expect(r.stderr).toContain('Nothing was deleted.');
       expect(fs.existsSync(path.join(dir, 'emulator.db'))).toBe(true);
     }
