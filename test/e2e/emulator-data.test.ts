@@ -65,3 +65,23 @@ describe('a data directory without emulator data', () => {
     expect(fs.existsSync(dir)).toBe(false);
   });
 });
+
+describe('emulator lobby stop shows the lobby as lobby logs does', () => {
+  it('the region by name on a terminal and piped, in a game of its own too', async () => {
+    const env = isolatedEnv();
+    const game = evalEnv((await runCli(['emulator', 'game', 'create', '--env'], { env })).stdout);
+    for (const e of [env, { ...env, ...game }]) {
+      const lobby = (await runCli(['lobby', 'create', '--game-mode', 'default', '-q'], { env: e })).stdout.trim();
+      const logs = await runCli(['lobby', 'logs', lobby], { env: e });
+      const regionLines = (text: string) => text.split('\n').filter((l) => /^region/.test(l));
+      const stop = await runCli(['emulator', 'lobby', 'stop', lobby], { env: e });
+      expect(stop.code).toBe(0);
+      expect(regionLines(stop.stdout)).toEqual(regionLines(logs.stdout));
+      expect(regionLines(stop.stdout)).toContainEqual('region\tlnd-atl');
+      const lobby2 = (await runCli(['lobby', 'create', '--game-mode', 'default', '-q'], { env: e })).stdout.trim();
+      const tty = await runCli(['emulator', 'lobby', 'stop', lobby2, '--no-color'], { env: e, tty: true });
+      expect(tty.stdout).toMatch(/^Region\s+Atlanta \(lnd-atl\)$/m);
+      expect(tty.stdout).not.toMatch(/[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}/);
+    }
+  });
+});
