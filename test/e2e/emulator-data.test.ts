@@ -85,3 +85,22 @@ describe('emulator lobby stop shows the lobby as lobby logs does', () => {
     }
   });
 });
+
+describe('hints that say what is true', () => {
+  it("deleting the seeded game, and a deleted game's token, do not send the user to gamehost login", async () => {
+    const env = isolatedEnv();
+    expect((await runCli(['stats', '-q'], { env })).code).toBe(0);
+    const seeded = (await runCli(['emulator', 'game', 'list', '-q'], { env })).stdout.trim();
+    const refused = await runCli(['emulator', 'game', 'delete', seeded], { env });
+    expect(refused.code).toBe(3);
+    expect(refused.stderr).not.toContain('gamehost login');
+    expect(refused.stderr.trimEnd().split('\n').at(-1)).toBe('  the seeded game cannot be deleted; games made with `gamehost emulator game create` can');
+
+    const game = evalEnv((await runCli(['emulator', 'game', 'create', '--env'], { env })).stdout);
+    expect((await runCli(['emulator', 'game', 'delete', game.GAMEHOST_GAME!], { env })).code).toBe(0);
+    const gone = await runCli(['stats'], { env: { ...env, ...game } });
+    expect(gone.code).toBe(3);
+    expect(gone.stderr).not.toContain('gamehost login');
+    expect(gone.stderr.trimEnd().split('\n').at(-1)).toBe('  this game was deleted or has expired: make a new one with `gamehost emulator game create`');
+  });
+});
