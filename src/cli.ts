@@ -7,10 +7,14 @@ import { command, group, readValues, type TreeNode } from './commands/command.js
 import { CommanderError, GLOBAL_VALUE_FLAGS, createProgram, namedPath, type Runner } from './commands/program.js';
 
 const TREE: readonly TreeNode[] = [
-  group('build', 'Push game server builds', [command('push', () => import('./commands/build/push.js'))]),
-  group('lobby', 'Create lobbies and read their logs', [
+  group('build', 'Push and list game server builds', [
+    command('push', () => import('./commands/build/push.js')),
+    command('list', () => import('./commands/build/list.js')),
+  ]),
+  group('lobby', 'Create and stop lobbies, read their logs', [
     command('create', () => import('./commands/lobby/create.js')),
     command('logs', () => import('./commands/lobby/logs.js')),
+    command('stop', () => import('./commands/lobby/stop.js')),
   ]),
   group('history', 'Lobby history', [command('export', () => import('./commands/history/export.js'))]),
   command('stats', () => import('./commands/stats.js')),
@@ -48,7 +52,7 @@ export function buildProgram(io: IOStreams, runner: Runner, words?: readonly str
  * the moment it happens). `timeout` sends its signal twice, to the command and to its process group, so a
  * second signal often comes within microseconds of the first.
  */
-function installSignals(controller: AbortController, lastWords: () => void): () => void {
+function installSignals(controller: AbortController, lastWords: () => void, onFirst: () => void): () => void {
   let count = 0;
   const handler = (signal: 'SIGINT' | 'SIGTERM') => {
     count++;
@@ -56,6 +60,7 @@ function installSignals(controller: AbortController, lastWords: () => void): () 
       lastWords();
       process.exit((controller.signal.reason as InterruptedError | undefined)?.exitCode ?? (signal === 'SIGINT' ? ExitCode.SIGINT : ExitCode.SIGTERM));
     }
+    onFirst();
     controller.abort(new InterruptedError(signal));
   };
   const onInt = () => handler('SIGINT');
@@ -112,7 +117,7 @@ export async function main(argv: string[], init: ContextInit = {}): Promise<numb
   const forward = () => controller.abort(outer!.reason);
   // The context is built only when a command runs: --help and --version never load it.
   let ctx: Context | undefined;
-  // Loaded with the context, so that a second signal can report synchronously; set once the error is reported.
+  // Loaded at the first signal, so that a second one can report synchronously; `reported` once the error is written.
   let printError: typeof import('./output/errors.js').printError | undefined;
   let reported = false;
   const lastWords = () => {
@@ -120,13 +125,15 @@ export async function main(argv: string[], init: ContextInit = {}): Promise<numb
     reported = true;
     const reason = controller.signal.reason as InterruptedError;
     if (ctx && printError) printError(ctx, reason);
-    else io.stderr.write(`error: ${reason.message}\n`);
+    // Both signals in one turn of the event loop (timeout's): the same lines, uncoloured.
+    else io.stderr.write(`error: ${reason.message}\n${reason.hint ? `  ${reason.hint}\n` : ''}`);
   };
+  const onFirstSignal = () => void import('./output/errors.js').then((m) => (printError = m.printError), () => {});
   if (outer) {
     if (outer.aborted) forward();
     else outer.addEventListener('abort', forward, { once: true });
   } else {
-    uninstall = installSignals(controller, lastWords);
+    uninstall = installSignals(controller, lastWords, onFirstSignal);
   }
   const signal = controller.signal;
   const io: IOStreams = {
@@ -142,8 +149,7 @@ export async function main(argv: string[], init: ContextInit = {}): Promise<numb
     const program = await buildProgram(
       io,
       async (def, operands, opts, globals) => {
-        const [{ createContext }, errors] = await Promise.all([import('./context.js'), import('./output/errors.js')]);
-        printError = errors.printError;
+        const { createContext } = await import('./context.js');
         ctx = createContext(full, globals);
         const result = await def.run(ctx, await def.parse(readValues(def.operands, def.options, operands, opts), ctx));
         if (typeof result === 'number') code = result;

@@ -7,6 +7,7 @@ import type {
   CreateLobbyRequest,
   CreateLobbyResponse,
   CreateNamespaceTokenPublicResponse,
+  DeleteLobbyResponse,
   EmulatorBuildsResponse,
   EmulatorCreateGameRequest,
   EmulatorCreatedGame,
@@ -16,6 +17,8 @@ import type {
   EmulatorStopLobbyResponse,
   ExportHistoryResponse,
   GetGameResponse,
+  ListBuildsResponse,
+  ListLobbiesResponse,
   LobbyLogsResponse,
   PlayerStatistics,
 } from './types.js';
@@ -42,6 +45,22 @@ export function getStatistics(api: ApiClient): Promise<Answer<PlayerStatistics>>
 export function getLobbyLogs(api: ApiClient, lobbyId: string): Promise<Answer<LobbyLogsResponse>> {
   const path = `/cloud/games/${seg(api.gameId())}/namespaces/${seg(api.namespaceId())}/logs/lobbies/${seg(lobbyId)}`;
   return api.callWithText({ method: 'GET', path, auth: 'cloud', idempotent: true });
+}
+
+/** cloud.games.builds.listGameBuilds */
+export function listBuilds(api: ApiClient): Promise<Answer<ListBuildsResponse>> {
+  return api.callWithText({ method: 'GET', path: `/cloud/games/${seg(api.gameId())}/builds`, auth: 'cloud', idempotent: true });
+}
+
+/** cloud.games.matchmaker.deleteMatchmakerLobby: stops the lobby now. Asking twice is harmless. */
+export function deleteLobby(api: ApiClient, lobbyId: string): Promise<Answer<DeleteLobbyResponse>> {
+  return api.callWithText({ method: 'DELETE', path: `/cloud/games/${seg(api.gameId())}/matchmaker/lobbies/${seg(lobbyId)}`, auth: 'cloud', idempotent: true });
+}
+
+/** cloud.games.namespaces.logs.listNamespaceLobbies: the newest lobbies of the namespace. */
+export function listLobbies(api: ApiClient, opts: { attempts?: number } = {}): Promise<ListLobbiesResponse> {
+  const path = `/cloud/games/${seg(api.gameId())}/namespaces/${seg(api.namespaceId())}/logs/lobbies`;
+  return api.call({ method: 'GET', path, auth: 'cloud', idempotent: true, ...opts });
 }
 
 /** cloud.games.getGameById: the game, with the regions its lobbies run in. `attempts` 1 for a lookup a command can do without. */

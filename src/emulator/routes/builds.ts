@@ -85,6 +85,27 @@ export function buildView(b: BuildRow): JsonObject {
   };
 }
 
+/** GET /cloud/games/{game_id}/builds (listGameBuilds): the game's builds, newest first; the image tag in `tags`. */
+export async function listGameBuilds(rc: RequestContext): Promise<Reply> {
+  const gameId = rc.params.game_id!;
+  await rc.services.auth.cloud(authorization(rc), gameId);
+  const builds = await rc.services.builds.list(gameId.toLowerCase());
+  return {
+    status: 200,
+    json: {
+      builds: builds.map((b) => ({
+        build_id: b.build_id,
+        upload_id: b.upload_id,
+        display_name: b.display_name,
+        create_ts: new Date(b.create_ts).toISOString(),
+        content_length: b.content_length,
+        complete: b.complete === 1,
+        tags: { image_tag: b.image_tag },
+      })),
+    },
+  };
+}
+
 /** GET /_emulator/builds[?game_id=<id>]: the builds of a game (default the seeded one), newest first. */
 export async function adminListBuilds(rc: RequestContext): Promise<Reply> {
   const gameId = rc.query.get('game_id') ?? GAME_ID;

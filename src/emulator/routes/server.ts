@@ -7,12 +7,12 @@ import { injectFault, type Faults } from '../faults.js';
 import { MAX_PARTS } from '../services/builds.js';
 import { GAME_ID, NAMESPACE_ID, isUuid } from '../services/ids.js';
 import type { Services } from '../services/index.js';
-import { adminListBuilds, completeUpload, createBuild, putPart } from './builds.js';
+import { adminListBuilds, completeUpload, createBuild, listGameBuilds, putPart } from './builds.js';
 import type { Handler, Reply, RequestContext } from './context.js';
 import { adminCreateGame, adminDeleteGame, adminListGames, getGame } from './games.js';
 import { downloadExport, exportHistory } from './history.js';
 import { createPublicToken } from './tokens.js';
-import { adminJoinLobby, adminStopLobby, createLobby, getLobbyLogs, playerStatistics } from './lobbies.js';
+import { adminJoinLobby, adminStopLobby, createLobby, deleteLobby, getLobbyLogs, listLobbies, playerStatistics } from './lobbies.js';
 
 /** What the front needs beside the services. */
 export interface Front {
@@ -46,6 +46,9 @@ const ROUTES: Route[] = [
   route('POST', '/cloud/games/:game_id/matchmaker/lobbies/export-history', exportHistory),
   route('POST', '/cloud/games/:game_id/namespaces/:namespace_id/tokens/public', createPublicToken),
   route('POST', '/cloud/games/:game_id/builds', createBuild),
+  route('GET', '/cloud/games/:game_id/builds', listGameBuilds),
+  route('DELETE', '/cloud/games/:game_id/matchmaker/lobbies/:lobby_id', deleteLobby),
+  route('GET', '/cloud/games/:game_id/namespaces/:namespace_id/logs/lobbies', listLobbies),
   route('POST', '/cloud/uploads/:upload_id/complete', completeUpload),
   // Presigned targets, standing in for the object store.
   route('PUT', '/_upload/:upload_id/:part_number', putPart),
