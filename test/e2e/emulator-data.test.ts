@@ -4,7 +4,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isolatedEnv, runCli, tempDir } from '../helpers/cli.js';
+import { isolatedEnv, readCsv, runCli, tempDir } from '../helpers/cli.js';
 
 /** The variables `eval "$(gamehost emulator game create --env)"` sets. */
 function evalEnv(text: string): Record<string, string> {
@@ -102,5 +102,37 @@ describe('hints that say what is true', () => {
     expect(gone.code).toBe(3);
     expect(gone.stderr).not.toContain('gamehost login');
     expect(gone.stderr.trimEnd().split('\n').at(-1)).toBe('  this game was deleted or has expired: make a new one with `gamehost emulator game create`');
+  });
+});
+
+describe('history export --game-mode and --region', () => {
+  it('keep the lobbies of the modes and regions named (name or id), in every format; the summary counts those', async () => {
+    const env = isolatedEnv();
+    const made: Record<string, string> = {};
+    for (const [mode, region] of [['default', 'lnd-atl'], ['duos', 'lnd-fra'], ['duos', 'lnd-atl'], ['squads', 'lnd-fra']]) {
+      const r = await runCli(['lobby', 'create', '--game-mode', mode!, '--region', region!, '-q'], { env });
+      expect(r.code).toBe(0);
+      made[r.stdout.trim()] = `${mode} ${region}`;
+    }
+    const dir = tempDir();
+    const csv = await runCli(['history', 'export', '--since', '1h', '--game-mode', 'duos', '--region', 'LND-FRA', '-o', 'f.csv'], { env, cwd: dir });
+    expect(csv.code).toBe(0);
+    const rows = readCsv(fs.readFileSync(path.join(dir, 'f.csv'), 'utf8'));
+    expect(rows[0]![0]).toBe('lobby_id');
+    expect(rows.slice(1).map((r) => made[r[0]!])).toEqual(['duos lnd-fra']);
+    expect(csv.stderr).toContain('Wrote 1 lobby (');
+
+    const json = await runCli(['history', 'export', '--since', '1h', '--game-mode', 'duos', '--game-mode', 'squads', '--format', 'json', '-o', '-'], { env });
+    expect(json.stdout.trim().split('\n').map((l) => made[JSON.parse(l).lobby_id]).sort()).toEqual(['duos lnd-atl', 'duos lnd-fra', 'squads lnd-fra']);
+
+    // A region by its id, as the CSV's region_id column has it.
+    const regionId = rows[1]![3]!;
+    const byId = await runCli(['history', 'export', '--since', '1h', '--region', regionId, '--format', 'json', '-o', '-'], { env });
+    expect(byId.stdout.trim().split('\n').map((l) => made[JSON.parse(l).lobby_id]).sort()).toEqual(['duos lnd-fra', 'squads lnd-fra']);
+
+    const none = await runCli(['history', 'export', '--since', '1h', '--game-mode', 'nope', '-o', '-'], { env });
+    expect([none.code, readCsv(none.stdout).length]).toEqual([0, 1]);
+    const url = await runCli(['history', 'export', '--since', '1h', '--region', 'lnd-fra', '--url-only'], { env });
+    expect([url.code, url.stderr]).toEqual([2, 'error: --url-only downloads nothing, so there is nothing to filter: drop --game-mode and --region\n']);
   });
 });
