@@ -64,9 +64,8 @@ export default defineCommand({
   notes: 'With -q, prints the path of the file written alone.',
   examples: [
     'gamehost history export --since 7d --format table',
-    'gamehost history export --from 2026-11-01T00:00:00Z --to 2026-11-08T00:00:00Z -o week.csv',
+    'gamehost history export --from 2026-11-01T00:00:00Z --to 2026-11-08T00:00:00Z --game-mode duos --region lnd-fra -o week.csv',
     'gamehost history export --since 24h --format json -o - | jq .query_uptime_ms   # in CI',
-    'gamehost history export --since 7d --game-mode duos --region lnd-fra -o duos-fra.csv',
   ],
   async parse(v, ctx): Promise<ExportOptions> {
     const { parseDuration, parseTime } = await import('../../timeparse.js');
