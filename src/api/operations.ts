@@ -17,6 +17,7 @@ import type {
   EmulatorStopLobbyResponse,
   ExportHistoryResponse,
   GetGameResponse,
+  InspectResponse,
   ListBuildsResponse,
   ListLobbiesResponse,
   LobbyLogsResponse,
@@ -61,6 +62,11 @@ export function deleteLobby(api: ApiClient, lobbyId: string): Promise<Answer<Del
 export function listLobbies(api: ApiClient, opts: { attempts?: number } = {}): Promise<ListLobbiesResponse> {
   const path = `/cloud/games/${seg(api.gameId())}/namespaces/${seg(api.namespaceId())}/logs/lobbies`;
   return api.call({ method: 'GET', path, auth: 'cloud', idempotent: true, ...opts });
+}
+
+/** cloud.auth.inspect: the agent the cloud token stands for (a game's token: its game id). */
+export function inspectToken(api: ApiClient): Promise<InspectResponse> {
+  return api.call({ method: 'GET', path: '/cloud/auth/inspect', auth: 'cloud', idempotent: true });
 }
 
 /** cloud.games.getGameById: the game, with the regions its lobbies run in. `attempts` 1 for a lookup a command can do without. */

@@ -93,7 +93,18 @@ export interface CloudRegionSummary {
 
 /** cloud_games_getGameById; only what the CLI reads of CloudGameFull. */
 export interface GetGameResponse {
-  game: { game_id: string; display_name?: string; available_regions: CloudRegionSummary[] };
+  game: {
+    game_id: string;
+    display_name?: string;
+    available_regions: CloudRegionSummary[];
+    /** CloudNamespaceSummary: login asks for one by its name id. */
+    namespaces?: { namespace_id: string; name_id: string; display_name?: string }[];
+  };
+}
+
+/** cloud.auth.inspect: who the cloud token is; a game's cloud token names its game. */
+export interface InspectResponse {
+  agent: { game_cloud?: { game_id: string } };
 }
 
 export interface ExportHistoryResponse {

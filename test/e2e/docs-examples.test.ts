@@ -78,7 +78,7 @@ function runBlock(block: Block) {
     // A game of its own to delete, where a block deletes one it did not make.
     ...(block.commands.some((c) => c.includes('$GAMEHOST_GAME')) && !block.commands.some((c) => c.includes('game create')) ? ['eval "$(gamehost emulator game create --env)"'] : []),
     // Profiles to list, use, show and log out of; made last, as the first becomes current.
-    ...(profiles ? ['default', 'ci', 'staging'].map((p) => `printf 'cloud.x.y\\n' | gamehost login --profile ${p} --endpoint https://staging.example.com --token-stdin --no-input >/dev/null 2>&1`) : []),
+    ...(profiles ? ['default', 'ci', 'staging'].map((p) => `printf 'cloud.x.y\\n' | gamehost login --profile ${p} --endpoint https://staging.example.com --game 12345678-1234-4234-8234-123456789abc --namespace 12345678-1234-4234-8234-123456789abd --token-stdin --no-input >/dev/null 2>&1`) : []),
     ...block.commands.map((c) => (OFFLINE_SKIPS.some(([re]) => re.test(c)) ? `: skipped` : c)),
   ].join('\n');
   return spawnSync('bash', ['-c', script], { cwd: work, env: { ...env, PATH: `${bin}:${process.env.PATH}` }, encoding: 'utf8', timeout: 120_000 });

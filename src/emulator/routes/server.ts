@@ -9,7 +9,7 @@ import { GAME_ID, NAMESPACE_ID, isUuid } from '../services/ids.js';
 import type { Services } from '../services/index.js';
 import { adminListBuilds, completeUpload, createBuild, listGameBuilds, putPart } from './builds.js';
 import type { Handler, Reply, RequestContext } from './context.js';
-import { adminCreateGame, adminDeleteGame, adminListGames, getGame } from './games.js';
+import { adminCreateGame, adminDeleteGame, adminListGames, getGame, inspect } from './games.js';
 import { downloadExport, exportHistory } from './history.js';
 import { createPublicToken } from './tokens.js';
 import { adminJoinLobby, adminStopLobby, createLobby, deleteLobby, getLobbyLogs, listLobbies, playerStatistics } from './lobbies.js';
@@ -41,6 +41,7 @@ function route(method: string, pattern: string, handler: Handler): Route {
 const ROUTES: Route[] = [
   route('POST', '/matchmaker/lobbies/create', createLobby),
   route('GET', '/matchmaker/players/statistics', playerStatistics),
+  route('GET', '/cloud/auth/inspect', inspect),
   route('GET', '/cloud/games/:game_id', getGame),
   route('GET', '/cloud/games/:game_id/namespaces/:namespace_id/logs/lobbies/:lobby_id', getLobbyLogs),
   route('POST', '/cloud/games/:game_id/matchmaker/lobbies/export-history', exportHistory),
