@@ -20,7 +20,12 @@ const TREE: readonly TreeNode[] = [
   command('stats', () => import('./commands/stats.js')),
   group('emulator', 'Run the local emulator of the service', [
     command('serve', () => import('./commands/emulator/serve.js')),
-    command('builds', () => import('./commands/emulator/builds.js')),
+    group(
+      'builds',
+      "List and delete the emulator's builds",
+      [command('list', () => import('./commands/emulator/builds.js')), command('delete', () => import('./commands/emulator/builds-delete.js'))],
+      'list',
+    ),
     group('lobby', "Act on the emulator's lobbies", [command('stop', () => import('./commands/emulator/lobby-stop.js'))]),
     group('game', 'Games of their own for CI jobs on a shared emulator', [
       command('create', () => import('./commands/emulator/game-create.js')),
@@ -180,7 +185,8 @@ function helpForGroup(argv: string[]): string[] {
   const words = argv.slice(2);
   if (words.includes('--')) return argv;
   const path = namedPath(TREE, words);
-  if (path.at(-1)?.kind === 'command') return argv;
+  const last = path.at(-1);
+  if (last?.kind === 'command' || (last?.kind === 'group' && last.defaultCommand !== undefined)) return argv;
   const operands = words.filter((w, i) => !w.startsWith('-') && !GLOBAL_VALUE_FLAGS.has(words[i - 1] ?? ''));
   if (operands.length !== path.length || words.some((w) => w === '-h' || w === '--help' || w === '-V' || w === '--version')) return argv;
   return [...argv, '--help'];

@@ -114,6 +114,11 @@ export function listEmulatorBuilds(api: ApiClient, gameId?: string): Promise<Emu
   return api.call({ method: 'GET', path: '/_emulator/builds', query, auth: 'admin', idempotent: true });
 }
 
+/** The emulator's admin API: deletes a build, its records and its bytes. Deleting twice answers 404. */
+export function deleteEmulatorBuild(api: ApiClient, buildId: string): Promise<{ build_id: string; game_id: string }> {
+  return api.call({ method: 'DELETE', path: `/_emulator/builds/${seg(buildId)}`, auth: 'admin', idempotent: true });
+}
+
 /** The emulator's admin API: stops a lobby as if its process had exited. Stopping twice keeps the first stop. */
 export function stopEmulatorLobby(api: ApiClient, lobbyId: string, body: EmulatorStopLobbyRequest): Promise<EmulatorStopLobbyResponse> {
   return api.call({ method: 'POST', path: `/_emulator/lobbies/${seg(lobbyId)}/stop`, body, auth: 'admin', idempotent: true });

@@ -164,11 +164,11 @@ export async function createProgram(tree: readonly TreeNode[], io: IOStreams, ru
         '  environment, selected profile, embedded emulator.\n',
     );
 
-  const attach = (parent: Command, node: CommandNode) => {
+  const attach = (parent: Command, node: CommandNode, isDefault = false) => {
     const def = loaded.get(node);
     // Not needed by this invocation: commander still knows the name, for its suggestions.
-    if (!def) return parent.command(node.name);
-    const cmd = parent.command([node.name, ...def.operands].join(' ')).description(def.summary);
+    if (!def) return parent.command(node.name, { isDefault });
+    const cmd = parent.command([node.name, ...def.operands].join(' '), { isDefault }).description(def.summary);
     for (const spec of def.options) cmd.addOption(toOption(spec));
     if (def.notes) cmd.addHelpText('after', `\n${def.notes}`);
     cmd.addHelpText('after', '\nExamples:\n' + def.examples.map((e) => `  $ ${e}`).join('\n') + '\n');
@@ -181,7 +181,7 @@ export async function createProgram(tree: readonly TreeNode[], io: IOStreams, ru
   };
   const addGroup = (parent: Command, def: GroupNode) => {
     const group = parent.command(def.name).description(def.summary).helpCommand(false);
-    for (const node of def.commands) add(group, node);
+    for (const node of def.commands) node.kind === 'group' ? addGroup(group, node) : attach(group, node, node.name === def.defaultCommand);
   };
   const add = (parent: Command, node: TreeNode) => (node.kind === 'group' ? addGroup(parent, node) : attach(parent, node));
   for (const node of tree) add(program, node);

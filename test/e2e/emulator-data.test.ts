@@ -136,3 +136,27 @@ describe('history export --game-mode and --region', () => {
     expect([url.code, url.stderr]).toEqual([2, 'error: --url-only downloads nothing, so there is nothing to filter: drop --game-mode and --region\n']);
   });
 });
+
+describe('emulator builds delete', () => {
+  it('deletes builds one by one, records and bytes; an unknown one is said and exits 4; emulator builds still lists', async () => {
+    const env = isolatedEnv();
+    const dir = tempDir();
+    const ids: string[] = [];
+    for (const tag of ['a:1', 'a:2']) {
+      const file = path.join(dir, 'a.tar');
+      fs.writeFileSync(file, crypto.randomBytes(1000));
+      ids.push((await runCli(['build', 'push', file, '--tag', tag, '-q'], { env })).stdout.trim());
+    }
+    const data = path.join(env.XDG_DATA_HOME!, 'gamehost', 'emulator');
+    expect(fs.readdirSync(path.join(data, 'builds')).sort()).toEqual([...ids].sort());
+    const unknown = '12345678-1234-4234-8234-123456789abc';
+    const r = await runCli(['emulator', 'builds', 'delete', ids[0]!, unknown], { env });
+    expect(r.code).toBe(4);
+    expect(r.stderr).toBe(`Deleted build ${ids[0]}.\nwarning: no build ${unknown} in this emulator\n`);
+    expect(fs.readdirSync(path.join(data, 'builds'))).toEqual([ids[1]]);
+    expect((await runCli(['emulator', 'builds', '-q'], { env })).stdout).toBe(`${ids[1]}\n`);
+    expect((await runCli(['emulator', 'builds', 'list', '-q'], { env })).stdout).toBe(`${ids[1]}\n`);
+    const json = await runCli(['emulator', 'builds', 'delete', ids[1]!, '--json'], { env });
+    expect([json.code, JSON.parse(json.stdout)]).toEqual([0, { deleted: [ids[1]], not_found: [] }]);
+  });
+});

@@ -113,3 +113,11 @@ export async function adminListBuilds(rc: RequestContext): Promise<Reply> {
   if ((await rc.services.games.live(gameId.toLowerCase())) === undefined) fail('API_NOT_FOUND', { what: `Game ${gameId}` });
   return { status: 200, json: { builds: (await rc.services.builds.list(gameId.toLowerCase())).map(buildView) } };
 }
+
+/** DELETE /_emulator/builds/{build_id}: the build's records and bytes, on every store. */
+export async function adminDeleteBuild(rc: RequestContext): Promise<Reply> {
+  const buildId = rc.params.build_id!;
+  if (!isUuid(buildId)) fail('API_NOT_FOUND', { what: `Build ${buildId}` });
+  const removed = await rc.services.builds.delete(buildId.toLowerCase());
+  return { status: 200, json: { build_id: removed.build_id, game_id: removed.game_id } };
+}

@@ -7,7 +7,7 @@ import { injectFault, type Faults } from '../faults.js';
 import { MAX_PARTS } from '../services/builds.js';
 import { GAME_ID, NAMESPACE_ID, isUuid } from '../services/ids.js';
 import type { Services } from '../services/index.js';
-import { adminListBuilds, completeUpload, createBuild, listGameBuilds, putPart } from './builds.js';
+import { adminDeleteBuild, adminListBuilds, completeUpload, createBuild, listGameBuilds, putPart } from './builds.js';
 import type { Handler, Reply, RequestContext } from './context.js';
 import { adminCreateGame, adminDeleteGame, adminListGames, getGame, inspect } from './games.js';
 import { downloadExport, exportHistory } from './history.js';
@@ -61,6 +61,7 @@ const ROUTES: Route[] = [
   route('POST', '/_emulator/lobbies/:lobby_id/stop', adminStopLobby),
   route('POST', '/_emulator/lobbies/:lobby_id/players', adminJoinLobby),
   route('GET', '/_emulator/builds', adminListBuilds),
+  route('DELETE', '/_emulator/builds/:build_id', adminDeleteBuild),
   route('GET', '/_emulator/health', health),
 ];
 

@@ -5,6 +5,7 @@ import pg from 'pg';
 import type {
   BuildRow,
   GameObjects,
+  BuildObject,
   GameRow,
   JoinOutcome,
   LobbyRow,
@@ -274,6 +275,24 @@ export class PostgresStore implements Store, LocalObjectIndex {
       expired: await claim('delete_ts IS NULL AND expire_ts <= $1', [now]),
       stale: await claim('delete_ts IS NOT NULL AND delete_ts < $2', [now, now - staleMs]),
     };
+  }
+
+  async deleteBuild(buildId: string): Promise<BuildObject | undefined> {
+    return this.transaction(async (c): Promise<BuildObject | undefined> => {
+      // The row locked first: of two deletes of one build, one answers it and the other nothing.
+      const { rows } = await c.query<BuildObject>('SELECT game_id, build_id, upload_id FROM builds WHERE build_id = $1 FOR UPDATE', [buildId]);
+      const row = rows[0];
+      if (row === undefined) return undefined;
+      await c.query('DELETE FROM upload_parts WHERE upload_id = $1', [row.upload_id]);
+      await c.query('DELETE FROM uploads WHERE build_id = $1', [buildId]);
+      await c.query('DELETE FROM builds WHERE build_id = $1', [buildId]);
+      return row;
+    });
+  }
+
+  async staleUploads(before: number): Promise<BuildObject[]> {
+    const { rows } = await this.pool.query<BuildObject>('SELECT game_id, build_id, upload_id FROM builds WHERE complete = 0 AND create_ts < $1', [before]);
+    return rows;
   }
 
   async gameObjects(gameId: string): Promise<GameObjects> {
