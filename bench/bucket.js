@@ -12,10 +12,11 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { makeFile, measure, median, spawnable } from './upload.js';
+import { BENCH_CACHE } from './cache.js';
 
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = path.join(ROOT, 'bin', 'gamehost.js');
-const DIR = path.join(ROOT, '.bench');
+const DIR = BENCH_CACHE;
 const GiB = 1024 ** 3;
 const RUNS = Number(process.env.BENCH_BUCKET_RUNS ?? 3);
 const BUDGET_CPU_RATIO = 1.15;

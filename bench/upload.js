@@ -15,10 +15,11 @@ import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { BENCH_CACHE } from './cache.js';
 
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = path.join(ROOT, 'bin', 'gamehost.js');
-const DIR = path.join(ROOT, '.bench');
+const DIR = BENCH_CACHE;
 const MiB = 1024 ** 2;
 const GiB = 1024 ** 3;
 const RUNS = Number(process.env.BENCH_UPLOAD_RUNS ?? 5);

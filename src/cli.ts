@@ -4,19 +4,28 @@
 import type { Context, ContextInit, IOStreams } from './context.js';
 import { ExitCode, InterruptedError, OutputClosedError } from './errors.js';
 import { command, group, readValues, type TreeNode } from './commands/command.js';
-import { CommanderError, createProgram, namedPath, type Runner } from './commands/program.js';
+import { CommanderError, GLOBAL_VALUE_FLAGS, createProgram, namedPath, type Runner } from './commands/program.js';
 
 const TREE: readonly TreeNode[] = [
-  group('build', 'Push game server builds', [command('push', () => import('./commands/build/push.js'))]),
-  group('lobby', 'Create lobbies and read their logs', [
+  group('build', 'Push and list game server builds', [
+    command('push', () => import('./commands/build/push.js')),
+    command('list', () => import('./commands/build/list.js')),
+  ]),
+  group('lobby', 'Create and stop lobbies, read their logs', [
     command('create', () => import('./commands/lobby/create.js')),
     command('logs', () => import('./commands/lobby/logs.js')),
+    command('stop', () => import('./commands/lobby/stop.js')),
   ]),
   group('history', 'Lobby history', [command('export', () => import('./commands/history/export.js'))]),
   command('stats', () => import('./commands/stats.js')),
   group('emulator', 'Run the local emulator of the service', [
     command('serve', () => import('./commands/emulator/serve.js')),
-    command('builds', () => import('./commands/emulator/builds.js')),
+    group(
+      'builds',
+      "List and delete the emulator's builds",
+      [command('list', () => import('./commands/emulator/builds.js')), command('delete', () => import('./commands/emulator/builds-delete.js'))],
+      'list',
+    ),
     group('lobby', "Act on the emulator's lobbies", [command('stop', () => import('./commands/emulator/lobby-stop.js'))]),
     group('game', 'Games of their own for CI jobs on a shared emulator', [
       command('create', () => import('./commands/emulator/game-create.js')),
@@ -42,12 +51,21 @@ export function buildProgram(io: IOStreams, runner: Runner, words?: readonly str
   return createProgram(TREE, io, runner, words);
 }
 
-function installSignals(controller: AbortController): () => void {
+/**
+ * The first signal aborts the command, which stops, cleans up and reports. A second one skips the clean-up, but
+ * not the report: `lastWords` prints it first, as it stands (the upload puts its resume hint on the interruption
+ * the moment it happens). `timeout` sends its signal twice, to the command and to its process group, so a
+ * second signal often comes within microseconds of the first.
+ */
+function installSignals(controller: AbortController, lastWords: () => void, onFirst: () => void): () => void {
   let count = 0;
   const handler = (signal: 'SIGINT' | 'SIGTERM') => {
     count++;
-    // A second Ctrl-C skips clean-up.
-    if (count > 1) process.exit(signal === 'SIGINT' ? ExitCode.SIGINT : ExitCode.SIGTERM);
+    if (count > 1) {
+      lastWords();
+      process.exit((controller.signal.reason as InterruptedError | undefined)?.exitCode ?? (signal === 'SIGINT' ? ExitCode.SIGINT : ExitCode.SIGTERM));
+    }
+    onFirst();
     controller.abort(new InterruptedError(signal));
   };
   const onInt = () => handler('SIGINT');
@@ -102,11 +120,25 @@ export async function main(argv: string[], init: ContextInit = {}): Promise<numb
   const controller = new AbortController();
   const outer = init.signal;
   const forward = () => controller.abort(outer!.reason);
+  // The context is built only when a command runs: --help and --version never load it.
+  let ctx: Context | undefined;
+  // Loaded at the first signal, so that a second one can report synchronously; `reported` once the error is written.
+  let printError: typeof import('./output/errors.js').printError | undefined;
+  let reported = false;
+  const lastWords = () => {
+    if (reported) return;
+    reported = true;
+    const reason = controller.signal.reason as InterruptedError;
+    if (ctx && printError) printError(ctx, reason);
+    // Both signals in one turn of the event loop (timeout's): the same lines, uncoloured.
+    else io.stderr.write(`error: ${reason.message}\n${reason.hint ? `  ${reason.hint}\n` : ''}`);
+  };
+  const onFirstSignal = () => void import('./output/errors.js').then((m) => (printError = m.printError), () => {});
   if (outer) {
     if (outer.aborted) forward();
     else outer.addEventListener('abort', forward, { once: true });
   } else {
-    uninstall = installSignals(controller);
+    uninstall = installSignals(controller, lastWords, onFirstSignal);
   }
   const signal = controller.signal;
   const io: IOStreams = {
@@ -116,9 +148,7 @@ export async function main(argv: string[], init: ContextInit = {}): Promise<numb
   };
   const output = watchOutput(io, controller);
   const full: ContextInit = { ...init, io, signal };
-  argv = versionAsCommand(argv);
-  // The context is built only when a command runs: --help and --version never load it.
-  let ctx: Context | undefined;
+  argv = helpForGroup(versionAsCommand(argv));
   let code: number = ExitCode.OK;
   try {
     const program = await buildProgram(
@@ -134,7 +164,9 @@ export async function main(argv: string[], init: ContextInit = {}): Promise<numb
     await program.parseAsync(argv);
     await flushed(io.stdout);
   } catch (err) {
+    // Marked reported once written: a second signal before then prints it itself, and exits.
     code = await reportError(argv, full, ctx, signal.aborted ? signal.reason : output.closed() ? new OutputClosedError({ cause: err }) : err);
+    reported = true;
   } finally {
     await ctx?.close().catch(() => {});
     uninstall?.();
@@ -143,6 +175,21 @@ export async function main(argv: string[], init: ContextInit = {}): Promise<numb
   }
   // The work may be done, but its result did not arrive.
   return output.closed() && code !== ExitCode.SIGINT && code !== ExitCode.SIGTERM ? ExitCode.OUTPUT_CLOSED : code;
+}
+
+/**
+ * `gamehost` and `gamehost lobby` alone show their help on stdout and exit 0, as gh does (commander writes it on
+ * stderr, as for a mistake): a group named with nothing after it is asked for its help.
+ */
+function helpForGroup(argv: string[]): string[] {
+  const words = argv.slice(2);
+  if (words.includes('--')) return argv;
+  const path = namedPath(TREE, words);
+  const last = path.at(-1);
+  if (last?.kind === 'command' || (last?.kind === 'group' && last.defaultCommand !== undefined)) return argv;
+  const operands = words.filter((w, i) => !w.startsWith('-') && !GLOBAL_VALUE_FLAGS.has(words[i - 1] ?? ''));
+  if (operands.length !== path.length || words.some((w) => w === '-h' || w === '--help' || w === '-V' || w === '--version')) return argv;
+  return [...argv, '--help'];
 }
 
 /**

@@ -138,7 +138,11 @@ async function startEmulator(ctx: Context, dataDir: string | undefined): Promise
   if (dataDir !== undefined) return startEmulator({ dataDir });
   const options = await embeddedEmulatorOptions(ctx);
   const emu = await startEmulator(options);
-  ctx.info('Using the local emulator; pass --endpoint (or set GAMEHOST_ENDPOINT) for a real service.');
+  // For a person, once per shell session (an hour at most); never in a script's -q or --json.
+  if (!ctx.global.quiet && !ctx.global.json) {
+    const { firstInSession } = await import('./config/notice-once.js');
+    if (firstInSession(ctx.env, 'embedded-emulator', ctx.now())) ctx.info('Using the local emulator; pass --endpoint (or set GAMEHOST_ENDPOINT) for a real service.');
+  }
   ctx.verbose(`emulator data: ${options.dataDir}`);
   return emu;
 }

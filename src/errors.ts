@@ -62,7 +62,12 @@ export class ApiError extends CliError {
     this.rayId = body.ray_id ?? rayId;
     this.documentation = body.documentation;
     this.metadata = body.metadata;
-    if (status === 401 || status === 403) this.hint = 'check the token, or run `gamehost login`';
+    // The emulator's games per CI job end (deleted, expired) and their tokens with them: logging in changes nothing.
+    if (status === 401 && /game of this token was deleted or has expired/.test(body.message)) {
+      this.hint = 'this game was deleted or has expired: make a new one with `gamehost emulator game create`';
+    } else if (status === 401 || status === 403) {
+      this.hint = 'check the token, or run `gamehost login`';
+    }
   }
 
   get exitCode(): number {

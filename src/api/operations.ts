@@ -7,6 +7,7 @@ import type {
   CreateLobbyRequest,
   CreateLobbyResponse,
   CreateNamespaceTokenPublicResponse,
+  DeleteLobbyResponse,
   EmulatorBuildsResponse,
   EmulatorCreateGameRequest,
   EmulatorCreatedGame,
@@ -16,6 +17,9 @@ import type {
   EmulatorStopLobbyResponse,
   ExportHistoryResponse,
   GetGameResponse,
+  InspectResponse,
+  ListBuildsResponse,
+  ListLobbiesResponse,
   LobbyLogsResponse,
   PlayerStatistics,
 } from './types.js';
@@ -42,6 +46,27 @@ export function getStatistics(api: ApiClient): Promise<Answer<PlayerStatistics>>
 export function getLobbyLogs(api: ApiClient, lobbyId: string): Promise<Answer<LobbyLogsResponse>> {
   const path = `/cloud/games/${seg(api.gameId())}/namespaces/${seg(api.namespaceId())}/logs/lobbies/${seg(lobbyId)}`;
   return api.callWithText({ method: 'GET', path, auth: 'cloud', idempotent: true });
+}
+
+/** cloud.games.builds.listGameBuilds */
+export function listBuilds(api: ApiClient): Promise<Answer<ListBuildsResponse>> {
+  return api.callWithText({ method: 'GET', path: `/cloud/games/${seg(api.gameId())}/builds`, auth: 'cloud', idempotent: true });
+}
+
+/** cloud.games.matchmaker.deleteMatchmakerLobby: stops the lobby now. Asking twice is harmless. */
+export function deleteLobby(api: ApiClient, lobbyId: string): Promise<Answer<DeleteLobbyResponse>> {
+  return api.callWithText({ method: 'DELETE', path: `/cloud/games/${seg(api.gameId())}/matchmaker/lobbies/${seg(lobbyId)}`, auth: 'cloud', idempotent: true });
+}
+
+/** cloud.games.namespaces.logs.listNamespaceLobbies: the newest lobbies of the namespace. */
+export function listLobbies(api: ApiClient, opts: { attempts?: number } = {}): Promise<ListLobbiesResponse> {
+  const path = `/cloud/games/${seg(api.gameId())}/namespaces/${seg(api.namespaceId())}/logs/lobbies`;
+  return api.call({ method: 'GET', path, auth: 'cloud', idempotent: true, ...opts });
+}
+
+/** cloud.auth.inspect: the agent the cloud token stands for (a game's token: its game id). */
+export function inspectToken(api: ApiClient): Promise<InspectResponse> {
+  return api.call({ method: 'GET', path: '/cloud/auth/inspect', auth: 'cloud', idempotent: true });
 }
 
 /** cloud.games.getGameById: the game, with the regions its lobbies run in. `attempts` 1 for a lookup a command can do without. */
@@ -87,6 +112,11 @@ export async function completeUpload(api: ApiClient, uploadId: string): Promise<
 export function listEmulatorBuilds(api: ApiClient, gameId?: string): Promise<EmulatorBuildsResponse> {
   const query = gameId === undefined ? undefined : { game_id: gameId };
   return api.call({ method: 'GET', path: '/_emulator/builds', query, auth: 'admin', idempotent: true });
+}
+
+/** The emulator's admin API: deletes a build, its records and its bytes. Deleting twice answers 404. */
+export function deleteEmulatorBuild(api: ApiClient, buildId: string): Promise<{ build_id: string; game_id: string }> {
+  return api.call({ method: 'DELETE', path: `/_emulator/builds/${seg(buildId)}`, auth: 'admin', idempotent: true });
 }
 
 /** The emulator's admin API: stops a lobby as if its process had exited. Stopping twice keeps the first stop. */

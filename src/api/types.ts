@@ -93,7 +93,18 @@ export interface CloudRegionSummary {
 
 /** cloud_games_getGameById; only what the CLI reads of CloudGameFull. */
 export interface GetGameResponse {
-  game: { game_id: string; display_name?: string; available_regions: CloudRegionSummary[] };
+  game: {
+    game_id: string;
+    display_name?: string;
+    available_regions: CloudRegionSummary[];
+    /** CloudNamespaceSummary: login asks for one by its name id. */
+    namespaces?: { namespace_id: string; name_id: string; display_name?: string }[];
+  };
+}
+
+/** cloud.auth.inspect: who the cloud token is; a game's cloud token names its game. */
+export interface InspectResponse {
+  agent: { game_cloud?: { game_id: string } };
 }
 
 export interface ExportHistoryResponse {
@@ -129,6 +140,31 @@ export interface CreateBuildResponse {
 }
 
 // The emulator's own admin API (`/_emulator/...`): not part of the service, served only by `gamehost emulator`.
+
+/** cloud.games.builds.listGameBuilds: CloudBuildSummary. The image tag is not a field of it; the emulator puts it in `tags.image_tag`. */
+export interface BuildSummary {
+  build_id: string;
+  upload_id: string;
+  display_name: string;
+  create_ts: string;
+  content_length: number;
+  complete: boolean;
+  tags: Record<string, string>;
+}
+
+export interface ListBuildsResponse {
+  builds: BuildSummary[];
+}
+
+/** cloud.games.matchmaker.deleteMatchmakerLobby */
+export interface DeleteLobbyResponse {
+  did_remove?: boolean;
+}
+
+/** cloud.games.namespaces.logs.listNamespaceLobbies: CloudLogsLobbySummary, as in LobbyLogsResponse.lobby. */
+export interface ListLobbiesResponse {
+  lobbies: { lobby_id: string; create_ts?: string }[];
+}
 
 export interface EmulatorBuild {
   build_id: string;

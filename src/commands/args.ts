@@ -3,6 +3,7 @@
 // (`value: integer({ min: 1 })`), so `parse` receives the typed value. Loaded for every --help, so it imports
 // nothing more (node:fs alone would cost 1.5 ms there).
 import { UsageError } from '../errors.js';
+import { parseUuid } from '../uuid.js';
 
 export function parseInteger(flag: string, raw: unknown, range: { min?: number; max?: number } = {}): number {
   const text = String(raw).trim();
@@ -84,14 +85,8 @@ export function parseKeyValues(flag: string, raws: string[]): Record<string, str
   return out;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** An id of the service (a UUID), lower-cased as the service writes it; `what` names it: `the lobby id`, `--game`. */
-export function parseUuid(what: string, raw: string): string {
-  const id = raw.trim();
-  if (!UUID.test(id)) throw new UsageError(`${what} must be a UUID, not "${raw}"`);
-  return id.toLowerCase();
-}
+// Below the commands, as src/config/target.ts checks the ids it resolves with it too.
+export { parseUuid } from '../uuid.js';
 
 export function parseLobbyId(raw: string): string {
   return parseUuid('the lobby id', raw);

@@ -44,9 +44,16 @@ type OptionValue<O extends OptionSpec> =
 
 export type OptionValues<Os extends readonly OptionSpec[]> = { [O in Os[number] as OptionKey<O['flags']>]: OptionValue<O> };
 
-type OperandKey<A extends string> = A extends `<${infer N}>` ? CamelCase<N> : A extends `[${infer N}]` ? CamelCase<N> : never;
+type OperandKey<A extends string> = A extends `<${infer N}...>`
+  ? CamelCase<N>
+  : A extends `<${infer N}>`
+    ? CamelCase<N>
+    : A extends `[${infer N}]`
+      ? CamelCase<N>
+      : never;
+/** `<id>` is a string, `[id]` one or none, `<id...>` one or more (the last operand). */
 export type OperandValues<As extends readonly string[]> = {
-  [A in As[number] as OperandKey<A>]: A extends `<${string}>` ? string : string | undefined;
+  [A in As[number] as OperandKey<A>]: A extends `<${string}...>` ? string[] : A extends `<${string}>` ? string : string | undefined;
 };
 
 /** What `parse` receives: each operand and option by name, typed. */
@@ -54,7 +61,7 @@ export type Values<As extends readonly string[], Os extends readonly OptionSpec[
 
 export interface CommandSpec<As extends readonly string[], Os extends readonly OptionSpec[], P> {
   summary: string;
-  /** `<file>` (required) or `[name]` (optional), in order. */
+  /** `<file>` (required), `[name]` (optional) or, last, `<id...>` (one or more), in order. */
   operands?: As;
   options?: Os;
   /** More help, printed before the examples. */
@@ -94,6 +101,8 @@ export interface GroupNode {
   readonly summary: string;
   /** Groups nest: `emulator lobby stop`. */
   readonly commands: readonly TreeNode[];
+  /** The command run when the group is named alone; without one, the group alone shows its help. */
+  readonly defaultCommand?: string;
 }
 
 export type TreeNode = CommandNode | GroupNode;
@@ -111,8 +120,9 @@ export function defineCommand<const As extends readonly string[] = [], const Os 
   };
 }
 
-export function group(name: string, summary: string, commands: readonly TreeNode[]): GroupNode {
-  return { kind: 'group', name, summary, commands };
+/** `defaultCommand`: the command the group runs when named alone (`emulator builds` lists). */
+export function group(name: string, summary: string, commands: readonly TreeNode[], defaultCommand?: string): GroupNode {
+  return { kind: 'group', name, summary, commands, defaultCommand };
 }
 
 /** `command('push', () => import('./commands/build/push.js'))`: loaded once, when first needed. */
@@ -142,7 +152,7 @@ export function takesValue(spec: OptionSpec): 'required' | 'optional' | 'none' {
 }
 
 export function operandName(operand: string): string {
-  return operand.slice(1, -1);
+  return operand.slice(1, -1).replace(/\.\.\.$/, '');
 }
 
 const camelCase = (s: string) => s.replace(/-(\w)/g, (_, c: string) => c.toUpperCase());

@@ -4,7 +4,7 @@ import type { Command, Option } from 'commander';
 import { SHELLS, type Shell } from './completion.js';
 
 /** What may follow an option or stand as an operand. */
-type Value = { kind: 'choices'; choices: string[] } | { kind: 'files' } | { kind: 'profiles' } | { kind: 'text' };
+type Value = { kind: 'choices'; choices: string[] } | { kind: 'files' } | { kind: 'profiles' } | { kind: 'lobbies' } | { kind: 'text' };
 
 interface OptionSpec {
   short?: string;
@@ -31,7 +31,9 @@ function valueOf(placeholder: string, choices?: readonly string[]): Value {
 }
 
 function optionSpec(o: Option): OptionSpec {
-  const takes = o.required || o.optional;
+  // An optional value (`--watch [seconds]`) is never completed as one: what follows is completed as if the option
+  // took none (a lobby id after `lobby logs --watch`), and a number typed there is no command word anyway.
+  const takes = o.required;
   const placeholder = /[<[]([^>\]]+)[>\]]/.exec(o.flags)?.[1] ?? '';
   return {
     short: o.short,
@@ -49,6 +51,9 @@ function operandOf(cmd: Command, topLevel: string[]): Value | undefined {
   if (arg.argChoices?.length) return { kind: 'choices', choices: [...arg.argChoices] };
   if (name === 'shell') return { kind: 'choices', choices: [...SHELLS] };
   if (name === 'name') return { kind: 'profiles' };
+  // Every command whose operand is a lobby id (`lobby logs`, `lobby stop`, `emulator lobby stop`, and any added
+  // later) offers the target's lobby ids.
+  if (name === 'lobby-id') return { kind: 'lobbies' };
   if (name === 'topic') return { kind: 'choices', choices: [...topLevel, 'exit-codes'] };
   return valueOf(name);
 }
@@ -80,6 +85,8 @@ function valueOptions(root: CommandSpec, globals: OptionSpec[]): string[] {
 }
 
 const PROFILES_CMD = 'gamehost profile list 2>/dev/null | cut -f1';
+/** The target's newest lobby ids; bounded: one attempt of at most 2 s (see completion.ts), nothing on failure. */
+export const LOBBY_IDS_CMD = 'gamehost --timeout 2 completion __lobby-ids 2>/dev/null';
 
 // ---- bash -------------------------------------------------------------------------------------------------
 
@@ -91,6 +98,8 @@ function bashValue(v: Value): string {
       return `COMPREPLY=($(compgen -W ${shq(v.choices.join(' '))} -- "$cur"))`;
     case 'profiles':
       return `COMPREPLY=($(compgen -W "$(${PROFILES_CMD})" -- "$cur"))`;
+    case 'lobbies':
+      return `COMPREPLY=($(compgen -W "$(${LOBBY_IDS_CMD})" -- "$cur"))`;
     case 'files':
       return `COMPREPLY=($(compgen -f -- "$cur"))`;
     case 'text':
@@ -156,6 +165,8 @@ function zshValue(v: Value): string {
       return `compadd -- ${v.choices.map(shq).join(' ')}`;
     case 'profiles':
       return `compadd -- \${(f)"$(${PROFILES_CMD})"}`;
+    case 'lobbies':
+      return `compadd -- \${(f)"$(${LOBBY_IDS_CMD})"}`;
     case 'files':
       return '_files';
     case 'text':
@@ -233,6 +244,8 @@ function fishValue(v: Value): string {
       return `-x -a ${fq(v.choices.join(' '))}`;
     case 'profiles':
       return `-x -a ${fq(`(${PROFILES_CMD})`)}`;
+    case 'lobbies':
+      return `-x -a ${fq(`(${LOBBY_IDS_CMD})`)}`;
     case 'files':
       return '-r -F';
     case 'text':

@@ -6,6 +6,22 @@ import { parseChoice } from './args.js';
 import { defineCommand, type CommandDef, type TreeNode } from './command.js';
 
 export const SHELLS = ['bash', 'zsh', 'fish'] as const;
+const LOBBY_IDS = '__lobby-ids';
+
+/**
+ * The target's newest lobby ids, one a line, for a Tab: one attempt, within the call timeout the scripts pass
+ * (--timeout 2), and nothing at all (exit 0) when the target cannot say, so a Tab never hangs nor prints an error.
+ */
+async function lobbyIds(ctx: Context): Promise<void> {
+  try {
+    const [{ listLobbies }, { sanitizeLine }] = await Promise.all([import('../api/operations.js'), import('../output/sanitize.js')]);
+    const { lobbies } = await listLobbies(await ctx.api(), { attempts: 1 });
+    const ids = (Array.isArray(lobbies) ? lobbies : []).map((l) => l?.lobby_id).filter((id): id is string => typeof id === 'string' && /^[0-9a-f-]{36}$/i.test(id));
+    ctx.io.stdout.write(ids.map((id) => sanitizeLine(id) + '\n').join(''));
+  } catch {
+    // Nothing to offer.
+  }
+}
 export type Shell = (typeof SHELLS)[number];
 
 /** The completion command for `tree`, which holds the command itself: hence a function returning the tree. */
@@ -18,8 +34,10 @@ export function completionCommand(tree: () => readonly TreeNode[]): CommandDef {
       'gamehost completion zsh > "${fpath[1]}/_gamehost"; gamehost completion fish > ~/.config/fish/completions/gamehost.fish',
       'gamehost completion bash | bash -n   # in CI: the script parses',
     ],
-    parse: (v) => parseChoice('the shell', v.shell, SHELLS),
+    // `__lobby-ids` is the scripts' own call, not a shell: the values where a lobby id goes.
+    parse: (v) => (v.shell === LOBBY_IDS ? LOBBY_IDS : parseChoice('the shell', v.shell, SHELLS)),
     async run(ctx: Context, shell) {
+      if (shell === LOBBY_IDS) return lobbyIds(ctx);
       const [{ createProgram }, { completionScript }] = await Promise.all([import('./program.js'), import('./completion-scripts.js')]);
       ctx.io.stdout.write(completionScript(shell, await createProgram(tree(), ctx.io, async () => {})));
     },

@@ -12,6 +12,7 @@ export interface LoginOptions {
   name: string;
   endpoint: string;
   game?: string;
+  /** A namespace UUID, or its name id (`prod`), looked up in the game's namespaces. */
   namespace?: string;
   tokenStdin: boolean;
   namespaceTokenStdin: boolean;
@@ -30,7 +31,9 @@ export default defineCommand({
     'never flags: on a terminal login asks for the cloud token, then the namespace\n' +
     'token, unechoed. Without a namespace token, lobby create and stats make one\n' +
     'with the cloud token (given --game and --namespace) and keep it in the state\n' +
-    'directory. The first profile saved becomes the current one.',
+    'directory. The first profile saved becomes the current one. With a cloud\n' +
+    'token and no --game, the game is the token\'s and the namespace is picked by\n' +
+    'name (--namespace prod, the only one, or asked on a terminal).',
   examples: [
     'gamehost login --endpoint api.rivet.gg --game "$GAME_ID" --namespace "$NAMESPACE_ID"',
     'gamehost login --profile staging --endpoint https://staging.example.com',
@@ -58,7 +61,8 @@ export default defineCommand({
       name,
       endpoint: normalizeEndpoint(g.endpoint ?? DEFAULT_ENDPOINT, g.insecureHttp),
       game: g.game === undefined ? undefined : parseUuid('--game', g.game),
-      namespace: g.namespace === undefined ? undefined : parseUuid('--namespace', g.namespace),
+      // A UUID, or a name id (prod) that login looks up in the game's namespaces.
+      namespace: g.namespace === undefined ? undefined : UUID.test(g.namespace.trim()) ? parseUuid('--namespace', g.namespace) : nameId(g.namespace),
       tokenStdin: v.tokenStdin,
       namespaceTokenStdin: v.namespaceTokenStdin,
     };
@@ -69,6 +73,74 @@ export default defineCommand({
   },
   run,
 });
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function nameId(raw: string): string {
+  const name = raw.trim();
+  if (!/^[a-z0-9][a-z0-9-]{0,63}$/i.test(name)) throw new UsageError(`--namespace must be a namespace's name id (such as prod) or its UUID, not "${raw}"`);
+  return name;
+}
+
+/**
+ * With a cloud token and no game id, the game is the token's (cloud.auth.inspect), and the namespace is picked
+ * from the game's by name: --namespace prod (or its UUID), the only one, or asked on a terminal. Nobody copies UUIDs.
+ */
+async function discover(ctx: Context, o: LoginOptions, token: string, known: { game?: string; namespace?: string }): Promise<{ game?: string; namespace?: string }> {
+  const namespaceIsId = o.namespace !== undefined && UUID.test(o.namespace);
+  if ((o.game ?? known.game) !== undefined && (o.namespace === undefined || namespaceIsId)) return { game: o.game, namespace: o.namespace };
+  const [{ ApiClient }, { Agents }, { getGame, inspectToken }] = await Promise.all([import('../api/client.js'), import('../api/agents.js'), import('../api/operations.js')]);
+  const agents = new Agents(ctx.env, ctx.global.timeoutMs);
+  try {
+    let game = o.game ?? known.game;
+    if (game === undefined) {
+      const who = await inspectToken(new ApiClient({ endpoint: o.endpoint, cloudToken: token, embedded: false }, { ctx, agents }));
+      game = who?.agent?.game_cloud?.game_id;
+      if (typeof game !== 'string' || !UUID.test(game)) {
+        throw new UsageError('this cloud token names no game (it is not the cloud token of a game)', 'pass --game <id> and --namespace <id>');
+      }
+      game = game.toLowerCase();
+    }
+    if (namespaceIsId) return { game, namespace: o.namespace };
+    const answer = await getGame(new ApiClient({ endpoint: o.endpoint, cloudToken: token, embedded: false, gameId: game }, { ctx, agents }));
+    const namespaces = (Array.isArray(answer?.game?.namespaces) ? answer.game.namespaces : []).filter(
+      (n) => typeof n?.namespace_id === 'string' && UUID.test(n.namespace_id) && typeof n.name_id === 'string',
+    );
+    const { sanitizeLine } = await import('../output/sanitize.js');
+    const names = namespaces.map((n) => sanitizeLine(n.name_id)).join(', ') || 'none';
+    let wanted = o.namespace;
+    if (wanted === undefined) {
+      if (namespaces.length === 1) return { game, namespace: namespaces[0]!.namespace_id.toLowerCase() };
+      if (namespaces.length === 0) return { game };
+      if (ctx.io.stdin.isTTY !== true || ctx.global.input === false) {
+        throw new UsageError(`the game has ${namespaces.length} namespaces (${names}): say which with --namespace <name>`);
+      }
+      wanted = await ask(ctx, `Namespace (${names}): `);
+    }
+    const found = namespaces.find((n) => n.name_id.toLowerCase() === wanted!.toLowerCase() || n.namespace_id.toLowerCase() === wanted!.toLowerCase());
+    if (!found) throw new UsageError(`the game has no namespace "${sanitizeLine(wanted)}"; it has ${names}`);
+    return { game, namespace: found.namespace_id.toLowerCase() };
+  } finally {
+    await agents.close();
+  }
+}
+
+/** One visible line from the terminal. */
+async function ask(ctx: Context, question: string): Promise<string> {
+  const { default: readline } = await import('node:readline');
+  const rl = readline.createInterface({ input: ctx.io.stdin, output: ctx.io.stderr, terminal: false });
+  ctx.io.stderr.write(question);
+  try {
+    return await new Promise<string>((resolve, reject) => {
+      const onAbort = () => reject(ctx.signal.reason);
+      ctx.signal.addEventListener('abort', onAbort, { once: true });
+      rl.once('line', (line) => resolve(line.trim()));
+      rl.once('close', () => resolve(''));
+    });
+  } finally {
+    rl.close();
+  }
+}
 
 interface Tokens {
   token?: string;
@@ -123,6 +195,21 @@ async function run(ctx: Context, o: LoginOptions): Promise<void> {
   ]);
   const tokens = await readTokens(ctx, o);
   checkTokens(ctx, tokens);
+  // The game and namespace the cloud token leads to, where they were not given as ids.
+  if (tokens.token !== undefined) {
+    const { readProfiles } = await import('../config/profiles.js');
+    const previous = (await readProfiles(ctx)).profiles[o.name];
+    const kept: { game?: string; namespace?: string } = previous && previous.endpoint === o.endpoint ? previous : {};
+    // A service that cannot be asked (offline, a token it refuses) costs the ids, not the login: the tokens are saved.
+    const found = await discover(ctx, o, tokens.token, { game: kept.game, namespace: kept.namespace }).catch((err: unknown) => {
+      if (err instanceof UsageError || ctx.signal.aborted) throw err;
+      ctx.warn(`could not ask ${o.endpoint} for the token's game and namespace (${(err as Error).message})`);
+      return { game: o.game, namespace: o.namespace !== undefined && UUID.test(o.namespace) ? o.namespace : undefined };
+    });
+    o = { ...o, game: found.game ?? o.game, namespace: found.namespace };
+  } else if (o.namespace !== undefined && !UUID.test(o.namespace)) {
+    throw new UsageError('--namespace by name needs the cloud token, to look the name up', 'give the namespace\'s UUID, or log in with a cloud token');
+  }
   let madeCurrent = false;
   let saved: Profile | undefined;
   const data = await updateProfiles(ctx, (data) => {

@@ -18,11 +18,13 @@ export const EXIT_CODES_HELP = `Exit codes:
   0    ok
   1    refused or failed: the service turned the request down (a taken tag, an
        unknown game mode: the message says why), the CLI would not do it (data
-       a running emulator holds), or an unexpected failure (a report is written)
+       a running emulator holds), a prompt answered no, or an unexpected
+       failure (a report is written)
   2    usage or invalid input (nothing was sent)
   3    not authenticated or forbidden (401/403); try gamehost login
   4    not found
-  5    rate limited or service unavailable, after retries
+  5    rate limited or service unavailable, after retries; for emulator serve:
+       its port in use, its database not answering
   6    network error (DNS, refused, timeout, TLS)
   7    upload failed (a part failed after retries, or the file changed)
   130  interrupted (Ctrl-C)
@@ -83,7 +85,7 @@ function toOption(spec: OptionSpec) {
 }
 
 /** The global options that take a value: their value is never a command name. */
-const GLOBAL_VALUE_FLAGS = new Set(GLOBAL_OPTIONS.filter((o) => o.flags.includes('<')).flatMap((o) => o.flags.match(/-{1,2}[\w-]+/g)!));
+export const GLOBAL_VALUE_FLAGS = new Set(GLOBAL_OPTIONS.filter((o) => o.flags.includes('<')).flatMap((o) => o.flags.match(/-{1,2}[\w-]+/g)!));
 
 /**
  * The nodes `words` (argv after the script) name, as commander dispatches them: options and the values of global
@@ -162,11 +164,11 @@ export async function createProgram(tree: readonly TreeNode[], io: IOStreams, ru
         '  environment, selected profile, embedded emulator.\n',
     );
 
-  const attach = (parent: Command, node: CommandNode) => {
+  const attach = (parent: Command, node: CommandNode, isDefault = false) => {
     const def = loaded.get(node);
     // Not needed by this invocation: commander still knows the name, for its suggestions.
-    if (!def) return parent.command(node.name);
-    const cmd = parent.command([node.name, ...def.operands].join(' ')).description(def.summary);
+    if (!def) return parent.command(node.name, { isDefault });
+    const cmd = parent.command([node.name, ...def.operands].join(' '), { isDefault }).description(def.summary);
     for (const spec of def.options) cmd.addOption(toOption(spec));
     if (def.notes) cmd.addHelpText('after', `\n${def.notes}`);
     cmd.addHelpText('after', '\nExamples:\n' + def.examples.map((e) => `  $ ${e}`).join('\n') + '\n');
@@ -179,7 +181,7 @@ export async function createProgram(tree: readonly TreeNode[], io: IOStreams, ru
   };
   const addGroup = (parent: Command, def: GroupNode) => {
     const group = parent.command(def.name).description(def.summary).helpCommand(false);
-    for (const node of def.commands) add(group, node);
+    for (const node of def.commands) node.kind === 'group' ? addGroup(group, node) : attach(group, node, node.name === def.defaultCommand);
   };
   const add = (parent: Command, node: TreeNode) => (node.kind === 'group' ? addGroup(parent, node) : attach(parent, node));
   for (const node of tree) add(program, node);

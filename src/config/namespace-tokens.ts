@@ -4,6 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Env } from '../context.js';
+import { writeFileWhole } from '../output/file.js';
 import { stateDir } from './paths.js';
 
 export interface TokenPlace {
@@ -15,8 +16,6 @@ export interface TokenPlace {
 interface KeptTokens {
   tokens: Record<string, { token: string; created: string }>;
 }
-
-const checkModes = process.platform !== 'win32';
 
 export function namespaceTokensFile(env: Env): string {
   return path.join(stateDir(env), 'namespace-tokens.json');
@@ -40,14 +39,11 @@ export function keptNamespaceToken(env: Env, place: TokenPlace): string | undefi
   return typeof entry?.token === 'string' && entry.token !== '' ? entry.token : undefined;
 }
 
-/** Keeps `token` for this endpoint, game and namespace; written whole (a temporary file renamed), 0600. */
+/** Keeps `token` for this endpoint, game and namespace; written whole (src/output/file.ts), 0600. */
 export function keepNamespaceToken(env: Env, place: TokenPlace, token: string, now: number): void {
   const file = namespaceTokensFile(env);
   fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
   const data = read(file);
   data.tokens[keyOf(place)] = { token, created: new Date(now).toISOString() };
-  const temp = `${file}.${process.pid}.tmp`;
-  fs.writeFileSync(temp, JSON.stringify(data, null, 2) + '\n', { mode: 0o600 });
-  if (checkModes) fs.chmodSync(temp, 0o600);
-  fs.renameSync(temp, file);
+  writeFileWhole(file, JSON.stringify(data, null, 2) + '\n');
 }

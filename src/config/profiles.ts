@@ -71,6 +71,10 @@ function unreadable(file: string, err: unknown): UsageError {
   return new UsageError(`cannot read ${file}: ${describeFsError(err)}`);
 }
 
+function notAFile(file: string): UsageError {
+  return new UsageError(`${file} is not a regular file, and profiles (which hold tokens) are kept only in one`, 'move it away, then run `gamehost login` again');
+}
+
 /** Checks the shape of what conf read; a hand-edited file gets a clear error rather than a crash later. */
 function normalise(file: string, raw: Record<string, unknown>): ProfileData {
   const bad = (what: string) => new UsageError(`${file}: ${what}`, 'fix it, or remove it and run `gamehost login` again');
@@ -122,6 +126,7 @@ export async function readProfiles(ctx: Context): Promise<ProfileData> {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { profiles: {} };
     throw unreadable(file, err);
   }
+  if (!stat.isFile()) throw notAFile(file);
   const data = normalise(file, readStore(file, await openConf(ctx)));
   checkMode(ctx, file, stat.mode, data);
   return data;
@@ -137,6 +142,8 @@ export async function updateProfiles(ctx: Context, change: (data: ProfileData) =
   } catch (err) {
     throw new UsageError(`cannot create ${dir}: ${describeFsError(err)}`);
   }
+  // conf writes a temporary file and renames it over the old one: a device or a FIFO would be replaced.
+  if (fs.statSync(file, { throwIfNoEntry: false })?.isFile() === false) throw notAFile(file);
   const conf = await openConf(ctx);
   const next = change(normalise(file, readStore(file, conf)));
   const stored: Record<string, unknown> = { profiles: next.profiles };

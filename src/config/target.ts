@@ -3,7 +3,7 @@
 // values: the embedded emulator is the context's to start and stop (ctx.emulator()).
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
-import { parseUuid } from '../commands/args.js';
+import { parseUuid } from '../uuid.js';
 import { normalizeEndpoint } from './endpoint.js';
 import { emulatorDir } from './paths.js';
 import { readProfiles, selectProfile, type Profile } from './profiles.js';

@@ -117,7 +117,8 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
   const { port } = server.address() as AddressInfo;
   front.endpoint = `${tls ? 'https' : 'http'}://${urlHost(host)}:${port}`;
   // Each replica sweeps; a game is claimed by one of them. Unref'd: it never keeps a process alive.
-  const sweeper = setInterval(() => void services.games.sweep().catch(sweepFailed), SWEEP_INTERVAL_MS);
+  // Uploads whose part URLs expired are swept on the same beat.
+  const sweeper = setInterval(() => void Promise.all([services.games.sweep(), services.builds.sweep()]).catch(sweepFailed), SWEEP_INTERVAL_MS);
   sweeper.unref();
 
   let closing: Promise<void> | null = null;

@@ -140,3 +140,8 @@ export class CsvStreamParser {
 }
 
 const SPECIAL = /[,\r\n"]/g;
+
+/** One CSV record as RFC 4180 writes it: a field with a comma, a quote or a line break is quoted, quotes doubled. */
+export function csvRecord(fields: readonly string[]): string {
+  return fields.map((f) => (/[",\r\n]/.test(f) ? `"${f.replace(/"/g, '""')}"` : f)).join(',') + '\n';
+}

@@ -56,16 +56,22 @@ export async function pushSession(ctx: Context, api: ApiClient, o: SessionOption
   const progress = new TransferProgress(ctx, o.progress);
   // Stops what the session started (the hash, parts in flight) on failure, and when Ctrl-C aborts ctx.signal.
   const session = new AbortController();
-  const onAbort = () => session.abort(ctx.signal.reason);
-  ctx.signal.addEventListener('abort', onAbort, { once: true });
-  const priorRetry = api.onRetry;
-  api.onRetry = (notice, spec) => progress.apiRetry(notice, `${spec.method} ${spec.path}`);
   const journal = journalFor(ctx, api, o, input);
   let parts: Part[] = [];
   const done = new Set<number>();
   let hashing: Promise<string> | undefined;
   // Set once the service holds a build for this upload (created now, or by the run being resumed).
   let build: CreateBuildResponse | undefined;
+  const state = () => ({ journal, doneParts: done.size, totalParts: parts.length, tag: o.tag, created: build !== undefined });
+  // The hint is on the interruption the moment it happens: a second signal, which skips the clean-up, prints it
+  // as it stands (src/cli.ts), so the way to resume is the last line in every window.
+  const onAbort = () => {
+    if (ctx.signal.reason instanceof CliError) explain(ctx.signal.reason, state());
+    session.abort(ctx.signal.reason);
+  };
+  ctx.signal.addEventListener('abort', onAbort, { once: true });
+  const priorRetry = api.onRetry;
+  api.onRetry = (notice, spec) => progress.apiRetry(notice, `${spec.method} ${spec.path}`);
   try {
     // Hashed alongside the upload on a worker (the same bytes once more, from the page cache); stopped on failure.
     // Started first, and ready before the first request (see FileHash.ready).
@@ -154,7 +160,7 @@ export async function pushSession(ctx: Context, api: ApiClient, o: SessionOption
     return result;
   } catch (caught) {
     const err = ctx.signal.aborted ? ctx.signal.reason : caught;
-    if (err instanceof CliError) explain(err, { journal, doneParts: done.size, totalParts: parts.length, tag: build ? o.tag : undefined });
+    if (err instanceof CliError) explain(err, state());
     else journal?.remove();
     progress.fail(err);
     throw err;
@@ -196,10 +202,10 @@ async function completeWhenFree(ctx: Context, api: ApiClient, uploadId: string, 
  * Keeps the journal and says "run the same command again to resume" only where that is true: a network error,
  * a 5xx (or 408/429) after its retries, Ctrl-C, SIGTERM. Anything else (a presigned URL refused with 403 or 404,
  * a plan the client refused, a 4xx from complete, a changed file) removes the journal: the next run starts over,
- * with a new build, and `tag` (given when the service already holds a build for this upload) may still be held by
- * the unfinished one, which the hint says.
+ * with a new build, and the tag (once the service may hold a build for this upload: `created`, or a create
+ * request cut short) may still be held by the unfinished one, which the hint says.
  */
-function explain(err: CliError, at: { journal?: Journal; doneParts: number; totalParts: number; tag?: string }): void {
+function explain(err: CliError, at: { journal?: Journal; doneParts: number; totalParts: number; tag: string; created: boolean }): void {
   const { journal, tag } = at;
   const cause = err instanceof UploadError && err.cause ? err.cause : err;
   const canResume = err instanceof InterruptedError || cause instanceof NetworkError || (cause instanceof ApiError && isRetryable(cause, true));
@@ -208,8 +214,9 @@ function explain(err: CliError, at: { journal?: Journal; doneParts: number; tota
     return;
   }
   journal?.remove();
-  if (tag === undefined) {
-    if (canResume && !journal && err instanceof InterruptedError) err.hint = 'run the same command again to start over';
+  if (!at.created) {
+    // Interrupted while the build was being created: the service may have made it (and hold the tag) or not.
+    if (err instanceof InterruptedError) err.hint = `run the same command again to start over (should it say ${tag} is taken, the interrupted push holds it: use --tag ${newTag(tag)})`;
     return;
   }
   // The service's own hint (check the token) stays; ours gain what the next push needs to know.

@@ -110,7 +110,7 @@ describe('emulator serve --bucket refuses what cannot work, in one line', () => 
   it('a bucket that does not answer: exit 1 naming it and the reason', async () => {
     const r = await serve(['--bucket', 's3://missing-bucket/x'], { ...keys, AWS_ENDPOINT_URL: (await startS3rverOnce()).endpoint });
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/^error: the bucket s3:\/\/missing-bucket\/x\/ at http:\/\/127\.0\.0\.1:\d+ does not answer \(S3 HEAD s3:\/\/missing-bucket\/: 404 NotFound/m);
+    expect(r.stderr).toMatch(/^error: the bucket s3:\/\/missing-bucket\/x\/ at http:\/\/127\.0\.0\.1:\d+ does not exist \(S3 HEAD s3:\/\/missing-bucket\/: 404 NotFound/m);
     expect(r.stderr).not.toContain('    at ');
   });
 });

@@ -70,10 +70,11 @@ describe('emulator lobby stop', () => {
     expect(r.stderr).toBe(`error: Lobby ${UNKNOWN} not found in ${dataDirOf(env)}. (API_NOT_FOUND)\n`);
   });
 
-  it('a data directory that does not exist is not created', async () => {
+  it('a data directory that does not exist is not created, and is said to hold no emulator data', async () => {
     const dir = path.join(tempDir(), 'nothing-here');
     const r = await runCli(['emulator', 'lobby', 'stop', UNKNOWN, '--data-dir', dir], { env });
-    expect(r.code).toBe(4);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^error: --data-dir: no emulator data in /);
     expect(fs.existsSync(dir)).toBe(false);
   });
 
@@ -291,7 +292,8 @@ describe('emulator reset', () => {
     const { env, dir } = await seeded();
     for (const answer of ['n\n', '\n', '']) {
       const r = await runWithTerminal(['emulator', 'reset'], env, answer);
-      expect(r.code).toBe(0);
+      // Not done: exit 1, as a script must tell (rm -i answered no).
+      expect(r.code).toBe(1);
       expect(r.stderr).toContain('Nothing was deleted.');
       expect(fs.existsSync(path.join(dir, 'emulator.db'))).toBe(true);
     }

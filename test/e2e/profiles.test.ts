@@ -219,7 +219,8 @@ describe('login, profile and logout', () => {
       for (const [args, message] of [
         [['--endpoint', 'ht!tp://::'], 'error: --endpoint is not a valid URL: ht!tp://:: ("ht!tp" is not a scheme)\n'],
         [['--game', 'mygame'], 'error: --game must be a UUID, not "mygame"\n'],
-        [['--namespace', 'prod'], 'error: --namespace must be a UUID, not "prod"\n'],
+        // A name id (prod) is looked up with the cloud token (test/e2e/login-discover.test.ts); this is neither.
+        [['--namespace', 'no/such'], 'error: --namespace must be a namespace\'s name id (such as prod) or its UUID, not "no/such"\n'],
       ] as const) {
         const r = await runCli(['login', ...args, '--token-stdin'], { env, stdin: 'cloud.x\n' });
         expect([r.code, r.stderr.split('\n')[0] + '\n']).toEqual([2, message]);

@@ -75,10 +75,33 @@ describe.skipIf(!PG_PRESENT)('emulator serve --database: start-up', SLOW, () => 
       }
       const missing = await runBin(['emulator', 'serve', '--port', '0', '--database', url, '--bucket', 's3://missing-bucket', '--data-dir', tempDir()], env);
       expect(missing.code).toBe(1);
-      expect(missing.stderr).toMatch(/^error: the bucket s3:\/\/missing-bucket\/ at http:\/\/127\.0\.0\.1:\d+ does not answer /);
+      // The bucket answered: it is missing, which is not silence.
+      expect(missing.stderr).toMatch(/^error: the bucket s3:\/\/missing-bucket\/ at http:\/\/127\.0\.0\.1:\d+ does not exist \(.*\)\n  check the bucket, [^\n]*\n$/);
     } finally {
       await s3rver.close();
     }
+  });
+
+  it('each way the database refuses at start is one line and exit 1: SSL asked of a server without it, a wrong password, a missing database', async () => {
+    const url = new URL(await createTestDatabase());
+    const ssl = new URL(url);
+    ssl.searchParams.set('sslmode', 'require');
+    const noSsl = await runBin(['emulator', 'serve', '--port', '0', '--database', ssl.toString(), '--data-dir', tempDir()]);
+    expect(noSsl.stderr).toBe(
+      'error: the database refused: the server does not support SSL connections, and the URL asks for them (sslmode)\n  drop sslmode from --database (or GAMEHOST_EMULATOR_DATABASE_URL), or turn SSL on at the server\n',
+    );
+    expect(noSsl.code).toBe(1);
+    const wrong = new URL(url);
+    wrong.password = 'not-the-password';
+    const auth = await runBin(['emulator', 'serve', '--port', '0', '--database', wrong.toString(), '--data-dir', tempDir()]);
+    expect(auth.code).toBe(1);
+    expect(auth.stderr).toMatch(/^error: the database refused: .* \(SQLSTATE 28P01\)\n$/);
+    expect(auth.stderr).not.toContain('not-the-password');
+    const missingDb = new URL(url);
+    missingDb.pathname = '/no_such_database';
+    const missing = await runBin(['emulator', 'serve', '--port', '0', '--database', missingDb.toString(), '--data-dir', tempDir()]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/^error: the database refused: database "no_such_database" does not exist \(SQLSTATE 3D000\)\n$/);
   });
 
   it('refuses a schema newer than it knows: one line, exit 1', async () => {

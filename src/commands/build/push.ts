@@ -49,10 +49,13 @@ export function validateDisplayName(name: string): string {
   return name;
 }
 
-function checkSize(source: string, size: number): void {
+/** Sizes in the CLI's units (powers of 1024), with the exact bytes: 7.45 GiB rounds both sides of the limit. */
+async function checkSize(source: string, size: number): Promise<void> {
   if (size === 0) throw new UsageError(`${source}: the file is empty`);
   if (size >= MAX_BUILD_BYTES) {
-    throw new UsageError(`${source}: ${size} bytes is over the service's limit (below 8 GB)`);
+    const { formatBytes, formatCount } = await import('../../output/format.js');
+    const exact = (n: number) => `${formatBytes(n)} (${formatCount(n)} bytes)`;
+    throw new UsageError(`${source}: ${exact(size)} is over the service's limit: a build must be below ${exact(MAX_BUILD_BYTES)}`);
   }
 }
 
@@ -102,7 +105,7 @@ export default defineCommand({
       } catch (err) {
         throw new UsageError(`${source}: ${describeFsError(err)}`);
       }
-      if (stat.isFile()) checkSize(source, stat.size);
+      if (stat.isFile()) await checkSize(source, stat.size);
       else if (!stat.isDirectory()) throw new UsageError(`${source}: not a regular file or directory`);
     }
     return {
@@ -138,7 +141,7 @@ async function run(ctx: Context, o: PushOptions): Promise<void> {
   if (progress === 'json') ctx.notices = 'json';
   const input = await prepareInput(ctx, o.source, { kind: o.kind, compression: o.compression });
   try {
-    checkSize(o.source, input.size);
+    await checkSize(o.source, input.size);
     if (o.dryRun) return await dryRun(ctx, input);
     const api = await ctx.api();
     const result = await pushSession(ctx, api, { ...o, progress, kind: input.kind, compression: input.compression }, input, started);

@@ -3,7 +3,7 @@ import { listEmulatorBuilds } from '../../api/operations.js';
 import type { Context } from '../../context.js';
 import { writeJson } from '../../output/json.js';
 import { defineCommand } from '../command.js';
-import { DATA_DIR_OPTION, adminApi, emulatorPlace, type EmulatorPlace } from './local.js';
+import { DATA_DIR_OPTION, adminApi, adminGameId, emulatorPlace, type EmulatorPlace } from './local.js';
 
 export interface BuildsOptions {
   place: EmulatorPlace;
@@ -26,9 +26,7 @@ export default defineCommand({
 
 async function run(ctx: Context, o: BuildsOptions): Promise<void> {
   const api = await adminApi(ctx, o.place);
-  // At a running emulator, the builds of the game the command is pointed at (GAMEHOST_GAME, --game).
-  const gameId = o.place.kind === 'endpoint' ? api?.target.gameId : undefined;
-  const { builds } = api ? await listEmulatorBuilds(api, gameId) : { builds: [] };
+  const { builds } = api ? await listEmulatorBuilds(api, await adminGameId(ctx, o.place, api)) : { builds: [] };
   if (ctx.global.json) return writeJson(ctx, { builds });
   const { sanitizeLine } = await import('../../output/sanitize.js');
   // -q: the build ids alone, one a line, newest first.

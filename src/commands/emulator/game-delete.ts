@@ -29,7 +29,13 @@ export default defineCommand({
 async function run(ctx: Context, o: GameDeleteOptions): Promise<void> {
   const api = await adminApi(ctx, o.place);
   if (!api) throw new ApiError(404, { code: 'API_NOT_FOUND', message: `Game ${o.gameId} not found.` });
-  const answer = await deleteEmulatorGame(api, o.gameId);
+  const answer = await deleteEmulatorGame(api, o.gameId).catch((err) => {
+    // The seeded game is refused with 403, and no token or login changes that.
+    if (err instanceof ApiError && err.status === 403 && err.code === 'API_FORBIDDEN' && /seeded game/.test(err.message)) {
+      err.hint = 'the seeded game cannot be deleted; games made with `gamehost emulator game create` can';
+    }
+    throw err;
+  });
   if (ctx.global.json) return writeJson(ctx, answer);
   const { deleted: d } = answer;
   ctx.info(`Deleted game ${o.gameId}: ${count(d.lobbies, 'lobby', 'lobbies')}, ${count(d.players, 'player')}, ${count(d.builds, 'build')}, ${count(d.exports, 'export')}.`);

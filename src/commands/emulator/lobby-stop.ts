@@ -1,9 +1,10 @@
 // `gamehost emulator lobby stop <lobby-id>`: ends a lobby as if its process had exited.
-import { stopEmulatorLobby } from '../../api/operations.js';
+import { listEmulatorGames, stopEmulatorLobby } from '../../api/operations.js';
 import type { EmulatorStopLobbyRequest } from '../../api/types.js';
 import type { Context } from '../../context.js';
 import { ApiError } from '../../errors.js';
 import { writeJson } from '../../output/json.js';
+import type { RegionNames } from '../../output/views/lobby.js';
 import { integer, parseLobbyId } from '../args.js';
 import { defineCommand } from '../command.js';
 import { DATA_DIR_OPTION, adminApi, emulatorPlace, type EmulatorPlace } from './local.js';
@@ -50,8 +51,28 @@ async function run(ctx: Context, o: LobbyStopOptions): Promise<void> {
   }
   // -q: the lobby id alone.
   if (ctx.global.quiet) return void ctx.io.stdout.write(o.lobbyId + '\n');
-  const { renderLobbyLogs } = await import('../../output/views/lobby.js');
-  ctx.io.stdout.write(renderLobbyLogs(ctx, summary));
+  const [{ formatLobbyLogs }, { viewOptions }] = await Promise.all([import('../../output/views/lobby.js'), import('../../output/views/options.js')]);
+  const regions = await regionsOf(ctx, o.place, summary.lobby.namespace_id);
+  ctx.io.stdout.write(formatLobbyLogs(summary, { ...viewOptions(ctx, ctx.io.stdout, false), chart: false, regions }));
+}
+
+/**
+ * The region names of the lobby's game, as `lobby logs` shows them (`Frankfurt (lnd-fra)`): the emulator's game
+ * list names its regions, and the emulator derives each region's UUID from its name id. A list that cannot be had
+ * only costs the names.
+ */
+async function regionsOf(ctx: Context, place: EmulatorPlace, namespaceId: string): Promise<RegionNames | undefined> {
+  try {
+    const api = await adminApi(ctx, place);
+    const game = api && (await listEmulatorGames(api)).games.find((g) => g.namespace_id === namespaceId);
+    if (!game) return undefined;
+    const { regionUuid } = await import('../../emulator/services/ids.js');
+    return new Map(game.regions.map((r) => [regionUuid(r.id), { name_id: r.id, display_name: r.name }]));
+  } catch (err) {
+    if (ctx.signal.aborted) throw ctx.signal.reason;
+    ctx.verbose(`region names unknown, showing ids: ${(err as Error).message}`);
+    return undefined;
+  }
 }
 
 async function stop(ctx: Context, o: LobbyStopOptions) {

@@ -7,7 +7,8 @@ import type { Context } from '../../context.js';
 import { emulatorDir } from '../../config/paths.js';
 import { UsageError } from '../../errors.js';
 
-export type EmulatorPlace = { kind: 'data-dir'; dir: string } | { kind: 'endpoint' };
+/** `given`: the directory was named (--data-dir), so one without emulator data is a mistyped path. */
+export type EmulatorPlace = { kind: 'data-dir'; dir: string; given?: boolean } | { kind: 'endpoint' };
 
 export const DATA_DIR_OPTION = {
   flags: '--data-dir <dir>',
@@ -20,7 +21,7 @@ export function emulatorPlace(dataDir: string | undefined, ctx: Context): Emulat
     if (ctx.global.endpoint !== undefined) {
       throw new UsageError('--data-dir and --endpoint do not go together', 'use --data-dir for a data directory, --endpoint for a running emulator');
     }
-    return { kind: 'data-dir', dir: resolvePath('--data-dir', dataDir, ctx.cwd) };
+    return { kind: 'data-dir', dir: resolvePath('--data-dir', dataDir, ctx.cwd), given: true };
   }
   if (ctx.global.endpoint !== undefined || ctx.env.GAMEHOST_ENDPOINT) return { kind: 'endpoint' };
   return { kind: 'data-dir', dir: emulatorDir(ctx.env) };
@@ -28,12 +29,30 @@ export function emulatorPlace(dataDir: string | undefined, ctx: Context): Emulat
 
 /**
  * A client for the emulator's admin API at `place`; undefined for a data directory that holds no emulator yet
- * (nothing is created by asking).
+ * (nothing is created by asking), which is said: a notice for the default directory (its emulator is made on
+ * first use), an error for one named with --data-dir (a mistyped path must not look like an empty emulator).
  */
 export async function adminApi(ctx: Context, place: EmulatorPlace): Promise<ApiClient | undefined> {
   if (place.kind === 'endpoint') return ctx.api();
   const { holdsStore } = await import('../../emulator/index.js');
-  return holdsStore(place.dir) ? ctx.emulatorApi(place.dir) : undefined;
+  if (holdsStore(place.dir)) return ctx.emulatorApi(place.dir);
+  if (place.given) {
+    throw new UsageError(`--data-dir: no emulator data in ${place.dir}`, `check the path; the embedded emulator keeps its data in ${emulatorDir(ctx.env)}`);
+  }
+  if (!ctx.global.json) ctx.info(`No emulator data in ${place.dir} yet: the embedded emulator makes it on first use.`);
+  return undefined;
+}
+
+/**
+ * The game an admin command lists for: at a running emulator the target's (--game, GAMEHOST_GAME, the profile);
+ * on a data directory --game or GAMEHOST_GAME (`eval "$(gamehost emulator game create --env)"` sets it), else the
+ * seeded game.
+ */
+export async function adminGameId(ctx: Context, place: EmulatorPlace, api: ApiClient): Promise<string | undefined> {
+  if (place.kind === 'endpoint') return api.target.gameId;
+  const { parseUuid } = await import('../args.js');
+  if (ctx.global.game !== undefined) return parseUuid('--game', ctx.global.game);
+  return ctx.env.GAMEHOST_GAME ? parseUuid('GAMEHOST_GAME', ctx.env.GAMEHOST_GAME) : undefined;
 }
 
 /** A value quoted for a POSIX shell: single quotes, each ' written as '\''. */

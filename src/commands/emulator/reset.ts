@@ -1,7 +1,7 @@
 // `gamehost emulator reset`: deletes the emulator's data (lobbies, builds, exports, the token secret).
 import type { Context } from '../../context.js';
 import { emulatorDir } from '../../config/paths.js';
-import { RefusedError, UsageError } from '../../errors.js';
+import { ExitCode, RefusedError, UsageError } from '../../errors.js';
 import { writeJson } from '../../output/json.js';
 import { defineCommand } from '../command.js';
 import { resolvePath } from './local.js';
@@ -50,7 +50,7 @@ async function ask(ctx: Context, question: string): Promise<boolean> {
   }
 }
 
-async function run(ctx: Context, o: ResetOptions): Promise<void> {
+async function run(ctx: Context, o: ResetOptions): Promise<number | void> {
   const { dataDirHolders, resetDataDir } = await import('../../emulator/index.js');
   // Deleting the data under a running server would leave it serving lobbies that no longer exist anywhere.
   const holders = dataDirHolders(o.dataDir);
@@ -62,8 +62,9 @@ async function run(ctx: Context, o: ResetOptions): Promise<void> {
     );
   }
   if (!o.yes && !(await ask(ctx, `Delete every lobby, build, export and token of the emulator in ${o.dataDir}? [y/N] `))) {
+    // Declined is not an error, but not done either: a script must be able to tell (as with `rm -i`).
     ctx.info('Nothing was deleted.');
-    return;
+    return ExitCode.UNEXPECTED;
   }
   const removed = resetDataDir(o.dataDir);
   if (ctx.global.json) return writeJson(ctx, { data_dir: o.dataDir, removed });

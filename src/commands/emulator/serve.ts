@@ -58,7 +58,7 @@ async function readAdminTokenFile(file: string, ctx: Pick<Context, 'cwd'>): Prom
 /** How long a stop by signal lets the requests in flight finish before their connections are ended. */
 const SHUTDOWN_GRACE_MS = 10_000;
 
-/** The stores could not be opened: a database that does not answer, refuses, or was migrated by a newer gamehost. */
+/** What the server needs could not be had: its port, or its stores (a database that does not answer, refuses, or was migrated by a newer gamehost). */
 class StoreOpenError extends CliError {
   constructor(
     message: string,
@@ -95,6 +95,13 @@ function storeOpenError(err: unknown, database: string | undefined): unknown {
   if (unreachable) return new StoreOpenError(`the database does not answer: ${err.message || String(code)}`, ExitCode.UNAVAILABLE, 'check --database (or GAMEHOST_EMULATOR_DATABASE_URL) and that the server is up');
   // SQLSTATE codes are five characters: the server answered and refused (authentication, no such database, rights).
   if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return new StoreOpenError(`the database refused: ${err.message} (SQLSTATE ${code})`, ExitCode.UNEXPECTED);
+  if (/does not support SSL/i.test(err.message)) {
+    return new StoreOpenError('the database refused: the server does not support SSL connections, and the URL asks for them (sslmode)', ExitCode.UNEXPECTED, 'drop sslmode from --database (or GAMEHOST_EMULATOR_DATABASE_URL), or turn SSL on at the server');
+  }
+  // A TLS handshake that failed: a certificate the client would not trust, a name that does not match.
+  if (typeof code === 'string' && (/CERT|SELF_SIGNED|UNABLE_TO_VERIFY|^ERR_TLS|^ERR_SSL/.test(code) || err.message.includes('SSL'))) {
+    return new StoreOpenError(`the database's TLS was refused: ${err.message} (${code})`, ExitCode.NETWORK, 'check sslmode and sslrootcert in --database (sslmode=require encrypts without checking the certificate)');
+  }
   return err;
 }
 
@@ -215,7 +222,8 @@ async function run(ctx: Context, o: ServeOptions): Promise<void> {
       const why = err.code.startsWith('ERR_OSSL') ? `not a certificate and its key (${err.message})` : `${err.path}: ${describeFsError(err)}`;
       throw new UsageError(`--tls-cert/--tls-key: ${why}`);
     }
-    if (err?.code === 'EADDRINUSE') throw new UsageError(`--port ${o.port} is in use`, 'pick another with --port, or --port 0 for any free one');
+    // Not a usage error: the command was right, the port is taken (as a database that does not answer: exit 5).
+    if (err?.code === 'EADDRINUSE') throw new StoreOpenError(`--port ${o.port} is in use`, ExitCode.UNAVAILABLE, 'pick another with --port, or --port 0 for any free one');
     if (err?.code === 'EADDRNOTAVAIL') throw new UsageError(`--host ${o.host} is not an address of this machine`);
     if (err instanceof BucketSettingsError)
       throw new ResponseError(err.message, 'check the bucket, AWS_ENDPOINT_URL (or AWS_ENDPOINT_URL_S3), AWS_REGION and the credentials');

@@ -15,6 +15,8 @@ export interface ExportOptions {
   queryEnd: number;
   /** A file path (resolved), or '-' for stdout. */
   output: string;
+  /** -o named a directory with a trailing slash: made if missing. */
+  makeDir?: boolean;
   /** csv: the bytes as served; json: JSON lines; table: rendered rows on stdout. */
   format: ExportFormat;
   /** Print the presigned URL and download nothing. */
@@ -22,6 +24,16 @@ export interface ExportOptions {
   utc: boolean;
   /** --format table: every column at full width. */
   wide: boolean;
+  /** Only the lobbies of these game modes (name ids or ids), of these regions (name ids or ids); none: all. */
+  gameModes?: string[];
+  regions?: string[];
+}
+
+/** Whether `record` is one the filters keep: each filter given names its name id or its id, in any case. */
+function kept(o: ExportOptions, record: Record<string, string>): boolean {
+  const matches = (wanted: string[] | undefined, ...fields: (string | undefined)[]) =>
+    wanted === undefined || wanted.some((w) => fields.some((f) => f !== undefined && f !== '' && f.toLowerCase() === w.toLowerCase()));
+  return matches(o.gameModes, record.lobby_group_name, record.lobby_group_id) && matches(o.regions, record.region_name, record.region_id);
 }
 
 /** Downloads at least this big get a progress line (on a terminal, outside CI). */
@@ -46,16 +58,20 @@ export default defineCommand({
     { flags: '--url-only', description: 'print the presigned URL of the CSV and download nothing' },
     { flags: '--utc', description: 'show times in UTC instead of the local zone' },
     { flags: '--wide', description: 'with --format table: every column at full width, none left out' },
+    { flags: '--game-mode <mode>', description: 'only lobbies of this game mode (its name, such as duos, or its id); repeatable', repeatable: true },
+    { flags: '--region <region>', description: 'only lobbies in this region (its name id, such as lnd-fra, or its id); repeatable', repeatable: true },
   ],
   notes: 'With -q, prints the path of the file written alone.',
   examples: [
     'gamehost history export --since 7d --format table',
-    'gamehost history export --from 2026-11-01T00:00:00Z --to 2026-11-08T00:00:00Z -o week.csv',
+    'gamehost history export --from 2026-11-01T00:00:00Z --to 2026-11-08T00:00:00Z --game-mode duos --region lnd-fra -o week.csv',
     'gamehost history export --since 24h --format json -o - | jq .query_uptime_ms   # in CI',
   ],
   async parse(v, ctx): Promise<ExportOptions> {
     const { parseDuration, parseTime } = await import('../../timeparse.js');
     const { since, from, urlOnly, utc, wide } = v;
+    const filters = { gameModes: nonEmpty('--game-mode', v.gameMode), regions: nonEmpty('--region', v.region) };
+    if (urlOnly && (filters.gameModes || filters.regions)) throw new UsageError('--url-only downloads nothing, so there is nothing to filter: drop --game-mode and --region');
     if (since !== undefined && from !== undefined) throw new UsageError('give either --since or --from, not both');
     if (since === undefined && from === undefined) {
       throw new UsageError('a window is required: --since <duration> or --from <time>', 'e.g. --since 24h');
@@ -69,7 +85,7 @@ export default defineCommand({
     if (urlOnly) {
       if (v.output !== undefined) throw new UsageError('--url-only downloads nothing: drop -o');
       if (v.format !== undefined) throw new UsageError('--url-only downloads nothing: drop --format');
-      return { queryStart: start, queryEnd: end, output: '-', format, urlOnly, utc, wide };
+      return { queryStart: start, queryEnd: end, output: '-', format, urlOnly, utc, wide, ...filters };
     }
     if (format === 'table') {
       // A table is for reading, so it goes where it can be read; files get csv or json.
@@ -77,15 +93,23 @@ export default defineCommand({
         throw new UsageError('--format table prints on stdout: drop -o', 'to keep the rows in a file, use --format csv or --format json');
       }
       if (ctx.global.json) throw new UsageError('--json prints a summary on stdout: --format table cannot print there too');
-      return { queryStart: start, queryEnd: end, output: '-', format, urlOnly, utc, wide };
+      return { queryStart: start, queryEnd: end, output: '-', format, urlOnly, utc, wide, ...filters };
     }
     const name = defaultOutputName(start, end, format);
     const output = v.output ?? name;
     if (output === '-' && ctx.global.json) throw new UsageError('--json prints a summary on stdout: give -o <file>, not -o -');
-    return { queryStart: start, queryEnd: end, output: output === '-' ? '-' : outputFile(path.resolve(ctx.cwd, output), output, name), format, urlOnly, utc, wide };
+    const makeDir = /[\\/]$/.test(output);
+    return { queryStart: start, queryEnd: end, output: output === '-' ? '-' : outputFile(path.resolve(ctx.cwd, output), output, name), makeDir, format, urlOnly, utc, wide, ...filters };
   },
   run,
 });
+
+/** A repeatable filter's values; undefined when not given; an empty value is a mistake. */
+function nonEmpty(flag: string, values: string[] | undefined): string[] | undefined {
+  if (values === undefined || values.length === 0) return undefined;
+  if (values.some((w) => w.trim() === '')) throw new UsageError(`${flag} is empty`);
+  return values.map((w) => w.trim());
+}
 
 /** `-o .`, `-o out/`: a directory (one that exists, or a name ending in a slash) gets the default name inside it. */
 function outputFile(resolved: string, given: string, name: string): string {
@@ -93,7 +117,7 @@ function outputFile(resolved: string, given: string, name: string): string {
   return isDir ? path.join(resolved, name) : resolved;
 }
 
-/** Where the rows go: stdout (with backpressure), or a temporary file renamed into place at the end. */
+/** Where the rows go: stdout (with backpressure), or a file (src/output/file.ts: a device or a FIFO is written straight into). */
 interface Sink {
   write(data: string | Uint8Array): Promise<void>;
   commit(): Promise<void>;
@@ -122,9 +146,8 @@ function stdoutSink(ctx: Context): Sink {
 }
 
 async function fileSink(target: string): Promise<Sink> {
-  // Written beside the target and renamed into place, so an interrupted download never leaves a half file.
-  const temp = `${target}.${process.pid}.part`;
-  const file = await fs.promises.open(temp, 'w').catch((err) => {
+  const { openFileSink } = await import('../../output/file.js');
+  const file = await openFileSink(target).catch((err) => {
     throw new UsageError(`-o: cannot write ${target}: ${describeFsError(err)}`);
   });
   // Small writes (a JSON line each) are gathered, so a large export is not a syscall per row.
@@ -146,18 +169,14 @@ async function fileSink(target: string): Promise<Sink> {
     },
     async commit() {
       await flush();
-      await file.close();
-      await fs.promises.rename(temp, target);
+      await file.commit();
     },
-    async abort() {
-      await file.close().catch(() => {});
-      await fs.promises.rm(temp, { force: true });
-    },
+    abort: () => file.abort(),
   };
 }
 
 async function run(ctx: Context, o: ExportOptions): Promise<void> {
-  const [{ openPresignedGet }, { checkServiceUrl, toNetworkError }, { TransferProgress, canRedraw }, { CsvError, CsvStreamParser }, { formatBytes, formatCount }, history, { viewOptions }] =
+  const [{ openPresignedGet }, { checkServiceUrl, toNetworkError }, { TransferProgress, canRedraw }, { CsvError, CsvStreamParser, csvRecord }, { formatBytes, formatCount }, history, { viewOptions }] =
     await Promise.all([
       import('../../api/presigned.js'),
       import('../../api/transport.js'),
@@ -170,7 +189,16 @@ async function run(ctx: Context, o: ExportOptions): Promise<void> {
   const { HistoryTally, checkHistoryHeader, formatHistorySummary, historyTableChunks, historyJson, historyRecord, historyRow } = history;
   if (o.output !== '-') {
     const dir = path.dirname(o.output);
-    if (!fs.existsSync(dir)) throw new UsageError(`-o: directory ${dir} does not exist`);
+    // `-o exports/` names a directory that may not exist yet; `-o exports/week.csv` names a file in one that must.
+    if (o.makeDir) {
+      try {
+        fs.mkdirSync(dir, { recursive: true });
+      } catch (err) {
+        throw new UsageError(`-o: cannot create directory ${dir}: ${describeFsError(err)}`);
+      }
+    } else if (!fs.existsSync(dir)) {
+      throw new UsageError(`-o: directory ${dir} does not exist`, 'to have it made, end the name with a slash: -o dir/');
+    }
   }
   const api = await ctx.api();
   // The embedded emulator ends with this command, and its links with it: a link it made is never handed out alone.
@@ -210,15 +238,20 @@ async function run(ctx: Context, o: ExportOptions): Promise<void> {
     written += typeof data === 'string' ? Buffer.byteLength(data) : data.length;
     await sink!.write(data);
   };
+  // Filtered, the CSV is written record by record (the header, then the lobbies kept); else as served, byte for byte.
+  const filtered = o.gameModes !== undefined || o.regions !== undefined;
   const take = async (records: string[][]) => {
     for (const fields of records) {
       if (!header) {
         checkHistoryHeader(fields);
         header = fields;
+        if (filtered && o.format === 'csv') await write(csvRecord(fields));
         continue;
       }
-      rows++;
       const record = historyRecord(header, fields);
+      if (filtered && !kept(o, record)) continue;
+      rows++;
+      if (filtered && o.format === 'csv') await write(csvRecord(fields));
       tally.add(record);
       if (o.format === 'json') await write(jsonLine(historyJson(record)));
       else if (o.format === 'table') tableRows.push(historyRow(record));
@@ -232,7 +265,7 @@ async function run(ctx: Context, o: ExportOptions): Promise<void> {
         progress.add(chunk.length);
         // Parsed before it is written: bytes that are not the service's CSV never reach stdout.
         await take(parser.push(chunk));
-        if (o.format === 'csv') await write(chunk);
+        if (o.format === 'csv' && !filtered) await write(chunk);
       }
       await take(parser.end());
       // The service writes the header with the first record: a window without lobbies is a 0-byte file.
@@ -267,7 +300,9 @@ async function run(ctx: Context, o: ExportOptions): Promise<void> {
     return;
   }
   if (o.output !== '-') {
-    ctx.info(`Wrote ${formatCount(rows)} lobb${rows === 1 ? 'y' : 'ies'} (${formatBytes(written)}) to ${path.relative(ctx.cwd, o.output) || o.output}`);
+    // Relative to here when below here; /dev/stdout stays /dev/stdout, not ../../dev/stdout.
+    const shown = path.relative(ctx.cwd, o.output);
+    ctx.info(`Wrote ${formatCount(rows)} lobb${rows === 1 ? 'y' : 'ies'} (${formatBytes(written)}) to ${shown && !shown.startsWith('..') && !path.isAbsolute(shown) ? shown : o.output}`);
   }
   const text = formatHistorySummary(summary, { start: o.queryStart, end: o.queryEnd }, viewOptions(ctx, ctx.io.stderr, o.utc));
   ctx.info(text.replace(/\n$/, ''));

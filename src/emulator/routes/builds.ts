@@ -85,10 +85,39 @@ export function buildView(b: BuildRow): JsonObject {
   };
 }
 
+/** GET /cloud/games/{game_id}/builds (listGameBuilds): the game's builds, newest first; the image tag in `tags`. */
+export async function listGameBuilds(rc: RequestContext): Promise<Reply> {
+  const gameId = rc.params.game_id!;
+  await rc.services.auth.cloud(authorization(rc), gameId);
+  const builds = await rc.services.builds.list(gameId.toLowerCase());
+  return {
+    status: 200,
+    json: {
+      builds: builds.map((b) => ({
+        build_id: b.build_id,
+        upload_id: b.upload_id,
+        display_name: b.display_name,
+        create_ts: new Date(b.create_ts).toISOString(),
+        content_length: b.content_length,
+        complete: b.complete === 1,
+        tags: { image_tag: b.image_tag },
+      })),
+    },
+  };
+}
+
 /** GET /_emulator/builds[?game_id=<id>]: the builds of a game (default the seeded one), newest first. */
 export async function adminListBuilds(rc: RequestContext): Promise<Reply> {
   const gameId = rc.query.get('game_id') ?? GAME_ID;
   if (!isUuid(gameId)) fail('API_BAD_QUERY_PARAMETER', { name: 'game_id', reason: `"${gameId}" is not a UUID.` });
   if ((await rc.services.games.live(gameId.toLowerCase())) === undefined) fail('API_NOT_FOUND', { what: `Game ${gameId}` });
   return { status: 200, json: { builds: (await rc.services.builds.list(gameId.toLowerCase())).map(buildView) } };
+}
+
+/** DELETE /_emulator/builds/{build_id}: the build's records and bytes, on every store. */
+export async function adminDeleteBuild(rc: RequestContext): Promise<Reply> {
+  const buildId = rc.params.build_id!;
+  if (!isUuid(buildId)) fail('API_NOT_FOUND', { what: `Build ${buildId}` });
+  const removed = await rc.services.builds.delete(buildId.toLowerCase());
+  return { status: 200, json: { build_id: removed.build_id, game_id: removed.game_id } };
 }

@@ -12,6 +12,12 @@ const CREATED = '2024-01-01T00:00:00.000Z';
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
+/** GET /cloud/auth/inspect: a game's cloud token is the agent of that game. */
+export async function inspect(rc: RequestContext): Promise<Reply> {
+  const game = await rc.services.auth.cloud(authorization(rc), undefined);
+  return { status: 200, json: { agent: { game_cloud: { game_id: game.gameId } } } };
+}
+
 export async function getGame(rc: RequestContext): Promise<Reply> {
   const { auth, statistics } = rc.services;
   const g = await auth.cloud(authorization(rc), rc.params.game_id);

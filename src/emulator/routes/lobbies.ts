@@ -119,6 +119,26 @@ export async function getLobbyLogs(rc: RequestContext): Promise<Reply> {
   return { status: 200, json: lobbySummary(await rc.services.lobbies.get(game, namespaceId!, lobbyId!)) };
 }
 
+/** GET …/namespaces/{namespace_id}/logs/lobbies[?before_create_ts=]: the namespace's lobbies, newest first. */
+export async function listLobbies(rc: RequestContext): Promise<Reply> {
+  const { game_id: gameId, namespace_id: namespaceId } = rc.params as Record<string, string>;
+  const game = await rc.services.auth.cloud(authorization(rc), gameId);
+  const raw = rc.query.get('before_create_ts');
+  const before = raw === null ? Infinity : Date.parse(raw);
+  if (Number.isNaN(before)) fail('API_BAD_QUERY_PARAMETER', { name: 'before_create_ts', reason: `"${raw}" is not an RFC 3339 time.` });
+  const lobbies = await rc.services.lobbies.list(game, namespaceId!, before, LIST_PAGE);
+  return { status: 200, json: { lobbies: lobbies.map((state) => lobbySummary(state).lobby as JsonObject) } };
+}
+
+/** A page of the lobby list, as production pages it. */
+const LIST_PAGE = 100;
+
+/** DELETE /cloud/games/{game_id}/matchmaker/lobbies/{lobby_id}: stops the lobby now; did_remove false when it had stopped. */
+export async function deleteLobby(rc: RequestContext): Promise<Reply> {
+  const game = await rc.services.auth.cloud(authorization(rc), rc.params.game_id!);
+  return { status: 200, json: { did_remove: await rc.services.lobbies.remove(game, rc.params.lobby_id!) } };
+}
+
 export async function adminStopLobby(rc: RequestContext): Promise<Reply> {
   const body = await readJson(rc, { emptyIsObject: true });
   const exitCode = optInteger(body, 'exit_code');

@@ -7,13 +7,13 @@ import { injectFault, type Faults } from '../faults.js';
 import { MAX_PARTS } from '../services/builds.js';
 import { GAME_ID, NAMESPACE_ID, isUuid } from '../services/ids.js';
 import type { Services } from '../services/index.js';
-import { adminListBuilds, completeUpload, createBuild, putPart } from './builds.js';
+import { adminDeleteBuild, adminListBuilds, completeUpload, createBuild, listGameBuilds, putPart } from './builds.js';
 import type { Handler, Reply, RequestContext } from './context.js';
-import { adminCreateGame, adminDeleteGame, adminListGames, getGame } from './games.js';
+import { adminCreateGame, adminDeleteGame, adminListGames, getGame, inspect } from './games.js';
 import { downloadExport, exportHistory } from './history.js';
 import { downloadLogExport, exportLobbyLogs, getLobbyLogLines } from './logs.js';
 import { createPublicToken } from './tokens.js';
-import { adminJoinLobby, adminStopLobby, createLobby, getLobbyLogs, playerStatistics } from './lobbies.js';
+import { adminJoinLobby, adminStopLobby, createLobby, deleteLobby, getLobbyLogs, listLobbies, playerStatistics } from './lobbies.js';
 
 /** What the front needs beside the services. */
 export interface Front {
@@ -46,6 +46,7 @@ const admin = { admin: true };
 const ROUTES: Route[] = [
   route('POST', '/matchmaker/lobbies/create', createLobby),
   route('GET', '/matchmaker/players/statistics', playerStatistics),
+  route('GET', '/cloud/auth/inspect', inspect),
   route('GET', '/cloud/games/:game_id', getGame),
   route('GET', '/cloud/games/:game_id/namespaces/:namespace_id/logs/lobbies/:lobby_id', getLobbyLogs),
   route('POST', '/cloud/games/:game_id/matchmaker/lobbies/export-history', exportHistory),
@@ -53,6 +54,9 @@ const ROUTES: Route[] = [
   route('POST', '/cloud/games/:game_id/matchmaker/lobbies/:lobby_id/logs/export', exportLobbyLogs),
   route('POST', '/cloud/games/:game_id/namespaces/:namespace_id/tokens/public', createPublicToken),
   route('POST', '/cloud/games/:game_id/builds', createBuild),
+  route('GET', '/cloud/games/:game_id/builds', listGameBuilds),
+  route('DELETE', '/cloud/games/:game_id/matchmaker/lobbies/:lobby_id', deleteLobby),
+  route('GET', '/cloud/games/:game_id/namespaces/:namespace_id/logs/lobbies', listLobbies),
   route('POST', '/cloud/uploads/:upload_id/complete', completeUpload),
   // Presigned targets, standing in for the object store.
   route('PUT', '/_upload/:upload_id/:part_number', putPart),
@@ -66,6 +70,7 @@ const ROUTES: Route[] = [
   route('POST', '/_emulator/lobbies/:lobby_id/stop', adminStopLobby, admin),
   route('POST', '/_emulator/lobbies/:lobby_id/players', adminJoinLobby, admin),
   route('GET', '/_emulator/builds', adminListBuilds, admin),
+  route('DELETE', '/_emulator/builds/:build_id', adminDeleteBuild, admin),
   // Health answers load balancers and container checks, which hold no token; it tells nothing secret.
   route('GET', '/_emulator/health', health),
 ];

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { EmulatorConfig } from '../config.js';
 import { EmulatorError, fail } from '../errors.js';
 import type { Faults } from '../faults.js';
-import type { BlobStore, BuildRow, ReceivedPart, Store, UploadRow } from '../stores/store.js';
+import type { BlobStore, BuildObject, BuildRow, ReceivedPart, Store, UploadRow } from '../stores/store.js';
 import type { Clock } from './clock.js';
 import { GAME_ID } from './ids.js';
 
@@ -249,8 +249,40 @@ export class Builds {
     return this.deps.blobs.removeLeftovers(Date.now() - ASSEMBLY_STALE_MS);
   }
 
-  /** The builds of a game, newest first. */
-  list(gameId: string): Promise<BuildRow[]> {
+  /** The builds of a game, newest first; uploads whose part URLs expired are swept first. */
+  async list(gameId: string): Promise<BuildRow[]> {
+    await this.sweep().catch(() => {});
     return this.deps.store.listBuilds(gameId);
   }
+
+  /** Deletes a build: its records, then its bytes (the file, or what an unfinished upload received). */
+  async delete(buildId: string): Promise<BuildObject> {
+    const { store, blobs } = this.deps;
+    const removed = await store.deleteBuild(buildId);
+    if (removed === undefined) fail('API_NOT_FOUND', { what: `Build ${buildId}` });
+    await blobs.deleteGameObjects({ game_id: removed.game_id, builds: [{ build_id: removed.build_id, upload_id: removed.upload_id }], export_ids: [] });
+    return removed;
+  }
+
+  /**
+   * Uploads that never completed and whose part URLs have expired (6 h; a single URL's hour is within it) can no
+   * longer finish: their builds, records and bytes go. One sweep at a time per process; a build another replica
+   * swept first is skipped.
+   */
+  sweep(): Promise<number> {
+    this.sweeping ??= (async () => {
+      const { store, blobs, clock } = this.deps;
+      let swept = 0;
+      for (const stale of await store.staleUploads(clock.now() - UPLOAD_MULTIPART_TTL_MS)) {
+        const removed = await store.deleteBuild(stale.build_id);
+        if (removed === undefined) continue;
+        await blobs.deleteGameObjects({ game_id: removed.game_id, builds: [{ build_id: removed.build_id, upload_id: removed.upload_id }], export_ids: [] });
+        swept++;
+      }
+      return swept;
+    })().finally(() => (this.sweeping = undefined));
+    return this.sweeping;
+  }
+
+  private sweeping: Promise<number> | undefined;
 }

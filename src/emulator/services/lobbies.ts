@@ -141,6 +141,28 @@ export class Lobbies {
     return stateAt(lobby, now);
   }
 
+  /** The lobbies of the game's namespace created before `before` (ms), newest first, at most `limit`. */
+  async list(game: Game, namespaceId: string, before: number, limit: number): Promise<LobbyState[]> {
+    if (namespaceId !== game.namespaceId) fail('API_NOT_FOUND', { what: `Namespace ${namespaceId}` });
+    const now = this.deps.clock.now();
+    await this.deps.store.expireIdle(now);
+    // Every lobby alive at some time up to now: the history's query, from the start of time.
+    const rows = await this.deps.store.lobbyHistory(namespaceId, 0, now + 1);
+    return rows
+      .filter((l) => l.create_ts < before)
+      .sort((a, b) => b.create_ts - a.create_ts || (a.lobby_id < b.lobby_id ? -1 : 1))
+      .slice(0, limit)
+      .map((l) => stateAt(l, now));
+  }
+
+  /** Stops a lobby of the game (the cloud API's delete): false when it had already stopped. */
+  async remove(game: Game, lobbyId: string): Promise<boolean> {
+    const lobby = await this.deps.store.getLobby(lobbyId);
+    if (lobby === undefined || lobby.namespace_id !== game.namespaceId) fail('API_NOT_FOUND', { what: `Lobby ${lobbyId}` });
+    const stopped = await this.stop(lobbyId);
+    return stopped !== null && !stopped.alreadyStopped;
+  }
+
   /**
    * Stops a lobby (idempotent: a stopped lobby keeps its first stop) and returns it, with alreadyStopped true when
    * this call changed nothing; null when the lobby is unknown.

@@ -66,7 +66,10 @@ async function openBlobs(
   try {
     await blobs.ping();
   } catch (err) {
-    throw new BucketSettingsError(`the bucket ${describeBucket(opts.bucket)} does not answer (${(err as Error).message})`);
+    // An answer is not silence: a missing bucket and refused keys are said as what they are.
+    const status = (err as { status?: number }).status;
+    const what = status === 404 ? 'does not exist' : status === 401 || status === 403 ? 'refused the credentials' : 'does not answer';
+    throw new BucketSettingsError(`the bucket ${describeBucket(opts.bucket)} ${what} (${(err as Error).message})`);
   }
   return { blobs: reportUnavailable(blobs, 'bucket', bucketUnavailable), bytes: { kind: 's3', location: describeBucket(opts.bucket) } };
 }

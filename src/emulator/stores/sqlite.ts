@@ -5,6 +5,7 @@ import { sleepSync } from '../datadir.js';
 import { openDatabase, type SqliteDatabase, type SqliteTransaction } from './sqlite-driver.js';
 import type {
   BuildRow,
+  BuildObject,
   GameObjects,
   GameRow,
   JoinOutcome,
@@ -329,6 +330,11 @@ function prepareStatements(db: SqliteDatabase) {
     purgeUploads: db.prepare<[string]>('DELETE FROM uploads WHERE build_id IN (SELECT build_id FROM builds WHERE game_id = ?)'),
     purgeBuilds: db.prepare<[string]>('DELETE FROM builds WHERE game_id = ?'),
     purgeExports: db.prepare<[string]>('DELETE FROM exports WHERE game_id = ?'),
+    buildObject: db.prepare<[string], BuildObject>('SELECT game_id, build_id, upload_id FROM builds WHERE build_id = ?'),
+    deleteBuildParts: db.prepare<[string]>('DELETE FROM upload_parts WHERE upload_id = ?'),
+    deleteBuildUpload: db.prepare<[string]>('DELETE FROM uploads WHERE build_id = ?'),
+    deleteBuild: db.prepare<[string]>('DELETE FROM builds WHERE build_id = ?'),
+    staleUploads: db.prepare<[number], BuildObject>('SELECT game_id, build_id, upload_id FROM builds WHERE complete = 0 AND create_ts < ?'),
     purgeGame: db.prepare<[string]>('DELETE FROM games WHERE game_id = ?'),
     getLogStream: db.prepare<[string, string], LogStreamState>(
       'SELECT last_ts, line_count, byte_count FROM lobby_log_streams WHERE lobby_id = ? AND stream = ?',
@@ -588,6 +594,21 @@ export class SqliteStore implements Store, LocalObjectIndex {
   async claimExpiredGames(now: number, staleMs: number): Promise<{ expired: string[]; stale: string[] }> {
     this.games.clear();
     return { expired: this.stmt.claimExpiredGames.all(now, now), stale: this.stmt.claimStaleDeletions.all(now, now - staleMs) };
+  }
+
+  async deleteBuild(buildId: string): Promise<BuildObject | undefined> {
+    const s = this.stmt;
+    return this.db.transaction((): BuildObject | undefined => {
+      const row = s.buildObject.get(buildId);
+      if (row === undefined) return undefined;
+      s.deleteBuildParts.run(row.upload_id);
+      s.deleteBuildUpload.run(buildId);
+      return s.deleteBuild.run(buildId).changes > 0 ? row : undefined;
+    }).immediate();
+  }
+
+  async staleUploads(before: number): Promise<BuildObject[]> {
+    return this.stmt.staleUploads.all(before);
   }
 
   async gameObjects(gameId: string): Promise<GameObjects> {

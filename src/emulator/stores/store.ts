@@ -116,6 +116,13 @@ export interface GameObjects {
   export_ids: string[];
 }
 
+/** A build as the blob store knows it: its bytes under the build id, an open upload under the upload id. */
+export interface BuildObject {
+  game_id: string;
+  build_id: string;
+  upload_id: string;
+}
+
 /** How many records a game's purge removed. */
 export interface PurgedGame {
   lobbies: number;
@@ -246,6 +253,13 @@ export interface Store {
    * without, the `limit` most recent.
    */
   lobbyLogs(lobbyId: string, stream: LogStream, limit: number, after?: number): Promise<LogLine[]>;
+  /**
+   * Deletes a build, its upload and its parts' records, in one transaction; answers what the blob store is to
+   * delete, or undefined for a build it does not hold (or that another caller deleted first).
+   */
+  deleteBuild(buildId: string): Promise<BuildObject | undefined>;
+  /** Builds whose upload never completed and was opened before `before` (its part URLs have expired). */
+  staleUploads(before: number): Promise<BuildObject[]>;
   /** Resolves when the store answers a trivial query; rejects with why it does not. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -1,4 +1,4 @@
-import type { EmulatorBuild } from '../../api/types.js';
+import type { BuildSummary, EmulatorBuild } from '../../api/types.js';
 import type { Context } from '../../context.js';
 import type { PushResult } from '../../upload/session.js';
 import { styler } from '../color.js';
@@ -76,4 +76,24 @@ export function formatBuilds(builds: readonly EmulatorBuild[], o: ViewOptions & 
   ]);
   const head = ['BUILD', 'TAG', 'NAME', 'SIZE', 'STATE', 'CREATED', 'SHA-256'];
   return formatTable({ head, rows, right: [3], keep: [0, 1], shrink: [], drop: [6, 5, 3, 4, 2] }, o);
+}
+
+/**
+ * `build list`: the service's builds, newest first, as `emulator builds` shows the emulator's. The service's build
+ * summary has no image tag field: the tag is its `image_tag` tag when it has one. Anything the spec allows may
+ * arrive, so a missing field is a `-`, never a crash.
+ */
+export function formatBuildSummaries(builds: readonly BuildSummary[], o: ViewOptions & { wide?: boolean }): string {
+  if (o.tty && builds.length === 0) return fit(paint(o).dim('No builds yet: push one with `gamehost build push`.'), o) + '\n';
+  const text = (v: unknown) => (typeof v === 'string' && v !== '' ? v : '-');
+  const rows = builds.map((b) => [
+    text(b?.build_id),
+    text(b?.tags?.image_tag),
+    text(b?.display_name),
+    typeof b?.content_length !== 'number' ? '-' : o.tty ? formatBytes(b.content_length) : b.content_length,
+    b?.complete === true ? 'complete' : b?.complete === false ? 'uploading' : '-',
+    typeof b?.create_ts === 'string' ? formatTime(b.create_ts, timeStyle(o)) : '-',
+  ]);
+  const head = ['BUILD', 'TAG', 'NAME', 'SIZE', 'STATE', 'CREATED'];
+  return formatTable({ head, rows, right: [3], keep: [0, 1], shrink: [], drop: [5, 3, 4, 2] }, o);
 }

@@ -156,11 +156,6 @@ export function formatLobbyLogs(res: LobbyLogsResponse, o: LobbyViewOptions): st
   return o.tty ? renderForPeople(res, o) : renderForScripts(res, o);
 }
 
-/** formatLobbyLogs for stdout as it is now: its width and colour, the context's clock, local times. */
-export function renderLobbyLogs(ctx: Context, res: LobbyLogsResponse, opts: { utc?: boolean; chart?: boolean } = {}): string {
-  return formatLobbyLogs(res, { ...viewOptions(ctx, ctx.io.stdout, opts.utc === true), chart: opts.chart === true });
-}
-
 function renderForScripts(res: LobbyLogsResponse, o: LobbyViewOptions): string {
   const l = res.lobby;
   const stopped = l.status.stopped;

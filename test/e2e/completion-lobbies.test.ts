@@ -1,0 +1,56 @@
+// bash completion where a lobby id goes: the target's lobby ids, asked of the real executable (as the script asks
+// the installed one), after an option whose value is optional too; and a target that never answers costs the Tab
+// nothing but the bounded wait.
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { isolatedEnv, runCli, tempDir } from '../helpers/cli.js';
+
+const BIN = path.resolve(__dirname, '../../bin/gamehost.js');
+
+/** A `gamehost` on PATH that runs this tree's executable, and the bash script it prints. */
+async function install(): Promise<{ dir: string; script: string }> {
+  const dir = tempDir();
+  fs.writeFileSync(path.join(dir, 'gamehost'), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`, { mode: 0o755 });
+  const r = await runCli(['completion', 'bash']);
+  const script = path.join(dir, 'gamehost.bash');
+  fs.writeFileSync(script, r.stdout);
+  return { dir, script };
+}
+
+function complete(line: string, installed: { dir: string; script: string }, env: Record<string, string | undefined>): Promise<string[]> {
+  const program = `source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$((\${#COMP_WORDS[@]} - 1)); _gamehost; printf '%s\\n' "\${COMPREPLY[@]}"`;
+  return new Promise((resolve, reject) =>
+    execFile('bash', ['-c', program, 'bash', installed.script, ...line.split(' ')], { env: { ...env, PATH: `${installed.dir}:${process.env.PATH}` } }, (err, stdout) =>
+      err ? reject(err) : resolve(stdout.split('\n').filter(Boolean)),
+    ),
+  );
+}
+
+describe('completion of lobby ids', () => {
+  it('lobby logs, lobby logs --watch, lobby stop and emulator lobby stop offer the lobby ids; --watch is not given a file', async () => {
+    const env = isolatedEnv();
+    const lobby = (await runCli(['lobby', 'create', '--game-mode', 'default', '-q'], { env })).stdout.trim();
+    const installed = await install();
+    for (const line of ['gamehost lobby logs ', 'gamehost lobby logs --watch ', 'gamehost lobby stop ', 'gamehost emulator lobby stop ', `gamehost lobby logs ${lobby.slice(0, 4)}`]) {
+      expect(await complete(line, installed, env), line).toEqual([lobby]);
+    }
+    // Where no lobby id goes, none is offered.
+    expect(await complete('gamehost lobby create --game-mode ', installed, env)).toEqual([]);
+  });
+
+  it('a target that never answers: the Tab ends with nothing offered', async () => {
+    const silent = http.createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const env = { ...isolatedEnv(), GAMEHOST_ENDPOINT: `http://127.0.0.1:${(silent.address() as AddressInfo).port}`, GAMEHOST_TOKEN: 'cloud.x.y', GAMEHOST_GAME: '12345678-1234-4234-8234-123456789abc', GAMEHOST_NAMESPACE: '12345678-1234-4234-8234-123456789abd' };
+      expect(await complete('gamehost lobby logs ', await install(), env)).toEqual([]);
+    } finally {
+      silent.closeAllConnections();
+      await new Promise((resolve) => silent.close(resolve));
+    }
+  });
+});
