@@ -29,7 +29,30 @@ export const OPERATIONS = [
   'cloud_games_builds_createGameBuild',
   'cloud_uploads_completeUpload',
   'cloud_games_namespaces_createGameNamespaceTokenPublic',
+  'matchmaker_lobbies_find',
+  'matchmaker_lobbies_join',
+  'matchmaker_lobbies_list',
+  'matchmaker_regions_list',
+  'matchmaker_lobbies_ready',
+  'matchmaker_lobbies_setClosed',
+  'matchmaker_lobbies_setState',
+  'matchmaker_lobbies_getState',
+  'matchmaker_players_connected',
+  'matchmaker_players_disconnected',
 ] as const;
+
+/** What only a lobby's server calls (with its lobby token): the CLI never does. */
+export const SERVER_OPERATIONS: readonly string[] = [
+  'matchmaker_lobbies_ready',
+  'matchmaker_lobbies_setClosed',
+  'matchmaker_lobbies_setState',
+  'matchmaker_lobbies_getState',
+  'matchmaker_players_connected',
+  'matchmaker_players_disconnected',
+];
+
+/** What a game's client calls, which the CLI has no command for yet. */
+export const CLIENT_ONLY_OPERATIONS: readonly string[] = ['matchmaker_lobbies_find', 'matchmaker_lobbies_join', 'matchmaker_lobbies_list', 'matchmaker_regions_list'];
 
 export interface Operation {
   id: string;

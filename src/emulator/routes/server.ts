@@ -12,7 +12,24 @@ import type { Handler, Reply, RequestContext } from './context.js';
 import { adminCreateGame, adminDeleteGame, adminListGames, getGame } from './games.js';
 import { downloadExport, exportHistory } from './history.js';
 import { createPublicToken } from './tokens.js';
-import { adminJoinLobby, adminStopLobby, createLobby, getLobbyLogs, playerStatistics } from './lobbies.js';
+import {
+  adminJoinLobby,
+  adminLobbyEnv,
+  adminStopLobby,
+  createLobby,
+  findLobby,
+  getLobbyLogs,
+  getLobbyState,
+  joinLobby,
+  listLobbies,
+  listRegions,
+  lobbyClosed,
+  lobbyReady,
+  playerConnected,
+  playerDisconnected,
+  playerStatistics,
+  setLobbyState,
+} from './lobbies.js';
 
 /** What the front needs beside the services. */
 export interface Front {
@@ -40,6 +57,16 @@ function route(method: string, pattern: string, handler: Handler): Route {
 
 const ROUTES: Route[] = [
   route('POST', '/matchmaker/lobbies/create', createLobby),
+  route('POST', '/matchmaker/lobbies/find', findLobby),
+  route('POST', '/matchmaker/lobbies/join', joinLobby),
+  route('GET', '/matchmaker/lobbies/list', listLobbies),
+  route('GET', '/matchmaker/regions', listRegions),
+  route('POST', '/matchmaker/lobbies/ready', lobbyReady),
+  route('PUT', '/matchmaker/lobbies/closed', lobbyClosed),
+  route('PUT', '/matchmaker/lobbies/state', setLobbyState),
+  route('GET', '/matchmaker/lobbies/:lobby_id/state', getLobbyState),
+  route('POST', '/matchmaker/players/connected', playerConnected),
+  route('POST', '/matchmaker/players/disconnected', playerDisconnected),
   route('GET', '/matchmaker/players/statistics', playerStatistics),
   route('GET', '/cloud/games/:game_id', getGame),
   route('GET', '/cloud/games/:game_id/namespaces/:namespace_id/logs/lobbies/:lobby_id', getLobbyLogs),
@@ -56,6 +83,7 @@ const ROUTES: Route[] = [
   route('DELETE', '/_emulator/games/:game_id', adminDeleteGame),
   route('POST', '/_emulator/lobbies/:lobby_id/stop', adminStopLobby),
   route('POST', '/_emulator/lobbies/:lobby_id/players', adminJoinLobby),
+  route('GET', '/_emulator/lobbies/:lobby_id/env', adminLobbyEnv),
   route('GET', '/_emulator/builds', adminListBuilds),
   route('GET', '/_emulator/health', health),
 ];

@@ -11,6 +11,7 @@ import { Games } from './games.js';
 import { Health } from './health.js';
 import { History } from './history.js';
 import { Lobbies } from './lobbies.js';
+import { RateLimits } from './ratelimit.js';
 import { Statistics } from './statistics.js';
 
 export interface ServiceDeps {
@@ -32,6 +33,7 @@ export interface Services {
   auth: Auth;
   games: Games;
   lobbies: Lobbies;
+  rateLimits: RateLimits;
   statistics: Statistics;
   builds: Builds;
   history: History;
@@ -46,6 +48,7 @@ export function createServices(deps: ServiceDeps): Services {
     auth: new Auth(deps.secret, games),
     games,
     lobbies: new Lobbies(deps),
+    rateLimits: new RateLimits(deps.config.rateLimits, deps.clock),
     statistics: new Statistics(deps),
     builds: new Builds(deps),
     history: new History(deps),
