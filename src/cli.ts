@@ -17,7 +17,10 @@ const TREE: readonly TreeNode[] = [
   group('emulator', 'Run the local emulator of the service', [
     command('serve', () => import('./commands/emulator/serve.js')),
     command('builds', () => import('./commands/emulator/builds.js')),
-    group('lobby', "Act on the emulator's lobbies", [command('stop', () => import('./commands/emulator/lobby-stop.js'))]),
+    group('lobby', "Act on the emulator's lobbies", [
+      command('stop', () => import('./commands/emulator/lobby-stop.js')),
+      command('env', () => import('./commands/emulator/lobby-env.js')),
+    ]),
     group('game', 'Games of their own for CI jobs on a shared emulator', [
       command('create', () => import('./commands/emulator/game-create.js')),
       command('list', () => import('./commands/emulator/game-list.js')),

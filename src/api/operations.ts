@@ -1,7 +1,7 @@
 // One typed function per operation of the service.
 import type { ApiClient } from './client.js';
 import { ApiError } from '../errors.js';
-import type {
+import type { EmulatorLobbyEnv,
   CreateBuildRequest,
   CreateBuildResponse,
   CreateLobbyRequest,
@@ -92,6 +92,11 @@ export function listEmulatorBuilds(api: ApiClient, gameId?: string): Promise<Emu
 /** The emulator's admin API: stops a lobby as if its process had exited. Stopping twice keeps the first stop. */
 export function stopEmulatorLobby(api: ApiClient, lobbyId: string, body: EmulatorStopLobbyRequest): Promise<EmulatorStopLobbyResponse> {
   return api.call({ method: 'POST', path: `/_emulator/lobbies/${seg(lobbyId)}/stop`, body, auth: 'admin', idempotent: true });
+}
+
+/** The emulator's admin API: the environment production gives a lobby's process (its lobby token included). */
+export function emulatorLobbyEnv(api: ApiClient, lobbyId: string): Promise<EmulatorLobbyEnv> {
+  return api.call({ method: 'GET', path: `/_emulator/lobbies/${seg(lobbyId)}/env`, auth: 'admin', idempotent: true });
 }
 
 /** The emulator's admin API: a game for one CI job, with its tokens. Not idempotent: each call makes a game. */

@@ -185,3 +185,9 @@ export interface EmulatorDeletedGame {
 
 /** The lobby's summary, and whether it had stopped before this call (then it keeps that first stop). */
 export type EmulatorStopLobbyResponse = LobbyLogsResponse & { already_stopped?: boolean };
+
+/** GET /_emulator/lobbies/{lobby_id}/env: the variables a lobby's process is given, by name. */
+export interface EmulatorLobbyEnv {
+  lobby_id: string;
+  env: Record<string, string>;
+}
