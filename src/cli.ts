@@ -8,10 +8,14 @@ import { CommanderError, createProgram, namedPath, type Runner } from './command
 
 const TREE: readonly TreeNode[] = [
   group('build', 'Push game server builds', [command('push', () => import('./commands/build/push.js'))]),
-  group('lobby', 'Create lobbies and read their logs', [
+  group('lobby', 'Create, find, join and list lobbies; read their logs', [
     command('create', () => import('./commands/lobby/create.js')),
     command('logs', () => import('./commands/lobby/logs.js')),
+    command('find', () => import('./commands/lobby/find.js')),
+    command('join', () => import('./commands/lobby/join.js')),
+    command('list', () => import('./commands/lobby/list.js')),
   ]),
+  group('region', 'The regions lobbies run in', [command('list', () => import('./commands/region/list.js'))]),
   group('history', 'Lobby history', [command('export', () => import('./commands/history/export.js'))]),
   command('stats', () => import('./commands/stats.js')),
   group('emulator', 'Run the local emulator of the service', [

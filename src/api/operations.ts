@@ -1,7 +1,7 @@
 // One typed function per operation of the service.
 import type { ApiClient } from './client.js';
 import { ApiError } from '../errors.js';
-import type { EmulatorLobbyEnv,
+import type { FindLobbyRequest, JoinLobbyResponse, ListLobbiesResponse, ListRegionsResponse, EmulatorLobbyEnv,
   CreateBuildRequest,
   CreateBuildResponse,
   CreateLobbyRequest,
@@ -31,6 +31,27 @@ export interface Answer<T> {
 /** lobbies.create: not idempotent (each call makes a lobby), so never re-sent once it left. */
 export function createLobby(api: ApiClient, body: CreateLobbyRequest): Promise<Answer<CreateLobbyResponse>> {
   return api.callWithText({ method: 'POST', path: '/matchmaker/lobbies/create', body, auth: 'namespace', idempotent: false });
+}
+
+/** lobbies.find: not idempotent (each call makes a player, maybe a lobby). Answers once the lobby is ready. */
+export function findLobby(api: ApiClient, body: FindLobbyRequest): Promise<Answer<JoinLobbyResponse>> {
+  return api.callWithText({ method: 'POST', path: '/matchmaker/lobbies/find', body, auth: 'namespace', idempotent: false });
+}
+
+/** lobbies.join: not idempotent (each call makes a player). */
+export function joinLobby(api: ApiClient, lobbyId: string): Promise<Answer<JoinLobbyResponse>> {
+  return api.callWithText({ method: 'POST', path: '/matchmaker/lobbies/join', body: { lobby_id: lobbyId }, auth: 'namespace', idempotent: false });
+}
+
+/** lobbies.list */
+export function listLobbies(api: ApiClient, includeState: boolean): Promise<Answer<ListLobbiesResponse>> {
+  const query = includeState ? { include_state: 'true' } : undefined;
+  return api.callWithText({ method: 'GET', path: '/matchmaker/lobbies/list', query, auth: 'namespace', idempotent: true });
+}
+
+/** regions.list */
+export function listRegions(api: ApiClient): Promise<Answer<ListRegionsResponse>> {
+  return api.callWithText({ method: 'GET', path: '/matchmaker/regions', auth: 'namespace', idempotent: true });
 }
 
 /** players.getStatistics */

@@ -35,6 +35,46 @@ export interface CreateLobbyResponse {
   player: { token: string };
 }
 
+/** lobbies.find and lobbies.join answer as create does. */
+export type JoinLobbyResponse = CreateLobbyResponse;
+
+export interface FindLobbyRequest {
+  game_modes: string[];
+  regions?: string[];
+  prevent_auto_create_lobby?: boolean;
+  tags?: Record<string, string>;
+  max_players?: number;
+}
+
+export interface RegionInfo {
+  region_id: string;
+  provider_display_name: string;
+  region_display_name: string;
+  datacenter_coord: { latitude: number; longitude: number };
+  datacenter_distance_from_client: { kilometers: number; miles: number };
+}
+
+export interface LobbyInfo {
+  region_id: string;
+  game_mode_id: string;
+  lobby_id: string;
+  max_players_normal: number;
+  max_players_direct: number;
+  max_players_party: number;
+  total_player_count: number;
+  state?: unknown;
+}
+
+export interface ListLobbiesResponse {
+  game_modes: { game_mode_id: string }[];
+  regions: RegionInfo[];
+  lobbies: LobbyInfo[];
+}
+
+export interface ListRegionsResponse {
+  regions: RegionInfo[];
+}
+
 export interface PlayerStatistics {
   player_count: number;
   game_modes: Record<string, { player_count: number; regions: Record<string, { player_count: number }> }>;

@@ -51,9 +51,6 @@ export const SERVER_OPERATIONS: readonly string[] = [
   'matchmaker_players_disconnected',
 ];
 
-/** What a game's client calls, which the CLI has no command for yet. */
-export const CLIENT_ONLY_OPERATIONS: readonly string[] = ['matchmaker_lobbies_find', 'matchmaker_lobbies_join', 'matchmaker_lobbies_list', 'matchmaker_regions_list'];
-
 export interface Operation {
   id: string;
   method: string;
