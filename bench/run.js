@@ -1,6 +1,7 @@
 // `npm run bench`: every committed budget, measured. Exits non-zero when one is over.
 import { runBucketBench } from './bucket.js';
 import { runEmulatorBench } from './emulator.js';
+import { runFindBench } from './find.js';
 import { runGamesBench } from './games.js';
 import { runEmulatorPostgresBench } from './emulator-postgres.js';
 import { runRequestBench } from './request.js';
@@ -13,6 +14,7 @@ const results = [
   await runRequestBench(),
   await runEmulatorBench(),
   await runEmulatorPostgresBench(),
+  await runFindBench(),
   await runGamesBench(),
   await runUploadBench(),
   await runBucketBench(),

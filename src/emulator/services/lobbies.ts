@@ -159,31 +159,31 @@ export class Lobbies {
     checkMaxPlayers(request.maxPlayers);
     const regions = request.regionIds === undefined ? [game.regions[0]!] : request.regionIds.map((id) => regionOf(game, id));
     if (mode === 'dev') return this.devSeat(game);
-    const create = request.preventAutoCreate
-      ? null
-      : await this.newLobby(game, now, {
-          gameMode: request.gameModes[0]!,
-          region: regions[0]!,
-          maxPlayers: request.maxPlayers,
-          publicity: 'public',
-          tags: request.tags,
-          lobbyConfig: undefined,
-          autoCreated: true,
-        });
     const player = this.newPlayer(sourceIp);
-    const outcome = await store.findLobby(
-      {
-        namespace_id: game.namespaceId,
-        game_modes: request.gameModes,
-        region_ids: regions.map((r) => r.id),
+    const query = {
+      namespace_id: game.namespaceId,
+      game_modes: request.gameModes,
+      region_ids: regions.map((r) => r.id),
+      tags: request.tags,
+      now,
+      source_limit: config.rateLimits ? MAX_UNCONNECTED_FROM_SOURCE : null,
+      max_lobbies: MAX_LOBBIES,
+    };
+    // A lobby to create (its port taken from the system) only once the search found none: the store searches
+    // again in the transaction that creates it, so a lobby freed or made meanwhile is still preferred.
+    let outcome = await store.findLobby(query, player, null);
+    if (outcome.kind === 'none' && !request.preventAutoCreate) {
+      const create = await this.newLobby(game, now, {
+        gameMode: request.gameModes[0]!,
+        region: regions[0]!,
+        maxPlayers: request.maxPlayers,
+        publicity: 'public',
         tags: request.tags,
-        now,
-        source_limit: config.rateLimits ? MAX_UNCONNECTED_FROM_SOURCE : null,
-        max_lobbies: MAX_LOBBIES,
-      },
-      player,
-      create,
-    );
+        lobbyConfig: undefined,
+        autoCreated: true,
+      });
+      outcome = await store.findLobby(query, player, create);
+    }
     if (outcome.kind === 'none') fail('MATCHMAKER_NO_AVAILABLE_LOBBIES');
     if (outcome.kind === 'too_many_lobbies') fail('MATCHMAKER_TOO_MANY_LOBBIES', { max: MAX_LOBBIES });
     if (outcome.kind === 'too_many_from_source') fail('MATCHMAKER_TOO_MANY_PLAYERS_FROM_SOURCE', { max: MAX_UNCONNECTED_FROM_SOURCE });
