@@ -184,7 +184,8 @@ CREATE TABLE IF NOT EXISTS lobby_logs (
   PRIMARY KEY (lobby_id, stream, ts)
 ) WITHOUT ROWID;
 ${RUNNING_PLAYERS}
-INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', '5');
+-- A new store is made at version 4 and takes MIGRATE_4_TO_5 (the matchmaker's columns) like an older one.
+INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', '4');
 `;
 
 // Version 2 added the idle lifetime; a version 1 store (from an older gamehost) is upgraded in place.
