@@ -3,6 +3,7 @@
 import { BENCH_CACHE, cacheDiskBytes, cleanCache } from './cache.js';
 import { runBucketBench } from './bucket.js';
 import { runEmulatorBench } from './emulator.js';
+import { runFindBench } from './find.js';
 import { runGamesBench } from './games.js';
 import { runInstalledBench } from './installed.js';
 import { runLobbyReadsBench } from './lobby-reads.js';
@@ -26,6 +27,7 @@ const results = [
   await runRequestBench(),
   await runEmulatorBench(),
   await runEmulatorPostgresBench(),
+  await runFindBench(),
   await runGamesBench(),
   await runLobbyReadsBench(),
   await runUploadBench(),

@@ -11,11 +11,15 @@ const TREE: readonly TreeNode[] = [
     command('push', () => import('./commands/build/push.js')),
     command('list', () => import('./commands/build/list.js')),
   ]),
-  group('lobby', 'Create and stop lobbies, read their logs', [
+  group('lobby', 'Create, find, join, list and stop lobbies; read their logs', [
     command('create', () => import('./commands/lobby/create.js')),
     command('logs', () => import('./commands/lobby/logs.js')),
+    command('find', () => import('./commands/lobby/find.js')),
+    command('join', () => import('./commands/lobby/join.js')),
+    command('list', () => import('./commands/lobby/list.js')),
     command('stop', () => import('./commands/lobby/stop.js')),
   ]),
+  group('region', 'The regions lobbies run in', [command('list', () => import('./commands/region/list.js'))]),
   group('history', 'Lobby history', [command('export', () => import('./commands/history/export.js'))]),
   command('stats', () => import('./commands/stats.js')),
   group('emulator', 'Run the local emulator of the service', [
@@ -26,7 +30,10 @@ const TREE: readonly TreeNode[] = [
       [command('list', () => import('./commands/emulator/builds.js')), command('delete', () => import('./commands/emulator/builds-delete.js'))],
       'list',
     ),
-    group('lobby', "Act on the emulator's lobbies", [command('stop', () => import('./commands/emulator/lobby-stop.js'))]),
+    group('lobby', "Act on the emulator's lobbies", [
+      command('stop', () => import('./commands/emulator/lobby-stop.js')),
+      command('env', () => import('./commands/emulator/lobby-env.js')),
+    ]),
     group('game', 'Games of their own for CI jobs on a shared emulator', [
       command('create', () => import('./commands/emulator/game-create.js')),
       command('list', () => import('./commands/emulator/game-list.js')),

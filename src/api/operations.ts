@@ -1,7 +1,7 @@
 // One typed function per operation of the service.
 import type { ApiClient } from './client.js';
 import { ApiError } from '../errors.js';
-import type {
+import type { FindLobbyRequest, JoinLobbyResponse, ListLobbiesResponse, ListRegionsResponse, EmulatorLobbyEnv,
   CreateBuildRequest,
   CreateBuildResponse,
   CreateLobbyRequest,
@@ -19,7 +19,7 @@ import type {
   GetGameResponse,
   InspectResponse,
   ListBuildsResponse,
-  ListLobbiesResponse,
+  NamespaceLobbiesResponse,
   LobbyLogsResponse,
   PlayerStatistics,
 } from './types.js';
@@ -35,6 +35,27 @@ export interface Answer<T> {
 /** lobbies.create: not idempotent (each call makes a lobby), so never re-sent once it left. */
 export function createLobby(api: ApiClient, body: CreateLobbyRequest): Promise<Answer<CreateLobbyResponse>> {
   return api.callWithText({ method: 'POST', path: '/matchmaker/lobbies/create', body, auth: 'namespace', idempotent: false });
+}
+
+/** lobbies.find: not idempotent (each call makes a player, maybe a lobby). Answers once the lobby is ready. */
+export function findLobby(api: ApiClient, body: FindLobbyRequest): Promise<Answer<JoinLobbyResponse>> {
+  return api.callWithText({ method: 'POST', path: '/matchmaker/lobbies/find', body, auth: 'namespace', idempotent: false });
+}
+
+/** lobbies.join: not idempotent (each call makes a player). */
+export function joinLobby(api: ApiClient, lobbyId: string): Promise<Answer<JoinLobbyResponse>> {
+  return api.callWithText({ method: 'POST', path: '/matchmaker/lobbies/join', body: { lobby_id: lobbyId }, auth: 'namespace', idempotent: false });
+}
+
+/** lobbies.list */
+export function listLobbies(api: ApiClient, includeState: boolean): Promise<Answer<ListLobbiesResponse>> {
+  const query = includeState ? { include_state: 'true' } : undefined;
+  return api.callWithText({ method: 'GET', path: '/matchmaker/lobbies/list', query, auth: 'namespace', idempotent: true });
+}
+
+/** regions.list */
+export function listRegions(api: ApiClient): Promise<Answer<ListRegionsResponse>> {
+  return api.callWithText({ method: 'GET', path: '/matchmaker/regions', auth: 'namespace', idempotent: true });
 }
 
 /** players.getStatistics */
@@ -59,7 +80,7 @@ export function deleteLobby(api: ApiClient, lobbyId: string): Promise<Answer<Del
 }
 
 /** cloud.games.namespaces.logs.listNamespaceLobbies: the newest lobbies of the namespace. */
-export function listLobbies(api: ApiClient, opts: { attempts?: number } = {}): Promise<ListLobbiesResponse> {
+export function listNamespaceLobbies(api: ApiClient, opts: { attempts?: number } = {}): Promise<NamespaceLobbiesResponse> {
   const path = `/cloud/games/${seg(api.gameId())}/namespaces/${seg(api.namespaceId())}/logs/lobbies`;
   return api.call({ method: 'GET', path, auth: 'cloud', idempotent: true, ...opts });
 }
@@ -122,6 +143,11 @@ export function deleteEmulatorBuild(api: ApiClient, buildId: string): Promise<{ 
 /** The emulator's admin API: stops a lobby as if its process had exited. Stopping twice keeps the first stop. */
 export function stopEmulatorLobby(api: ApiClient, lobbyId: string, body: EmulatorStopLobbyRequest): Promise<EmulatorStopLobbyResponse> {
   return api.call({ method: 'POST', path: `/_emulator/lobbies/${seg(lobbyId)}/stop`, body, auth: 'admin', idempotent: true });
+}
+
+/** The emulator's admin API: the environment production gives a lobby's process (its lobby token included). */
+export function emulatorLobbyEnv(api: ApiClient, lobbyId: string): Promise<EmulatorLobbyEnv> {
+  return api.call({ method: 'GET', path: `/_emulator/lobbies/${seg(lobbyId)}/env`, auth: 'admin', idempotent: true });
 }
 
 /** The emulator's admin API: a game for one CI job, with its tokens. Not idempotent: each call makes a game. */

@@ -35,6 +35,46 @@ export interface CreateLobbyResponse {
   player: { token: string };
 }
 
+/** lobbies.find and lobbies.join answer as create does. */
+export type JoinLobbyResponse = CreateLobbyResponse;
+
+export interface FindLobbyRequest {
+  game_modes: string[];
+  regions?: string[];
+  prevent_auto_create_lobby?: boolean;
+  tags?: Record<string, string>;
+  max_players?: number;
+}
+
+export interface RegionInfo {
+  region_id: string;
+  provider_display_name: string;
+  region_display_name: string;
+  datacenter_coord: { latitude: number; longitude: number };
+  datacenter_distance_from_client: { kilometers: number; miles: number };
+}
+
+export interface LobbyInfo {
+  region_id: string;
+  game_mode_id: string;
+  lobby_id: string;
+  max_players_normal: number;
+  max_players_direct: number;
+  max_players_party: number;
+  total_player_count: number;
+  state?: unknown;
+}
+
+export interface ListLobbiesResponse {
+  game_modes: { game_mode_id: string }[];
+  regions: RegionInfo[];
+  lobbies: LobbyInfo[];
+}
+
+export interface ListRegionsResponse {
+  regions: RegionInfo[];
+}
+
 export interface PlayerStatistics {
   player_count: number;
   game_modes: Record<string, { player_count: number; regions: Record<string, { player_count: number }> }>;
@@ -162,7 +202,7 @@ export interface DeleteLobbyResponse {
 }
 
 /** cloud.games.namespaces.logs.listNamespaceLobbies: CloudLogsLobbySummary, as in LobbyLogsResponse.lobby. */
-export interface ListLobbiesResponse {
+export interface NamespaceLobbiesResponse {
   lobbies: { lobby_id: string; create_ts?: string }[];
 }
 
@@ -221,3 +261,9 @@ export interface EmulatorDeletedGame {
 
 /** The lobby's summary, and whether it had stopped before this call (then it keeps that first stop). */
 export type EmulatorStopLobbyResponse = LobbyLogsResponse & { already_stopped?: boolean };
+
+/** GET /_emulator/lobbies/{lobby_id}/env: the variables a lobby's process is given, by name. */
+export interface EmulatorLobbyEnv {
+  lobby_id: string;
+  env: Record<string, string>;
+}

@@ -14,8 +14,8 @@ const LOBBY_IDS = '__lobby-ids';
  */
 async function lobbyIds(ctx: Context): Promise<void> {
   try {
-    const [{ listLobbies }, { sanitizeLine }] = await Promise.all([import('../api/operations.js'), import('../output/sanitize.js')]);
-    const { lobbies } = await listLobbies(await ctx.api(), { attempts: 1 });
+    const [{ listNamespaceLobbies }, { sanitizeLine }] = await Promise.all([import('../api/operations.js'), import('../output/sanitize.js')]);
+    const { lobbies } = await listNamespaceLobbies(await ctx.api(), { attempts: 1 });
     const ids = (Array.isArray(lobbies) ? lobbies : []).map((l) => l?.lobby_id).filter((id): id is string => typeof id === 'string' && /^[0-9a-f-]{36}$/i.test(id));
     ctx.io.stdout.write(ids.map((id) => sanitizeLine(id) + '\n').join(''));
   } catch {

@@ -11,6 +11,17 @@ export interface EmulatorConfig {
   readyDelayMs: number;
   /** A ready lobby with no player joining for this long stops by itself (exit code 0); 0 means never. */
   idleLifetimeMs: number;
+  /**
+   * How a lobby becomes ready: `delay` (after startDelayMs + readyDelayMs, no server needed) or `manual` (when its
+   * server, started by hand with `emulator lobby env`, calls ready; stopped if it has not within readyWindowMs).
+   */
+  readiness: Readiness;
+  /** A player made by find, join or create must connect within this long (of it, or of its lobby's ready). */
+  registrationWindowMs: number;
+  /** A manual lobby whose server has not called ready this long after its creation is stopped. */
+  readyWindowMs: number;
+  /** The service's per-IP rate limits and its limit of unconnected players from one address (off by default). */
+  rateLimits: boolean;
   /** Multipart part size. */
   partSize: number;
   /** Files below this get one presigned entry. */
@@ -23,6 +34,9 @@ export interface EmulatorConfig {
    */
   storeTimeoutMs: number;
 }
+
+export const READINESS_MODES = ['delay', 'manual'] as const;
+export type Readiness = (typeof READINESS_MODES)[number];
 
 const MiB = 1024 * 1024;
 
@@ -37,16 +51,30 @@ export const DEFAULT_CONFIG: EmulatorConfig = Object.freeze({
   startDelayMs: 1000,
   readyDelayMs: 1000,
   idleLifetimeMs: 0,
+  readiness: 'delay',
+  registrationWindowMs: 2 * 60 * 1000,
+  readyWindowMs: 5 * 60 * 1000,
+  rateLimits: false,
   partSize: 100 * MiB,
   singlePartMax: 5 * MiB,
   maxUploadBytes: 8_000_000_000,
   storeTimeoutMs: 5_000,
 });
 
-const NUMBER_FIELDS = ['startDelayMs', 'readyDelayMs', 'idleLifetimeMs', 'partSize', 'singlePartMax', 'maxUploadBytes', 'storeTimeoutMs'] as const;
-// Delays may be zero; sizes and the store's bound may not (a singlePartMax of 0 would plan an empty file in zero parts).
-const POSITIVE = new Set<string>(['partSize', 'singlePartMax', 'maxUploadBytes', 'storeTimeoutMs']);
-const FIELDS = new Set<string>([...NUMBER_FIELDS, 'tokenless', 'gameModes', 'regions']);
+const NUMBER_FIELDS = [
+  'startDelayMs',
+  'readyDelayMs',
+  'idleLifetimeMs',
+  'registrationWindowMs',
+  'readyWindowMs',
+  'partSize',
+  'singlePartMax',
+  'maxUploadBytes',
+  'storeTimeoutMs',
+] as const;
+// Delays may be zero; sizes, windows and the store's bound may not (a singlePartMax of 0 would plan an empty file in zero parts).
+const POSITIVE = new Set<string>(['partSize', 'singlePartMax', 'maxUploadBytes', 'registrationWindowMs', 'readyWindowMs', 'storeTimeoutMs']);
+const FIELDS = new Set<string>([...NUMBER_FIELDS, 'tokenless', 'rateLimits', 'readiness', 'gameModes', 'regions']);
 
 /** A config the emulator could not serve; the message names the field. */
 export class EmulatorConfigError extends Error {}
@@ -75,6 +103,15 @@ export function checkConfig(raw: unknown): Partial<EmulatorConfig> {
   if (cfg.tokenless !== undefined) {
     if (typeof cfg.tokenless !== 'boolean') throw new EmulatorConfigError('tokenless must be true or false');
     out.tokenless = cfg.tokenless;
+  }
+  if (cfg.rateLimits !== undefined) {
+    if (typeof cfg.rateLimits !== 'boolean') throw new EmulatorConfigError('rateLimits must be true or false');
+    out.rateLimits = cfg.rateLimits;
+  }
+  if (cfg.readiness !== undefined) {
+    if (!(READINESS_MODES as readonly unknown[]).includes(cfg.readiness))
+      throw new EmulatorConfigError(`readiness must be one of ${READINESS_MODES.join(', ')}`);
+    out.readiness = cfg.readiness as Readiness;
   }
   if (cfg.gameModes !== undefined) {
     const modes = cfg.gameModes;

@@ -23,6 +23,17 @@ export const ERRORS = {
   MATCHMAKER_LOBBY_FULL: { status: 400, message: 'Lobby {lobby_id} is full: {max} players at most.' },
   MATCHMAKER_LOBBY_STOPPED: { status: 400, message: 'Lobby {lobby_id} has stopped.' },
   MATCHMAKER_LOBBY_NOT_STARTED: { status: 400, message: 'Lobby {lobby_id} has not started: its process has no output yet.' },
+  MATCHMAKER_LOBBY_NOT_FOUND: { status: 400, message: 'Lobby {lobby_id} not found.' },
+  MATCHMAKER_NO_GAME_MODE_PROVIDED: { status: 400, message: 'No game mode provided: game_modes must list at least one.' },
+  MATCHMAKER_NO_AVAILABLE_LOBBIES: { status: 400, message: 'No lobby available with room for one more, and prevent_auto_create_lobby is set.' },
+  MATCHMAKER_TOO_MANY_LOBBIES: { status: 400, message: 'Too many lobbies: this namespace runs {max} already.' },
+  MATCHMAKER_TOO_MANY_PLAYERS_FROM_SOURCE: { status: 400, message: 'Too many players from this address have not connected yet ({max} at most).' },
+  MATCHMAKER_PLAYER_IN_DIFFERENT_LOBBY: { status: 400, message: 'The player belongs to another lobby.' },
+  MATCHMAKER_PLAYER_ALREADY_CONNECTED: { status: 400, message: 'The player has already connected: a player token connects once.' },
+  MATCHMAKER_PLAYER_REGISTRATION_EXPIRED: { status: 400, message: 'The player did not connect in time ({seconds} s after find, join or the lobby\'s ready).' },
+  MATCHMAKER_PLAYER_REMOVED: { status: 400, message: 'The player was removed from the lobby.' },
+  TOKEN_ERROR: { status: 400, message: 'Invalid player token: {reason}' },
+  CLAIMS_MISSING_ENTITLEMENT: { status: 401, message: 'This token cannot call this endpoint: {reason}' },
   MATCHMAKER_DYNAMIC_MAX_PLAYERS_INVALID: { status: 400, message: 'max_players must be an integer from 1 to {max}.' },
   BUILD_INVALID_DISPLAY_NAME: { status: 400, message: 'Invalid display_name: {reason}' },
   BUILD_INVALID_IMAGE_TAG: { status: 400, message: 'Invalid image_tag "{tag}": {reason}' },
@@ -33,6 +44,7 @@ export const ERRORS = {
   UPLOAD_COMPLETE_IN_PROGRESS: { status: 429, message: 'Another completion of upload {upload_id} is in progress; ask again in a moment.' },
   // A store that does not answer in time (or at all): the request is not held, and may be sent again shortly.
   STORE_UNAVAILABLE: { status: 503, message: 'The {store} does not answer ({reason}); try again shortly.' },
+  API_REQUEST_TIMEOUT: { status: 500, message: 'The request timed out: {reason}' },
   ERROR: { status: 500, message: 'An internal error has occurred (ray {ray_id}).' },
 } as const satisfies Record<string, { status: number; message: string }>;
 

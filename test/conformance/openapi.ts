@@ -31,6 +31,16 @@ export const OPERATIONS = [
   'cloud_games_namespaces_createGameNamespaceTokenPublic',
   'cloud_games_matchmaker_getLobbyLogs',
   'cloud_games_matchmaker_exportLobbyLogs',
+  'matchmaker_lobbies_find',
+  'matchmaker_lobbies_join',
+  'matchmaker_lobbies_list',
+  'matchmaker_regions_list',
+  'matchmaker_lobbies_ready',
+  'matchmaker_lobbies_setClosed',
+  'matchmaker_lobbies_setState',
+  'matchmaker_lobbies_getState',
+  'matchmaker_players_connected',
+  'matchmaker_players_disconnected',
 ] as const;
 
 /**
@@ -40,6 +50,16 @@ export const OPERATIONS = [
 export const NOT_SENT_BY_THE_CLI_YET: readonly (typeof OPERATIONS)[number][] = [
   'cloud_games_matchmaker_getLobbyLogs',
   'cloud_games_matchmaker_exportLobbyLogs',
+];
+
+/** What only a lobby's server calls (with its lobby token): the CLI never does. */
+export const SERVER_OPERATIONS: readonly string[] = [
+  'matchmaker_lobbies_ready',
+  'matchmaker_lobbies_setClosed',
+  'matchmaker_lobbies_setState',
+  'matchmaker_lobbies_getState',
+  'matchmaker_players_connected',
+  'matchmaker_players_disconnected',
 ];
 
 export interface Operation {

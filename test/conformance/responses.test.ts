@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEVIATIONS } from '../../src/emulator/deviations.js';
 import { GAME_ID, NAMESPACE_ID } from '../../src/emulator/index.js';
-import { startTestEmulator, type Call, type TestEmulator } from '../emulator/helpers.js';
+import { admit, startTestEmulator, type Call, type TestEmulator } from '../emulator/helpers.js';
 import { OPERATIONS, REPO_ROOT, SPEC_PRESENT, Spec } from './openapi.js';
 
 const UNKNOWN = '12345678-1234-4234-8234-123456789abc';
@@ -72,7 +72,9 @@ describe.skipIf(!SPEC_PRESENT)('the emulator answers as rivet-openapi.yml says',
         },
       });
       lobbyId = full.json.lobby.lobby_id;
-      await replay('matchmaker_lobbies_create', 200, createPath, { token: null, body: { game_mode: 'default' } });
+      await admit(t.emu.endpoint, full.json);
+      const tokenless = await replay('matchmaker_lobbies_create', 200, createPath, { token: null, body: { game_mode: 'default' } });
+      await admit(t.emu.endpoint, tokenless.json);
       await replay('matchmaker_lobbies_create', 200, createPath, { token: tokens().dev, body: { game_mode: 'squads' } });
     });
 
@@ -251,6 +253,80 @@ describe.skipIf(!SPEC_PRESENT)('the emulator answers as rivet-openapi.yml says',
         on: strict,
       });
       expect(res.json.code).toBe('MATCHMAKER_LOBBY_NOT_STARTED');
+    });
+  });
+
+  describe('the rest of the matchmaker', () => {
+    const findPath = '/matchmaker/lobbies/find';
+    const joinPath = '/matchmaker/lobbies/join';
+    let seat: Call;
+    let lobbyToken = '';
+
+    it('matchmaker_lobbies_find: 200 (created, then found), the mock; 400 in production\'s order; 401', async () => {
+      seat = await replay('matchmaker_lobbies_find', 200, findPath, {
+        token: tokens().public,
+        body: { game_modes: ['squads'], regions: ['lnd-sgp'], tags: { map: 'dust' }, max_players: 3, verification_data: null },
+      });
+      const again = await replay('matchmaker_lobbies_find', 200, findPath, { token: null, body: { game_modes: ['squads'], regions: ['lnd-sgp'] } });
+      expect(again.json.lobby.lobby_id).toBe(seat.json.lobby.lobby_id);
+      await replay('matchmaker_lobbies_find', 200, findPath, { token: tokens().dev, body: { game_modes: ['squads'] } });
+      for (const [body, code] of [
+        [{ game_modes: [] }, 'MATCHMAKER_NO_GAME_MODE_PROVIDED'],
+        [{ game_modes: ['solo'] }, 'MATCHMAKER_GAME_MODE_NOT_FOUND'],
+        [{ game_modes: ['default'], max_players: 0 }, 'MATCHMAKER_DYNAMIC_MAX_PLAYERS_INVALID'],
+        [{ game_modes: ['default'], regions: ['lnd-mars'] }, 'MATCHMAKER_REGION_NOT_FOUND'],
+        [{ game_modes: ['default'], tags: { none: 'such' }, prevent_auto_create_lobby: true }, 'MATCHMAKER_NO_AVAILABLE_LOBBIES'],
+        [{ game_modes: 'default' }, 'API_BAD_BODY'],
+      ] as const)
+        expect((await replay('matchmaker_lobbies_find', 400, findPath, { token: tokens().public, body })).json.code).toBe(code);
+      // The empty list is refused before the token is looked at.
+      expect((await replay('matchmaker_lobbies_find', 400, findPath, { on: strict, token: null, body: { game_modes: [] } })).json.code).toBe('MATCHMAKER_NO_GAME_MODE_PROVIDED');
+      await replay('matchmaker_lobbies_find', 401, findPath, { on: strict, token: null, body: { game_modes: ['default'] } });
+    });
+
+    it('matchmaker_lobbies_join: 200 and the mock; 400 for an unknown, a full and a stopped lobby', async () => {
+      const lobby = seat.json.lobby.lobby_id;
+      await replay('matchmaker_lobbies_join', 200, joinPath, { token: tokens().public, body: { lobby_id: lobby } });
+      await replay('matchmaker_lobbies_join', 200, joinPath, { token: tokens().dev, body: { lobby_id: lobby } });
+      expect((await replay('matchmaker_lobbies_join', 400, joinPath, { token: tokens().public, body: { lobby_id: lobby } })).json.code).toBe('MATCHMAKER_LOBBY_FULL');
+      expect((await replay('matchmaker_lobbies_join', 400, joinPath, { token: tokens().public, body: { lobby_id: UNKNOWN } })).json.code).toBe('MATCHMAKER_LOBBY_NOT_FOUND');
+      expect((await replay('matchmaker_lobbies_join', 400, joinPath, { token: tokens().public, body: { lobby_id: lobbyId } })).json.code).toBe('MATCHMAKER_LOBBY_STOPPED');
+      await replay('matchmaker_lobbies_join', 401, joinPath, { on: strict, token: null, body: { lobby_id: lobby } });
+    });
+
+    it('the lobby token\'s routes: ready, closed, state, players connected and disconnected (200 {}); their refusals', async () => {
+      const lobby = seat.json.lobby.lobby_id;
+      lobbyToken = (await t.call('GET', `/_emulator/lobbies/${lobby}/env`)).json.env.RIVET_TOKEN;
+      await replay('matchmaker_lobbies_ready', 200, '/matchmaker/lobbies/ready', { token: lobbyToken });
+      await replay('matchmaker_lobbies_ready', 200, '/matchmaker/lobbies/ready', { token: tokens().dev });
+      await replay('matchmaker_lobbies_ready', 401, '/matchmaker/lobbies/ready', { token: tokens().public });
+      await replay('matchmaker_lobbies_setClosed', 200, '/matchmaker/lobbies/closed', { token: lobbyToken, body: { is_closed: false } });
+      await replay('matchmaker_lobbies_setClosed', 400, '/matchmaker/lobbies/closed', { token: lobbyToken, body: { is_closed: 'yes' } });
+      await replay('matchmaker_lobbies_setState', 200, '/matchmaker/lobbies/state', { token: lobbyToken, body: { round: 1, players: ['a'] } });
+      await replay('matchmaker_lobbies_setState', 400, '/matchmaker/lobbies/state', { token: lobbyToken, body: JSON.stringify({ big: 'x'.repeat(70_000) }) });
+      const state = await replay('matchmaker_lobbies_getState', 200, `/matchmaker/lobbies/${lobby}/state`, { token: tokens().public });
+      expect(state.json).toEqual({ round: 1, players: ['a'] });
+      await replay('matchmaker_lobbies_getState', 200, `/matchmaker/lobbies/${UNKNOWN}/state`, { token: lobbyToken.length ? tokens().public : null });
+      await replay('matchmaker_lobbies_getState', 401, `/matchmaker/lobbies/${lobbyId}/state`, { token: lobbyToken });
+      const connected = '/matchmaker/players/connected';
+      await replay('matchmaker_players_connected', 200, connected, { token: lobbyToken, body: { player_token: seat.json.player.token } });
+      expect((await replay('matchmaker_players_connected', 400, connected, { token: lobbyToken, body: { player_token: seat.json.player.token } })).json.code).toBe('MATCHMAKER_PLAYER_ALREADY_CONNECTED');
+      expect((await replay('matchmaker_players_connected', 400, connected, { token: lobbyToken, body: { player_token: 'player.forged.token.sig' } })).json.code).toBe('TOKEN_ERROR');
+      await replay('matchmaker_players_connected', 401, connected, { token: lobbyToken, body: { player_token: tokens().public } });
+      const disconnected = '/matchmaker/players/disconnected';
+      await replay('matchmaker_players_disconnected', 200, disconnected, { token: lobbyToken, body: { player_token: seat.json.player.token } });
+      await replay('matchmaker_players_disconnected', 400, disconnected, { token: lobbyToken, body: {} });
+    });
+
+    it('matchmaker_lobbies_list and matchmaker_regions_list: 200, with state, and the mocks; 400 for a bad flag', async () => {
+      const list = await replay('matchmaker_lobbies_list', 200, '/matchmaker/lobbies/list?include_state=true', { token: tokens().public });
+      expect(list.json.game_modes).toEqual([{ game_mode_id: 'default' }, { game_mode_id: 'duos' }, { game_mode_id: 'squads' }]);
+      await replay('matchmaker_lobbies_list', 200, '/matchmaker/lobbies/list', { token: tokens().dev });
+      await replay('matchmaker_lobbies_list', 400, '/matchmaker/lobbies/list?include_state=maybe', { token: tokens().public });
+      const regions = await replay('matchmaker_regions_list', 200, '/matchmaker/regions', { token: tokens().public });
+      expect(regions.json.regions.map((r: { region_id: string }) => r.region_id)).toEqual(['lnd-atl', 'lnd-fra', 'lnd-sgp']);
+      await replay('matchmaker_regions_list', 200, '/matchmaker/regions', { token: tokens().dev });
+      await replay('matchmaker_regions_list', 401, '/matchmaker/regions', { on: strict, token: null });
     });
   });
 

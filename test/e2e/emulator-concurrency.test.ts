@@ -21,10 +21,10 @@ function gamehost(args: string[], env: Record<string, string | undefined>): Prom
   });
 }
 
-/** True when the HS256 player token was signed with `secret`. */
+/** True when the player token (`player.` and an HS256 JWT) was signed with `secret`. */
 function signedWith(token: string, secret: Buffer): boolean {
-  const [head, claims, sig] = token.split('.');
-  return createHmac('sha256', secret).update(`${head}.${claims}`).digest('base64url') === sig;
+  const [label, head, claims, sig] = token.split('.');
+  return createHmac('sha256', secret).update(`${label}.${head}.${claims}`).digest('base64url') === sig;
 }
 
 describe('the embedded emulator under concurrent CLI processes', () => {

@@ -183,7 +183,8 @@ describe('one shared emulator, two CI jobs', () => {
 describe('a game that expires', () => {
   it('its tokens exit 3 once the (injected) clock passes its expiry, and it leaves the list', async () => {
     const clock = new ManualClock(Date.UTC(2026, 0, 1));
-    const emu = await startEmulator({ dataDir: tempDir(), clock, config: { startDelayMs: 0, readyDelayMs: 0 } });
+    // The creator's player, never connected, holds its place for the whole test (not the 2 minutes of production).
+    const emu = await startEmulator({ dataDir: tempDir(), clock, config: { startDelayMs: 0, readyDelayMs: 0, registrationWindowMs: 3_600_000 } });
     try {
       const env: Record<string, string | undefined> = { ...isolatedEnv(), GAMEHOST_ENDPOINT: emu.endpoint };
       const created = await runCli(['emulator', 'game', 'create', '--ttl', '10m', '--env'], { env });

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GAME_ID, ManualClock, startEmulator } from '../../src/emulator/index.js';
 import { ADMIN_LOCKOUT_MS, ADMIN_MAX_FAILURES, ADMIN_TOKEN_MIN_LENGTH } from '../../src/emulator/services/admin.js';
 import { createTestDatabase, PG_PRESENT, queryDatabase } from '../helpers/postgres.js';
-import { expectErrorShape, startTestEmulator, tempDir, type TestEmulator } from './helpers.js';
+import { admit, expectErrorShape, startTestEmulator, tempDir, type TestEmulator } from './helpers.js';
 
 interface CreatedGame {
   game_id: string;
@@ -43,6 +43,8 @@ async function pushBuild(t: TestEmulator, game: CreatedGame, tag: string, size =
 async function createLobby(t: TestEmulator, game: CreatedGame, gameMode: string): Promise<string> {
   const res = await t.call('POST', '/matchmaker/lobbies/create', { token: game.tokens.public, body: { game_mode: gameMode } });
   expect(res.status).toBe(200);
+  // Its server admits the player, so the statistics count one.
+  await admit(t.emu.endpoint, res.json);
   return res.json.lobby.lobby_id;
 }
 
@@ -181,8 +183,8 @@ describe('two games side by side', () => {
     // A lobby create of a's, checked before the deletion, inserting after it.
     const lobbyId = crypto.randomUUID();
     await store.insertLobby(
-      { lobby_id: lobbyId, namespace_id: a.namespace_id, game_mode: 'ctf', region_id: 'lnd-fra', region_name: 'Frankfurt', max_players: 8, publicity: 'public', tags: '{}', lobby_config: null, create_ts: clock.now(), start_ts: clock.now(), ready_ts: clock.now(), stop_ts: null, exit_code: null, failed: null, idle_lifetime_ms: null, idle_stop_ts: null },
-      crypto.randomUUID(),
+      { lobby_id: lobbyId, namespace_id: a.namespace_id, game_mode: 'ctf', region_id: 'lnd-fra', region_name: 'Frankfurt', max_players: 8, publicity: 'public', tags: '{}', lobby_config: null, create_ts: clock.now(), start_ts: clock.now(), ready_ts: clock.now(), stop_ts: null, exit_code: null, failed: null, idle_lifetime_ms: null, idle_stop_ts: null, ports: '{}', auto_created: 0, is_closed: 0, state: null, ready_deadline_ts: null, player_count: 1 },
+      { player_id: crypto.randomUUID(), source_ip: '', registration_ms: 120_000, connected: true },
     );
     await t.emu.services.games.sweep();
     expect(await store.getLobby(lobbyId)).toBeDefined();

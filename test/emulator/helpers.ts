@@ -60,7 +60,8 @@ export async function startTestEmulator(
   const dataDir = opts.dataDir ?? tempDir();
   // On PostgreSQL the secret lives in the database: given here instead, so the test knows it.
   const secret = opts.database === undefined ? undefined : 'a-test-secret-for-emulators-on-postgresql';
-  const emu = await startEmulator({ dataDir, config, clock: opts.clock, adminToken: opts.adminToken, database: opts.database, secret, logWatch: opts.logWatch });
+  // The per-IP limits are off unless a test turns them on: every test's requests come from loopback.
+  const emu = await startEmulator({ dataDir, config: { rateLimits: false, ...config }, clock: opts.clock, adminToken: opts.adminToken, database: opts.database, secret, logWatch: opts.logWatch });
   return {
     emu,
     dataDir,
@@ -87,4 +88,15 @@ export function expectErrorShape(call: Call, status: number, code: string): any 
   const slug = code.toLowerCase().replace(/_/g, '-');
   if (body.documentation !== `https://rivet.gg/docs/general/errors#${slug}`) throw new Error(`documentation ${body.documentation}`);
   return body;
+}
+
+/**
+ * What a game server does for the player a create, find or join answered: with its lobby's token (from the admin
+ * environment route, as `emulator lobby env` prints it) it presents the player's token to players/connected.
+ */
+export async function admit(endpoint: string, seat: { lobby: { lobby_id: string }; player: { token: string } }): Promise<void> {
+  const env = await callAt(endpoint, 'GET', `/_emulator/lobbies/${seat.lobby.lobby_id}/env`);
+  if (env.status !== 200) throw new Error(`env: ${env.status} ${env.text}`);
+  const res = await callAt(endpoint, 'POST', '/matchmaker/players/connected', { token: env.json.env.RIVET_TOKEN, body: { player_token: seat.player.token } });
+  if (res.status !== 200) throw new Error(`connected: ${res.status} ${res.text}`);
 }

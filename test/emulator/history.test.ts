@@ -28,7 +28,7 @@ async function live(t: TestEmulator, clock: ManualClock, lives: Life[]): Promise
     if (e.stop) await lobbies.stop(ids[e.name]!, { exitCode: 0 });
     else
       ids[e.name] = (
-        await lobbies.create(t.emu.services.games.seeded, 'public', { gameMode: e.mode, regionId: e.region, maxPlayers: 8, publicity: 'public', tags: {}, lobbyConfig: undefined })
+        await lobbies.create(t.emu.services.games.seeded, 'public', { gameMode: e.mode, regionId: e.region, maxPlayers: 8, publicity: 'public', tags: {}, lobbyConfig: undefined }, '127.0.0.1')
       ).lobbyId;
   }
   return ids;

@@ -5,7 +5,7 @@ import { openDatabase } from '../../src/emulator/stores/sqlite-driver.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GAME_ID, ManualClock, NAMESPACE_ID, startEmulator } from '../../src/emulator/index.js';
 import { lobbyMetrics } from '../../src/emulator/services/metrics.js';
-import { expectErrorShape, startTestEmulator, tempDir, type TestEmulator } from './helpers.js';
+import { admit, expectErrorShape, startTestEmulator, tempDir, type TestEmulator } from './helpers.js';
 
 const logsPath = (lobbyId: string) => `/cloud/games/${GAME_ID}/namespaces/${NAMESPACE_ID}/logs/lobbies/${lobbyId}`;
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -17,7 +17,12 @@ describe('max_players', () => {
   });
   afterAll(() => t.stop());
 
-  const create = (body: Record<string, unknown>) => t.call('POST', '/matchmaker/lobbies/create', { body: { game_mode: 'duos', ...body } });
+  // The creator's server admits it at once, so the statistics count it as the service would.
+  const create = async (body: Record<string, unknown>) => {
+    const res = await t.call('POST', '/matchmaker/lobbies/create', { body: { game_mode: 'duos', ...body } });
+    if (res.status === 200) await admit(t.emu.endpoint, res.json);
+    return res;
+  };
   const join = (lobbyId: string) => t.call('POST', `/_emulator/lobbies/${lobbyId}/players`, { body: {} });
   const stats = async () => (await t.call('GET', '/matchmaker/players/statistics', { token: t.emu.tokens.public })).json;
 
@@ -26,7 +31,7 @@ describe('max_players', () => {
     const first = await join(lobbyId);
     expect(first.status).toBe(200);
     expect(first.json).toEqual({ lobby_id: lobbyId, player: { token: expect.any(String) }, player_count: 2, max_players: 3 });
-    const claims = JSON.parse(Buffer.from(first.json.player.token.split('.')[1], 'base64url').toString());
+    const claims = JSON.parse(Buffer.from(first.json.player.token.split('.')[2], 'base64url').toString());
     expect(claims).toMatchObject({ lobby_id: lobbyId, namespace_id: NAMESPACE_ID });
     expect((await join(lobbyId)).json.player_count).toBe(3);
     const full = expectErrorShape(await join(lobbyId), 400, 'MATCHMAKER_LOBBY_FULL');
@@ -64,8 +69,11 @@ describe('idle lifetime', () => {
   });
   afterAll(() => t.stop());
 
-  const create = async (gameMode = 'default'): Promise<string> =>
-    (await t.call('POST', '/matchmaker/lobbies/create', { body: { game_mode: gameMode } })).json.lobby.lobby_id;
+  const create = async (gameMode = 'default'): Promise<string> => {
+    const res = await t.call('POST', '/matchmaker/lobbies/create', { body: { game_mode: gameMode } });
+    await admit(t.emu.endpoint, res.json);
+    return res.json.lobby.lobby_id;
+  };
   const logs = async (lobbyId: string, at = t) => (await at.call('GET', logsPath(lobbyId), { token: at.emu.tokens.cloud })).json;
   const squads = async () =>
     (await t.call('GET', '/matchmaker/players/statistics', { token: t.emu.tokens.public })).json.game_modes.squads.player_count;
@@ -160,7 +168,7 @@ describe('job metrics over HTTP', () => {
 });
 
 describe('a data directory from an older gamehost', () => {
-  it('a version 1 store is upgraded in place (to version 4, with games and running players counted) and keeps its lobbies', async () => {
+  it('a version 1 store is upgraded in place (to version 5, with games, running players counted and the matchmaker) and keeps its lobbies', async () => {
     const dir = tempDir();
     const first = await startEmulator({ dataDir: dir, config: { startDelayMs: 0, readyDelayMs: 0 } });
     const created = await fetch(`${first.endpoint}/matchmaker/lobbies/create`, {
@@ -170,9 +178,14 @@ describe('a data directory from an older gamehost', () => {
     await first.close();
     // Turn it back into what version 1 wrote.
     const db = openDatabase(join(dir, 'emulator.db'), { timeout: 5000 });
-    db.exec(`DROP TABLE games; DROP INDEX lobbies_namespace; DROP INDEX exports_game; DROP TABLE running_players;
-             DROP TRIGGER running_players_join; DROP TRIGGER running_players_leave; DROP TRIGGER running_players_stop;
-             DROP TRIGGER running_players_delete; DROP INDEX lobbies_running_mode;
+    db.exec(`DROP TRIGGER running_players_join; DROP TRIGGER running_players_leave; DROP TRIGGER running_players_remove;
+             DROP TRIGGER running_players_stop; DROP TRIGGER running_players_delete; DROP TABLE running_players; DROP INDEX lobbies_running_mode;
+             DROP INDEX lobbies_find; DROP INDEX lobbies_ready_deadline; DROP INDEX players_pending; DROP INDEX players_pending_source;
+             ALTER TABLE lobbies DROP COLUMN ports; ALTER TABLE lobbies DROP COLUMN auto_created; ALTER TABLE lobbies DROP COLUMN is_closed;
+             ALTER TABLE lobbies DROP COLUMN state; ALTER TABLE lobbies DROP COLUMN ready_deadline_ts; ALTER TABLE lobbies DROP COLUMN player_count;
+             ALTER TABLE players DROP COLUMN source_ip; ALTER TABLE players DROP COLUMN register_by_ts; ALTER TABLE players DROP COLUMN connect_ts;
+             ALTER TABLE players DROP COLUMN remove_ts;
+             DROP TABLE games; DROP INDEX lobbies_namespace; DROP INDEX exports_game;
              DROP INDEX lobbies_idle; ALTER TABLE lobbies DROP COLUMN idle_stop_ts; ALTER TABLE lobbies DROP COLUMN idle_lifetime_ms;
              UPDATE meta SET value = '1' WHERE key = 'schema_version'`);
     db.close();
@@ -184,7 +197,7 @@ describe('a data directory from an older gamehost', () => {
       }).then((r) => r.json() as Promise<{ lobby: { status: unknown } }>);
       expect(logs.lobby.status).toEqual({ running: {} });
       const check = openDatabase(join(dir, 'emulator.db'), { timeout: 5000 });
-      expect(check.prepare("SELECT value FROM meta WHERE key = 'schema_version'").pluck().get()).toBe('4');
+      expect(check.prepare("SELECT value FROM meta WHERE key = 'schema_version'").pluck().get()).toBe('5');
       expect(check.prepare('SELECT idle_lifetime_ms FROM lobbies').pluck().all()).toEqual([null]);
       expect(check.prepare('SELECT COUNT(*) FROM games').pluck().get()).toBe(0);
       check.close();

@@ -3,7 +3,7 @@ import { readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GAME_ID, NAMESPACE_ID, startEmulator } from '../../src/emulator/index.js';
-import { callAt, expectErrorShape, startTestEmulator, tempDir, type TestEmulator } from './helpers.js';
+import { admit, callAt, expectErrorShape, startTestEmulator, tempDir, type TestEmulator } from './helpers.js';
 
 describe('two instances on one data directory', () => {
   let a: TestEmulator;
@@ -26,6 +26,8 @@ describe('two instances on one data directory', () => {
 
   it('a lobby created on one is read, counted and stopped on the other', async () => {
     const created = await a.call('POST', '/matchmaker/lobbies/create', { body: { game_mode: 'squads' } });
+    // Admitted through the other emulator: a lobby token is good on every process over the store.
+    await admit(b.endpoint, created.json);
     const lobbyId = created.json.lobby.lobby_id;
     const logs = await callAt(b.endpoint, 'GET', `/cloud/games/${GAME_ID}/namespaces/${NAMESPACE_ID}/logs/lobbies/${lobbyId}`, {
       token: b.tokens.cloud,

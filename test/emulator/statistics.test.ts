@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectErrorShape, startTestEmulator, type TestEmulator } from './helpers.js';
+import { admit, expectErrorShape, startTestEmulator, type TestEmulator } from './helpers.js';
 
 let t: TestEmulator;
 beforeAll(async () => {
@@ -21,6 +21,8 @@ const stats = (query = '', token: string | null = t.emu.tokens.public) =>
 async function lobby(gameMode: string, region: string): Promise<string> {
   const res = await t.call('POST', '/matchmaker/lobbies/create', { body: { game_mode: gameMode, region } });
   expect(res.status).toBe(200);
+  // Its server admits the player: the statistics count connected players.
+  await admit(t.emu.endpoint, res.json);
   return res.json.lobby.lobby_id;
 }
 

@@ -8,7 +8,7 @@ import { prepareDataDir } from '../../src/emulator/datadir.js';
 import { PG_SCHEMA_VERSION, PostgresStore, SchemaTooNewError } from '../../src/emulator/stores/postgres.js';
 import { SqliteStore } from '../../src/emulator/stores/sqlite.js';
 import { hasNodeSqlite, openDatabase, sqliteDriverName } from '../../src/emulator/stores/sqlite-driver.js';
-import { MAX_LOG_LINE_BYTES, type BuildRow, type LobbyRow, type LocalObjectIndex, type NewUpload, type Store } from '../../src/emulator/stores/store.js';
+import { MAX_LOG_LINE_BYTES, NOT_READY, type BuildRow, type LobbyRow, type LocalObjectIndex, type NewPlayer, type NewUpload, type Store } from '../../src/emulator/stores/store.js';
 import { createTestDatabase, PG_PRESENT, queryDatabase } from '../helpers/postgres.js';
 import { tempDir } from './helpers.js';
 
@@ -38,8 +38,26 @@ function lobby(overrides: Partial<LobbyRow> = {}): LobbyRow {
     failed: null,
     idle_lifetime_ms: null,
     idle_stop_ts: null,
+    ports: '{"default":{"port":41000}}',
+    auto_created: 0,
+    is_closed: 0,
+    state: null,
+    ready_deadline_ts: null,
+    player_count: 1,
     ...overrides,
   };
+}
+
+const HOUR = 3_600_000;
+
+/** A player find or join makes: pending, with `registrationMs` to connect. */
+function pending(registrationMs = HOUR, sourceIp = '127.0.0.1'): NewPlayer {
+  return { player_id: randomUUID(), source_ip: sourceIp, registration_ms: registrationMs, connected: false };
+}
+
+/** A player already connected (the admin join's). */
+function connected(): NewPlayer {
+  return { ...pending(), connected: true };
 }
 
 function build(gameId: string, tag: string, contentLength = 10): { build: BuildRow; upload: NewUpload } {
@@ -83,51 +101,51 @@ describe.each(ENGINES)('the Store contract on %s', (_name, present, open) => {
 
   it_('insertLobby keeps every field and the creating player; getLobby reads it back', async () => {
     const l = lobby({ lobby_config: '{"a":1}', idle_lifetime_ms: 60_000, idle_stop_ts: T0 + 62_000, create_ts: T0 + BIG });
-    await store.insertLobby(l, randomUUID());
+    await store.insertLobby(l, pending());
     expect(await store.getLobby(l.lobby_id)).toEqual(l);
     expect(await store.getLobby(randomUUID())).toBeUndefined();
   });
 
   it_('joinLobby: joined, then full at max_players, and the idle deadline moves with each join', async () => {
     const l = lobby({ max_players: 2, idle_lifetime_ms: 10_000, idle_stop_ts: T0 + 12_000 });
-    await store.insertLobby(l, randomUUID());
-    const joined = await store.joinLobby(l.lobby_id, randomUUID(), T0 + 5_000);
+    await store.insertLobby(l, pending());
+    const joined = await store.joinLobby(l.lobby_id, pending(), T0 + 5_000, null);
     expect(joined).toMatchObject({ kind: 'joined', players: 2 });
     expect((await store.getLobby(l.lobby_id))!.idle_stop_ts).toBe(T0 + 15_000);
-    const full = await store.joinLobby(l.lobby_id, randomUUID(), T0 + 6_000);
+    const full = await store.joinLobby(l.lobby_id, pending(), T0 + 6_000, null);
     expect(full).toMatchObject({ kind: 'full', players: 2 });
-    expect(await store.joinLobby(randomUUID(), randomUUID(), T0)).toEqual({ kind: 'not_found' });
+    expect(await store.joinLobby(randomUUID(), pending(), T0, null)).toEqual({ kind: 'not_found' });
   });
 
   it_('joinLobby: a stopped lobby, and one past its idle deadline, refuse the player and stay stopped at that deadline', async () => {
     const stopped = lobby();
-    await store.insertLobby(stopped, randomUUID());
+    await store.insertLobby(stopped, pending());
     expect(await store.stopLobby(stopped.lobby_id, T0 + 3_000, 0, false)).toBe(true);
-    expect(await store.joinLobby(stopped.lobby_id, randomUUID(), T0 + 4_000)).toMatchObject({ kind: 'stopped' });
+    expect(await store.joinLobby(stopped.lobby_id, pending(), T0 + 4_000, null)).toMatchObject({ kind: 'stopped' });
     const idle = lobby({ idle_lifetime_ms: 1_000, idle_stop_ts: T0 + 3_000 });
-    await store.insertLobby(idle, randomUUID());
-    const outcome = await store.joinLobby(idle.lobby_id, randomUUID(), T0 + 10_000);
+    await store.insertLobby(idle, pending());
+    const outcome = await store.joinLobby(idle.lobby_id, pending(), T0 + 10_000, null);
     expect(outcome).toMatchObject({ kind: 'stopped', lobby: { stop_ts: T0 + 3_000, exit_code: 0, failed: 0 } });
     expect(await store.getLobby(idle.lobby_id)).toMatchObject({ stop_ts: T0 + 3_000, exit_code: 0, failed: 0 });
   });
 
   it_('concurrent joins at max_players: exactly max_players seats, every other join answered full', async () => {
     const l = lobby({ max_players: 5 });
-    await store.insertLobby(l, randomUUID());
-    const outcomes = await Promise.all(Array.from({ length: 24 }, (_, i) => store.joinLobby(l.lobby_id, randomUUID(), T0 + i)));
+    await store.insertLobby(l, pending());
+    const outcomes = await Promise.all(Array.from({ length: 24 }, (_, i) => store.joinLobby(l.lobby_id, pending(), T0 + i, null)));
     const kinds = outcomes.map((o) => o.kind);
     expect(kinds.filter((k) => k === 'joined')).toHaveLength(4);
     expect(kinds.filter((k) => k === 'full')).toHaveLength(20);
     const seats = outcomes.flatMap((o) => (o.kind === 'joined' ? [o.players] : [])).sort();
     expect(seats).toEqual([2, 3, 4, 5]);
-    expect((await store.playerCounts(NS)).find((r) => r.game_mode === 'default' && r.region_id === 'lnd-atl')).toBeDefined();
+    expect((await store.getLobby(l.lobby_id))!.player_count).toBe(5);
   });
 
   it_('expireIdle stops exactly the lobbies whose deadline passed, at that deadline', async () => {
     const due = lobby({ idle_lifetime_ms: 500, idle_stop_ts: T0 + 2_500 });
     const later = lobby({ idle_lifetime_ms: 500_000, idle_stop_ts: T0 + 502_000 });
-    await store.insertLobby(due, randomUUID());
-    await store.insertLobby(later, randomUUID());
+    await store.insertLobby(due, pending());
+    await store.insertLobby(later, pending());
     await store.expireIdle(T0 + 3_000);
     expect(await store.getLobby(due.lobby_id)).toMatchObject({ stop_ts: T0 + 2_500, exit_code: 0, failed: 0 });
     expect((await store.getLobby(later.lobby_id))!.stop_ts).toBeNull();
@@ -135,7 +153,7 @@ describe.each(ENGINES)('the Store contract on %s', (_name, present, open) => {
 
   it_('stopLobby keeps the first stop; false for a stopped or unknown lobby', async () => {
     const l = lobby();
-    await store.insertLobby(l, randomUUID());
+    await store.insertLobby(l, pending());
     expect(await store.stopLobby(l.lobby_id, T0 + 5_000, 137, true)).toBe(true);
     expect(await store.stopLobby(l.lobby_id, T0 + 6_000, 0, false)).toBe(false);
     expect(await store.getLobby(l.lobby_id)).toMatchObject({ stop_ts: T0 + 5_000, exit_code: 137, failed: 1 });
@@ -147,10 +165,15 @@ describe.each(ENGINES)('the Store contract on %s', (_name, present, open) => {
     const a = lobby({ namespace_id: ns, game_mode: 'duos', region_id: 'lnd-fra' });
     const b = lobby({ namespace_id: ns, game_mode: 'duos', region_id: 'lnd-fra' });
     const c = lobby({ namespace_id: ns, game_mode: 'squads', region_id: 'lnd-sgp' });
-    for (const l of [a, b, c]) await store.insertLobby(l, randomUUID());
-    await store.joinLobby(a.lobby_id, randomUUID(), T0);
+    for (const l of [a, b, c]) await store.insertLobby(l, connected());
+    await store.joinLobby(a.lobby_id, connected(), T0, null);
+    // A pending player holds a place and is counted; once removed it is not.
+    const gone = pending();
+    await store.joinLobby(b.lobby_id, gone, T0, null);
+    await store.joinLobby(b.lobby_id, pending(), T0, null);
+    await store.disconnectPlayer(gone.player_id, b.lobby_id, T0 + 1);
     await store.stopLobby(c.lobby_id, T0 + 1, 0, false);
-    expect(await store.playerCounts(ns)).toEqual([{ game_mode: 'duos', region_id: 'lnd-fra', player_count: 3 }]);
+    expect(await store.playerCounts(ns)).toEqual([{ game_mode: 'duos', region_id: 'lnd-fra', player_count: 4 }]);
   });
 
   it_('playerCounts stays the count of running lobbies\' players through any mix of creates, joins, stops, idle stops and a purge', async () => {
@@ -167,11 +190,11 @@ describe.each(ENGINES)('the Store contract on %s', (_name, present, open) => {
       if (op < 0.35 || ids.length === 0) {
         const idle = random() < 0.2 ? now + 50 : null;
         const l = lobby({ namespace_id: ns, game_mode: pick(['default', 'duos']), region_id: pick(['lnd-atl', 'lnd-fra']), max_players: 4, create_ts: now, ready_ts: now, idle_lifetime_ms: idle === null ? null : 50, idle_stop_ts: idle });
-        await store.insertLobby(l, randomUUID());
+        await store.insertLobby(l, connected());
         model.set(l.lobby_id, { key: `${l.game_mode}/${l.region_id}`, running: true, players: 1, idleStop: idle });
       } else if (op < 0.75) {
         const id = pick(ids);
-        const outcome = await store.joinLobby(id, randomUUID(), now);
+        const outcome = await store.joinLobby(id, connected(), now, null);
         const m = model.get(id)!;
         if (m.running && m.idleStop !== null && m.idleStop <= now) m.running = false;
         if (outcome.kind === 'joined') {
@@ -212,11 +235,148 @@ describe.each(ENGINES)('the Store contract on %s', (_name, present, open) => {
     const twinB = lobby({ namespace_id: ns, lobby_id: `b${randomUUID().slice(1)}`, create_ts: qs + 30 });
     for (const l of [stoppedIn, createdIn, runningBefore, stoppedBefore, createdAfter, twinB, twinA]) {
       const stopTs = l.stop_ts;
-      await store.insertLobby({ ...l, stop_ts: null }, randomUUID());
+      await store.insertLobby({ ...l, stop_ts: null }, pending());
       if (stopTs !== null) await store.stopLobby(l.lobby_id, stopTs, 0, false);
     }
     const ids = (await store.lobbyHistory(ns, qs, qe)).map((l) => l.lobby_id);
     expect(ids).toEqual([twinA.lobby_id, twinB.lobby_id, createdIn.lobby_id, runningBefore.lobby_id, stoppedIn.lobby_id]);
+  });
+
+  const query = (ns: string, overrides: Record<string, unknown> = {}) => ({
+    namespace_id: ns,
+    game_modes: ['default'],
+    region_ids: ['lnd-atl'],
+    tags: {},
+    now: T0,
+    source_limit: null,
+    max_lobbies: 128,
+    ...overrides,
+  });
+
+  it_('findLobby: the fullest open public lobby holding every tag asked wins; closed, full, private and stopped ones never', async () => {
+    const ns = `ns-${randomUUID()}`;
+    const one = lobby({ namespace_id: ns, max_players: 4, tags: '{"map":"dust","mode":"ctf"}' });
+    const two = lobby({ namespace_id: ns, max_players: 4, tags: '{"map":"dust"}' });
+    const full = lobby({ namespace_id: ns, max_players: 2, tags: '{"map":"dust"}' });
+    const closed = lobby({ namespace_id: ns, max_players: 8, tags: '{"map":"dust"}' });
+    const privateOne = lobby({ namespace_id: ns, max_players: 8, publicity: 'private' });
+    const otherMode = lobby({ namespace_id: ns, max_players: 8, game_mode: 'duos' });
+    for (const l of [one, two, full, closed, privateOne, otherMode]) await store.insertLobby(l, pending());
+    await store.joinLobby(two.lobby_id, pending(), T0, null);
+    await store.joinLobby(full.lobby_id, pending(), T0, null);
+    for (let i = 0; i < 3; i++) await store.joinLobby(closed.lobby_id, pending(), T0, null);
+    await store.setLobbyClosed(closed.lobby_id, true);
+    const found = await store.findLobby(query(ns, { tags: { map: 'dust' } }), pending(), null);
+    expect(found).toMatchObject({ kind: 'joined', created: false, lobby: { lobby_id: two.lobby_id, player_count: 3 } });
+    // Every requested tag must be on the lobby; extra tags on it do not matter.
+    expect(await store.findLobby(query(ns, { tags: { mode: 'ctf' } }), pending(), null)).toMatchObject({ lobby: { lobby_id: one.lobby_id } });
+    expect(await store.findLobby(query(ns, { tags: { map: 'mirage' } }), pending(), null)).toEqual({ kind: 'none' });
+    // Reopened, the closed lobby is the fullest again.
+    await store.setLobbyClosed(closed.lobby_id, false);
+    expect(await store.findLobby(query(ns), pending(), null)).toMatchObject({ lobby: { lobby_id: closed.lobby_id, player_count: 5 } });
+  });
+
+  it_('findLobby creates the given lobby when nothing fits, up to max_lobbies; with too many pending players from one source it refuses', async () => {
+    const ns = `ns-${randomUUID()}`;
+    const made = lobby({ namespace_id: ns, game_mode: 'squads', auto_created: 1 });
+    const created = await store.findLobby(query(ns, { game_modes: ['squads'] }), pending(), made);
+    expect(created).toMatchObject({ kind: 'joined', created: true, lobby: { lobby_id: made.lobby_id, player_count: 1 } });
+    expect(await store.getLobby(made.lobby_id)).toMatchObject({ auto_created: 1, player_count: 1 });
+    expect(await store.findLobby(query(ns, { game_modes: ['duos'], max_lobbies: 1 }), pending(), lobby({ namespace_id: ns }))).toEqual({ kind: 'too_many_lobbies' });
+    expect(await store.findLobby(query(ns, { source_limit: 1 }), pending(HOUR, '127.0.0.1'), null)).toEqual({ kind: 'too_many_from_source' });
+    expect(await store.findLobby(query(ns, { source_limit: 1, game_modes: ['squads'] }), pending(HOUR, '10.0.0.2'), null)).toMatchObject({ kind: 'joined' });
+    expect(await store.joinLobby(made.lobby_id, pending(HOUR, '10.0.0.2'), T0, 1)).toEqual({ kind: 'too_many_from_source' });
+  });
+
+  it_('concurrent finds never put more players in a lobby than it holds', async () => {
+    const ns = `ns-${randomUUID()}`;
+    const l = lobby({ namespace_id: ns, max_players: 5 });
+    await store.insertLobby(l, pending());
+    const outcomes = await Promise.all(Array.from({ length: 24 }, (_, i) => store.findLobby(query(ns, { now: T0 + i }), pending(), null)));
+    expect(outcomes.filter((o) => o.kind === 'joined')).toHaveLength(4);
+    expect(outcomes.filter((o) => o.kind === 'none')).toHaveLength(20);
+    expect((await store.getLobby(l.lobby_id))!.player_count).toBe(5);
+  });
+
+  it_('readyLobby makes a waiting lobby ready once and restarts its pending players\' registration; a lobby never ready stops at its deadline', async () => {
+    const waiting = lobby({ ready_ts: NOT_READY, ready_deadline_ts: T0 + 300_000, idle_lifetime_ms: 10_000 });
+    const creator = pending(60_000);
+    await store.insertLobby(waiting, creator);
+    expect((await store.getPlayer(creator.player_id))!.register_by_ts).toBe(NOT_READY + 60_000);
+    const ready = await store.readyLobby(waiting.lobby_id, T0 + 5_000, 60_000);
+    expect(ready).toMatchObject({ ready_ts: T0 + 5_000, ready_deadline_ts: null, idle_stop_ts: T0 + 15_000 });
+    expect((await store.getPlayer(creator.player_id))!.register_by_ts).toBe(T0 + 65_000);
+    // Again: harmless, the first ready stays.
+    expect(await store.readyLobby(waiting.lobby_id, T0 + 9_000, 60_000)).toMatchObject({ ready_ts: T0 + 5_000 });
+    expect(await store.readyLobby(randomUUID(), T0, 60_000)).toBeUndefined();
+    const never = lobby({ ready_ts: NOT_READY, ready_deadline_ts: T0 + 300_000 });
+    await store.insertLobby(never, pending());
+    await store.expireIdle(T0 + 300_000);
+    expect(await store.getLobby(never.lobby_id)).toMatchObject({ stop_ts: T0 + 300_000, failed: 1 });
+  });
+
+  it_('connectPlayer: once, in its own lobby, within its registration time; then in production\'s order of refusals', async () => {
+    const l = lobby({ auto_created: 1 });
+    const other = lobby();
+    const p = pending(60_000);
+    await store.insertLobby(l, p);
+    await store.insertLobby(other, pending());
+    expect(await store.connectPlayer(p.player_id, other.lobby_id, T0 + 1)).toBe('different_lobby');
+    expect(await store.connectPlayer(p.player_id, l.lobby_id, T0 + 1)).toBe('connected');
+    expect(await store.getPlayer(p.player_id)).toMatchObject({ connect_ts: T0 + 1, remove_ts: null });
+    expect(await store.connectPlayer(p.player_id, l.lobby_id, T0 + 2)).toBe('already_connected');
+    const late = pending(60_000);
+    await store.joinLobby(l.lobby_id, late, T0, null);
+    expect(await store.connectPlayer(late.player_id, l.lobby_id, T0 + 2_000 + 60_000)).toBe('expired');
+    const gone = pending();
+    await store.joinLobby(l.lobby_id, gone, T0, null);
+    expect(await store.disconnectPlayer(gone.player_id, l.lobby_id, T0 + 3)).toBe('removed');
+    expect(await store.connectPlayer(gone.player_id, l.lobby_id, T0 + 4)).toBe('removed');
+    expect(await store.connectPlayer(randomUUID(), l.lobby_id, T0 + 4)).toBe('removed');
+  });
+
+  it_('pending players past their registration time leave, and a lobby find made stops when its last player has', async () => {
+    const made = lobby({ auto_created: 1, ready_ts: T0 });
+    const custom = lobby({ auto_created: 0, ready_ts: T0 });
+    await store.insertLobby(made, pending(60_000));
+    await store.insertLobby(custom, pending(60_000));
+    await store.expireIdle(T0 + 59_999);
+    expect((await store.getLobby(made.lobby_id))!.stop_ts).toBeNull();
+    await store.expireIdle(T0 + 60_000);
+    expect(await store.getLobby(made.lobby_id)).toMatchObject({ stop_ts: T0 + 60_000, player_count: 0, failed: 0 });
+    expect(await store.getLobby(custom.lobby_id)).toMatchObject({ stop_ts: null, player_count: 0 });
+  });
+
+  it_('disconnectPlayer: removes once, stops a lobby find made when it empties, refuses another lobby\'s player', async () => {
+    const made = lobby({ auto_created: 1 });
+    const p = connected();
+    await store.insertLobby(made, p);
+    const q = connected();
+    await store.joinLobby(made.lobby_id, q, T0, null);
+    expect(await store.disconnectPlayer(p.player_id, randomUUID(), T0 + 1)).toBe('different_lobby');
+    expect(await store.disconnectPlayer(p.player_id, made.lobby_id, T0 + 1)).toBe('removed');
+    expect(await store.disconnectPlayer(p.player_id, made.lobby_id, T0 + 2)).toBe('removed');
+    expect(await store.getLobby(made.lobby_id)).toMatchObject({ stop_ts: null, player_count: 1 });
+    expect(await store.disconnectPlayer(q.player_id, made.lobby_id, T0 + 3)).toBe('removed');
+    expect(await store.getLobby(made.lobby_id)).toMatchObject({ stop_ts: T0 + 3, player_count: 0 });
+  });
+
+  it_('setLobbyState keeps the JSON as given; listLobbies answers the public running lobbies with their connected players', async () => {
+    const ns = `ns-${randomUUID()}`;
+    const a = lobby({ namespace_id: ns, create_ts: T0 });
+    const b = lobby({ namespace_id: ns, create_ts: T0 + 1, publicity: 'private' });
+    const c = lobby({ namespace_id: ns, create_ts: T0 + 2 });
+    await store.insertLobby(a, connected());
+    await store.insertLobby(b, connected());
+    await store.insertLobby(c, pending());
+    await store.setLobbyState(a.lobby_id, '{"round": 2}');
+    const listed = await store.listLobbies(ns);
+    expect(listed.map((l) => [l.lobby_id, l.connected, l.state])).toEqual([
+      [a.lobby_id, 1, '{"round": 2}'],
+      [c.lobby_id, 0, null],
+    ]);
+    await store.setLobbyState(a.lobby_id, null);
+    expect((await store.getLobby(a.lobby_id))!.state).toBeNull();
   });
 
   it_('insertBuild: false and nothing written when the game already uses the tag; another game may use it', async () => {
@@ -357,8 +517,8 @@ describe.each(ENGINES)('the Store contract on %s', (_name, present, open) => {
     const ns = `ns-${randomUUID()}`;
     const gone = lobby({ namespace_id: ns });
     const kept = lobby();
-    await store.insertLobby(gone, randomUUID());
-    await store.insertLobby(kept, randomUUID());
+    await store.insertLobby(gone, connected());
+    await store.insertLobby(kept, connected());
     for (const l of [gone, kept]) await store.appendLobbyLogs(l.lobby_id, 'std_out', [Buffer.from('hello')], T0);
     await store.purgeGame(randomUUID(), ns);
     expect(await store.lobbyLogs(gone.lobby_id, 'std_out', 10)).toEqual([]);
@@ -405,7 +565,7 @@ describe.skipIf(!PG_PRESENT)('PostgreSQL only', () => {
     const url = await createTestDatabase();
     const old = await PostgresStore.open({ connectionString: url });
     const kept = lobby();
-    await old.insertLobby(kept, randomUUID());
+    await old.insertLobby(kept, pending());
     await old.close();
     // Back to what version 1 had: no games table, nor the indexes version 2 added, nor versions 3 and 4.
     await queryDatabase(
@@ -435,7 +595,7 @@ describe.skipIf(!PG_PRESENT)('PostgreSQL only', () => {
     const store = await PostgresStore.open({ connectionString: url });
     try {
       const l = lobby({ create_ts: Number.MAX_SAFE_INTEGER });
-      await store.insertLobby(l, randomUUID());
+      await store.insertLobby(l, pending());
       expect((await store.getLobby(l.lobby_id))!.create_ts).toBe(Number.MAX_SAFE_INTEGER);
       await queryDatabase(url, 'UPDATE lobbies SET create_ts = $1 WHERE lobby_id = $2', ['9007199254740993', l.lobby_id]);
       await expect(store.getLobby(l.lobby_id)).rejects.toThrow(/9007199254740993, beyond 2\^53 - 1/);
@@ -451,9 +611,9 @@ describe.skipIf(!PG_PRESENT)('PostgreSQL only', () => {
     const store = await PostgresStore.open({ connectionString: url });
     try {
       const l = lobby({ max_players: 256 });
-      await store.insertLobby(l, randomUUID());
+      await store.insertLobby(l, pending());
       const name = new URL(url).pathname.slice(1);
-      const joins = Array.from({ length: 40 }, (_, i) => store.joinLobby(l.lobby_id, randomUUID(), T0 + i).then(() => 'ok', () => 'failed'));
+      const joins = Array.from({ length: 40 }, (_, i) => store.joinLobby(l.lobby_id, pending(), T0 + i, null).then(() => 'ok', () => 'failed'));
       await new Promise((resolve) => setTimeout(resolve, 5));
       await queryDatabase(url, 'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [name]);
       const outcomes = await Promise.all(joins);

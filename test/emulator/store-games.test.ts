@@ -66,10 +66,16 @@ async function fill(store: Store, g: GameRow, tag: string): Promise<void> {
       failed: null,
       idle_lifetime_ms: null,
       idle_stop_ts: null,
+      ports: '{}',
+      auto_created: 0,
+      is_closed: 0,
+      state: null,
+      ready_deadline_ts: null,
+      player_count: 1,
     },
-    randomUUID(),
+    { player_id: randomUUID(), source_ip: '', registration_ms: 120_000, connected: true },
   );
-  await store.joinLobby(lobbyId, randomUUID(), 1_001);
+  await store.joinLobby(lobbyId, { player_id: randomUUID(), source_ip: '', registration_ms: 120_000, connected: true }, 1_001, null);
   const buildId = randomUUID();
   const uploadId = randomUUID();
   const inserted = await store.insertBuild(

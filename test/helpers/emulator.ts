@@ -6,7 +6,7 @@ import { afterAll, beforeAll } from 'vitest';
 import { isolatedEnv, tempDir } from './cli.js';
 
 export async function startTestEmulator(config: Record<string, unknown> = {}, dataDir = tempDir('gamehost-emu-')): Promise<RunningEmulator & { dataDir: string }> {
-  const emu = await startEmulator({ dataDir, config: { startDelayMs: 0, readyDelayMs: 0, ...config } });
+  const emu = await startEmulator({ dataDir, config: { startDelayMs: 0, readyDelayMs: 0, rateLimits: false, ...config } });
   return Object.assign(emu, { dataDir });
 }
 

@@ -2,7 +2,8 @@
 // columns with no line wider than the terminal (except one holding an id or a token, which is never cut), and no
 // NaN, Infinity, undefined or Invalid Date, whatever the strings, numbers, times and sample counts.
 import { describe, expect, it } from 'vitest';
-import type { CreateLobbyResponse, EmulatorBuild, LobbyLogsResponse, PlayerStatistics } from '../../src/api/types.js';
+import type { CreateLobbyResponse, EmulatorBuild, ListLobbiesResponse, ListRegionsResponse, LobbyLogsResponse, PlayerStatistics } from '../../src/api/types.js';
+import { formatLobbyList, formatRegions } from '../../src/output/views/lobbies.js';
 import { sanitizeLine } from '../../src/output/sanitize.js';
 import { formatBuilds } from '../../src/output/views/build.js';
 import { visibleWidth } from '../../src/output/format.js';
@@ -215,6 +216,50 @@ describe('views hold on any spec-valid answer', () => {
         expect(text.split('\n').some((l) => l.endsWith(token)), `case ${i}: the token on one line`).toBe(true);
         expect(text.split('\n').some((l) => l.includes(res.lobby.lobby_id)), `case ${i}: the lobby id`).toBe(true);
       }
+    }
+  });
+
+  it('lobby list and region list: ids whole on their row, huge lists, odd counts and states, nothing else past the width', () => {
+    const g = new Gen(mulberry32(0x10bb1e5));
+    for (let i = 0; i < 16; i++) {
+      // One huge list; the others small, so the cases stay many.
+      const count = i === 0 ? 2_000 : g.pick([0, 1, 5, 60]);
+      const res: ListLobbiesResponse = {
+        game_modes: [],
+        regions: [],
+        lobbies: Array.from({ length: count }, () => ({
+          region_id: g.text(20),
+          game_mode_id: g.text(40),
+          lobby_id: g.uuid(),
+          max_players_normal: g.pick([1, 32, g.int(1e9), g.number()]),
+          max_players_direct: 1,
+          max_players_party: 1,
+          total_player_count: g.pick([0, g.int(1e9), g.number()]),
+          state: g.pick([undefined, null, g.text(200), { nested: [g.text(30), g.number()] }, g.number(), [1, 2, 3]]),
+        })),
+      };
+      const regions: ListRegionsResponse = {
+        regions: Array.from({ length: i === 0 ? 500 : g.pick([0, 3, 20]) }, () => ({
+          region_id: g.text(20),
+          provider_display_name: g.text(40),
+          region_display_name: g.text(60),
+          datacenter_coord: { latitude: g.number(), longitude: g.number() },
+          datacenter_distance_from_client: { kilometers: g.number(), miles: g.number() },
+        })),
+      };
+      const ids = res.lobbies.map((l) => l.lobby_id);
+      for (const columns of WIDTHS) {
+        for (const withState of [false, true]) {
+          const text = strip(formatLobbyList(res, term(columns), withState));
+          expectFits(text, columns, ids, `case ${i}`);
+          const lines = text.split('\n');
+          for (const id of ids.slice(0, 50)) expect(lines.some((l) => l.startsWith(id)), `case ${i}: ${id}`).toBe(true);
+        }
+        expect(garbage(formatRegions(regions, term(columns))), `case ${i} regions`).toBeUndefined();
+      }
+      const piped = formatLobbyList(res, pipe, true);
+      expect(garbage(piped), `case ${i} piped`).toBeUndefined();
+      expect(piped.split('\n').filter(Boolean)).toHaveLength(count);
     }
   });
 

@@ -4,7 +4,7 @@ import { emulatorDir } from '../../config/paths.js';
 import type { BucketSettings, EmulatorConfig } from '../../emulator/index.js';
 import { CliError, ExitCode, RefusedError, ResponseError, UsageError } from '../../errors.js';
 import { jsonLine } from '../../output/json.js';
-import { bytes, integer } from '../args.js';
+import { bytes, integer, parseChoice } from '../args.js';
 import { defineCommand } from '../command.js';
 import { exportLines, gameVariables } from './local.js';
 
@@ -123,6 +123,7 @@ export default defineCommand({
     { flags: '--port <port>', description: 'port to listen on (0 picks a free one)', default: '6420', value: integer({ min: 0, max: 65535 }) },
     { flags: '--data-dir <dir>', description: 'where the emulator keeps its state (default: the user data directory)' },
     { flags: '--config <file>', description: 'JSON file with game modes, regions, delays and limits' },
+    { flags: '--readiness <mode>', description: "how lobbies become ready: delay (after the config's delays) or manual (when their server calls ready)" },
     { flags: '--part-size <bytes>', description: 'multipart part size, e.g. 64KiB or 1MiB (default: 100MiB; for tests)', value: bytes },
     { flags: '--database <url>', description: 'keep the records in PostgreSQL at this postgres:// URL instead of SQLite in the data directory' },
     { flags: '--bucket <url>', description: 'keep builds and exports in an S3-compatible bucket, s3://bucket[/prefix] (endpoint, region, keys: AWS_* variables)' },
@@ -135,7 +136,8 @@ export default defineCommand({
   notes:
     'With -q, prints the endpoint alone. On an address other than loopback it needs an admin token ' +
     '(GAMEHOST_EMULATOR_ADMIN_TOKEN or --admin-token-file), which the admin routes then require. ' +
-    '--database and --bucket may come from GAMEHOST_EMULATOR_DATABASE_URL and GAMEHOST_EMULATOR_BUCKET.',
+    '--database and --bucket may come from GAMEHOST_EMULATOR_DATABASE_URL and GAMEHOST_EMULATOR_BUCKET. ' +
+    'With --readiness manual, a lobby waits for its server, started with `gamehost emulator lobby env`, to call ready.',
   examples: [
     'gamehost emulator serve --env > emulator.env & sleep 1; . ./emulator.env; gamehost stats',
     'gamehost emulator serve --port 0 --data-dir .emulator --json > emulator.json &   # in CI',
@@ -148,6 +150,10 @@ export default defineCommand({
     let config = v.config !== undefined ? loadEmulatorConfig(path.resolve(ctx.cwd, v.config)) : undefined;
     // The flag wins over the config file, as flags do everywhere.
     if (v.partSize !== undefined) config = { ...config, partSize: v.partSize };
+    if (v.readiness !== undefined) {
+      const { READINESS_MODES } = await import('../../emulator/config.js');
+      config = { ...config, readiness: parseChoice('--readiness', v.readiness, READINESS_MODES) };
+    }
     if ((v.tlsCert === undefined) !== (v.tlsKey === undefined)) throw new UsageError('--tls-cert and --tls-key go together: give both');
     const adminToken = await readAdminToken(v.adminTokenFile, ctx);
     const { isLoopbackHost } = await import('../../config/endpoint.js');

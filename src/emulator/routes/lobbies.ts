@@ -1,21 +1,29 @@
-// Lobby routes: create, player statistics, the logs summary, and the admin stop and join.
+// Lobby routes: create, find, join, list, regions; the lobby token's routes (ready, closed, state, players
+// connected and disconnected); player statistics, the logs summary, and the admin stop, join and environment.
 import { fail } from '../errors.js';
 import { regionUuid } from '../services/ids.js';
-import type { LobbyRequest, LobbySeat, LobbyState, StopOptions, StoppedLobby } from '../services/lobbies.js';
+import type { LobbyPort } from '../services/environment.js';
+import type { FindRequest, LobbyRequest, LobbySeat, LobbyState, StopOptions, StoppedLobby } from '../services/lobbies.js';
+import { LOBBY_HOSTNAME } from '../services/ports.js';
+import type { RateCounter } from '../services/ratelimit.js';
 import type { Reply, RequestContext } from './context.js';
 import {
   authorization,
+  clientAddress,
   optBoolean,
   optEnum,
   optInteger,
   optObject,
   optString,
+  optStringList,
+  parseJson,
+  queryFlag,
   readJson,
+  origin,
+  readText,
   reqString,
   type JsonObject,
 } from './request.js';
-
-const LOBBY_HOSTNAME = '127.0.0.1';
 
 function checkCaptcha(body: JsonObject): void {
   const captcha = optObject(body, 'captcha');
@@ -27,35 +35,54 @@ function checkCaptcha(body: JsonObject): void {
   }
 }
 
-/** The shape of a create body (API_BAD_BODY); the service checks the values. */
-function lobbyRequest(body: JsonObject): LobbyRequest {
-  const gameMode = reqString(body, 'game_mode');
-  const regionId = optString(body, 'region');
-  const publicity = optEnum(body, 'publicity', ['public', 'private'] as const) ?? 'public';
-  const maxPlayers = optInteger(body, 'max_players');
+function tagsOf(body: JsonObject): Record<string, string> {
   const tagsObject = optObject(body, 'tags') ?? {};
   const tags: Record<string, string> = {};
   for (const [name, value] of Object.entries(tagsObject)) {
     if (typeof value !== 'string') fail('API_BAD_BODY', { reason: `tags.${name} must be a string.` });
     tags[name] = value;
   }
+  return tags;
+}
+
+/** The shape of a create body (API_BAD_BODY); the service checks the values. */
+function lobbyRequest(body: JsonObject): LobbyRequest {
+  const gameMode = reqString(body, 'game_mode');
+  const regionId = optString(body, 'region');
+  const publicity = optEnum(body, 'publicity', ['public', 'private'] as const) ?? 'public';
+  const maxPlayers = optInteger(body, 'max_players');
+  const tags = tagsOf(body);
   checkCaptcha(body);
   return { gameMode, regionId, maxPlayers, publicity, tags, lobbyConfig: body.lobby_config };
 }
 
-/** A port per lobby picked from its id, so repeated reads agree; nothing listens on it. */
-function lobbyPorts(lobbyId: string): Record<string, unknown> {
-  const h = parseInt(lobbyId.replace(/-/g, '').slice(-8), 16) >>> 0;
-  const port = 20000 + (h % 10000);
-  const rangeMin = 40000 + ((h >>> 14) % 2000) * 10;
-  return {
-    default: { host: `${LOBBY_HOSTNAME}:${port}`, hostname: LOBBY_HOSTNAME, port, is_tls: false },
-    'game-range': { hostname: LOBBY_HOSTNAME, port_range: { min: rangeMin, max: rangeMin + 9 }, is_tls: false },
-  };
+/** The shape of a find body; an empty game_modes is the service's first check, before auth. */
+function findRequest(body: JsonObject): FindRequest {
+  const gameModes = optStringList(body, 'game_modes');
+  if (gameModes === undefined) fail('API_BAD_BODY', { reason: 'game_modes is required.' });
+  const regionIds = optStringList(body, 'regions');
+  const preventAutoCreate = optBoolean(body, 'prevent_auto_create_lobby') ?? false;
+  const maxPlayers = optInteger(body, 'max_players');
+  const tags = tagsOf(body);
+  checkCaptcha(body);
+  if (gameModes.length === 0) fail('MATCHMAKER_NO_GAME_MODE_PROVIDED');
+  return { gameModes, regionIds: regionIds?.length ? regionIds : undefined, preventAutoCreate, tags, maxPlayers };
+}
+
+/** The lobby's ports as the join answers give them (MatchmakerJoinPort). */
+function portsView(ports: Record<string, LobbyPort>): Record<string, unknown> {
+  const view: Record<string, unknown> = {};
+  for (const [label, port] of Object.entries(ports)) {
+    view[label] =
+      'port' in port
+        ? { host: `${LOBBY_HOSTNAME}:${port.port}`, hostname: LOBBY_HOSTNAME, port: port.port, is_tls: false }
+        : { hostname: LOBBY_HOSTNAME, port_range: { min: port.min, max: port.max }, is_tls: false };
+  }
+  return view;
 }
 
 function seatView(seat: LobbySeat): JsonObject {
-  const ports = lobbyPorts(seat.lobbyId);
+  const ports = portsView(seat.ports);
   const player = { token: seat.playerToken };
   const region = { region_id: seat.region.id, display_name: seat.region.name };
   // `lobby.ports` and `lobby.player` are deprecated duplicates the spec still requires.
@@ -98,19 +125,116 @@ export function stopView(state: StoppedLobby): JsonObject {
   return { ...lobbySummary(state), already_stopped: state.alreadyStopped };
 }
 
+function limit(rc: RequestContext, counter: RateCounter): string {
+  const address = clientAddress(rc);
+  rc.services.rateLimits.take(counter, address);
+  return address;
+}
+
+/** The routes with nothing to answer send `{}`, as the server does (the spec says 204). */
+const EMPTY: Reply = { status: 200, json: {} };
+
 export async function createLobby(rc: RequestContext): Promise<Reply> {
+  const address = limit(rc, 'create');
   const { auth, config, lobbies } = rc.services;
   const { mode, game } = await auth.namespace(authorization(rc), config.tokenless);
-  const seat = await lobbies.create(game, mode, lobbyRequest(await readJson(rc)));
+  const seat = await lobbies.create(game, mode, lobbyRequest(await readJson(rc)), address);
   return { status: 200, json: seatView(seat) };
+}
+
+export async function findLobby(rc: RequestContext): Promise<Reply> {
+  const address = limit(rc, 'find');
+  const request = findRequest(await readJson(rc));
+  const { auth, config, lobbies } = rc.services;
+  const { mode, game } = await auth.namespace(authorization(rc), config.tokenless);
+  return { status: 200, json: seatView(await lobbies.find(game, mode, request, address)) };
+}
+
+export async function joinLobby(rc: RequestContext): Promise<Reply> {
+  const address = limit(rc, 'find');
+  const body = await readJson(rc);
+  const lobbyId = reqString(body, 'lobby_id');
+  checkCaptcha(body);
+  const { auth, config, lobbies } = rc.services;
+  const { mode, game } = await auth.namespace(authorization(rc), config.tokenless);
+  // Not a UUID: no such lobby, as the service answers.
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(lobbyId) && mode !== 'dev')
+    fail('MATCHMAKER_LOBBY_NOT_FOUND', { lobby_id: lobbyId });
+  return { status: 200, json: seatView(await lobbies.joinById(game, mode, lobbyId.toLowerCase(), address)) };
+}
+
+export async function listLobbies(rc: RequestContext): Promise<Reply> {
+  limit(rc, 'list');
+  const includeState = queryFlag(rc, 'include_state');
+  const { auth, config, lobbies } = rc.services;
+  const { mode, game } = await auth.namespace(authorization(rc), config.tokenless);
+  return { status: 200, json: await lobbies.list(game, mode, includeState) };
+}
+
+export async function listRegions(rc: RequestContext): Promise<Reply> {
+  limit(rc, 'regions');
+  const { auth, config, lobbies } = rc.services;
+  const { mode, game } = await auth.namespace(authorization(rc), config.tokenless);
+  return { status: 200, json: { regions: lobbies.regions(game, mode) } };
+}
+
+export async function lobbyReady(rc: RequestContext): Promise<Reply> {
+  limit(rc, 'ready');
+  const caller = await rc.services.auth.lobby(authorization(rc));
+  // The body is ignored, as the server ignores it.
+  rc.req.resume();
+  await rc.services.lobbies.ready(caller);
+  return EMPTY;
+}
+
+export async function lobbyClosed(rc: RequestContext): Promise<Reply> {
+  limit(rc, 'lobby');
+  const caller = await rc.services.auth.lobby(authorization(rc));
+  const closed = optBoolean(await readJson(rc), 'is_closed');
+  if (closed === undefined) fail('API_BAD_BODY', { reason: 'is_closed is required.' });
+  await rc.services.lobbies.setClosed(caller, closed);
+  return EMPTY;
+}
+
+export async function setLobbyState(rc: RequestContext): Promise<Reply> {
+  limit(rc, 'lobby');
+  const caller = await rc.services.auth.lobby(authorization(rc));
+  const text = (await readText(rc)).trim();
+  // Any JSON value, kept as given; an empty body clears the state.
+  if (text !== '') parseJson(text);
+  await rc.services.lobbies.setState(caller, text === '' ? null : text);
+  return EMPTY;
+}
+
+export async function getLobbyState(rc: RequestContext): Promise<Reply> {
+  limit(rc, 'lobby');
+  const { auth, config, lobbies } = rc.services;
+  const lobbyId = rc.params.lobby_id!;
+  const game = await auth.stateReader(authorization(rc), lobbyId, config.tokenless);
+  return { status: 200, json: await lobbies.getState(game, lobbyId) };
+}
+
+function playerToken(body: JsonObject): string {
+  return reqString(body, 'player_token');
+}
+
+export async function playerConnected(rc: RequestContext): Promise<Reply> {
+  limit(rc, 'players');
+  const caller = await rc.services.auth.lobby(authorization(rc));
+  await rc.services.lobbies.playerConnected(caller, playerToken(await readJson(rc)));
+  return EMPTY;
+}
+
+export async function playerDisconnected(rc: RequestContext): Promise<Reply> {
+  limit(rc, 'players');
+  const caller = await rc.services.auth.lobby(authorization(rc));
+  await rc.services.lobbies.playerDisconnected(caller, playerToken(await readJson(rc)));
+  return EMPTY;
 }
 
 export async function playerStatistics(rc: RequestContext): Promise<Reply> {
   const { mode, game } = await rc.services.auth.namespace(authorization(rc), false);
-  const flag = rc.query.get('exclude_outdated');
-  if (flag !== null && flag !== 'true' && flag !== 'false')
-    fail('API_BAD_QUERY_PARAMETER', { name: 'exclude_outdated', reason: 'expected true or false.' });
-  return { status: 200, json: await rc.services.statistics.players(game, mode, flag === 'true') };
+  return { status: 200, json: await rc.services.statistics.players(game, mode, queryFlag(rc, 'exclude_outdated')) };
 }
 
 export async function getLobbyLogs(rc: RequestContext): Promise<Reply> {
@@ -120,13 +244,13 @@ export async function getLobbyLogs(rc: RequestContext): Promise<Reply> {
 }
 
 /** GET …/namespaces/{namespace_id}/logs/lobbies[?before_create_ts=]: the namespace's lobbies, newest first. */
-export async function listLobbies(rc: RequestContext): Promise<Reply> {
+export async function listNamespaceLobbies(rc: RequestContext): Promise<Reply> {
   const { game_id: gameId, namespace_id: namespaceId } = rc.params as Record<string, string>;
   const game = await rc.services.auth.cloud(authorization(rc), gameId);
   const raw = rc.query.get('before_create_ts');
   const before = raw === null ? Infinity : Date.parse(raw);
   if (Number.isNaN(before)) fail('API_BAD_QUERY_PARAMETER', { name: 'before_create_ts', reason: `"${raw}" is not an RFC 3339 time.` });
-  const lobbies = await rc.services.lobbies.list(game, namespaceId!, before, LIST_PAGE);
+  const lobbies = await rc.services.lobbies.listNamespace(game, namespaceId!, before, LIST_PAGE);
   return { status: 200, json: { lobbies: lobbies.map((state) => lobbySummary(state).lobby as JsonObject) } };
 }
 
@@ -170,4 +294,16 @@ export async function adminJoinLobby(rc: RequestContext): Promise<Reply> {
       max_players: joined.maxPlayers,
     },
   };
+}
+
+/**
+ * GET /_emulator/lobbies/{lobby_id}/env: what production gives the lobby's process (its lobby token included), for
+ * a server started by hand; what `gamehost emulator lobby env` prints.
+ */
+export async function adminLobbyEnv(rc: RequestContext): Promise<Reply> {
+  const { games, lobbies } = rc.services;
+  const lobbyId = rc.params.lobby_id!;
+  const game = await games.ofLobby(lobbyId);
+  if (game === undefined) fail('API_NOT_FOUND', { what: `Lobby ${lobbyId}` });
+  return { status: 200, json: { lobby_id: lobbyId, env: await lobbies.environment(game, lobbyId, origin(rc)) } };
 }

@@ -19,24 +19,33 @@ export function declaredLength(rc: RequestContext, code: 'API_BAD_BODY' | 'UPLOA
   return Number(raw);
 }
 
-/** Parses the JSON object body; an empty body counts as `{}` only where the operation takes no fields. */
-export async function readJson(rc: RequestContext, opts: { emptyIsObject?: boolean } = {}): Promise<JsonObject> {
+/** The body as text, of a known length and at most `max` bytes (API_BAD_BODY otherwise). */
+export async function readText(rc: RequestContext, max = MAX_JSON_BODY): Promise<string> {
   const length = declaredLength(rc, 'API_BAD_BODY');
-  if (length > MAX_JSON_BODY) {
+  if (length > max) {
     // Do not drain a huge body just to keep the connection alive.
     rc.res.setHeader('connection', 'close');
-    fail('API_BAD_BODY', { reason: `the body is ${length} bytes; at most ${MAX_JSON_BODY} are accepted.` });
+    fail('API_BAD_BODY', { reason: `the body is ${length} bytes; at most ${max} are accepted.` });
   }
   const chunks: Buffer[] = [];
   for await (const chunk of rc.req) chunks.push(chunk as Buffer);
-  const text = (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8');
-  if (text.trim() === '' && opts.emptyIsObject) return {};
-  let value: unknown;
+  return (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8');
+}
+
+/** Parses JSON text, API_BAD_BODY when malformed. */
+export function parseJson(text: string): unknown {
   try {
-    value = JSON.parse(text);
+    return JSON.parse(text);
   } catch (err) {
     throw new EmulatorError('API_BAD_BODY', { reason: `malformed JSON (${(err as Error).message}).` });
   }
+}
+
+/** Parses the JSON object body; an empty body counts as `{}` only where the operation takes no fields. */
+export async function readJson(rc: RequestContext, opts: { emptyIsObject?: boolean } = {}): Promise<JsonObject> {
+  const text = await readText(rc);
+  if (text.trim() === '' && opts.emptyIsObject) return {};
+  const value = parseJson(text);
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     fail('API_BAD_BODY', { reason: 'expected a JSON object.' });
   checkJson(value);
@@ -129,4 +138,24 @@ export function origin(rc: RequestContext): string {
 /** The Authorization header as sent, for the auth service. */
 export function authorization(rc: RequestContext): string | undefined {
   return rc.req.headers.authorization;
+}
+
+export function optStringList(body: JsonObject, field: string): string[] | undefined {
+  const v = body[field];
+  if (v === undefined || v === null) return undefined;
+  if (!Array.isArray(v) || !v.every((item) => typeof item === 'string')) fail('API_BAD_BODY', { reason: `${field} must be a list of strings.` });
+  return v as string[];
+}
+
+/** The client's address, for the per-IP limits. */
+export function clientAddress(rc: RequestContext): string {
+  return rc.req.socket.remoteAddress ?? '';
+}
+
+/** A boolean query flag: absent is false; anything but true or false is API_BAD_QUERY_PARAMETER. */
+export function queryFlag(rc: RequestContext, name: string): boolean {
+  const flag = rc.query.get(name);
+  if (flag !== null && flag !== 'true' && flag !== 'false')
+    fail('API_BAD_QUERY_PARAMETER', { name, reason: 'expected true or false.' });
+  return flag === 'true';
 }

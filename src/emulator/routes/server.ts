@@ -13,7 +13,26 @@ import { adminCreateGame, adminDeleteGame, adminListGames, getGame, inspect } fr
 import { downloadExport, exportHistory } from './history.js';
 import { downloadLogExport, exportLobbyLogs, getLobbyLogLines } from './logs.js';
 import { createPublicToken } from './tokens.js';
-import { adminJoinLobby, adminStopLobby, createLobby, deleteLobby, getLobbyLogs, listLobbies, playerStatistics } from './lobbies.js';
+import {
+  adminJoinLobby,
+  adminLobbyEnv,
+  adminStopLobby,
+  createLobby,
+  findLobby,
+  getLobbyLogs,
+  getLobbyState,
+  joinLobby,
+  listLobbies,
+  listNamespaceLobbies,
+  deleteLobby,
+  listRegions,
+  lobbyClosed,
+  lobbyReady,
+  playerConnected,
+  playerDisconnected,
+  playerStatistics,
+  setLobbyState,
+} from './lobbies.js';
 
 /** What the front needs beside the services. */
 export interface Front {
@@ -45,6 +64,16 @@ const admin = { admin: true };
 
 const ROUTES: Route[] = [
   route('POST', '/matchmaker/lobbies/create', createLobby),
+  route('POST', '/matchmaker/lobbies/find', findLobby),
+  route('POST', '/matchmaker/lobbies/join', joinLobby),
+  route('GET', '/matchmaker/lobbies/list', listLobbies),
+  route('GET', '/matchmaker/regions', listRegions),
+  route('POST', '/matchmaker/lobbies/ready', lobbyReady),
+  route('PUT', '/matchmaker/lobbies/closed', lobbyClosed),
+  route('PUT', '/matchmaker/lobbies/state', setLobbyState),
+  route('GET', '/matchmaker/lobbies/:lobby_id/state', getLobbyState),
+  route('POST', '/matchmaker/players/connected', playerConnected),
+  route('POST', '/matchmaker/players/disconnected', playerDisconnected),
   route('GET', '/matchmaker/players/statistics', playerStatistics),
   route('GET', '/cloud/auth/inspect', inspect),
   route('GET', '/cloud/games/:game_id', getGame),
@@ -56,7 +85,7 @@ const ROUTES: Route[] = [
   route('POST', '/cloud/games/:game_id/builds', createBuild),
   route('GET', '/cloud/games/:game_id/builds', listGameBuilds),
   route('DELETE', '/cloud/games/:game_id/matchmaker/lobbies/:lobby_id', deleteLobby),
-  route('GET', '/cloud/games/:game_id/namespaces/:namespace_id/logs/lobbies', listLobbies),
+  route('GET', '/cloud/games/:game_id/namespaces/:namespace_id/logs/lobbies', listNamespaceLobbies),
   route('POST', '/cloud/uploads/:upload_id/complete', completeUpload),
   // Presigned targets, standing in for the object store.
   route('PUT', '/_upload/:upload_id/:part_number', putPart),
@@ -71,6 +100,7 @@ const ROUTES: Route[] = [
   route('POST', '/_emulator/lobbies/:lobby_id/players', adminJoinLobby, admin),
   route('GET', '/_emulator/builds', adminListBuilds, admin),
   route('DELETE', '/_emulator/builds/:build_id', adminDeleteBuild, admin),
+  route('GET', '/_emulator/lobbies/:lobby_id/env', adminLobbyEnv, admin),
   // Health answers load balancers and container checks, which hold no token; it tells nothing secret.
   route('GET', '/_emulator/health', health),
 ];

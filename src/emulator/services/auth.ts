@@ -2,6 +2,7 @@
 // there (neither deleted nor expired), whichever process deleted it.
 import { fail } from '../errors.js';
 import type { Game, Games } from './games.js';
+import type { LobbyCaller } from './lobbies.js';
 import { signToken, verifyToken, type TokenClaims } from './tokens.js';
 
 const TOKEN_CACHE_MAX = 1024;
@@ -69,8 +70,43 @@ export class Auth {
       fail('API_UNAUTHORIZED', { reason: 'a namespace public token is required.' });
     }
     if (claims.kind === 'cloud') fail('API_FORBIDDEN', { reason: 'a cloud token cannot call matchmaker endpoints; use a namespace token.' });
+    if (claims.kind === 'lobby') fail('CLAIMS_MISSING_ENTITLEMENT', { reason: 'a lobby token is only for the lobby routes of its own lobby.' });
     const game = await this.gameOf(claims);
     if (claims.namespace_id !== game.namespaceId) fail('API_FORBIDDEN', { reason: 'the token belongs to another namespace.' });
     return { mode: claims.kind === 'dev' ? 'dev' : 'public', game };
+  }
+
+  /**
+   * Lobby routes (ready, closed, state, players connected and disconnected): a lobby token acts for its own lobby;
+   * a development token gets mock answers; any other token is 401 CLAIMS_MISSING_ENTITLEMENT.
+   */
+  async lobby(header: string | undefined): Promise<LobbyCaller> {
+    const claims = this.bearer(header);
+    if (claims === null) fail('API_UNAUTHORIZED', { reason: 'a lobby token (RIVET_TOKEN in the lobby\'s environment) is required.' });
+    if (claims.kind === 'dev') {
+      await this.namespace(header, false);
+      return { mode: 'dev' };
+    }
+    if (claims.kind !== 'lobby')
+      fail('CLAIMS_MISSING_ENTITLEMENT', { reason: 'the lobby routes take the lobby token its process was given (RIVET_TOKEN).' });
+    const game = await this.gameOf(claims);
+    if (claims.namespace_id !== game.namespaceId) fail('CLAIMS_MISSING_ENTITLEMENT', { reason: 'the token belongs to another namespace.' });
+    return { mode: 'lobby', game, lobbyId: claims.lobby_id! };
+  }
+
+  /**
+   * GET a lobby's state: a namespace token (the development token's answer is null) or a lobby token, which reads
+   * its own lobby only. Answers the game whose lobbies may be read, null for the mock.
+   */
+  async stateReader(header: string | undefined, lobbyId: string, tokenless: boolean): Promise<Game | null> {
+    const claims = this.bearer(header);
+    if (claims?.kind === 'lobby') {
+      const caller = await this.lobby(header);
+      if (caller.mode !== 'lobby' || caller.lobbyId !== lobbyId)
+        fail('CLAIMS_MISSING_ENTITLEMENT', { reason: 'a lobby token reads the state of its own lobby only.' });
+      return caller.game;
+    }
+    const { mode, game } = await this.namespace(header, tokenless);
+    return mode === 'dev' ? null : game;
   }
 }

@@ -160,6 +160,14 @@ export class Games {
     return game;
   }
 
+  /** The live game whose namespace holds the lobby, or undefined. */
+  async ofLobby(lobbyId: string): Promise<Game | undefined> {
+    const lobby = await this.deps.store.getLobby(lobbyId);
+    if (lobby === undefined) return undefined;
+    if (lobby.namespace_id === this.seeded.namespaceId) return this.seeded;
+    return (await this.list()).find((g) => g.namespaceId === lobby.namespace_id);
+  }
+
   /** Deletes a game now; API_NOT_FOUND when it is unknown, expired or already being deleted. */
   async delete(gameId: string): Promise<PurgedGame> {
     if (gameId === GAME_ID) fail('API_FORBIDDEN', { reason: 'the seeded game stays; `gamehost emulator reset` deletes everything.' });

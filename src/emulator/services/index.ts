@@ -13,6 +13,7 @@ import { Health } from './health.js';
 import { History } from './history.js';
 import { Lobbies } from './lobbies.js';
 import { LobbyLogs, type LogWatchTiming } from './logs.js';
+import { RateLimits } from './ratelimit.js';
 import { Statistics } from './statistics.js';
 
 export interface ServiceDeps {
@@ -39,6 +40,7 @@ export interface Services {
   games: Games;
   lobbies: Lobbies;
   logs: LobbyLogs;
+  rateLimits: RateLimits;
   statistics: Statistics;
   builds: Builds;
   history: History;
@@ -54,6 +56,7 @@ export function createServices(deps: ServiceDeps): Services {
     games,
     lobbies: new Lobbies(deps),
     logs: new LobbyLogs(deps),
+    rateLimits: new RateLimits(deps.config.rateLimits, deps.clock),
     statistics: new Statistics(deps),
     builds: new Builds(deps),
     history: new History(deps),

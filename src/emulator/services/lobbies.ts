@@ -1,19 +1,39 @@
-// Lobbies: create (with the production order of checks), the logs view of one lobby, players joining, the stop.
+// Lobbies: create and find (with the production order of checks), join, list, regions; what a lobby's server calls
+// with its lobby token (ready, closed, state, players connected and disconnected); the logs view of one lobby; the stop.
 import { randomUUID } from 'node:crypto';
 import type { EmulatorConfig } from '../config.js';
 import { fail } from '../errors.js';
-import type { LobbyRow, Store } from '../stores/store.js';
+import { NOT_READY, type LobbyRow, type NewPlayer, type Store } from '../stores/store.js';
 import type { Clock } from './clock.js';
+import { lobbyEnvironment, lobbyPorts, type LobbyPort } from './environment.js';
 import type { Game } from './games.js';
 import { lobbyMetrics, type JobMetrics } from './metrics.js';
-import { signPlayerToken } from './tokens.js';
+import { freePort } from './ports.js';
+import { signPlayerToken, signToken, verifyPlayerToken } from './tokens.js';
 
 export const DEFAULT_MAX_PLAYERS = 32;
 export const MAX_PLAYERS_LIMIT = 256;
 const MAX_TAGS = 8;
 const MAX_TAG_NAME_BYTES = 128;
 const MAX_TAG_VALUE_BYTES = 512;
-const NIL_UUID = '00000000-0000-0000-0000-000000000000';
+export const NIL_UUID = '00000000-0000-0000-0000-000000000000';
+/** Find and join answer once their lobby is ready, waiting at most this long (the service's request timeout). */
+export const FIND_TIMEOUT_MS = 50_000;
+/** Lobbies a namespace runs at most before find stops creating more. */
+export const MAX_LOBBIES = 128;
+/** Unconnected players from one address at most (with rate limits on). */
+export const MAX_UNCONNECTED_FROM_SOURCE = 8;
+/** The largest lobby state kept, in bytes of JSON: a documented limit of the emulator (API_BAD_BODY past it). */
+export const MAX_STATE_BYTES = 64 * 1024;
+const DEV_REGION = { id: 'dev-lcl', name: 'Local' };
+// Where a development token's mock lobby says its server listens: the token was made for no hostname here.
+const DEV_PORTS: Record<string, LobbyPort> = { default: { port: 8080 } };
+// Where the datacenters of the default regions are, for the regions list; any other region is at 0, 0.
+const COORDS: Record<string, { latitude: number; longitude: number }> = {
+  'lnd-atl': { latitude: 33.749, longitude: -84.388 },
+  'lnd-fra': { latitude: 50.1109, longitude: 8.6821 },
+  'lnd-sgp': { latitude: 1.3521, longitude: 103.8198 },
+};
 
 /** A lobby create as the client asked for it, its shape already checked. */
 export interface LobbyRequest {
@@ -25,11 +45,47 @@ export interface LobbyRequest {
   lobbyConfig: unknown;
 }
 
-/** A player in a lobby: the answer to a create. */
+/** A find as the client asked for it, its shape already checked (game_modes not empty). */
+export interface FindRequest {
+  gameModes: string[];
+  regionIds: string[] | undefined;
+  preventAutoCreate: boolean;
+  tags: Record<string, string>;
+  maxPlayers: number | undefined;
+}
+
+/** A player in a lobby: the answer to a create, find or join. */
 export interface LobbySeat {
   lobbyId: string;
   region: { id: string; name: string };
   playerToken: string;
+  ports: Record<string, LobbyPort>;
+}
+
+/** Who called a lobby route: a lobby's own token, or a development token (mock answers, nothing kept). */
+export type LobbyCaller = { mode: 'lobby'; game: Game; lobbyId: string } | { mode: 'dev' };
+
+export interface ListedLobbies {
+  game_modes: { game_mode_id: string }[];
+  regions: RegionInfo[];
+  lobbies: {
+    region_id: string;
+    game_mode_id: string;
+    lobby_id: string;
+    max_players_normal: number;
+    max_players_direct: number;
+    max_players_party: number;
+    total_player_count: number;
+    state?: unknown;
+  }[];
+}
+
+export interface RegionInfo {
+  region_id: string;
+  provider_display_name: string;
+  region_display_name: string;
+  datacenter_coord: { latitude: number; longitude: number };
+  datacenter_distance_from_client: { kilometers: number; miles: number };
 }
 
 /** A lobby as seen at `now`; metrics once it has started, up to its stop. */
@@ -70,62 +126,285 @@ export class Lobbies {
    * Checks in the production order (game mode, tags, max players, region) against the game's own game modes and
    * regions, then creates in its namespace, or mocks for `dev`.
    */
-  async create(game: Game, mode: 'public' | 'dev', request: LobbyRequest): Promise<LobbySeat> {
-    const { config, secret, store } = this.deps;
+  async create(game: Game, mode: 'public' | 'dev', request: LobbyRequest, sourceIp: string): Promise<LobbySeat> {
     const now = this.deps.clock.now();
-    if (!game.gameModes.includes(request.gameMode))
-      fail('MATCHMAKER_GAME_MODE_NOT_FOUND', { game_mode: request.gameMode, known: nameList(game.gameModes) });
-    const tagNames = Object.keys(request.tags);
-    if (tagNames.length > MAX_TAGS) fail('MATCHMAKER_TOO_MANY_TAGS', { count: tagNames.length });
-    // Production measures tag lengths in bytes (Rust String::len).
-    for (const name of tagNames) {
-      if (Buffer.byteLength(name) > MAX_TAG_NAME_BYTES) fail('MATCHMAKER_TAG_NAME_TOO_LONG');
-      if (Buffer.byteLength(request.tags[name]!) > MAX_TAG_VALUE_BYTES) fail('MATCHMAKER_TAG_TOO_LONG', { name });
-    }
-    const { maxPlayers, regionId } = request;
-    if (maxPlayers !== undefined && (maxPlayers < 1 || maxPlayers > MAX_PLAYERS_LIMIT))
-      fail('MATCHMAKER_DYNAMIC_MAX_PLAYERS_INVALID', { max: MAX_PLAYERS_LIMIT });
-    // No geo-location here: "closest region" is the first configured one.
-    const region = regionId === undefined ? game.regions[0]! : game.regions.find((r) => r.id === regionId);
-    if (region === undefined)
-      fail('MATCHMAKER_REGION_NOT_FOUND', { region: regionId ?? '', known: nameList(game.regions.map((r) => `${r.id} (${r.name})`)) });
+    checkGameModes(game, [request.gameMode]);
+    checkTags(request.tags);
+    checkMaxPlayers(request.maxPlayers);
+    const region = regionOf(game, request.regionId);
+    if (mode === 'dev') return this.devSeat(game);
+    const lobby = await this.newLobby(game, now, {
+      gameMode: request.gameMode,
+      region,
+      maxPlayers: request.maxPlayers,
+      publicity: request.publicity,
+      tags: request.tags,
+      lobbyConfig: request.lobbyConfig,
+      autoCreated: false,
+    });
+    const player = this.newPlayer(sourceIp);
+    await this.deps.store.insertLobby(lobby, player);
+    return this.seat(lobby, player.player_id, now);
+  }
 
-    const playerId = randomUUID();
-    const iat = Math.floor(now / 1000);
+  /**
+   * Find: the checks in production's order, then the fullest lobby with room, else a new one (unless prevented);
+   * answers once that lobby is ready.
+   */
+  async find(game: Game, mode: 'public' | 'dev', request: FindRequest, sourceIp: string): Promise<LobbySeat> {
+    const { config, store } = this.deps;
+    const now = this.deps.clock.now();
+    checkGameModes(game, request.gameModes);
+    checkTags(request.tags);
+    checkMaxPlayers(request.maxPlayers);
+    const regions = request.regionIds === undefined ? [game.regions[0]!] : request.regionIds.map((id) => regionOf(game, id));
+    if (mode === 'dev') return this.devSeat(game);
+    const player = this.newPlayer(sourceIp);
+    const query = {
+      namespace_id: game.namespaceId,
+      game_modes: request.gameModes,
+      region_ids: regions.map((r) => r.id),
+      tags: request.tags,
+      now,
+      source_limit: config.rateLimits ? MAX_UNCONNECTED_FROM_SOURCE : null,
+      max_lobbies: MAX_LOBBIES,
+    };
+    // A lobby to create (its port taken from the system) only once the search found none: the store searches
+    // again in the transaction that creates it, so a lobby freed or made meanwhile is still preferred.
+    let outcome = await store.findLobby(query, player, null);
+    if (outcome.kind === 'none' && !request.preventAutoCreate) {
+      const create = await this.newLobby(game, now, {
+        gameMode: request.gameModes[0]!,
+        region: regions[0]!,
+        maxPlayers: request.maxPlayers,
+        publicity: 'public',
+        tags: request.tags,
+        lobbyConfig: undefined,
+        autoCreated: true,
+      });
+      outcome = await store.findLobby(query, player, create);
+    }
+    if (outcome.kind === 'none') fail('MATCHMAKER_NO_AVAILABLE_LOBBIES');
+    if (outcome.kind === 'too_many_lobbies') fail('MATCHMAKER_TOO_MANY_LOBBIES', { max: MAX_LOBBIES });
+    if (outcome.kind === 'too_many_from_source') fail('MATCHMAKER_TOO_MANY_PLAYERS_FROM_SOURCE', { max: MAX_UNCONNECTED_FROM_SOURCE });
+    const lobby = await this.untilReady(outcome.lobby, now + FIND_TIMEOUT_MS);
+    return this.seat(lobby, player.player_id, this.deps.clock.now());
+  }
+
+  /** Join a lobby of the namespace by id (closed ones too), answered once it is ready. */
+  async joinById(game: Game, mode: 'public' | 'dev', lobbyId: string, sourceIp: string): Promise<LobbySeat> {
+    if (mode === 'dev') return this.devSeat(game);
+    const { config, store } = this.deps;
+    const now = this.deps.clock.now();
+    const known = await store.getLobby(lobbyId);
+    if (known === undefined || known.namespace_id !== game.namespaceId) fail('MATCHMAKER_LOBBY_NOT_FOUND', { lobby_id: lobbyId });
+    const player = this.newPlayer(sourceIp);
+    const outcome = await store.joinLobby(lobbyId, player, now, config.rateLimits ? MAX_UNCONNECTED_FROM_SOURCE : null);
+    if (outcome.kind === 'not_found') fail('MATCHMAKER_LOBBY_NOT_FOUND', { lobby_id: lobbyId });
+    if (outcome.kind === 'stopped') fail('MATCHMAKER_LOBBY_STOPPED', { lobby_id: lobbyId });
+    if (outcome.kind === 'full') fail('MATCHMAKER_LOBBY_FULL', { lobby_id: lobbyId, max: outcome.lobby.max_players });
+    if (outcome.kind === 'too_many_from_source') fail('MATCHMAKER_TOO_MANY_PLAYERS_FROM_SOURCE', { max: MAX_UNCONNECTED_FROM_SOURCE });
+    const lobby = await this.untilReady(outcome.lobby, now + FIND_TIMEOUT_MS);
+    return this.seat(lobby, player.player_id, this.deps.clock.now());
+  }
+
+  /** The public running lobbies; one with no connected player only when it is the only one of its game mode. */
+  async list(game: Game, mode: 'public' | 'dev', includeState: boolean): Promise<ListedLobbies> {
+    const gameModes = game.gameModes.map((m) => ({ game_mode_id: m }));
     if (mode === 'dev') {
-      // Development tokens get a well-formed answer for a lobby that does not exist, as production does.
-      const playerToken = signPlayerToken(secret, { player_id: playerId, lobby_id: NIL_UUID, namespace_id: game.namespaceId, iat });
-      return { lobbyId: NIL_UUID, region: { id: 'local', name: 'Local' }, playerToken };
+      // Production's mock: one empty lobby per game mode, in the local region.
+      const lobbies = game.gameModes.map((m) => ({ ...listEntry(DEV_REGION.id, m, NIL_UUID, DEFAULT_MAX_PLAYERS, 0) }));
+      return { game_modes: gameModes, regions: [regionInfo(DEV_REGION)], lobbies };
     }
+    const { store } = this.deps;
+    await store.expireIdle(this.deps.clock.now());
+    const rows = await store.listLobbies(game.namespaceId);
+    const perMode = new Map<string, number>();
+    for (const row of rows) perMode.set(row.game_mode, (perMode.get(row.game_mode) ?? 0) + 1);
+    const lobbies = rows
+      .filter((row) => row.connected > 0 || perMode.get(row.game_mode) === 1)
+      .map((row) => {
+        const entry: ListedLobbies['lobbies'][number] = listEntry(row.region_id, row.game_mode, row.lobby_id, row.max_players, row.connected);
+        if (includeState) entry.state = row.state === null ? null : (JSON.parse(row.state) as unknown);
+        return entry;
+      });
+    return { game_modes: gameModes, regions: game.regions.map(regionInfo), lobbies };
+  }
 
+  regions(game: Game, mode: 'public' | 'dev'): RegionInfo[] {
+    return mode === 'dev' ? [regionInfo(DEV_REGION)] : game.regions.map(regionInfo);
+  }
+
+  /** The lobby's server says it is ready; repeating it is harmless. */
+  async ready(caller: LobbyCaller): Promise<void> {
+    if (caller.mode === 'dev') return;
+    const { clock, config, store } = this.deps;
+    const lobby = await store.readyLobby(caller.lobbyId, clock.now(), config.registrationWindowMs);
+    if (lobby === undefined) fail('MATCHMAKER_LOBBY_NOT_FOUND', { lobby_id: caller.lobbyId });
+    if (lobby.stop_ts !== null) fail('MATCHMAKER_LOBBY_STOPPED', { lobby_id: caller.lobbyId });
+  }
+
+  async setClosed(caller: LobbyCaller, closed: boolean): Promise<void> {
+    if (caller.mode === 'dev') return;
+    await this.ownLobby(caller);
+    await this.deps.store.setLobbyClosed(caller.lobbyId, closed);
+  }
+
+  /** Keeps the state JSON as given (text already checked to be JSON, or empty to clear it). */
+  async setState(caller: LobbyCaller, json: string | null): Promise<void> {
+    if (caller.mode === 'dev') return;
+    if (json !== null && Buffer.byteLength(json) > MAX_STATE_BYTES)
+      fail('API_BAD_BODY', { reason: `a lobby state holds at most ${MAX_STATE_BYTES} bytes of JSON.` });
+    await this.ownLobby(caller);
+    await this.deps.store.setLobbyState(caller.lobbyId, json);
+  }
+
+  /** The state of a lobby of the namespace, or null (none set, or no such lobby), as production answers. */
+  async getState(game: Game | null, lobbyId: string): Promise<unknown> {
+    if (game === null) return null;
+    const lobby = await this.deps.store.getLobby(lobbyId);
+    if (lobby === undefined || lobby.namespace_id !== game.namespaceId || lobby.state === null) return null;
+    return JSON.parse(lobby.state) as unknown;
+  }
+
+  /** The lobby's server presents the token a client sent it: the player connects, once. */
+  async playerConnected(caller: LobbyCaller, playerToken: string): Promise<void> {
+    const { clock, config, store } = this.deps;
+    const playerId = this.playerOf(caller, playerToken);
+    if (caller.mode === 'dev' || playerId === null) return;
+    const outcome = await store.connectPlayer(playerId, caller.lobbyId, clock.now());
+    if (outcome === 'different_lobby') fail('MATCHMAKER_PLAYER_IN_DIFFERENT_LOBBY');
+    if (outcome === 'already_connected') fail('MATCHMAKER_PLAYER_ALREADY_CONNECTED');
+    if (outcome === 'expired') fail('MATCHMAKER_PLAYER_REGISTRATION_EXPIRED', { seconds: config.registrationWindowMs / 1000 });
+    if (outcome === 'removed') fail('MATCHMAKER_PLAYER_REMOVED');
+  }
+
+  /** The player left; a lobby find made stops when its last player has. */
+  async playerDisconnected(caller: LobbyCaller, playerToken: string): Promise<void> {
+    const playerId = this.playerOf(caller, playerToken);
+    if (caller.mode === 'dev' || playerId === null) return;
+    const outcome = await this.deps.store.disconnectPlayer(playerId, caller.lobbyId, this.deps.clock.now());
+    if (outcome === 'different_lobby') fail('MATCHMAKER_PLAYER_IN_DIFFERENT_LOBBY');
+  }
+
+  /** The lobby token of a lobby: what its process gets as RIVET_TOKEN. */
+  lobbyToken(game: Game, lobbyId: string): string {
+    return signToken(this.deps.secret, { kind: 'lobby', game_id: game.gameId, namespace_id: game.namespaceId, lobby_id: lobbyId });
+  }
+
+  /** The environment production gives the lobby's process; API_NOT_FOUND for a lobby not of the game. */
+  async environment(game: Game, lobbyId: string, endpoint: string): Promise<Record<string, string>> {
+    const lobby = await this.deps.store.getLobby(lobbyId);
+    if (lobby === undefined || lobby.namespace_id !== game.namespaceId) fail('API_NOT_FOUND', { what: `Lobby ${lobbyId}` });
+    return lobbyEnvironment({ lobby, endpoint, token: this.lobbyToken(game, lobbyId) });
+  }
+
+  /** The player a token names (null for a development player, which nothing keeps); the token's errors first. */
+  private playerOf(caller: LobbyCaller, token: string): string | null {
+    const check = verifyPlayerToken(this.deps.secret, token, this.deps.clock.now());
+    if (check.kind === 'not_player') fail('CLAIMS_MISSING_ENTITLEMENT', { reason: 'player_token must be a player token.' });
+    if (check.kind === 'malformed' || check.kind === 'expired')
+      fail('TOKEN_ERROR', { reason: check.kind === 'expired' ? 'it has expired.' : 'it is malformed or its signature is invalid.' });
+    if (check.kind === 'dev_player') {
+      if (caller.mode === 'dev') return null;
+      fail('MATCHMAKER_PLAYER_IN_DIFFERENT_LOBBY');
+    }
+    if (caller.mode === 'lobby' && check.claims.lobby_id !== caller.lobbyId) fail('MATCHMAKER_PLAYER_IN_DIFFERENT_LOBBY');
+    return check.claims.player_id;
+  }
+
+  private async ownLobby(caller: { lobbyId: string }): Promise<LobbyRow> {
+    const lobby = await this.deps.store.getLobby(caller.lobbyId);
+    if (lobby === undefined) fail('MATCHMAKER_LOBBY_NOT_FOUND', { lobby_id: caller.lobbyId });
+    return lobby;
+  }
+
+  /** Waits (reading the store, so a ready call on any replica counts) until the lobby is ready or stopped. */
+  private async untilReady(found: LobbyRow, deadline: number): Promise<LobbyRow> {
+    const { clock, store } = this.deps;
+    let lobby = found;
+    for (;;) {
+      const now = clock.now();
+      if (lobby.stop_ts !== null && lobby.stop_ts <= now) fail('MATCHMAKER_LOBBY_STOPPED', { lobby_id: lobby.lobby_id });
+      if (lobby.ready_ts <= now) return lobby;
+      if (now >= deadline) fail('API_REQUEST_TIMEOUT', { reason: `lobby ${lobby.lobby_id} was not ready within ${FIND_TIMEOUT_MS / 1000} s.` });
+      // A lobby ready at a known time is waited for until then; one waiting for its server is looked at often.
+      const wait = lobby.ready_ts === NOT_READY ? 50 : Math.min(Math.max(lobby.ready_ts - now, 5), 250);
+      await new Promise((resolve) => setTimeout(resolve, wait));
+      await store.expireIdle(clock.now());
+      const current = await store.getLobby(lobby.lobby_id);
+      if (current === undefined) fail('MATCHMAKER_LOBBY_STOPPED', { lobby_id: lobby.lobby_id });
+      lobby = current;
+    }
+  }
+
+  private newPlayer(sourceIp: string): NewPlayer {
+    return { player_id: randomUUID(), source_ip: sourceIp, registration_ms: this.deps.config.registrationWindowMs, connected: false };
+  }
+
+  private async newLobby(
+    game: Game,
+    now: number,
+    l: {
+      gameMode: string;
+      region: { id: string; name: string };
+      maxPlayers: number | undefined;
+      publicity: 'public' | 'private';
+      tags: Record<string, string>;
+      lobbyConfig: unknown;
+      autoCreated: boolean;
+    },
+  ): Promise<LobbyRow> {
+    const { config } = this.deps;
     const lobbyId = randomUUID();
     const startTs = now + config.startDelayMs;
-    const readyTs = startTs + config.readyDelayMs;
+    const manual = config.readiness === 'manual';
+    const readyTs = manual ? NOT_READY : startTs + config.readyDelayMs;
     const idle = config.idleLifetimeMs > 0 ? config.idleLifetimeMs : null;
-    await store.insertLobby(
-      {
-        lobby_id: lobbyId,
-        namespace_id: game.namespaceId,
-        game_mode: request.gameMode,
-        region_id: region.id,
-        region_name: region.name,
-        max_players: maxPlayers ?? DEFAULT_MAX_PLAYERS,
-        publicity: request.publicity,
-        tags: JSON.stringify(request.tags),
-        lobby_config: request.lobbyConfig === undefined ? null : JSON.stringify(request.lobbyConfig),
-        create_ts: now,
-        start_ts: startTs,
-        ready_ts: readyTs,
-        stop_ts: null,
-        exit_code: null,
-        failed: null,
-        idle_lifetime_ms: idle,
-        idle_stop_ts: idle === null ? null : readyTs + idle,
-      },
-      playerId,
-    );
-    const playerToken = signPlayerToken(secret, { player_id: playerId, lobby_id: lobbyId, namespace_id: game.namespaceId, iat });
-    return { lobbyId, region: { id: region.id, name: region.name }, playerToken };
+    const h = parseInt(lobbyId.replace(/-/g, '').slice(-8), 16) >>> 0;
+    const rangeMin = 40000 + ((h >>> 14) % 2000) * 10;
+    const ports: Record<string, LobbyPort> = { default: { port: await freePort() }, 'game-range': { min: rangeMin, max: rangeMin + 9 } };
+    return {
+      lobby_id: lobbyId,
+      namespace_id: game.namespaceId,
+      game_mode: l.gameMode,
+      region_id: l.region.id,
+      region_name: l.region.name,
+      max_players: l.maxPlayers ?? DEFAULT_MAX_PLAYERS,
+      publicity: l.publicity,
+      tags: JSON.stringify(l.tags),
+      lobby_config: l.lobbyConfig === undefined ? null : JSON.stringify(l.lobbyConfig),
+      create_ts: now,
+      start_ts: startTs,
+      ready_ts: readyTs,
+      stop_ts: null,
+      exit_code: null,
+      failed: null,
+      idle_lifetime_ms: idle,
+      idle_stop_ts: idle === null || manual ? null : readyTs + idle,
+      ports: JSON.stringify(ports),
+      auto_created: l.autoCreated ? 1 : 0,
+      is_closed: 0,
+      state: null,
+      ready_deadline_ts: manual ? now + config.readyWindowMs : null,
+      player_count: 1,
+    };
+  }
+
+  private seat(lobby: LobbyRow, playerId: string, now: number): LobbySeat {
+    const playerToken = signPlayerToken(this.deps.secret, {
+      player_id: playerId,
+      lobby_id: lobby.lobby_id,
+      namespace_id: lobby.namespace_id,
+      iat: Math.floor(now / 1000),
+    });
+    return { lobbyId: lobby.lobby_id, region: { id: lobby.region_id, name: lobby.region_name }, playerToken, ports: lobbyPorts(lobby) };
+  }
+
+  /** Development tokens get a well-formed answer for a lobby that does not exist, as production does. */
+  private devSeat(game: Game): LobbySeat {
+    const claims = { player_id: randomUUID(), lobby_id: NIL_UUID, namespace_id: game.namespaceId, iat: Math.floor(this.deps.clock.now() / 1000) };
+    return { lobbyId: NIL_UUID, region: DEV_REGION, playerToken: signPlayerToken(this.deps.secret, claims, 'dev_player'), ports: DEV_PORTS };
   }
 
   /**
@@ -142,7 +421,7 @@ export class Lobbies {
   }
 
   /** The lobbies of the game's namespace created before `before` (ms), newest first, at most `limit`. */
-  async list(game: Game, namespaceId: string, before: number, limit: number): Promise<LobbyState[]> {
+  async listNamespace(game: Game, namespaceId: string, before: number, limit: number): Promise<LobbyState[]> {
     if (namespaceId !== game.namespaceId) fail('API_NOT_FOUND', { what: `Namespace ${namespaceId}` });
     const now = this.deps.clock.now();
     await this.deps.store.expireIdle(now);
@@ -181,11 +460,14 @@ export class Lobbies {
   /** A player joins, as the service's join would let them, so max_players and the idle lifetime act. */
   async join(lobbyId: string): Promise<JoinedPlayer> {
     const now = this.deps.clock.now();
-    const playerId = randomUUID();
-    const outcome = await this.deps.store.joinLobby(lobbyId, playerId, now);
+    // A player whose client found the lobby and whose server admitted it: connected at once.
+    const player: NewPlayer = { ...this.newPlayer(''), connected: true };
+    const playerId = player.player_id;
+    const outcome = await this.deps.store.joinLobby(lobbyId, player, now, null);
     if (outcome.kind === 'not_found') fail('API_NOT_FOUND', { what: `Lobby ${lobbyId}` });
     if (outcome.kind === 'stopped') fail('MATCHMAKER_LOBBY_STOPPED', { lobby_id: lobbyId });
     if (outcome.kind === 'full') fail('MATCHMAKER_LOBBY_FULL', { lobby_id: lobbyId, max: outcome.lobby.max_players });
+    if (outcome.kind === 'too_many_from_source') fail('MATCHMAKER_TOO_MANY_PLAYERS_FROM_SOURCE', { max: MAX_UNCONNECTED_FROM_SOURCE });
     const playerToken = signPlayerToken(this.deps.secret, {
       player_id: playerId,
       lobby_id: lobbyId,
@@ -211,4 +493,55 @@ function stateAt(lobby: LobbyRow, now: number): LobbyState {
   const until = lobby.stop_ts ?? now;
   if (lobby.start_ts <= until) state.metrics = lobbyMetrics(lobby.lobby_id, lobby.start_ts, until);
   return state;
+}
+
+function checkGameModes(game: Game, modes: string[]): void {
+  for (const mode of modes)
+    if (!game.gameModes.includes(mode)) fail('MATCHMAKER_GAME_MODE_NOT_FOUND', { game_mode: mode, known: nameList(game.gameModes) });
+}
+
+function checkTags(tags: Record<string, string>): void {
+  const tagNames = Object.keys(tags);
+  if (tagNames.length > MAX_TAGS) fail('MATCHMAKER_TOO_MANY_TAGS', { count: tagNames.length });
+  // Production measures tag lengths in bytes (Rust String::len).
+  for (const name of tagNames) {
+    if (Buffer.byteLength(name) > MAX_TAG_NAME_BYTES) fail('MATCHMAKER_TAG_NAME_TOO_LONG');
+    if (Buffer.byteLength(tags[name]!) > MAX_TAG_VALUE_BYTES) fail('MATCHMAKER_TAG_TOO_LONG', { name });
+  }
+}
+
+function checkMaxPlayers(maxPlayers: number | undefined): void {
+  if (maxPlayers !== undefined && (maxPlayers < 1 || maxPlayers > MAX_PLAYERS_LIMIT))
+    fail('MATCHMAKER_DYNAMIC_MAX_PLAYERS_INVALID', { max: MAX_PLAYERS_LIMIT });
+}
+
+/** The region named, or the first (no geo-location here: "closest region" is the first configured one). */
+function regionOf(game: Game, regionId: string | undefined): { id: string; name: string } {
+  const region = regionId === undefined ? game.regions[0]! : game.regions.find((r) => r.id === regionId);
+  if (region === undefined)
+    fail('MATCHMAKER_REGION_NOT_FOUND', { region: regionId ?? '', known: nameList(game.regions.map((r) => `${r.id} (${r.name})`)) });
+  return region;
+}
+
+function regionInfo(region: { id: string; name: string }): RegionInfo {
+  return {
+    region_id: region.id,
+    provider_display_name: region.id === DEV_REGION.id ? 'Local' : 'Linode',
+    region_display_name: region.name,
+    datacenter_coord: COORDS[region.id] ?? { latitude: 0, longitude: 0 },
+    // The client's location is unknown here, as production answers then.
+    datacenter_distance_from_client: { kilometers: 0, miles: 0 },
+  };
+}
+
+function listEntry(regionId: string, gameMode: string, lobbyId: string, max: number, connected: number): ListedLobbies['lobbies'][number] {
+  return {
+    region_id: regionId,
+    game_mode_id: gameMode,
+    lobby_id: lobbyId,
+    max_players_normal: max,
+    max_players_direct: max,
+    max_players_party: max,
+    total_player_count: connected,
+  };
 }

@@ -1,14 +1,27 @@
 // Bearer tokens and player tokens, HMAC-SHA256-signed with the data directory's secret.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
-export type TokenKind = 'cloud' | 'pub' | 'dev';
+export type TokenKind = 'cloud' | 'pub' | 'dev' | 'lobby';
 
 export interface TokenClaims {
   kind: TokenKind;
   game_id: string;
-  /** Present on namespace tokens (pub, dev). */
+  /** Present on namespace tokens (pub, dev) and lobby tokens. */
   namespace_id?: string;
+  /** Present on lobby tokens: the one lobby it acts for. */
+  lobby_id?: string;
 }
+
+/** A player token's claims: its player, bound to one lobby. */
+export interface PlayerClaims {
+  player_id: string;
+  lobby_id: string;
+  namespace_id: string;
+  iat: number;
+}
+
+/** A player token's lifetime, as production's. */
+export const PLAYER_TOKEN_TTL_S = 90 * 24 * 60 * 60;
 
 function b64url(data: Buffer | string): string {
   return Buffer.from(data).toString('base64url');
@@ -29,13 +42,15 @@ function hmac(secret: Buffer, data: string): Buffer {
 }
 
 function label(claims: TokenClaims): string {
-  return claims.kind === 'cloud' ? 'cloud' : `${claims.kind}_${claims.namespace_id ?? ''}`;
+  if (claims.kind === 'cloud' || claims.kind === 'lobby') return claims.kind;
+  return `${claims.kind}_${claims.namespace_id ?? ''}`;
 }
 
 /** `<kind>.<base64url(claims)>.<base64url(sig)>`; no timestamps, so a secret always yields the same token. */
 export function signToken(secret: Buffer, claims: TokenClaims): string {
   const ordered: TokenClaims = { kind: claims.kind, game_id: claims.game_id };
   if (claims.namespace_id !== undefined) ordered.namespace_id = claims.namespace_id;
+  if (claims.lobby_id !== undefined) ordered.lobby_id = claims.lobby_id;
   const head = `${label(ordered)}.${b64url(JSON.stringify(ordered))}`;
   return `${head}.${b64url(hmac(secret, head))}`;
 }
@@ -59,22 +74,52 @@ export function verifyToken(secret: Buffer, token: string): TokenClaims | null {
   }
   if (typeof claims !== 'object' || claims === null) return null;
   const c = claims as Record<string, unknown>;
-  if (c.kind !== 'cloud' && c.kind !== 'pub' && c.kind !== 'dev') return null;
+  if (c.kind !== 'cloud' && c.kind !== 'pub' && c.kind !== 'dev' && c.kind !== 'lobby') return null;
   if (typeof c.game_id !== 'string') return null;
   if (c.kind !== 'cloud' && typeof c.namespace_id !== 'string') return null;
+  if (c.kind === 'lobby' && typeof c.lobby_id !== 'string') return null;
   const result: TokenClaims = { kind: c.kind, game_id: c.game_id };
   if (typeof c.namespace_id === 'string') result.namespace_id = c.namespace_id;
+  if (c.kind === 'lobby') result.lobby_id = c.lobby_id as string;
   // The label is outside the claims, so check it agrees with them.
   return kindLabel === label(result) ? result : null;
 }
 
-/** A real HS256 JWT, as the production service hands out for `player.token`. */
-export function signPlayerToken(
-  secret: Buffer,
-  claims: { player_id: string; lobby_id: string; namespace_id: string; iat: number },
-): string {
-  const head = `${b64url(JSON.stringify({ alg: 'HS256', typ: 'JWT' }))}.${b64url(
-    JSON.stringify({ iss: 'gamehost-emulator', sub: claims.player_id, ...claims }),
-  )}`;
+/**
+ * `player.<JWT>` (HS256), as production hands out for `player.token`: the label, then a JWT bound to the player
+ * and its lobby, valid 90 days. A development token's mock player gets the label `dev_player`.
+ */
+export function signPlayerToken(secret: Buffer, claims: PlayerClaims, labelText: 'player' | 'dev_player' = 'player'): string {
+  const body = { iss: 'gamehost-emulator', sub: claims.player_id, ...claims, exp: claims.iat + PLAYER_TOKEN_TTL_S };
+  const head = `${labelText}.${b64url(JSON.stringify({ alg: 'HS256', typ: 'JWT' }))}.${b64url(JSON.stringify(body))}`;
   return `${head}.${b64url(hmac(secret, head))}`;
+}
+
+export type PlayerTokenCheck =
+  | { kind: 'player'; claims: PlayerClaims }
+  | { kind: 'dev_player' }
+  | { kind: 'malformed' }
+  | { kind: 'expired' }
+  | { kind: 'not_player' };
+
+/** What a token presented as a player token is: a good player token, an expired one, another kind, or junk. */
+export function verifyPlayerToken(secret: Buffer, token: string, nowMs: number): PlayerTokenCheck {
+  if (verifyToken(secret, token) !== null) return { kind: 'not_player' };
+  const parts = token.split('.');
+  if (parts.length !== 4 || (parts[0] !== 'player' && parts[0] !== 'dev_player')) return { kind: 'malformed' };
+  const head = parts.slice(0, 3).join('.');
+  const expected = hmac(secret, head);
+  const given = Buffer.from(parts[3]!, 'base64url');
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return { kind: 'malformed' };
+  let c: Record<string, unknown>;
+  try {
+    c = JSON.parse(Buffer.from(parts[2]!, 'base64url').toString('utf8')) as Record<string, unknown>;
+  } catch {
+    return { kind: 'malformed' };
+  }
+  if (typeof c.exp !== 'number' || c.exp * 1000 <= nowMs) return { kind: 'expired' };
+  if (parts[0] === 'dev_player') return { kind: 'dev_player' };
+  if (typeof c.player_id !== 'string' || typeof c.lobby_id !== 'string' || typeof c.namespace_id !== 'string' || typeof c.iat !== 'number')
+    return { kind: 'malformed' };
+  return { kind: 'player', claims: { player_id: c.player_id, lobby_id: c.lobby_id, namespace_id: c.namespace_id, iat: c.iat } };
 }

@@ -5,14 +5,20 @@ import pg from 'pg';
 import { DEFAULT_CONFIG } from '../config.js';
 import type {
   BuildRow,
+  ConnectOutcome,
+  FindOutcome,
+  FindQuery,
   GameObjects,
   BuildObject,
   GameRow,
   JoinOutcome,
   LobbyRow,
+  ListedLobby,
   LocalObjectIndex,
+  NewPlayer,
   NewUpload,
   PartRow,
+  PlayerRow,
   PlayerCountRow,
   PurgedGame,
   Store,
@@ -181,6 +187,60 @@ CREATE TABLE lobby_logs (
   PRIMARY KEY (lobby_id, stream, ts)
 );
 `,
+  // Version 5: the matchmaker (find, join, ready, closed, state, players connected and removed). Players an older
+  // store kept had been counted by the statistics: they count as connected. lobbies_find is what find reads. The statistics' triggers count players not removed.
+  `
+ALTER TABLE lobbies ADD COLUMN IF NOT EXISTS ports text NOT NULL DEFAULT '{}', ADD COLUMN IF NOT EXISTS auto_created integer NOT NULL DEFAULT 0,
+  ADD COLUMN IF NOT EXISTS is_closed integer NOT NULL DEFAULT 0, ADD COLUMN IF NOT EXISTS state text, ADD COLUMN IF NOT EXISTS ready_deadline_ts bigint,
+  ADD COLUMN IF NOT EXISTS player_count integer NOT NULL DEFAULT 0;
+ALTER TABLE players ADD COLUMN IF NOT EXISTS source_ip text NOT NULL DEFAULT '', ADD COLUMN IF NOT EXISTS register_by_ts bigint,
+  ADD COLUMN IF NOT EXISTS connect_ts bigint, ADD COLUMN IF NOT EXISTS remove_ts bigint;
+UPDATE players SET connect_ts = create_ts;
+UPDATE lobbies SET player_count = (SELECT COUNT(*) FROM players p WHERE p.lobby_id = lobbies.lobby_id);
+CREATE INDEX IF NOT EXISTS lobbies_find ON lobbies (namespace_id, game_mode, region_id, player_count) WHERE stop_ts IS NULL AND is_closed = 0;
+CREATE INDEX IF NOT EXISTS lobbies_ready_deadline ON lobbies (ready_deadline_ts) WHERE stop_ts IS NULL AND ready_deadline_ts IS NOT NULL;
+CREATE INDEX IF NOT EXISTS players_pending ON players (register_by_ts) WHERE connect_ts IS NULL AND remove_ts IS NULL;
+CREATE INDEX IF NOT EXISTS players_pending_source ON players (source_ip) WHERE connect_ts IS NULL AND remove_ts IS NULL;
+CREATE OR REPLACE FUNCTION running_players_on_player() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  l record;
+  lobby text;
+BEGIN
+  -- Only a player who holds a place counts: inserted not removed, removed now, or deleted while not removed.
+  IF TG_OP = 'INSERT' THEN
+    IF NEW.remove_ts IS NOT NULL THEN RETURN NULL; END IF;
+    lobby := NEW.lobby_id;
+  ELSIF TG_OP = 'UPDATE' THEN
+    IF OLD.remove_ts IS NOT NULL OR NEW.remove_ts IS NULL THEN RETURN NULL; END IF;
+    lobby := NEW.lobby_id;
+  ELSE
+    IF OLD.remove_ts IS NOT NULL THEN RETURN NULL; END IF;
+    lobby := OLD.lobby_id;
+  END IF;
+  SELECT namespace_id, game_mode, region_id, stop_ts INTO l FROM lobbies WHERE lobby_id = lobby;
+  IF NOT FOUND OR l.stop_ts IS NOT NULL THEN
+    RETURN NULL;
+  END IF;
+  IF TG_OP = 'INSERT' THEN
+    INSERT INTO running_players (namespace_id, game_mode, region_id, player_count) VALUES (l.namespace_id, l.game_mode, l.region_id, 1)
+      ON CONFLICT (namespace_id, game_mode, region_id) DO UPDATE SET player_count = running_players.player_count + 1;
+  ELSE
+    UPDATE running_players SET player_count = player_count - 1
+     WHERE namespace_id = l.namespace_id AND game_mode = l.game_mode AND region_id = l.region_id;
+  END IF;
+  RETURN NULL;
+END $$;
+DROP TRIGGER running_players_player ON players;
+CREATE TRIGGER running_players_player AFTER INSERT OR DELETE OR UPDATE OF remove_ts ON players FOR EACH ROW EXECUTE FUNCTION running_players_on_player();
+CREATE OR REPLACE FUNCTION running_players_on_lobby() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF OLD.stop_ts IS NULL AND (TG_OP = 'DELETE' OR NEW.stop_ts IS NOT NULL) THEN
+    UPDATE running_players SET player_count = player_count - (SELECT count(*) FROM players WHERE lobby_id = OLD.lobby_id AND remove_ts IS NULL)
+     WHERE namespace_id = OLD.namespace_id AND game_mode = OLD.game_mode AND region_id = OLD.region_id;
+  END IF;
+  RETURN NULL;
+END $$;
+`,
 ];
 
 /** The schema version this code writes and reads. */
@@ -237,8 +297,36 @@ type Queryable = pg.Pool | pg.PoolClient;
 const ignore = (): void => {};
 
 const INSERT_LOBBY = `INSERT INTO lobbies (${LOBBY_INSERT_COLUMNS})
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`;
-const INSERT_PLAYER = 'INSERT INTO players (player_id, lobby_id, create_ts) VALUES ($1, $2, $3)';
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`;
+const INSERT_PLAYER = `INSERT INTO players (player_id, lobby_id, create_ts, source_ip, register_by_ts, connect_ts)
+  VALUES ($1, $2, $3, $4, $5, $6)`;
+// A pending player past its registration time is removed, and a lobby find made stops once that leaves it empty,
+// at the time the last one expired; one statement, so each player is removed (and counted) by one replica.
+const EXPIRE_PLAYERS = `
+WITH gone AS (
+  UPDATE players SET remove_ts = register_by_ts
+   WHERE connect_ts IS NULL AND remove_ts IS NULL AND register_by_ts <= $1
+  RETURNING lobby_id, register_by_ts),
+counts AS (SELECT lobby_id, COUNT(*) AS n, MAX(register_by_ts) AS last FROM gone GROUP BY lobby_id)
+UPDATE lobbies l SET player_count = l.player_count - c.n,
+  stop_ts = CASE WHEN l.stop_ts IS NULL AND l.auto_created = 1 AND l.player_count - c.n <= 0 THEN c.last ELSE l.stop_ts END,
+  exit_code = CASE WHEN l.stop_ts IS NULL AND l.auto_created = 1 AND l.player_count - c.n <= 0 THEN 0 ELSE l.exit_code END,
+  failed = CASE WHEN l.stop_ts IS NULL AND l.auto_created = 1 AND l.player_count - c.n <= 0 THEN 0 ELSE l.failed END
+ FROM counts c WHERE l.lobby_id = c.lobby_id`;
+const STOP_IF_EMPTY = `UPDATE lobbies SET stop_ts = $1, exit_code = 0, failed = 0
+  WHERE lobby_id = $2 AND stop_ts IS NULL AND auto_created = 1 AND player_count <= 0`;
+// The fullest running, open, public lobby of the query with room for one more (jsonb @> holds every tag asked).
+const FIND_CANDIDATE = `SELECT * FROM lobbies
+  WHERE namespace_id = $1 AND game_mode = ANY($2) AND region_id = ANY($3) AND stop_ts IS NULL AND is_closed = 0
+    AND publicity = 'public' AND player_count < max_players AND tags::jsonb @> $4::jsonb
+  ORDER BY player_count DESC, create_ts, lobby_id COLLATE "C" LIMIT 1`;
+const PENDING_FROM_SOURCE = `SELECT COUNT(*) AS n FROM players p JOIN lobbies l ON l.lobby_id = p.lobby_id
+  WHERE p.source_ip = $1 AND p.connect_ts IS NULL AND p.remove_ts IS NULL AND l.namespace_id = $2 AND l.stop_ts IS NULL`;
+
+function playerValues(lobby: LobbyRow, player: NewPlayer, now: number): unknown[] {
+  const registerBy = player.connected ? null : Math.max(now, lobby.ready_ts) + player.registration_ms;
+  return [player.player_id, lobby.lobby_id, now, player.source_ip, registerBy, player.connected ? now : null];
+}
 
 /**
  * node-postgres 8 treats sslmode prefer, require and verify-ca as verify-full, and says so in a ten-line warning
@@ -396,41 +484,167 @@ export class PostgresStore implements Store, LocalObjectIndex {
     });
   }
 
-  async insertLobby(lobby: LobbyRow, playerId: string): Promise<void> {
+  async insertLobby(lobby: LobbyRow, player: NewPlayer): Promise<void> {
     await this.transaction(async (c) => {
       // Named: the server parses and plans the hot path once per connection, not once per create.
-      await c.query({ name: 'insert-lobby', text: INSERT_LOBBY, values: lobbyInsertValues(lobby) });
-      await c.query({ name: 'insert-player', text: INSERT_PLAYER, values: [playerId, lobby.lobby_id, lobby.create_ts] });
+      await c.query({ name: 'insert-lobby', text: INSERT_LOBBY, values: lobbyInsertValues({ ...lobby, player_count: 1 }) });
+      await c.query({ name: 'insert-player', text: INSERT_PLAYER, values: playerValues(lobby, player, lobby.create_ts) });
     });
   }
 
-  async joinLobby(lobbyId: string, playerId: string, now: number): Promise<JoinOutcome> {
+  private async tooManyFromSource(c: Queryable, namespaceId: string, player: NewPlayer, limit: number | null): Promise<boolean> {
+    if (limit === null || player.connected) return false;
+    const { rows } = await c.query<{ n: number }>({ name: 'pending-from-source', text: PENDING_FROM_SOURCE, values: [player.source_ip, namespaceId] });
+    return rows[0]!.n >= limit;
+  }
+
+  /** Adds the player to a lobby whose row this transaction holds locked. */
+  private async enter(c: pg.PoolClient, lobby: LobbyRow, player: NewPlayer, now: number): Promise<LobbyRow> {
+    await c.query({ name: 'insert-player', text: INSERT_PLAYER, values: playerValues(lobby, player, now) });
+    const idle = lobby.idle_lifetime_ms === null ? null : Math.max(lobby.ready_ts, now) + lobby.idle_lifetime_ms;
+    await c.query({
+      name: 'enter-lobby',
+      text: 'UPDATE lobbies SET player_count = player_count + 1, idle_stop_ts = COALESCE($2, idle_stop_ts) WHERE lobby_id = $1',
+      values: [lobby.lobby_id, idle],
+    });
+    return { ...lobby, player_count: lobby.player_count + 1, idle_stop_ts: idle ?? lobby.idle_stop_ts };
+  }
+
+  async joinLobby(lobbyId: string, player: NewPlayer, now: number, sourceLimit: number | null): Promise<JoinOutcome> {
+    // Expiries first, in their own statements: they lock players before lobbies, and this locks the lobby first.
+    await this.expireIdle(now);
     return this.transaction(async (c): Promise<JoinOutcome> => {
       // The row lock serialises joins to one lobby (SQLite's write lock does this there); other lobbies go on.
-      let lobby = (await c.query<LobbyRow>('SELECT * FROM lobbies WHERE lobby_id = $1 FOR UPDATE', [lobbyId])).rows[0];
+      const lobby = (await c.query<LobbyRow>('SELECT * FROM lobbies WHERE lobby_id = $1 FOR UPDATE', [lobbyId])).rows[0];
       if (lobby === undefined) return { kind: 'not_found' };
-      // Past its idle deadline the lobby has stopped, whether or not anyone looked since: stop it as expireIdle does.
-      if (lobby.stop_ts === null && lobby.idle_stop_ts !== null && lobby.idle_stop_ts <= now) {
-        await c.query('UPDATE lobbies SET stop_ts = idle_stop_ts, exit_code = 0, failed = 0 WHERE lobby_id = $1', [lobbyId]);
-        lobby = { ...lobby, stop_ts: lobby.idle_stop_ts, exit_code: 0, failed: 0 };
-      }
       if (lobby.stop_ts !== null) return { kind: 'stopped', lobby };
-      const players = (await c.query<{ n: number }>('SELECT COUNT(*) AS n FROM players WHERE lobby_id = $1', [lobbyId])).rows[0]!.n;
+      const players = lobby.player_count;
       if (players >= lobby.max_players) return { kind: 'full', lobby, players };
-      await c.query({ name: 'insert-player', text: INSERT_PLAYER, values: [playerId, lobbyId, now] });
-      if (lobby.idle_lifetime_ms !== null)
-        await c.query('UPDATE lobbies SET idle_stop_ts = $1 WHERE lobby_id = $2', [Math.max(lobby.ready_ts, now) + lobby.idle_lifetime_ms, lobbyId]);
-      return { kind: 'joined', lobby, players: players + 1 };
+      if (await this.tooManyFromSource(c, lobby.namespace_id, player, sourceLimit)) return { kind: 'too_many_from_source' };
+      return { kind: 'joined', lobby: await this.enter(c, lobby, player, now), players: players + 1 };
+    });
+  }
+
+  async findLobby(query: FindQuery, player: NewPlayer, create: LobbyRow | null): Promise<FindOutcome> {
+    const { now } = query;
+    await this.expireIdle(now);
+    return this.transaction(async (c): Promise<FindOutcome> => {
+      // Finds of one namespace take turns across replicas (its lobbies are what they compare and create); joins
+      // and other namespaces go on, and the chosen lobby's row lock orders a find with the joins to it.
+      await c.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`find:${query.namespace_id}`]);
+      if (await this.tooManyFromSource(c, query.namespace_id, player, query.source_limit)) return { kind: 'too_many_from_source' };
+      const values = [query.namespace_id, query.game_modes, query.region_ids, JSON.stringify(query.tags)];
+      // A join may fill the candidate between the search and its lock: then look again.
+      for (let attempt = 0; attempt < 8; attempt++) {
+        const candidate = (await c.query<LobbyRow>({ name: 'find-candidate', text: FIND_CANDIDATE, values })).rows[0];
+        if (candidate === undefined) break;
+        const lobby = (await c.query<LobbyRow>('SELECT * FROM lobbies WHERE lobby_id = $1 FOR UPDATE', [candidate.lobby_id])).rows[0]!;
+        if (lobby.stop_ts === null && lobby.is_closed === 0 && lobby.player_count < lobby.max_players)
+          return { kind: 'joined', lobby: await this.enter(c, lobby, player, now), created: false };
+      }
+      if (create === null) return { kind: 'none' };
+      const running = (
+        await c.query<{ n: number }>('SELECT COUNT(*) AS n FROM lobbies WHERE namespace_id = $1 AND stop_ts IS NULL', [query.namespace_id])
+      ).rows[0]!.n;
+      if (running >= query.max_lobbies) return { kind: 'too_many_lobbies' };
+      const lobby = { ...create, player_count: 1 };
+      await c.query({ name: 'insert-lobby', text: INSERT_LOBBY, values: lobbyInsertValues(lobby) });
+      await c.query({ name: 'insert-player', text: INSERT_PLAYER, values: playerValues(lobby, player, now) });
+      return { kind: 'joined', lobby, created: true };
     });
   }
 
   async expireIdle(now: number): Promise<void> {
-    // An idle lobby stops at its idle deadline, not when someone happens to look, so every reader agrees.
+    // What time decides stops at that time, not when someone happens to look, so every reader agrees.
     await this.pool.query(
       `UPDATE lobbies SET stop_ts = idle_stop_ts, exit_code = 0, failed = 0
         WHERE stop_ts IS NULL AND idle_stop_ts IS NOT NULL AND idle_stop_ts <= $1`,
       [now],
     );
+    await this.pool.query(
+      `UPDATE lobbies SET stop_ts = ready_deadline_ts, exit_code = 0, failed = 1
+        WHERE stop_ts IS NULL AND ready_deadline_ts IS NOT NULL AND ready_deadline_ts <= $1`,
+      [now],
+    );
+    await this.pool.query({ name: 'expire-players', text: EXPIRE_PLAYERS, values: [now] });
+  }
+
+  async readyLobby(lobbyId: string, now: number, registrationMs: number): Promise<LobbyRow | undefined> {
+    await this.expireIdle(now);
+    return this.transaction(async (c) => {
+      const marked = await c.query(
+        `UPDATE lobbies SET start_ts = LEAST(start_ts, $1), ready_ts = $1, ready_deadline_ts = NULL,
+           idle_stop_ts = CASE WHEN idle_lifetime_ms IS NULL THEN NULL ELSE $1 + idle_lifetime_ms END
+          WHERE lobby_id = $2 AND stop_ts IS NULL AND ready_ts > $1`,
+        [now, lobbyId],
+      );
+      if (marked.rowCount === 1)
+        await c.query('UPDATE players SET register_by_ts = $1 WHERE lobby_id = $2 AND connect_ts IS NULL AND remove_ts IS NULL', [
+          now + registrationMs,
+          lobbyId,
+        ]);
+      return (await c.query<LobbyRow>('SELECT * FROM lobbies WHERE lobby_id = $1', [lobbyId])).rows[0];
+    });
+  }
+
+  async setLobbyClosed(lobbyId: string, closed: boolean): Promise<void> {
+    await this.pool.query('UPDATE lobbies SET is_closed = $1 WHERE lobby_id = $2', [closed ? 1 : 0, lobbyId]);
+  }
+
+  async setLobbyState(lobbyId: string, state: string | null): Promise<void> {
+    await this.pool.query('UPDATE lobbies SET state = $1 WHERE lobby_id = $2', [state, lobbyId]);
+  }
+
+  async getPlayer(playerId: string): Promise<PlayerRow | undefined> {
+    const { rows } = await this.pool.query<PlayerRow>(
+      'SELECT player_id, lobby_id, create_ts, register_by_ts, connect_ts, remove_ts FROM players WHERE player_id = $1',
+      [playerId],
+    );
+    return rows[0];
+  }
+
+  async connectPlayer(playerId: string, lobbyId: string, now: number): Promise<ConnectOutcome> {
+    await this.expireIdle(now);
+    return this.transaction(async (c): Promise<ConnectOutcome> => {
+      // The player's row lock: of two servers presenting one token at once, one connects it.
+      const player = (
+        await c.query<PlayerRow>('SELECT player_id, lobby_id, register_by_ts, connect_ts, remove_ts FROM players WHERE player_id = $1 FOR UPDATE', [playerId])
+      ).rows[0];
+      if (player === undefined) return 'removed';
+      if (player.lobby_id !== lobbyId) return 'different_lobby';
+      if (player.connect_ts !== null) return 'already_connected';
+      if (player.register_by_ts !== null && player.register_by_ts <= now) return 'expired';
+      const lobby = (await c.query<{ stop_ts: number | null }>('SELECT stop_ts FROM lobbies WHERE lobby_id = $1', [lobbyId])).rows[0];
+      if (player.remove_ts !== null || lobby?.stop_ts !== null) return 'removed';
+      await c.query('UPDATE players SET connect_ts = $1 WHERE player_id = $2', [now, playerId]);
+      return 'connected';
+    });
+  }
+
+  async disconnectPlayer(playerId: string, lobbyId: string, now: number): Promise<'removed' | 'different_lobby'> {
+    await this.expireIdle(now);
+    return this.transaction(async (c) => {
+      const player = (await c.query<{ lobby_id: string }>('SELECT lobby_id FROM players WHERE player_id = $1', [playerId])).rows[0];
+      if (player === undefined) return 'removed';
+      if (player.lobby_id !== lobbyId) return 'different_lobby';
+      const removed = await c.query('UPDATE players SET remove_ts = $1 WHERE player_id = $2 AND remove_ts IS NULL', [now, playerId]);
+      if (removed.rowCount === 1) {
+        await c.query('UPDATE lobbies SET player_count = player_count - 1 WHERE lobby_id = $1', [lobbyId]);
+        await c.query(STOP_IF_EMPTY, [now, lobbyId]);
+      }
+      return 'removed';
+    });
+  }
+
+  async listLobbies(namespaceId: string): Promise<ListedLobby[]> {
+    const { rows } = await this.pool.query<ListedLobby>(
+      `SELECT l.*, (SELECT COUNT(*) FROM players p WHERE p.lobby_id = l.lobby_id AND p.connect_ts IS NOT NULL
+           AND p.remove_ts IS NULL) AS connected
+         FROM lobbies l WHERE l.namespace_id = $1 AND l.stop_ts IS NULL AND l.publicity = 'public'
+        ORDER BY l.create_ts, l.lobby_id COLLATE "C"`,
+      [namespaceId],
+    );
+    return rows;
   }
 
   async getLobby(lobbyId: string): Promise<LobbyRow | undefined> {

@@ -2,17 +2,23 @@
 // store's index (what each part PUT received, and the export CSVs).
 import { DEFAULT_CONFIG } from '../config.js';
 import { sleepSync } from '../datadir.js';
-import { openDatabase, type SqliteDatabase, type SqliteTransaction } from './sqlite-driver.js';
+import { openDatabase, type SqliteDatabase, type SqliteStatement, type SqliteTransaction } from './sqlite-driver.js';
 import type {
   BuildRow,
   BuildObject,
+  ConnectOutcome,
+  FindOutcome,
+  FindQuery,
   GameObjects,
   GameRow,
   JoinOutcome,
   LobbyRow,
+  ListedLobby,
   LocalObjectIndex,
+  NewPlayer,
   NewUpload,
   PartRow,
+  PlayerRow,
   PlayerCountRow,
   PurgedGame,
   Store,
@@ -25,9 +31,44 @@ import type {
 } from './store.js';
 import { LOBBY_INSERT_COLUMNS, LOG_BOUNDS, MAX_LOG_LINE_BYTES, TRIM_PAGE, lobbyInsertValues, nextLogTs, trimLogs } from './store.js';
 
-// The players of running lobbies by namespace, game mode and region, kept by triggers on every write that changes
-// them (a player in or out, a lobby stopped or deleted), whatever code path writes: player statistics read a few
-// rows, not every running lobby. Version 4; a version 3 store is filled from its lobbies by MIGRATE_3_TO_4.
+// The players of running lobbies (pending or connected, not removed) by namespace, game mode and region, kept by
+// triggers on every write that changes them (a player in, removed or deleted, a lobby stopped or deleted), whatever
+// code path writes: player statistics read a few rows, not every running lobby. The table came in version 4 (a
+// version 3 store is filled from its lobbies by MIGRATE_3_TO_4); the triggers look at remove_ts since version 5.
+const RUNNING_PLAYER_TRIGGERS = `
+CREATE TRIGGER IF NOT EXISTS running_players_join AFTER INSERT ON players
+  WHEN NEW.remove_ts IS NULL AND (SELECT stop_ts IS NULL FROM lobbies WHERE lobby_id = NEW.lobby_id)
+BEGIN
+  INSERT INTO running_players (namespace_id, game_mode, region_id, player_count)
+    SELECT namespace_id, game_mode, region_id, 1 FROM lobbies WHERE lobby_id = NEW.lobby_id
+    ON CONFLICT (namespace_id, game_mode, region_id) DO UPDATE SET player_count = player_count + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS running_players_leave AFTER DELETE ON players
+  WHEN OLD.remove_ts IS NULL AND (SELECT stop_ts IS NULL FROM lobbies WHERE lobby_id = OLD.lobby_id)
+BEGIN
+  UPDATE running_players SET player_count = player_count - 1
+   WHERE (namespace_id, game_mode, region_id) = (SELECT namespace_id, game_mode, region_id FROM lobbies WHERE lobby_id = OLD.lobby_id);
+END;
+CREATE TRIGGER IF NOT EXISTS running_players_remove AFTER UPDATE OF remove_ts ON players
+  WHEN OLD.remove_ts IS NULL AND NEW.remove_ts IS NOT NULL AND (SELECT stop_ts IS NULL FROM lobbies WHERE lobby_id = NEW.lobby_id)
+BEGIN
+  UPDATE running_players SET player_count = player_count - 1
+   WHERE (namespace_id, game_mode, region_id) = (SELECT namespace_id, game_mode, region_id FROM lobbies WHERE lobby_id = NEW.lobby_id);
+END;
+CREATE TRIGGER IF NOT EXISTS running_players_stop AFTER UPDATE OF stop_ts ON lobbies
+  WHEN OLD.stop_ts IS NULL AND NEW.stop_ts IS NOT NULL
+BEGIN
+  UPDATE running_players SET player_count = player_count - (SELECT COUNT(*) FROM players WHERE lobby_id = NEW.lobby_id AND remove_ts IS NULL)
+   WHERE namespace_id = NEW.namespace_id AND game_mode = NEW.game_mode AND region_id = NEW.region_id;
+END;
+CREATE TRIGGER IF NOT EXISTS running_players_delete AFTER DELETE ON lobbies
+  WHEN OLD.stop_ts IS NULL
+BEGIN
+  UPDATE running_players SET player_count = player_count - (SELECT COUNT(*) FROM players WHERE lobby_id = OLD.lobby_id AND remove_ts IS NULL)
+   WHERE namespace_id = OLD.namespace_id AND game_mode = OLD.game_mode AND region_id = OLD.region_id;
+END;
+`;
+
 const RUNNING_PLAYERS = `
 CREATE TABLE IF NOT EXISTS running_players (
   namespace_id TEXT NOT NULL,
@@ -36,32 +77,8 @@ CREATE TABLE IF NOT EXISTS running_players (
   player_count INTEGER NOT NULL,
   PRIMARY KEY (namespace_id, game_mode, region_id)
 ) WITHOUT ROWID;
-CREATE TRIGGER IF NOT EXISTS running_players_join AFTER INSERT ON players
-  WHEN (SELECT stop_ts IS NULL FROM lobbies WHERE lobby_id = NEW.lobby_id)
-BEGIN
-  INSERT INTO running_players (namespace_id, game_mode, region_id, player_count)
-    SELECT namespace_id, game_mode, region_id, 1 FROM lobbies WHERE lobby_id = NEW.lobby_id
-    ON CONFLICT (namespace_id, game_mode, region_id) DO UPDATE SET player_count = player_count + 1;
-END;
-CREATE TRIGGER IF NOT EXISTS running_players_leave AFTER DELETE ON players
-  WHEN (SELECT stop_ts IS NULL FROM lobbies WHERE lobby_id = OLD.lobby_id)
-BEGIN
-  UPDATE running_players SET player_count = player_count - 1
-   WHERE (namespace_id, game_mode, region_id) = (SELECT namespace_id, game_mode, region_id FROM lobbies WHERE lobby_id = OLD.lobby_id);
-END;
-CREATE TRIGGER IF NOT EXISTS running_players_stop AFTER UPDATE OF stop_ts ON lobbies
-  WHEN OLD.stop_ts IS NULL AND NEW.stop_ts IS NOT NULL
-BEGIN
-  UPDATE running_players SET player_count = player_count - (SELECT COUNT(*) FROM players WHERE lobby_id = NEW.lobby_id)
-   WHERE namespace_id = NEW.namespace_id AND game_mode = NEW.game_mode AND region_id = NEW.region_id;
-END;
-CREATE TRIGGER IF NOT EXISTS running_players_delete AFTER DELETE ON lobbies
-  WHEN OLD.stop_ts IS NULL
-BEGIN
-  UPDATE running_players SET player_count = player_count - (SELECT COUNT(*) FROM players WHERE lobby_id = OLD.lobby_id)
-   WHERE namespace_id = OLD.namespace_id AND game_mode = OLD.game_mode AND region_id = OLD.region_id;
-END;
--- What a matchmaker's find reads: the running lobbies of a namespace in one game mode and region.
+${RUNNING_PLAYER_TRIGGERS}
+-- The running lobbies of a namespace in one game mode and region.
 CREATE INDEX IF NOT EXISTS lobbies_running_mode ON lobbies (namespace_id, game_mode, region_id) WHERE stop_ts IS NULL;
 `;
 
@@ -167,6 +184,7 @@ CREATE TABLE IF NOT EXISTS lobby_logs (
   PRIMARY KEY (lobby_id, stream, ts)
 ) WITHOUT ROWID;
 ${RUNNING_PLAYERS}
+-- A new store is made at version 4 and takes MIGRATE_4_TO_5 (the matchmaker's columns) like an older one.
 INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', '4');
 `;
 
@@ -190,12 +208,40 @@ INSERT INTO running_players (namespace_id, game_mode, region_id, player_count)
 UPDATE meta SET value = '4' WHERE key = 'schema_version';
 `;
 
-// Indexes on columns a migration adds are created after it.
-const INDEXES = `
-CREATE INDEX IF NOT EXISTS lobbies_idle ON lobbies (idle_stop_ts) WHERE stop_ts IS NULL AND idle_stop_ts IS NOT NULL;
+// Version 5 added the matchmaker: lobby ports, closed, state, readiness and a live player count; players pending,
+// connected and removed. Players of an older store had been counted by the statistics: they count as connected.
+const MIGRATE_4_TO_5 = `
+ALTER TABLE lobbies ADD COLUMN ports TEXT NOT NULL DEFAULT '{}';
+ALTER TABLE lobbies ADD COLUMN auto_created INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE lobbies ADD COLUMN is_closed INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE lobbies ADD COLUMN state TEXT;
+ALTER TABLE lobbies ADD COLUMN ready_deadline_ts INTEGER;
+ALTER TABLE lobbies ADD COLUMN player_count INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE players ADD COLUMN source_ip TEXT NOT NULL DEFAULT '';
+ALTER TABLE players ADD COLUMN register_by_ts INTEGER;
+ALTER TABLE players ADD COLUMN connect_ts INTEGER;
+ALTER TABLE players ADD COLUMN remove_ts INTEGER;
+UPDATE players SET connect_ts = create_ts;
+UPDATE lobbies SET player_count = (SELECT COUNT(*) FROM players p WHERE p.lobby_id = lobbies.lobby_id);
+DROP TRIGGER IF EXISTS running_players_join;
+DROP TRIGGER IF EXISTS running_players_leave;
+DROP TRIGGER IF EXISTS running_players_stop;
+DROP TRIGGER IF EXISTS running_players_delete;
+${RUNNING_PLAYER_TRIGGERS}
+UPDATE meta SET value = '5' WHERE key = 'schema_version';
 `;
 
-const SCHEMA_VERSION = '4';
+// Indexes on columns a migration adds are created after it. lobbies_find is what find reads, fullest first;
+// the partial ones keep expireIdle's "anything due?" to an empty index range.
+const INDEXES = `
+CREATE INDEX IF NOT EXISTS lobbies_idle ON lobbies (idle_stop_ts) WHERE stop_ts IS NULL AND idle_stop_ts IS NOT NULL;
+CREATE INDEX IF NOT EXISTS lobbies_find ON lobbies (namespace_id, game_mode, region_id, player_count) WHERE stop_ts IS NULL AND is_closed = 0;
+CREATE INDEX IF NOT EXISTS lobbies_ready_deadline ON lobbies (ready_deadline_ts) WHERE stop_ts IS NULL AND ready_deadline_ts IS NOT NULL;
+CREATE INDEX IF NOT EXISTS players_pending ON players (register_by_ts) WHERE connect_ts IS NULL AND remove_ts IS NULL;
+CREATE INDEX IF NOT EXISTS players_pending_source ON players (source_ip) WHERE connect_ts IS NULL AND remove_ts IS NULL;
+`;
+
+const SCHEMA_VERSION = '5';
 // Game rows kept between requests, at most (a token names one game; a CI fleet uses a few hundred at once).
 const GAME_CACHE_MAX = 4096;
 const BUSY_RETRY_MS = 15_000;
@@ -225,7 +271,56 @@ function isUniqueViolation(err: unknown): boolean {
 function prepareStatements(db: SqliteDatabase) {
   return {
     insertLobby: db.prepare<LobbyInsertValues>(
-      `INSERT INTO lobbies (${LOBBY_INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO lobbies (${LOBBY_INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    readyDue: db.prepare<[number]>(
+      `UPDATE lobbies SET stop_ts = ready_deadline_ts, exit_code = 0, failed = 1
+        WHERE stop_ts IS NULL AND ready_deadline_ts IS NOT NULL AND ready_deadline_ts <= ?`,
+    ),
+    anyReadyDue: db.prepare<[number], number>(
+      'SELECT 1 FROM lobbies WHERE stop_ts IS NULL AND ready_deadline_ts IS NOT NULL AND ready_deadline_ts <= ? LIMIT 1',
+    ).pluck(),
+    expiredPlayers: db.prepare<[number], { player_id: string; lobby_id: string; register_by_ts: number }>(
+      `SELECT player_id, lobby_id, register_by_ts FROM players
+        WHERE connect_ts IS NULL AND remove_ts IS NULL AND register_by_ts <= ?`,
+    ),
+    anyPlayerDue: db.prepare<[number], number>(
+      'SELECT 1 FROM players WHERE connect_ts IS NULL AND remove_ts IS NULL AND register_by_ts <= ? LIMIT 1',
+    ).pluck(),
+    removePlayer: db.prepare<[number, string]>('UPDATE players SET remove_ts = ? WHERE player_id = ? AND remove_ts IS NULL'),
+    leaveLobby: db.prepare<[string]>('UPDATE lobbies SET player_count = player_count - 1 WHERE lobby_id = ?'),
+    stopIfEmpty: db.prepare<[number, string]>(
+      `UPDATE lobbies SET stop_ts = ?, exit_code = 0, failed = 0
+        WHERE lobby_id = ? AND stop_ts IS NULL AND auto_created = 1 AND player_count <= 0`,
+    ),
+    enterLobby: db.prepare<[string]>('UPDATE lobbies SET player_count = player_count + 1 WHERE lobby_id = ?'),
+    runningLobbies: db.prepare<[string], number>(
+      'SELECT COUNT(*) FROM lobbies INDEXED BY lobbies_running WHERE namespace_id = ? AND stop_ts IS NULL',
+    ).pluck(),
+    pendingFromSource: db.prepare<[string, string], number>(
+      `SELECT COUNT(*) FROM players p INDEXED BY players_pending_source JOIN lobbies l ON l.lobby_id = p.lobby_id
+        WHERE p.source_ip = ? AND p.connect_ts IS NULL AND p.remove_ts IS NULL AND l.namespace_id = ? AND l.stop_ts IS NULL`,
+    ).pluck(),
+    markReady: db.prepare<{ now: number; id: string }>(
+      `UPDATE lobbies SET start_ts = MIN(start_ts, @now), ready_ts = @now, ready_deadline_ts = NULL,
+         idle_stop_ts = CASE WHEN idle_lifetime_ms IS NULL THEN NULL ELSE @now + idle_lifetime_ms END
+        WHERE lobby_id = @id AND stop_ts IS NULL AND ready_ts > @now`,
+    ),
+    restartRegistration: db.prepare<[number, string]>(
+      'UPDATE players SET register_by_ts = ? WHERE lobby_id = ? AND connect_ts IS NULL AND remove_ts IS NULL',
+    ),
+    setClosed: db.prepare<[number, string]>('UPDATE lobbies SET is_closed = ? WHERE lobby_id = ?'),
+    setState: db.prepare<[string | null, string]>('UPDATE lobbies SET state = ? WHERE lobby_id = ?'),
+    getPlayer: db.prepare<[string], PlayerRow>(
+      'SELECT player_id, lobby_id, create_ts, register_by_ts, connect_ts, remove_ts FROM players WHERE player_id = ?',
+    ),
+    connectPlayer: db.prepare<[number, string]>('UPDATE players SET connect_ts = ? WHERE player_id = ?'),
+    listLobbies: db.prepare<[string], ListedLobby>(
+      `SELECT l.*, (SELECT COUNT(*) FROM players p WHERE p.lobby_id = l.lobby_id AND p.connect_ts IS NOT NULL
+           AND p.remove_ts IS NULL) AS connected
+         FROM lobbies l INDEXED BY lobbies_running
+        WHERE l.namespace_id = ? AND l.stop_ts IS NULL AND l.publicity = 'public'
+        ORDER BY l.create_ts, l.lobby_id`,
     ),
     // An idle lobby stops at its idle deadline, not when someone happens to look, so every reader agrees.
     expireIdle: db.prepare<[number]>(
@@ -235,12 +330,11 @@ function prepareStatements(db: SqliteDatabase) {
     anyIdleDue: db.prepare<[number], number>(
       `SELECT 1 FROM lobbies WHERE stop_ts IS NULL AND idle_stop_ts IS NOT NULL AND idle_stop_ts <= ? LIMIT 1`,
     ).pluck(),
-    countPlayers: db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM players WHERE lobby_id = ?'),
     touchIdle: db.prepare<[number, string]>(
       'UPDATE lobbies SET idle_stop_ts = ? WHERE lobby_id = ? AND idle_lifetime_ms IS NOT NULL',
     ),
-    insertPlayer: db.prepare<[string, string, number]>(
-      'INSERT INTO players (player_id, lobby_id, create_ts) VALUES (?, ?, ?)',
+    insertPlayer: db.prepare<[string, string, number, string, number | null, number | null]>(
+      'INSERT INTO players (player_id, lobby_id, create_ts, source_ip, register_by_ts, connect_ts) VALUES (?, ?, ?, ?, ?, ?)',
     ),
     getLobby: db.prepare<[string], LobbyRow>('SELECT * FROM lobbies WHERE lobby_id = ?'),
     stopLobby: db.prepare<[number, number, number, string]>(
@@ -371,8 +465,19 @@ function prepareStatements(db: SqliteDatabase) {
 export class SqliteStore implements Store, LocalObjectIndex {
   private readonly db: SqliteDatabase;
   private readonly stmt: ReturnType<typeof prepareStatements>;
-  private readonly insertLobbyTx: SqliteTransaction<(lobby: LobbyRow, playerId: string) => void>;
-  private readonly joinLobbyTx: SqliteTransaction<(lobbyId: string, playerId: string, now: number) => JoinOutcome>;
+  private readonly insertLobbyTx: SqliteTransaction<(lobby: LobbyRow, player: NewPlayer) => void>;
+  private readonly joinLobbyTx: SqliteTransaction<
+    (lobbyId: string, player: NewPlayer, now: number, sourceLimit: number | null) => JoinOutcome
+  >;
+  private readonly findLobbyTx: SqliteTransaction<(query: FindQuery, player: NewPlayer, create: LobbyRow | null) => FindOutcome>;
+  private readonly expireTx: SqliteTransaction<(now: number) => void>;
+  private readonly readyTx: SqliteTransaction<(lobbyId: string, now: number, registrationMs: number) => LobbyRow | undefined>;
+  private readonly connectTx: SqliteTransaction<(playerId: string, lobbyId: string, now: number) => ConnectOutcome>;
+  private readonly disconnectTx: SqliteTransaction<
+    (playerId: string, lobbyId: string, now: number) => 'removed' | 'different_lobby'
+  >;
+  /** Find's search, one statement per shape (how many game modes, regions and tags). */
+  private readonly findStatements = new Map<string, SqliteStatement<unknown[], LobbyRow>>();
   private readonly insertBuildTx: SqliteTransaction<(build: BuildRow, upload: NewUpload) => void>;
   private readonly completeUploadTx: SqliteTransaction<
     (upload: UploadRow, sha256: string, size: number, now: number) => void
@@ -405,6 +510,7 @@ export class SqliteStore implements Store, LocalObjectIndex {
           if (schemaVersion() === '1') db.exec(MIGRATE_1_TO_2);
           if (schemaVersion() === '2') db.exec(MIGRATE_2_TO_3);
           if (schemaVersion() === '3') db.exec(MIGRATE_3_TO_4);
+          if (schemaVersion() === '4') db.exec(MIGRATE_4_TO_5);
           db.exec(INDEXES);
           db.exec('COMMIT');
         } catch (err) {
@@ -426,20 +532,90 @@ export class SqliteStore implements Store, LocalObjectIndex {
     this.db = db;
     this.stmt = prepareStatements(db);
     const s = this.stmt;
-    this.insertLobbyTx = db.transaction((lobby: LobbyRow, playerId: string) => {
-      s.insertLobby.run(...lobbyInsertValues(lobby));
-      s.insertPlayer.run(playerId, lobby.lobby_id, lobby.create_ts);
+    const addPlayer = (lobby: LobbyRow, player: NewPlayer, now: number) => {
+      const registerBy = player.connected ? null : Math.max(now, lobby.ready_ts) + player.registration_ms;
+      s.insertPlayer.run(player.player_id, lobby.lobby_id, now, player.source_ip, registerBy, player.connected ? now : null);
+    };
+    this.insertLobbyTx = db.transaction((lobby: LobbyRow, player: NewPlayer) => {
+      s.insertLobby.run(...lobbyInsertValues({ ...lobby, player_count: 1 }));
+      addPlayer(lobby, player, lobby.create_ts);
     });
-    this.joinLobbyTx = db.transaction((lobbyId: string, playerId: string, now: number): JoinOutcome => {
+    // Every step below runs inside a write transaction, so expiries and the counts they change land together.
+    const expire = (now: number) => {
       s.expireIdle.run(now);
+      s.readyDue.run(now);
+      for (const p of s.expiredPlayers.all(now)) {
+        s.removePlayer.run(p.register_by_ts, p.player_id);
+        s.leaveLobby.run(p.lobby_id);
+        s.stopIfEmpty.run(p.register_by_ts, p.lobby_id);
+      }
+    };
+    this.expireTx = db.transaction(expire);
+    const tooManyFromSource = (namespaceId: string, player: NewPlayer, limit: number | null) =>
+      limit !== null && !player.connected && s.pendingFromSource.get(player.source_ip, namespaceId)! >= limit;
+    this.joinLobbyTx = db.transaction((lobbyId: string, player: NewPlayer, now: number, sourceLimit: number | null): JoinOutcome => {
+      expire(now);
       const lobby = s.getLobby.get(lobbyId);
       if (lobby === undefined) return { kind: 'not_found' };
       if (lobby.stop_ts !== null) return { kind: 'stopped', lobby };
-      const players = s.countPlayers.get(lobbyId)!.n;
+      const players = lobby.player_count;
       if (players >= lobby.max_players) return { kind: 'full', lobby, players };
-      s.insertPlayer.run(playerId, lobbyId, now);
+      if (tooManyFromSource(lobby.namespace_id, player, sourceLimit)) return { kind: 'too_many_from_source' };
+      addPlayer(lobby, player, now);
+      s.enterLobby.run(lobbyId);
       if (lobby.idle_lifetime_ms !== null) s.touchIdle.run(Math.max(lobby.ready_ts, now) + lobby.idle_lifetime_ms, lobbyId);
-      return { kind: 'joined', lobby, players: players + 1 };
+      return { kind: 'joined', lobby: { ...lobby, player_count: players + 1 }, players: players + 1 };
+    });
+    this.findLobbyTx = db.transaction((query: FindQuery, player: NewPlayer, create: LobbyRow | null): FindOutcome => {
+      const { now } = query;
+      expire(now);
+      if (tooManyFromSource(query.namespace_id, player, query.source_limit)) return { kind: 'too_many_from_source' };
+      const tags = Object.entries(query.tags);
+      const found = this.findStatement(query.game_modes.length, query.region_ids.length, tags.length).get(
+        query.namespace_id,
+        ...query.game_modes,
+        ...query.region_ids,
+        ...tags.flat(),
+      );
+      if (found !== undefined) {
+        addPlayer(found, player, now);
+        s.enterLobby.run(found.lobby_id);
+        if (found.idle_lifetime_ms !== null) s.touchIdle.run(Math.max(found.ready_ts, now) + found.idle_lifetime_ms, found.lobby_id);
+        return { kind: 'joined', lobby: { ...found, player_count: found.player_count + 1 }, created: false };
+      }
+      if (create === null) return { kind: 'none' };
+      if (s.runningLobbies.get(query.namespace_id)! >= query.max_lobbies) return { kind: 'too_many_lobbies' };
+      const lobby = { ...create, player_count: 1 };
+      s.insertLobby.run(...lobbyInsertValues(lobby));
+      addPlayer(lobby, player, now);
+      return { kind: 'joined', lobby, created: true };
+    });
+    this.readyTx = db.transaction((lobbyId: string, now: number, registrationMs: number) => {
+      expire(now);
+      if (s.markReady.run({ now, id: lobbyId }).changes === 1) s.restartRegistration.run(now + registrationMs, lobbyId);
+      return s.getLobby.get(lobbyId);
+    });
+    this.connectTx = db.transaction((playerId: string, lobbyId: string, now: number): ConnectOutcome => {
+      expire(now);
+      const player = s.getPlayer.get(playerId);
+      if (player === undefined) return 'removed';
+      if (player.lobby_id !== lobbyId) return 'different_lobby';
+      if (player.connect_ts !== null) return 'already_connected';
+      if (player.register_by_ts !== null && player.register_by_ts <= now) return 'expired';
+      if (player.remove_ts !== null || s.getLobby.get(lobbyId)?.stop_ts !== null) return 'removed';
+      s.connectPlayer.run(now, playerId);
+      return 'connected';
+    });
+    this.disconnectTx = db.transaction((playerId: string, lobbyId: string, now: number): 'removed' | 'different_lobby' => {
+      expire(now);
+      const player = s.getPlayer.get(playerId);
+      if (player === undefined) return 'removed';
+      if (player.lobby_id !== lobbyId) return 'different_lobby';
+      if (s.removePlayer.run(now, playerId).changes === 1) {
+        s.leaveLobby.run(lobbyId);
+        s.stopIfEmpty.run(now, lobbyId);
+      }
+      return 'removed';
     });
     this.insertBuildTx = db.transaction((build: BuildRow, upload: NewUpload) => {
       s.insertBuild.run(
@@ -497,18 +673,72 @@ export class SqliteStore implements Store, LocalObjectIndex {
     });
   }
 
-  async insertLobby(lobby: LobbyRow, playerId: string): Promise<void> {
-    // BEGIN IMMEDIATE takes the write lock up front, which avoids upgrade deadlocks between processes.
-    this.insertLobbyTx.immediate(lobby, playerId);
+  /** The fullest running, open, public lobby with room that matches; SQL per shape, cached. */
+  private findStatement(modes: number, regions: number, tags: number): SqliteStatement<unknown[], LobbyRow> {
+    const key = `${modes}/${regions}/${tags}`;
+    let statement = this.findStatements.get(key);
+    if (statement === undefined) {
+      const list = (n: number) => Array(n).fill('?').join(', ');
+      // json_each compares any tag name, quotes and dots included, which a JSON path could not.
+      const tagTests = Array(tags).fill(' AND EXISTS (SELECT 1 FROM json_each(tags) t WHERE t.key = ? AND t.value = ?)').join('');
+      statement = this.db.prepare<unknown[], LobbyRow>(
+        `SELECT * FROM lobbies INDEXED BY lobbies_find
+          WHERE namespace_id = ? AND game_mode IN (${list(modes)}) AND region_id IN (${list(regions)})
+            AND stop_ts IS NULL AND is_closed = 0 AND publicity = 'public' AND player_count < max_players${tagTests}
+          ORDER BY player_count DESC, create_ts, lobby_id LIMIT 1`,
+      );
+      this.findStatements.set(key, statement);
+    }
+    return statement;
   }
 
-  async joinLobby(lobbyId: string, playerId: string, now: number): Promise<JoinOutcome> {
-    return this.joinLobbyTx.immediate(lobbyId, playerId, now);
+  async insertLobby(lobby: LobbyRow, player: NewPlayer): Promise<void> {
+    // BEGIN IMMEDIATE takes the write lock up front, which avoids upgrade deadlocks between processes.
+    this.insertLobbyTx.immediate(lobby, player);
+  }
+
+  async joinLobby(lobbyId: string, player: NewPlayer, now: number, sourceLimit: number | null): Promise<JoinOutcome> {
+    return this.joinLobbyTx.immediate(lobbyId, player, now, sourceLimit);
+  }
+
+  async findLobby(query: FindQuery, player: NewPlayer, create: LobbyRow | null): Promise<FindOutcome> {
+    // The write lock serialises finds (and joins) across processes: no two fill the last place of a lobby.
+    return this.findLobbyTx.immediate(query, player, create);
   }
 
   async expireIdle(now: number): Promise<void> {
     // Reading first keeps the common case (nothing due) off the write lock.
-    if (this.stmt.anyIdleDue.get(now) !== undefined) this.stmt.expireIdle.run(now);
+    const s = this.stmt;
+    if (s.anyIdleDue.get(now) !== undefined || s.anyReadyDue.get(now) !== undefined || s.anyPlayerDue.get(now) !== undefined)
+      this.expireTx.immediate(now);
+  }
+
+  async readyLobby(lobbyId: string, now: number, registrationMs: number): Promise<LobbyRow | undefined> {
+    return this.readyTx.immediate(lobbyId, now, registrationMs);
+  }
+
+  async setLobbyClosed(lobbyId: string, closed: boolean): Promise<void> {
+    this.stmt.setClosed.run(closed ? 1 : 0, lobbyId);
+  }
+
+  async setLobbyState(lobbyId: string, state: string | null): Promise<void> {
+    this.stmt.setState.run(state, lobbyId);
+  }
+
+  async getPlayer(playerId: string): Promise<PlayerRow | undefined> {
+    return this.stmt.getPlayer.get(playerId);
+  }
+
+  async connectPlayer(playerId: string, lobbyId: string, now: number): Promise<ConnectOutcome> {
+    return this.connectTx.immediate(playerId, lobbyId, now);
+  }
+
+  async disconnectPlayer(playerId: string, lobbyId: string, now: number): Promise<'removed' | 'different_lobby'> {
+    return this.disconnectTx.immediate(playerId, lobbyId, now);
+  }
+
+  async listLobbies(namespaceId: string): Promise<ListedLobby[]> {
+    return this.stmt.listLobbies.all(namespaceId);
   }
 
   async getLobby(lobbyId: string): Promise<LobbyRow | undefined> {

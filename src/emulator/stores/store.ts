@@ -26,23 +26,88 @@ export interface LobbyRow {
   idle_lifetime_ms: number | null;
   /** When the lobby stops unless a player joins first: the later of ready and the last join, plus the lifetime. */
   idle_stop_ts: number | null;
+  /** JSON object: label -> {"port"} or {"min", "max"} (a range), fixed at create so every reader agrees. */
+  ports: string;
+  /** 1 when find made it: it stops when its last player leaves (a create's custom lobby does not). */
+  auto_created: number;
+  /** 1 while its server has closed it to find. */
+  is_closed: number;
+  /** The JSON its server set, or null. */
+  state: string | null;
+  /** A lobby waiting for its server's ready call (ready_ts NOT_READY) is stopped at this time; null otherwise. */
+  ready_deadline_ts: number | null;
+  /** Players holding a place: pending (not yet removed) and connected; kept by the store with each change. */
+  player_count: number;
+}
+
+/** ready_ts of a lobby whose server has not called ready yet: the latest time a Date holds, never reached. */
+export const NOT_READY = 8_640_000_000_000_000;
+
+/** A player a find, join or create makes. */
+export interface NewPlayer {
+  player_id: string;
+  /** The client's address, for the limit of unconnected players from one source. */
+  source_ip: string;
+  /**
+   * A pending player must connect within this long of the later of now and its lobby's ready (the lobby's ready
+   * call restarts it); ignored when connected.
+   */
+  registration_ms: number;
+  /** Already connected (the admin route's player, standing for a client its server admitted). */
+  connected: boolean;
+}
+
+export interface PlayerRow {
+  player_id: string;
+  lobby_id: string;
+  create_ts: number;
+  register_by_ts: number | null;
+  connect_ts: number | null;
+  remove_ts: number | null;
+}
+
+/** What find searches: lobbies of the namespace in these game modes and regions, holding every tag. */
+export interface FindQuery {
+  namespace_id: string;
+  game_modes: string[];
+  region_ids: string[];
+  tags: Record<string, string>;
+  now: number;
+  /** MATCHMAKER_TOO_MANY_PLAYERS_FROM_SOURCE past this many unconnected players from the source; null: no limit. */
+  source_limit: number | null;
+  /** MATCHMAKER_TOO_MANY_LOBBIES instead of creating when the namespace runs this many lobbies. */
+  max_lobbies: number;
+}
+
+export type FindOutcome =
+  | { kind: 'joined'; lobby: LobbyRow; created: boolean }
+  | { kind: 'none' }
+  | { kind: 'too_many_lobbies' }
+  | { kind: 'too_many_from_source' };
+
+export type ConnectOutcome = 'connected' | 'different_lobby' | 'already_connected' | 'expired' | 'removed';
+
+/** A running lobby as list shows it: with its connected players. */
+export interface ListedLobby extends LobbyRow {
+  connected: number;
 }
 
 /** The columns a new lobby is inserted with, in the order of lobbyInsertValues: one list for every engine. */
 export const LOBBY_INSERT_COLUMNS =
   'lobby_id, namespace_id, game_mode, region_id, region_name, max_players, publicity, tags, lobby_config, create_ts, ' +
-  'start_ts, ready_ts, idle_lifetime_ms, idle_stop_ts';
+  'start_ts, ready_ts, idle_lifetime_ms, idle_stop_ts, ports, auto_created, ready_deadline_ts, player_count';
 
 export type LobbyInsertValues = [
   string, string, string, string, string, number, string, string, string | null, number, number, number,
-  number | null, number | null,
+  number | null, number | null, string, number, number | null, number,
 ];
 
 /** A new lobby's values, in the order of LOBBY_INSERT_COLUMNS. */
 export function lobbyInsertValues(l: LobbyRow): LobbyInsertValues {
   return [
     l.lobby_id, l.namespace_id, l.game_mode, l.region_id, l.region_name, l.max_players, l.publicity, l.tags,
-    l.lobby_config, l.create_ts, l.start_ts, l.ready_ts, l.idle_lifetime_ms, l.idle_stop_ts,
+    l.lobby_config, l.create_ts, l.start_ts, l.ready_ts, l.idle_lifetime_ms, l.idle_stop_ts, l.ports, l.auto_created,
+    l.ready_deadline_ts, l.player_count,
   ];
 }
 
@@ -82,6 +147,7 @@ export type JoinOutcome =
   | { kind: 'joined'; lobby: LobbyRow; players: number }
   | { kind: 'full'; lobby: LobbyRow; players: number }
   | { kind: 'stopped'; lobby: LobbyRow }
+  | { kind: 'too_many_from_source' }
   | { kind: 'not_found' };
 
 export interface PlayerCountRow {
@@ -218,16 +284,50 @@ export interface Store {
    * `keepGame`), in one transaction.
    */
   purgeGame(gameId: string, namespaceId: string, keepGame?: boolean): Promise<PurgedGame>;
-  /** Inserts a lobby and its creating player in one transaction. */
-  insertLobby(lobby: LobbyRow, playerId: string): Promise<void>;
-  /** Adds a player unless the lobby is unknown, stopped or at max_players, in one transaction. */
-  joinLobby(lobbyId: string, playerId: string, now: number): Promise<JoinOutcome>;
-  /** Stops every lobby whose idle deadline has passed; called before reading lobby state. */
+  /** Inserts a lobby (its player_count counting the player) and its creating player in one transaction. */
+  insertLobby(lobby: LobbyRow, player: NewPlayer): Promise<void>;
+  /**
+   * Adds a player unless the lobby is unknown, stopped or at max_players, or the source holds `sourceLimit`
+   * unconnected players already (null: no limit), in one transaction.
+   */
+  joinLobby(lobbyId: string, player: NewPlayer, now: number, sourceLimit: number | null): Promise<JoinOutcome>;
+  /**
+   * Find, in one transaction serialised with every other find and join of the namespace: the fullest running,
+   * open lobby of the query with room for one more gets the player; with none, `create` (when given) is inserted
+   * with the player, unless the namespace runs max_lobbies.
+   */
+  findLobby(query: FindQuery, player: NewPlayer, create: LobbyRow | null): Promise<FindOutcome>;
+  /**
+   * What time alone decides, for every reader alike, before reading lobby state: idle lobbies stop at their idle
+   * deadline, lobbies never made ready at their ready deadline; pending players past their registration time are
+   * removed, and a lobby find made stops once that leaves it empty.
+   */
   expireIdle(now: number): Promise<void>;
+  /**
+   * Marks a running lobby ready now (when it was not yet), restarts its pending players' registration time at
+   * now + registrationMs and its idle lifetime; answers the lobby as it is after, undefined when unknown.
+   */
+  readyLobby(lobbyId: string, now: number, registrationMs: number): Promise<LobbyRow | undefined>;
+  setLobbyClosed(lobbyId: string, closed: boolean): Promise<void>;
+  /** The lobby's state JSON; null clears it. */
+  setLobbyState(lobbyId: string, state: string | null): Promise<void>;
+  getPlayer(playerId: string): Promise<PlayerRow | undefined>;
+  /** A pending player of this lobby becomes connected, once; the outcome says why not otherwise. */
+  connectPlayer(playerId: string, lobbyId: string, now: number): Promise<ConnectOutcome>;
+  /**
+   * Removes a player of this lobby (a removed or unknown one is no error); a lobby find made stops when that
+   * leaves it empty. 'different_lobby' when the player is another lobby's.
+   */
+  disconnectPlayer(playerId: string, lobbyId: string, now: number): Promise<'removed' | 'different_lobby'>;
+  /** The public running lobbies of a namespace, oldest first, with their connected players. */
+  listLobbies(namespaceId: string): Promise<ListedLobby[]>;
   getLobby(lobbyId: string): Promise<LobbyRow | undefined>;
   /** False when the lobby was already stopped (or does not exist). */
   stopLobby(lobbyId: string, stopTs: number, exitCode: number, failed: boolean): Promise<boolean>;
-  /** Players of the running lobbies of a namespace, by game mode and region. */
+  /**
+   * Players holding a place in the running lobbies of a namespace (connected, or pending within their registration
+   * time: expireIdle first removes the others), by game mode and region.
+   */
   playerCounts(namespaceId: string): Promise<PlayerCountRow[]>;
   /** Lobbies stopped in the window, created in it, or running and created before its end; newest first. */
   lobbyHistory(namespaceId: string, queryStart: number, queryEnd: number): Promise<LobbyRow[]>;

@@ -19,7 +19,7 @@ export function portAddress(p: JoinPort): string {
  * token alone on its line when it is long, so it copies in one go), then the ports; for scripts key/value lines
  * and a line per port.
  */
-export function formatCreatedLobby(res: CreateLobbyResponse, o: ViewOptions): string {
+export function formatCreatedLobby(res: CreateLobbyResponse, o: ViewOptions, verb = 'Created'): string {
   const ports = Object.entries(res.ports).sort(([a], [b]) => a.localeCompare(b));
   const region = res.lobby.region;
   if (!o.tty) {
@@ -32,7 +32,7 @@ export function formatCreatedLobby(res: CreateLobbyResponse, o: ViewOptions): st
     return formatRecord(fields, o) + rows.join('');
   }
   const c = paint(o);
-  let text = fit(`${c.green('✓')} Created a lobby in ${sanitizeLine(region.display_name)}`, o) + '\n';
+  let text = fit(`${c.green('✓')} ${verb} a lobby in ${sanitizeLine(region.display_name)}`, o) + '\n';
   text += formatRecord(
     [
       { label: 'Lobby', key: 'lobby_id', value: res.lobby.lobby_id },
@@ -47,8 +47,8 @@ export function formatCreatedLobby(res: CreateLobbyResponse, o: ViewOptions): st
   return text;
 }
 
-export function renderCreatedLobby(ctx: Context, res: CreateLobbyResponse): string {
-  return formatCreatedLobby(res, viewOptions(ctx, ctx.io.stdout, false));
+export function renderCreatedLobby(ctx: Context, res: CreateLobbyResponse, verb = 'Created'): string {
+  return formatCreatedLobby(res, viewOptions(ctx, ctx.io.stdout, false), verb);
 }
 
 export type LobbyState = 'running' | 'stopped' | 'failed';

@@ -1,0 +1,65 @@
+// What a lobby's process is given: production's environment variables (SERVICE-FACTS.md, "What a lobby's process
+// is given"), computed from the lobby's record. `emulator lobby env` prints it for a server started by hand; a
+// runner that starts the server itself calls lobbyEnvironment with the ports it has.
+import { ALLOCATED_MEMORY_MB } from './metrics.js';
+import { NAMESPACE_NAME, VERSION_ID, VERSION_NAME, lobbyGroupUuid, regionUuid } from './ids.js';
+import type { LobbyRow } from '../stores/store.js';
+
+/** A lobby's port: one port, or a range. */
+export type LobbyPort = { port: number } | { min: number; max: number };
+
+export const LOBBY_CPU_MILLICORES = 1000;
+
+/** The ports a lobby record holds, by label. */
+export function lobbyPorts(lobby: Pick<LobbyRow, 'ports'>): Record<string, LobbyPort> {
+  return JSON.parse(lobby.ports) as Record<string, LobbyPort>;
+}
+
+export interface EnvironmentInput {
+  lobby: LobbyRow;
+  /** The API endpoint the process calls (RIVET_API_ENDPOINT). */
+  endpoint: string;
+  /** The lobby token (RIVET_TOKEN). */
+  token: string;
+  /** Default: the lobby's own ports. */
+  ports?: Record<string, LobbyPort>;
+}
+
+/** The variables in production's order; the label of a port has `-` turned into `_`. */
+export function lobbyEnvironment({ lobby, endpoint, token, ports = lobbyPorts(lobby) }: EnvironmentInput): Record<string, string> {
+  const gameModeId = lobbyGroupUuid(lobby.game_mode);
+  const max = String(lobby.max_players);
+  const env: Record<string, string> = {
+    RIVET_API_ENDPOINT: endpoint,
+    RIVET_TOKEN: token,
+    RIVET_LOBBY_TOKEN: token,
+    RIVET_LOBBY_ID: lobby.lobby_id,
+    RIVET_NAMESPACE_ID: lobby.namespace_id,
+    RIVET_NAMESPACE_NAME: NAMESPACE_NAME,
+    RIVET_VERSION_ID: VERSION_ID,
+    RIVET_VERSION_NAME: VERSION_NAME,
+    RIVET_GAME_MODE_ID: gameModeId,
+    RIVET_GAME_MODE_NAME: lobby.game_mode,
+    RIVET_LOBBY_GROUP_ID: gameModeId,
+    RIVET_LOBBY_GROUP_NAME: lobby.game_mode,
+    RIVET_REGION_ID: regionUuid(lobby.region_id),
+    RIVET_REGION_NAME: lobby.region_id,
+    RIVET_MAX_PLAYERS_NORMAL: max,
+    RIVET_MAX_PLAYERS_DIRECT: max,
+    RIVET_MAX_PLAYERS_PARTY: max,
+    RIVET_CPU: String(LOBBY_CPU_MILLICORES),
+    RIVET_MEMORY: String(ALLOCATED_MEMORY_MB * 1024 * 1024),
+    RIVET_MEMORY_OVERSUBSCRIBE: String(ALLOCATED_MEMORY_MB * 1024 * 1024),
+  };
+  if (lobby.lobby_config !== null) env.RIVET_LOBBY_CONFIG = lobby.lobby_config;
+  if (lobby.tags !== '{}') env.RIVET_LOBBY_TAGS = lobby.tags;
+  for (const [label, port] of Object.entries(ports)) {
+    const name = label.replace(/-/g, '_');
+    if ('port' in port) env[`PORT_${name}`] = String(port.port);
+    else {
+      env[`PORT_RANGE_MIN_${name}`] = String(port.min);
+      env[`PORT_RANGE_MAX_${name}`] = String(port.max);
+    }
+  }
+  return env;
+}

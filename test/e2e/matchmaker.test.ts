@@ -1,0 +1,109 @@
+// lobby find, join, list, region list and emulator lobby env end to end against an emulator: in-process in a
+// terminal and piped, and the real bin on a pseudo-terminal and piped.
+import { execFile, spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { plain, runCli } from '../helpers/cli.js';
+import { useEmulator } from '../helpers/emulator.js';
+
+const BIN = path.resolve(__dirname, '../../bin/gamehost.js');
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+describe('the matchmaker from the command line', () => {
+  const fx = useEmulator();
+
+  it('lobby find creates, then finds the same lobby; -q prints the token alone; --json the answer', async () => {
+    const first = await runCli(['lobby', 'find', '--game-mode', 'duos', '--region', 'lnd-fra', '--tag', 'map=dust', '--json'], { env: fx.env });
+    expect(first.code, first.stderr).toBe(0);
+    const seat = JSON.parse(first.stdout);
+    expect(seat.lobby.region).toEqual({ region_id: 'lnd-fra', display_name: 'Frankfurt' });
+    const token = await runCli(['lobby', 'find', '--game-mode', 'duos', '--region', 'lnd-fra', '--tag', 'map=dust', '-q'], { env: fx.env });
+    expect(token.stdout).toMatch(/^player\.\S+\n$/);
+    const tty = await runCli(['lobby', 'find', '--game-mode', 'duos', '--region', 'lnd-fra', '--tag', 'map=dust'], { env: fx.env, tty: true });
+    const out = plain(tty.stdout);
+    expect(out).toMatch(new RegExp(`^✓ Found a lobby in Frankfurt\\nLobby +${seat.lobby.lobby_id}\\n`));
+    expect(out).toContain(`127.0.0.1:${seat.ports.default.port}`);
+  });
+
+  it('lobby join: the lobby, an address per port and the token, piped as fields; refusals are one line', async () => {
+    const created = JSON.parse((await runCli(['lobby', 'create', '--game-mode', 'squads', '--max-players', '2', '--json'], { env: fx.env })).stdout);
+    const id = created.lobby.lobby_id;
+    const joined = await runCli(['lobby', 'join', id], { env: fx.env });
+    expect(joined.code, joined.stderr).toBe(0);
+    const fields = joined.stdout.trim().split('\n').map((l) => l.split('\t'));
+    expect(fields[0]).toEqual(['lobby_id', id]);
+    expect(fields.find((f) => f[0] === 'player_token')![1]).toMatch(/^player\./);
+    expect(fields.find((f) => f[0] === 'port' && f[1] === 'default')![2]).toBe(`127.0.0.1:${created.ports.default.port}`);
+    const full = await runCli(['lobby', 'join', id], { env: fx.env });
+    expect(full.code).not.toBe(0);
+    expect(full.stderr).toMatch(/^error: Lobby \S+ is full: 2 players at most\. \(MATCHMAKER_LOBBY_FULL/);
+    expect(full.stderr).not.toMatch(/\n\s+at /);
+    const bad = await runCli(['lobby', 'join', 'nope'], { env: fx.env });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('the lobby id must be a UUID');
+  });
+
+  it('lobby list: a table in a terminal, tab-separated piped, ids alone with -q; region list', async () => {
+    expect((await runCli(['lobby', 'find', '--game-mode', 'default', '--tag', 'list=1', '-q'], { env: fx.env })).code).toBe(0);
+    const table = plain((await runCli(['lobby', 'list', '--state'], { env: fx.env, tty: true })).stdout);
+    expect(table.split('\n')[0]).toMatch(/^LOBBY\s+GAME MODE\s+REGION\s+PLAYERS\s+STATE$/);
+    const rows = (await runCli(['lobby', 'list'], { env: fx.env })).stdout.trim().split('\n').map((l) => l.split('\t'));
+    expect(rows.length).toBeGreaterThan(0);
+    for (const row of rows) {
+      expect(row[0]).toMatch(UUID);
+      expect(row[3]).toMatch(/^\d+\/\d+$/);
+    }
+    const ids = (await runCli(['lobby', 'list', '-q'], { env: fx.env })).stdout.trim().split('\n');
+    expect(ids).toEqual(rows.map((r) => r[0]));
+    const regions = await runCli(['region', 'list'], { env: fx.env });
+    expect(regions.stdout).toBe('lnd-atl\tAtlanta\tLinode\nlnd-fra\tFrankfurt\tLinode\nlnd-sgp\tSingapore\tLinode\n');
+    expect(JSON.parse((await runCli(['region', 'list', '--json'], { env: fx.env })).stdout).regions).toHaveLength(3);
+  });
+
+  it('lobby find refuses bad flags before any request', async () => {
+    for (const [args, message] of [
+      [[], /--game-mode is required/],
+      [['--game-mode', 'duos', '--tag', 'x'], /--tag must be key=value/],
+      [['--game-mode', 'duos', '--max-players', '0'], /--max-players must be at least 1/],
+    ] as const) {
+      const r = await runCli(['lobby', 'find', ...args], { env: fx.env });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(message);
+    }
+    const none = await runCli(['lobby', 'find', '--game-mode', 'default', '--tag', 'map=none', '--no-create'], { env: fx.env });
+    expect(none.code).not.toBe(0);
+    expect(none.stderr).toContain('MATCHMAKER_NO_AVAILABLE_LOBBIES');
+  });
+
+  it('emulator lobby env: export lines for eval, --json one object, --shell powershell; its port is the lobby\'s', async () => {
+    const seat = JSON.parse((await runCli(['lobby', 'find', '--game-mode', 'default', '--tag', 'env=1', '--json'], { env: fx.env })).stdout);
+    const id = seat.lobby.lobby_id;
+    const json = JSON.parse((await runCli(['emulator', 'lobby', 'env', id, '--json'], { env: fx.env })).stdout);
+    expect(json.RIVET_LOBBY_ID).toBe(id);
+    expect(json.PORT_default).toBe(String(seat.ports.default.port));
+    expect(json.RIVET_LOBBY_TAGS).toBe('{"env":"1"}');
+    const posix = (await runCli(['emulator', 'lobby', 'env', id], { env: fx.env })).stdout;
+    expect(posix).toContain(`export RIVET_LOBBY_ID=${id}\n`);
+    expect(posix).toContain("export RIVET_LOBBY_TAGS='{\"env\":\"1\"}'\n");
+    // What `eval` makes of it, in a real shell.
+    const sh = spawnSync('sh', ['-c', `${posix}\nprintf '%s|%s' "$RIVET_LOBBY_TAGS" "$PORT_default"`], { encoding: 'utf8' });
+    expect(sh.stdout).toBe(`{"env":"1"}|${seat.ports.default.port}`);
+    const ps = (await runCli(['emulator', 'lobby', 'env', id, '--shell', 'powershell'], { env: fx.env })).stdout;
+    expect(ps).toContain(`$env:RIVET_LOBBY_ID = '${id}'\n`);
+    const noServer = await runCli(['emulator', 'lobby', 'env', id], { env: { ...fx.env, GAMEHOST_ENDPOINT: undefined } });
+    expect(noServer.code).toBe(2);
+    expect(noServer.stderr).toContain('needs a running emulator');
+  });
+
+  it('the real bin: region list and lobby list on a pseudo-terminal and piped', async () => {
+    // Asynchronous: the emulator answering them runs in this process.
+    const run = promisify(execFile);
+    const env = { ...process.env, ...fx.env } as NodeJS.ProcessEnv;
+    const tty = await run('script', ['-qec', `"${process.execPath}" "${BIN}" region list`, '/dev/null'], { env });
+    expect(plain(tty.stdout).replace(/\r/g, '')).toMatch(/REGION\s+NAME\s+PROVIDER\nlnd-atl\s+Atlanta\s+Linode\n/);
+    const piped = await run(process.execPath, [BIN, 'lobby', 'list', '-q'], { env });
+    expect(piped.stdout.trim().split('\n').length).toBeGreaterThan(0);
+    for (const line of piped.stdout.trim().split('\n')) expect(line).toMatch(UUID);
+  });
+});
