@@ -56,8 +56,8 @@ describe.skipIf(!DOCKER_PRESENT || process.platform !== 'linux')('the Docker run
   }, 120_000);
   afterAll(async () => {
     // Whatever a failed test left running (the sweep spares this live process's containers).
-    for (const c of await containersOf().catch(() => [])) await docker.docker.getContainer(c.Id).remove({ force: true }).catch(() => {});
-    if (image) await docker.docker.getImage(image).remove({ force: true }).catch(() => {});
+    for (const c of await containersOf().catch(() => [])) await docker.removeContainer(c.Id).catch(() => {});
+    if (image) await docker.removeImage(image).catch(() => {});
   });
 
   async function start(env: Record<string, string>): Promise<{ server: RunningServer; lines: { stream: OutputStream; text: string }[]; seen(text: string): Promise<void> }> {
@@ -81,7 +81,7 @@ describe.skipIf(!DOCKER_PRESENT || process.platform !== 'linux')('the Docker run
   }
 
   const containersOf = async () =>
-    docker.docker.listContainers({ all: true, filters: JSON.stringify({ label: [`${LABELS.dataDir}=${dataDir}`] }) });
+    docker.listContainers([`${LABELS.dataDir}=${dataDir}`]);
 
   it('loads the build: the tag the tar names; the same from its LZ4 form', async () => {
     expect(image).toBe(tag);
@@ -157,13 +157,13 @@ describe.skipIf(!DOCKER_PRESENT || process.platform !== 'linux')('the Docker run
     const dead = spawnSync(process.execPath, ['-e', 'console.log(process.pid)'], { encoding: 'utf8' });
     const deadPid = dead.stdout.trim();
     const labels = (pid: string) => ({ [LABELS.dataDir]: dataDir, [LABELS.host]: hostname(), [LABELS.pid]: pid, [LABELS.replica]: 'test' });
-    const left = await docker.docker.createContainer({ Image: image, Labels: labels(deadPid) });
-    const live = await docker.docker.createContainer({ Image: image, Labels: labels(String(process.pid)) });
+    const left = await docker.createContainer({ Image: image, Labels: labels(deadPid) });
+    const live = await docker.createContainer({ Image: image, Labels: labels(String(process.pid)) });
     expect(await sweepContainers(docker, dataDir)).toBe(1);
     const remaining = (await containersOf()).map((c) => c.Id);
-    expect(remaining).toEqual([live.id]);
-    expect(remaining).not.toContain(left.id);
-    await live.remove({ force: true });
+    expect(remaining).toEqual([live]);
+    expect(remaining).not.toContain(left);
+    await docker.removeContainer(live);
   });
 });
 

@@ -13,16 +13,23 @@ import { startTestEmulator, type TestEmulator } from './helpers.js';
 
 const POSIX = process.platform !== 'win32';
 
+const CONTAINERS = DOCKER_PRESENT && process.platform === 'linux';
+
 describe.skipIf(!POSIX)('startLobbyServer', () => {
   let t: TestEmulator;
+  const tag = `gamehost-test/lobby:${process.pid}-${Date.now()}`;
+  let tar = '';
   beforeAll(async () => {
+    // Before the emulator: writing the image takes seconds of this thread, which would let the server drop a
+    // kept-alive connection just as the client reuses it.
+    if (CONTAINERS) tar = nodeImageTar(tempDir(), tag, { 'server.js': 'console.log("container says " + process.env.RIVET_LOBBY_ID); setInterval(() => {}, 1000);' });
     t = await startTestEmulator({ startDelayMs: 0, readyDelayMs: 0 }, { logWatch: { minMs: 0, pollMs: 20, waitMs: 2_000 } });
-  });
+  }, 120_000);
   afterAll(async () => {
     // Containers a failed test left (this data directory's), before the directory goes.
     if (DOCKER) {
-      const left = await DOCKER.docker.listContainers({ all: true, filters: JSON.stringify({ label: [`${LABELS.dataDir}=${t.dataDir}`] }) }).catch(() => []);
-      for (const c of left) await DOCKER.docker.getContainer(c.Id).remove({ force: true }).catch(() => {});
+      const left = await DOCKER.listContainers([`${LABELS.dataDir}=${t.dataDir}`]).catch(() => []);
+      for (const c of left) await DOCKER.removeContainer(c.Id).catch(() => {});
     }
     await t.stop();
   });
@@ -95,10 +102,8 @@ describe.skipIf(!POSIX)('startLobbyServer', () => {
     expect(pids.filter(isRunning)).toEqual([]);
   });
 
-  it.skipIf(!DOCKER_PRESENT || process.platform !== 'linux')('a build: loaded once, run in a container labelled with the lobby, its lines in the logs', async () => {
+  it.skipIf(!CONTAINERS)('a build: loaded once, run in a container labelled with the lobby, its lines in the logs', async () => {
     const docker = DOCKER!;
-    const tag = `gamehost-test/lobby:${process.pid}-${Date.now()}`;
-    const tar = nodeImageTar(tempDir(), tag, { 'server.js': 'console.log("container says " + process.env.RIVET_LOBBY_ID); setInterval(() => {}, 1000);' });
     const build = { id: tag, kind: 'docker_image', compression: 'none', open: () => fs.createReadStream(tar) };
     const owner = { dataDir: t.dataDir, replica: 'lobby-test' };
     try {
@@ -108,22 +113,22 @@ describe.skipIf(!POSIX)('startLobbyServer', () => {
         try {
           while ((await lines(lobbyId, 'std_out')).length === 0) await new Promise((r) => setTimeout(r, 50));
           expect(await lines(lobbyId, 'std_out')).toEqual([`container says ${lobbyId}`]);
-          const listed = await docker.docker.listContainers({ filters: JSON.stringify({ label: [`${LABELS.lobby}=${lobbyId}`] }) });
+          const listed = await docker.listContainers([`${LABELS.lobby}=${lobbyId}`], { running: true });
           expect(listed.map((c) => c.Labels[LABELS.replica])).toEqual(['lobby-test']);
         } finally {
           // Node as the server has no SIGTERM handler: the signal ends it.
           expect(await run.stop(5_000)).toEqual({ code: null, signal: 'SIGTERM' });
         }
-        expect(await docker.docker.listContainers({ all: true, filters: JSON.stringify({ label: [`${LABELS.lobby}=${lobbyId}`] }) })).toEqual([]);
+        expect(await docker.listContainers([`${LABELS.lobby}=${lobbyId}`])).toEqual([]);
         // The second lobby runs the image the first loaded: its tar is gone, so a second load would fail.
         fs.rmSync(tar, { force: true });
       }
       // An image removed since is loaded again, not assumed there: here that fails, its tar being gone.
-      await docker.docker.getImage(tag).remove({ force: true });
+      await docker.removeImage(tag);
       const again = startLobbyServer({ lobbyId: await newLobby(), env: {}, ports: [], run: { build, docker, owner }, workRoot: tempDir(), logs: t.emu.services.logs });
       await expect(again).rejects.toThrow(/^Docker could not load the build: /);
     } finally {
-      await docker.docker.getImage(tag).remove({ force: true }).catch(() => {});
+      await docker.removeImage(tag).catch(() => {});
     }
     // Making and loading a 100 MiB image takes a few seconds alone, and far longer on a loaded machine.
   }, 180_000);

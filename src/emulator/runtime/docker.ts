@@ -1,19 +1,16 @@
-// A lobby's server as a container of a pushed docker_image build, through the Docker Engine API (dockerode): a
+// A lobby's server as a container of a pushed docker_image build, through the Docker Engine API (engine-api.ts): a
 // staging host with only a mounted socket has no docker CLI. The daemon is found as the docker CLI finds it
 // (DOCKER_HOST, else the default socket). Every container is labelled with the emulator that made it, so a sweep
 // at start removes what an emulator that died left behind (testcontainers' reaper does the same).
-import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { constants as osConstants } from 'node:os';
-import { join } from 'node:path';
-import { PassThrough, Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import Docker from 'dockerode';
 import { decompressLz4, Lz4FormatError } from '../../upload/lz4.js';
+import { DockerEngine, engineAddress, FrameDemuxer, type ContainerStats } from './engine-api.js';
 import { isRunning } from './process.js';
 import { LineSplitter, RunnerError, type ExitInfo, type ResourceSample, type Runner, type RunningServer, type StartSpec } from './runtime.js';
 
-const DEFAULT_SOCKET = process.platform === 'win32' ? '//./pipe/docker_engine' : '/var/run/docker.sock';
 /** The labels every container of the emulator carries. */
 export const LABELS = {
   dataDir: 'gamehost.data-dir',
@@ -23,55 +20,22 @@ export const LABELS = {
   lobby: 'gamehost.lobby',
 } as const;
 
-/** A daemon to talk to, and where it is, for messages. */
-export interface DockerDaemon {
-  docker: Docker;
-  where: string;
-}
+/** A daemon to talk to (`where` it is, for messages). */
+export type DockerDaemon = DockerEngine;
 
-/**
- * The daemon as the docker CLI finds it: DOCKER_HOST (unix://, npipe://, tcp:// with DOCKER_TLS_VERIFY and
- * DOCKER_CERT_PATH), else the platform's default socket. Connects to nothing yet.
- */
-export function dockerFromEnv(env: Record<string, string | undefined> = process.env): DockerDaemon {
-  const host = env.DOCKER_HOST?.trim();
-  if (!host) return { docker: new Docker({ socketPath: DEFAULT_SOCKET }), where: DEFAULT_SOCKET };
-  let url: URL;
-  try {
-    url = new URL(host);
-  } catch {
-    throw new RunnerError(`DOCKER_HOST "${host}" is not a URL such as unix:///var/run/docker.sock or tcp://127.0.0.1:2375`);
-  }
-  switch (url.protocol) {
-    case 'unix:':
-      return { docker: new Docker({ socketPath: url.pathname }), where: host };
-    case 'npipe:':
-      return { docker: new Docker({ socketPath: `//${url.host || '.'}${url.pathname}` }), where: host };
-    case 'tcp:':
-    case 'http:':
-    case 'https:': {
-      const tls = url.protocol === 'https:' || (env.DOCKER_TLS_VERIFY ?? '') !== '';
-      const port = Number(url.port || (tls ? 2376 : 2375));
-      const opts: Docker.DockerOptions = { host: url.hostname, port, protocol: tls ? 'https' : 'http' };
-      const certs = env.DOCKER_CERT_PATH;
-      if (tls && certs) {
-        opts.ca = readFileSync(join(certs, 'ca.pem'));
-        opts.cert = readFileSync(join(certs, 'cert.pem'));
-        opts.key = readFileSync(join(certs, 'key.pem'));
-      }
-      return { docker: new Docker(opts), where: host };
-    }
-    default:
-      throw new RunnerError(`DOCKER_HOST "${host}": ${url.protocol}// is not supported here; use unix://, npipe:// or tcp://`);
-  }
-}
-
-/** The daemon, once it answers; a RunnerError in one line when none does. */
+/** The daemon, once it answers; a RunnerError in one line when none does, or DOCKER_HOST is not understood. */
 export async function connectDocker(env: Record<string, string | undefined> = process.env): Promise<DockerDaemon> {
-  const daemon = dockerFromEnv(env);
+  let daemon: DockerEngine;
   try {
-    await daemon.docker.ping();
+    daemon = new DockerEngine(engineAddress(env));
   } catch (err) {
+    const reason = (err as NodeJS.ErrnoException).code === 'ENOENT' ? `Docker's TLS certificates (DOCKER_CERT_PATH) cannot be read: ${(err as Error).message}` : (err as Error).message;
+    throw new RunnerError(reason);
+  }
+  try {
+    await daemon.connect();
+  } catch (err) {
+    await daemon.close().catch(() => {});
     const reason = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
     throw new RunnerError(`no Docker daemon answers at ${daemon.where} (${reason}): start one, or set DOCKER_HOST`);
   }
@@ -87,16 +51,6 @@ export interface BuildSource {
   open(): Readable;
 }
 
-/** The messages of a streamed daemon call (load), in order; rejects with the daemon's own error message. */
-function follow(docker: Docker, stream: NodeJS.ReadableStream): Promise<{ stream?: string; error?: string }[]> {
-  return new Promise((resolve, reject) => {
-    docker.modem.followProgress(stream, (err, output: { stream?: string; error?: string }[]) => {
-      if (err) reject(err);
-      else resolve(output);
-    });
-  });
-}
-
 /**
  * Loads a build into the daemon (`docker load` of its `docker save` tar, undoing LZ4 first) and answers the image
  * to run: its tag when the tar names one, else its id. An oci_bundle build is refused in one line.
@@ -106,20 +60,18 @@ export async function loadBuild(daemon: DockerDaemon, build: BuildSource): Promi
   if (build.kind !== 'docker_image') throw new RunnerError(`builds of kind ${build.kind} cannot be run`);
   const raw = build.open();
   const tar = build.compression === 'lz4' ? Readable.from(decompressLz4(raw)) : raw;
-  let messages: { stream?: string; error?: string }[];
+  let messages: string[];
   try {
-    messages = await follow(daemon.docker, await daemon.docker.loadImage(tar));
+    messages = await daemon.loadImage(tar);
   } catch (err) {
     const cause = err instanceof Lz4FormatError ? `its LZ4 compression: ${err.message}` : (err as Error).message;
     throw new RunnerError(`Docker could not load the build: ${cause}`);
   } finally {
     raw.destroy();
   }
-  const failed = messages.find((m) => m.error !== undefined);
-  if (failed) throw new RunnerError(`Docker could not load the build: ${failed.error}`);
   for (const pattern of [/^Loaded image: (.+)$/m, /^Loaded image ID: (.+)$/m]) {
     for (const m of messages) {
-      const match = m.stream && pattern.exec(m.stream);
+      const match = pattern.exec(m);
       if (match) return match[1]!.trim();
     }
   }
@@ -163,11 +115,11 @@ export class DockerRunner implements Runner {
   }
 
   async start(spec: StartSpec): Promise<RunningServer> {
-    const { docker } = this.daemon;
+    const docker = this.daemon;
     const { owner } = this.opts;
     const published = this.network === 'published';
     const portKey = (p: StartSpec['ports'][number]) => `${p.port}/${p.protocol === 'udp' ? 'udp' : 'tcp'}`;
-    let container: Docker.Container;
+    let container: string;
     try {
       container = await docker.createContainer({
         Image: this.opts.image,
@@ -193,12 +145,12 @@ export class DockerRunner implements Runner {
     }
     try {
       // Attached before it starts, so no early line is missed.
-      const output = await container.attach({ stream: true, stdout: true, stderr: true, logs: true });
+      const output = await docker.attachContainer(container);
       const running = new RunningContainer(docker, container, output, spec);
-      await container.start();
+      await docker.startContainer(container);
       return running;
     } catch (err) {
-      await container.remove({ force: true }).catch(() => {});
+      await docker.removeContainer(container).catch(() => {});
       throw new RunnerError(`Docker could not start a container of ${this.opts.image}: ${(err as Error).message}`);
     }
   }
@@ -220,19 +172,16 @@ class RunningContainer implements RunningServer {
   private stopping: Promise<ExitInfo> | undefined;
 
   constructor(
-    docker: Docker,
-    private readonly container: Docker.Container,
-    output: NodeJS.ReadableStream,
+    private readonly docker: DockerEngine,
+    private readonly container: string,
+    output: Readable,
     spec: StartSpec,
   ) {
-    this.description = `container ${container.id.slice(0, 12)}`;
+    this.description = `container ${container.slice(0, 12)}`;
     const out = new LineSplitter((line) => spec.onLine('stdout', line));
     const err = new LineSplitter((line) => spec.onLine('stderr', line));
-    const stdout = new PassThrough();
-    const stderr = new PassThrough();
-    stdout.on('data', (chunk: Buffer) => out.push(chunk));
-    stderr.on('data', (chunk: Buffer) => err.push(chunk));
-    docker.modem.demuxStream(output, stdout, stderr);
+    const frames = new FrameDemuxer((stream, payload) => (stream === 'stdout' ? out : err).push(payload));
+    output.on('data', (chunk: Buffer) => frames.push(chunk));
     const drained = new Promise<void>((resolve) => {
       output.once('end', resolve);
       output.once('close', resolve);
@@ -242,7 +191,7 @@ class RunningContainer implements RunningServer {
       let status: number;
       try {
         // Asked before the start: a created container counts as not running, so the default condition answers at once.
-        status = ((await container.wait({ condition: 'next-exit' })) as { StatusCode: number }).StatusCode;
+        status = await docker.waitContainer(container);
       } catch {
         // Removed from under us (a sweep, a person): it ended, with no status to tell.
         status = 137;
@@ -252,9 +201,9 @@ class RunningContainer implements RunningServer {
       await Promise.race([drained, sleep(1_000)]);
       out.end();
       err.end();
-      (output as Readable).destroy?.();
+      output.destroy();
       // Nothing of it stays behind, whichever way it ended.
-      await container.remove({ force: true }).catch(() => {});
+      await docker.removeContainer(container).catch(() => {});
       return exitOf(status);
     })();
   }
@@ -262,9 +211,9 @@ class RunningContainer implements RunningServer {
   stop(graceMs: number): Promise<ExitInfo> {
     this.stopping ??= (async () => {
       if (!this.ended) {
-        await this.container.kill({ signal: 'SIGTERM' }).catch(() => {});
+        await this.docker.killContainer(this.container, 'SIGTERM').catch(() => {});
         const done = await Promise.race([this.exited.then(() => true), sleep(graceMs).then(() => false)]);
-        if (!done) await this.container.kill({ signal: 'SIGKILL' }).catch(() => {});
+        if (!done) await this.docker.killContainer(this.container, 'SIGKILL').catch(() => {});
       }
       return this.exited;
     })();
@@ -273,9 +222,9 @@ class RunningContainer implements RunningServer {
 
   async sample(): Promise<ResourceSample | undefined> {
     if (this.ended) return undefined;
-    let s: Docker.ContainerStats;
+    let s: ContainerStats;
     try {
-      s = await this.container.stats({ stream: false });
+      s = await this.docker.statsOf(this.container);
     } catch {
       return undefined;
     }
@@ -285,7 +234,7 @@ class RunningContainer implements RunningServer {
     const cpus = s.cpu_stats.online_cpus ?? s.cpu_stats.cpu_usage.percpu_usage?.length ?? 1;
     const cpu = cpuDelta > 0 && systemDelta > 0 ? (cpuDelta / systemDelta) * cpus * 100 : 0;
     // As `docker stats` shows it: usage less the page cache the kernel can drop.
-    const stats = (s.memory_stats.stats ?? {}) as Record<string, number | undefined>;
+    const stats = s.memory_stats.stats ?? {};
     const cache = stats.inactive_file ?? stats.total_inactive_file ?? 0;
     return { cpu, memory: Math.max(0, (s.memory_stats.usage ?? 0) - cache) };
   }
@@ -296,15 +245,14 @@ class RunningContainer implements RunningServer {
  * runs); those of a live emulator, and of other hosts, are left alone. Answers how many went.
  */
 export async function sweepContainers(daemon: DockerDaemon, dataDir: string): Promise<number> {
-  const found = await daemon.docker.listContainers({ all: true, filters: JSON.stringify({ label: [`${LABELS.dataDir}=${dataDir}`] }) });
+  const found = await daemon.listContainers([`${LABELS.dataDir}=${dataDir}`]);
   const here = hostname();
   let removed = 0;
   for (const c of found) {
     const pid = Number(c.Labels[LABELS.pid]);
     if (c.Labels[LABELS.host] !== here || !Number.isSafeInteger(pid) || pid === process.pid || isRunning(pid)) continue;
-    await daemon.docker
-      .getContainer(c.Id)
-      .remove({ force: true })
+    await daemon
+      .removeContainer(c.Id)
       .then(() => removed++)
       .catch(() => {});
   }

@@ -104,7 +104,7 @@ async function imageOf(docker: DockerDaemon, build: BuildSource): Promise<string
   const cached = loaded.get(key);
   if (cached !== undefined) {
     const image = await cached.catch(() => undefined);
-    if (image !== undefined && (await docker.docker.getImage(image).inspect().then(() => true, () => false))) return image;
+    if (image !== undefined && (await docker.hasImage(image).catch(() => false))) return image;
     if (loaded.get(key) === cached) loaded.delete(key);
   }
   let image = loaded.get(key);
