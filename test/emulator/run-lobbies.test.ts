@@ -7,7 +7,7 @@ import readline from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GAME_ID, NAMESPACE_ID } from '../../src/emulator/index.js';
+import { GAME_ID, NAMESPACE_ID, startEmulator } from '../../src/emulator/index.js';
 import { isRunning } from '../../src/emulator/runtime/process.js';
 import { lobbyMetrics } from '../../src/emulator/services/metrics.js';
 import { isolatedEnv, runCli, tempDir } from '../helpers/cli.js';
@@ -111,6 +111,22 @@ describe.skipIf(!POSIX)('readiness run: lobbies whose servers the emulator runs'
     expect(lobby.metrics.memory).toEqual(samples.slice(-30).map((s) => Math.round(s.memory)));
     expect(lobby.metrics.memory.length).toBeGreaterThan(0);
     expect(lobby.metrics.memory).not.toEqual(lobbyMetrics(lobbyId, 0, lobby.metrics.memory.length * 5_000).memory);
+  });
+
+  it('a lobby stopped through another instance on the same store: its server is found and stopped on the sweep', async () => {
+    const created = await t.call('POST', '/matchmaker/lobbies/create', { token: t.emu.tokens.public, body: { game_mode: 'default' } });
+    const lobbyId = created.json.lobby.lobby_id;
+    const [server, child] = await pidsOf(t.emu.endpoint, t.emu.tokens.cloud, lobbyId);
+    const other = await startEmulator({ dataDir: t.dataDir, config: { startDelayMs: 0, readyDelayMs: 0 } });
+    try {
+      const stopped = await callAt(other.endpoint, 'POST', `/_emulator/lobbies/${lobbyId}/stop`, { body: { exit_code: 2 } });
+      expect(stopped.status).toBe(200);
+      await until('its server gone', async () => (isRunning(server) || isRunning(child) ? undefined : true));
+      // The first stop stays: the server's own exit does not overwrite it.
+      expect((await lobbyOf(t.emu.endpoint, t.emu.tokens.cloud, lobbyId)).lobby.status.stopped).toMatchObject({ exit_code: 2, failed: true });
+    } finally {
+      await other.close();
+    }
   });
 
   it("closing the emulator stops its lobbies' servers and records the lobbies stopped", async () => {
