@@ -94,6 +94,16 @@ describe.skipIf(!POSIX)('readiness run: lobbies whose servers the emulator runs'
     expect(isRunning(server)).toBe(false);
   });
 
+  it('a server killed by a signal stops its lobby with 128 + its number, failed', async () => {
+    const created = await t.call('POST', '/matchmaker/lobbies/create', { token: t.emu.tokens.public, body: { game_mode: 'default' } });
+    const lobbyId = created.json.lobby.lobby_id;
+    const [server, child] = await pidsOf(t.emu.endpoint, t.emu.tokens.cloud, lobbyId);
+    process.kill(server, 'SIGKILL');
+    const stopped = await until('the lobby stopped', async () => (await lobbyOf(t.emu.endpoint, t.emu.tokens.cloud, lobbyId)).lobby.status.stopped ?? undefined);
+    expect(stopped).toMatchObject({ exit_code: 137, failed: true });
+    await until('its child gone', async () => (isRunning(child) ? undefined : true));
+  });
+
   it('emulator lobby stop ends the whole tree (a child ignoring SIGTERM too); the metrics are its samples', async () => {
     const created = await t.call('POST', '/matchmaker/lobbies/create', { token: t.emu.tokens.public, body: { game_mode: 'default' } });
     const lobbyId = created.json.lobby.lobby_id;
