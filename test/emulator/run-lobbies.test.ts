@@ -139,6 +139,22 @@ describe.skipIf(!POSIX)('readiness run: lobbies whose servers the emulator runs'
     }
   });
 
+  it('a server that does not call ready within the ready window: its lobby stops, failed, and the server goes', async () => {
+    const mine = await startTestEmulator({ ...CONFIG, run: 'echo "pid $$"; exec sleep 1000', readyWindowMs: 300 });
+    try {
+      const created = await mine.call('POST', '/matchmaker/lobbies/create', { token: mine.emu.tokens.public, body: { game_mode: 'default' } });
+      const lobbyId = created.json.lobby.lobby_id;
+      const pid = await until('the pid line', async () => {
+        const line = (await logLines(mine.emu.endpoint, mine.emu.tokens.cloud, lobbyId)).find((l) => l.startsWith('pid '));
+        return line === undefined ? undefined : Number(line.slice(4));
+      });
+      await until('the server gone', async () => (isRunning(pid) ? undefined : true));
+      expect((await lobbyOf(mine.emu.endpoint, mine.emu.tokens.cloud, lobbyId)).lobby.status.stopped).toMatchObject({ failed: true });
+    } finally {
+      await mine.stop();
+    }
+  });
+
   it("closing the emulator stops its lobbies' servers and records the lobbies stopped", async () => {
     const dataDir = tempDir();
     const mine = await startTestEmulator(CONFIG, { dataDir, runtime: { stopGraceMs: 300 } });
