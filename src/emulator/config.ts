@@ -13,9 +13,15 @@ export interface EmulatorConfig {
   idleLifetimeMs: number;
   /**
    * How a lobby becomes ready: `delay` (after startDelayMs + readyDelayMs, no server needed) or `manual` (when its
-   * server, started by hand with `emulator lobby env`, calls ready; stopped if it has not within readyWindowMs).
+   * server, started by hand with `emulator lobby env`, calls ready; stopped if it has not within readyWindowMs) or
+   * `run` (as manual, the server started by the emulator with the command `run`).
    */
   readiness: Readiness;
+  /**
+   * The command that runs each lobby's server (readiness `run`, which giving it implies): through the shell, with
+   * the lobby's environment, in a working directory of its own under the data directory.
+   */
+  run: string | null;
   /** A player made by find, join or create must connect within this long (of it, or of its lobby's ready). */
   registrationWindowMs: number;
   /** A manual lobby whose server has not called ready this long after its creation is stopped. */
@@ -35,7 +41,7 @@ export interface EmulatorConfig {
   storeTimeoutMs: number;
 }
 
-export const READINESS_MODES = ['delay', 'manual'] as const;
+export const READINESS_MODES = ['delay', 'manual', 'run'] as const;
 export type Readiness = (typeof READINESS_MODES)[number];
 
 const MiB = 1024 * 1024;
@@ -52,6 +58,7 @@ export const DEFAULT_CONFIG: EmulatorConfig = Object.freeze({
   readyDelayMs: 1000,
   idleLifetimeMs: 0,
   readiness: 'delay',
+  run: null,
   registrationWindowMs: 2 * 60 * 1000,
   readyWindowMs: 5 * 60 * 1000,
   rateLimits: false,
@@ -74,7 +81,7 @@ const NUMBER_FIELDS = [
 ] as const;
 // Delays may be zero; sizes, windows and the store's bound may not (a singlePartMax of 0 would plan an empty file in zero parts).
 const POSITIVE = new Set<string>(['partSize', 'singlePartMax', 'maxUploadBytes', 'registrationWindowMs', 'readyWindowMs', 'storeTimeoutMs']);
-const FIELDS = new Set<string>([...NUMBER_FIELDS, 'tokenless', 'rateLimits', 'readiness', 'gameModes', 'regions']);
+const FIELDS = new Set<string>([...NUMBER_FIELDS, 'tokenless', 'rateLimits', 'readiness', 'run', 'gameModes', 'regions']);
 
 /** A config the emulator could not serve; the message names the field. */
 export class EmulatorConfigError extends Error {}
@@ -113,6 +120,13 @@ export function checkConfig(raw: unknown): Partial<EmulatorConfig> {
       throw new EmulatorConfigError(`readiness must be one of ${READINESS_MODES.join(', ')}`);
     out.readiness = cfg.readiness as Readiness;
   }
+  if (cfg.run !== undefined && cfg.run !== null) {
+    if (typeof cfg.run !== 'string' || cfg.run.trim() === '') throw new EmulatorConfigError('run must be a non-empty command');
+    if (out.readiness !== undefined && out.readiness !== 'run') throw new EmulatorConfigError(`run goes with readiness run, not ${out.readiness}`);
+    out.run = cfg.run;
+    out.readiness = 'run';
+  }
+  if (out.readiness === 'run' && out.run === undefined) throw new EmulatorConfigError('readiness run needs run, the command that starts a lobby\'s server');
   if (cfg.gameModes !== undefined) {
     const modes = cfg.gameModes;
     if (!Array.isArray(modes) || modes.length === 0 || !modes.every(isName))

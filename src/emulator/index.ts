@@ -8,6 +8,7 @@ import { resolveConfig, type EmulatorConfig } from './config.js';
 import { DATA_DIR_ENTRIES, dataDirPaths } from './datadir.js';
 export { dataDirHolders, holdDataDir, type ServerHold } from './datadir.js';
 import { parseFaults } from './faults.js';
+import { LobbyServers } from './runtime/servers.js';
 import { createEmulatorServer, type Front, type TlsPair } from './routes/server.js';
 import { checkAdminToken } from './services/admin.js';
 import { systemClock, type Clock } from './services/clock.js';
@@ -30,6 +31,9 @@ export type { StoresInUse } from './stores/open.js';
 
 // How often a serving emulator removes expired games (any request of an expired game's token also starts it).
 const SWEEP_INTERVAL_MS = 60_000;
+// How often an emulator running lobbies' servers looks for their lobbies stopped in the store (by another replica,
+// the idle lifetime, the ready window, a deleted game): one read per server it runs.
+const SERVER_SWEEP_INTERVAL_MS = 1_000;
 
 export interface RunningEmulator {
   /** e.g. http://127.0.0.1:54321, no trailing slash. */
@@ -75,6 +79,8 @@ export interface StartEmulatorOptions extends StoreOptions {
   tls?: TlsFiles;
   /** How a logs watch waits; tests shorten it. */
   logWatch?: Partial<LogWatchTiming>;
+  /** Readiness `run`: how often a server is sampled for its lobby's metrics, and its stop's grace period (tests shorten them). */
+  runtime?: { sampleEveryMs?: number; stopGraceMs?: number };
 }
 
 function readTls(files: TlsFiles): TlsPair {
@@ -101,6 +107,20 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
   const services = createServices({ store, blobs, names, clock: opts.clock ?? systemClock, config, secret, faults, adminToken: opts.adminToken, logWatch: opts.logWatch });
   const front: Front = { endpoint: '', faults };
   const server = createEmulatorServer(services, front, tls);
+  const servers =
+    config.run === null
+      ? undefined
+      : new LobbyServers({
+          command: config.run,
+          workRoot: join(opts.dataDir, 'lobbies'),
+          store,
+          lobbies: services.lobbies,
+          logs: services.logs,
+          endpoint: () => front.endpoint,
+          warn: (message) => console.error(`[emulator] ${message}`),
+          ...opts.runtime,
+        });
+  services.lobbies.runner = servers;
   try {
     await services.builds.removeLeftovers();
     await new Promise<void>((resolve, reject) => {
@@ -120,6 +140,8 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
   // Uploads whose part URLs expired are swept on the same beat.
   const sweeper = setInterval(() => void Promise.all([services.games.sweep(), services.builds.sweep()]).catch(sweepFailed), SWEEP_INTERVAL_MS);
   sweeper.unref();
+  const serverSweeper = servers && setInterval(() => void servers.sweep((opts.clock ?? systemClock).now()).catch(sweepFailed), SERVER_SWEEP_INTERVAL_MS);
+  serverSweeper?.unref();
 
   let closing: Promise<void> | null = null;
   return {
@@ -134,7 +156,10 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
     },
     close(closeOpts = {}) {
       clearInterval(sweeper);
+      clearInterval(serverSweeper);
       closing ??= (async () => {
+        // The lobbies' servers first, while the API they call still answers; their exits record their lobbies stopped.
+        await servers?.close();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         const grace = closeOpts.graceMs ?? 0;
         if (grace > 0) {

@@ -2,7 +2,7 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir as sharedTempDir } from '../helpers/cli.js';
-import { startEmulator, type Clock, type EmulatorConfig, type RunningEmulator } from '../../src/emulator/index.js';
+import { startEmulator, type Clock, type EmulatorConfig, type RunningEmulator, type StartEmulatorOptions } from '../../src/emulator/index.js';
 import type { LogWatchTiming } from '../../src/emulator/services/logs.js';
 
 export interface Call {
@@ -55,13 +55,13 @@ export async function callAt(
  */
 export async function startTestEmulator(
   config: Partial<EmulatorConfig> = {},
-  opts: { dataDir?: string; clock?: Clock; adminToken?: string; database?: string; logWatch?: Partial<LogWatchTiming> } = {},
+  opts: { dataDir?: string; clock?: Clock; adminToken?: string; database?: string; logWatch?: Partial<LogWatchTiming>; runtime?: StartEmulatorOptions['runtime'] } = {},
 ): Promise<TestEmulator> {
   const dataDir = opts.dataDir ?? tempDir();
   // On PostgreSQL the secret lives in the database: given here instead, so the test knows it.
   const secret = opts.database === undefined ? undefined : 'a-test-secret-for-emulators-on-postgresql';
   // The per-IP limits are off unless a test turns them on: every test's requests come from loopback.
-  const emu = await startEmulator({ dataDir, config: { rateLimits: false, ...config }, clock: opts.clock, adminToken: opts.adminToken, database: opts.database, secret, logWatch: opts.logWatch });
+  const emu = await startEmulator({ dataDir, config: { rateLimits: false, ...config }, clock: opts.clock, adminToken: opts.adminToken, database: opts.database, secret, logWatch: opts.logWatch, runtime: opts.runtime });
   return {
     emu,
     dataDir,

@@ -123,7 +123,8 @@ export default defineCommand({
     { flags: '--port <port>', description: 'port to listen on (0 picks a free one)', default: '6420', value: integer({ min: 0, max: 65535 }) },
     { flags: '--data-dir <dir>', description: 'where the emulator keeps its state (default: the user data directory)' },
     { flags: '--config <file>', description: 'JSON file with game modes, regions, delays and limits' },
-    { flags: '--readiness <mode>', description: "how lobbies become ready: delay (after the config's delays) or manual (when their server calls ready)" },
+    { flags: '--readiness <mode>', description: "how lobbies become ready: delay (after the config's delays), manual (when their server calls ready) or run (with --run)" },
+    { flags: '--run <command>', description: "start each lobby's server with this shell command (its environment as `emulator lobby env` prints it); the lobby is ready when it calls ready" },
     { flags: '--part-size <bytes>', description: 'multipart part size, e.g. 64KiB or 1MiB (default: 100MiB; for tests)', value: bytes },
     { flags: '--database <url>', description: 'keep the records in PostgreSQL at this postgres:// URL instead of SQLite in the data directory' },
     { flags: '--bucket <url>', description: 'keep builds and exports in an S3-compatible bucket, s3://bucket[/prefix] (endpoint, region, keys: AWS_* variables)' },
@@ -137,7 +138,9 @@ export default defineCommand({
     'With -q, prints the endpoint alone. On an address other than loopback it needs an admin token ' +
     '(GAMEHOST_EMULATOR_ADMIN_TOKEN or --admin-token-file), which the admin routes then require. ' +
     '--database and --bucket may come from GAMEHOST_EMULATOR_DATABASE_URL and GAMEHOST_EMULATOR_BUCKET. ' +
-    'With --readiness manual, a lobby waits for its server, started with `gamehost emulator lobby env`, to call ready.',
+    'With --readiness manual, a lobby waits for its server, started with `gamehost emulator lobby env`, to call ready. ' +
+    'With --run, the emulator starts each lobby\'s server itself, its output in the lobby\'s logs; the server exiting ' +
+    'stops the lobby, and a stopped lobby\'s server is stopped (SIGTERM, then SIGKILL after 5 s).',
   examples: [
     'gamehost emulator serve --env > emulator.env & sleep 1; . ./emulator.env; gamehost stats',
     'gamehost emulator serve --port 0 --data-dir .emulator --json > emulator.json &   # in CI',
@@ -153,6 +156,13 @@ export default defineCommand({
     if (v.readiness !== undefined) {
       const { READINESS_MODES } = await import('../../emulator/config.js');
       config = { ...config, readiness: parseChoice('--readiness', v.readiness, READINESS_MODES) };
+    }
+    if (v.run !== undefined) {
+      if (v.readiness !== undefined && v.readiness !== 'run') throw new UsageError(`--run goes with --readiness run, not ${v.readiness}`);
+      if (!v.run.trim()) throw new UsageError('--run is empty', "e.g. --run 'node server.js'");
+      config = { ...config, readiness: 'run', run: v.run };
+    } else if (config?.readiness === 'run' && !config.run) {
+      throw new UsageError('--readiness run needs the command that starts a lobby\'s server: --run <command> (or "run" in --config)');
     }
     if ((v.tlsCert === undefined) !== (v.tlsKey === undefined)) throw new UsageError('--tls-cert and --tls-key go together: give both');
     const adminToken = await readAdminToken(v.adminTokenFile, ctx);

@@ -7,7 +7,7 @@ import { NOT_READY, type LobbyRow, type NewPlayer, type Store } from '../stores/
 import type { Clock } from './clock.js';
 import { lobbyEnvironment, lobbyPorts, type LobbyPort } from './environment.js';
 import type { Game } from './games.js';
-import { lobbyMetrics, type JobMetrics } from './metrics.js';
+import { lobbyMetrics, sampledMetrics, type JobMetrics } from './metrics.js';
 import { freePort } from './ports.js';
 import { signPlayerToken, signToken, verifyPlayerToken } from './tokens.js';
 
@@ -119,7 +119,18 @@ export interface LobbyDeps {
   secret: Buffer;
 }
 
+/** What runs lobbies' servers (readiness `run`, runtime/servers.ts): told of each lobby created and stopped here. */
+export interface LobbyServerRunner {
+  start(game: Game, lobby: LobbyRow): Promise<void>;
+  stop(lobbyId: string): Promise<void>;
+  /** The resource samples of the lobby's server, oldest first; undefined when it had none here. */
+  samples(lobbyId: string): { cpu: number; memory: number }[] | undefined;
+}
+
 export class Lobbies {
+  /** Set by the emulator in readiness `run`. */
+  runner: LobbyServerRunner | undefined;
+
   constructor(private readonly deps: LobbyDeps) {}
 
   /**
@@ -144,6 +155,7 @@ export class Lobbies {
     });
     const player = this.newPlayer(sourceIp);
     await this.deps.store.insertLobby(lobby, player);
+    await this.runner?.start(game, lobby);
     return this.seat(lobby, player.player_id, now);
   }
 
@@ -183,6 +195,7 @@ export class Lobbies {
         autoCreated: true,
       });
       outcome = await store.findLobby(query, player, create);
+      if (outcome.kind === 'joined' && outcome.created) await this.runner?.start(game, outcome.lobby);
     }
     if (outcome.kind === 'none') fail('MATCHMAKER_NO_AVAILABLE_LOBBIES');
     if (outcome.kind === 'too_many_lobbies') fail('MATCHMAKER_TOO_MANY_LOBBIES', { max: MAX_LOBBIES });
@@ -358,7 +371,8 @@ export class Lobbies {
     const { config } = this.deps;
     const lobbyId = randomUUID();
     const startTs = now + config.startDelayMs;
-    const manual = config.readiness === 'manual';
+    // A lobby whose server calls ready: started by hand (manual) or by the emulator (run).
+    const manual = config.readiness !== 'delay';
     const readyTs = manual ? NOT_READY : startTs + config.readyDelayMs;
     const idle = config.idleLifetimeMs > 0 ? config.idleLifetimeMs : null;
     const h = parseInt(lobbyId.replace(/-/g, '').slice(-8), 16) >>> 0;
@@ -417,7 +431,7 @@ export class Lobbies {
     await this.deps.store.expireIdle(now);
     const lobby = await this.deps.store.getLobby(lobbyId);
     if (lobby === undefined || lobby.namespace_id !== namespaceId) fail('API_NOT_FOUND', { what: `Lobby ${lobbyId}` });
-    return stateAt(lobby, now);
+    return this.stateAt(lobby, now);
   }
 
   /** The lobbies of the game's namespace created before `before` (ms), newest first, at most `limit`. */
@@ -431,7 +445,7 @@ export class Lobbies {
       .filter((l) => l.create_ts < before)
       .sort((a, b) => b.create_ts - a.create_ts || (a.lobby_id < b.lobby_id ? -1 : 1))
       .slice(0, limit)
-      .map((l) => stateAt(l, now));
+      .map((l) => this.stateAt(l, now));
   }
 
   /** Stops a lobby of the game (the cloud API's delete): false when it had already stopped. */
@@ -453,8 +467,19 @@ export class Lobbies {
     // A lobby that already stopped by itself keeps that stop.
     await store.expireIdle(now);
     const stopped = await store.stopLobby(lobbyId, now, exitCode, opts.failed ?? exitCode !== 0);
+    // Its server (if this emulator runs one) goes with it: SIGTERM, then SIGKILL after the grace period.
+    // (Asked even when it had stopped already: a lobby stopped by time, or elsewhere, may still have one here.)
+    await this.runner?.stop(lobbyId);
     const lobby = await store.getLobby(lobbyId);
-    return lobby === undefined ? null : { ...stateAt(lobby, now), alreadyStopped: !stopped };
+    return lobby === undefined ? null : { ...this.stateAt(lobby, this.deps.clock.now()), alreadyStopped: !stopped };
+  }
+
+  /** A lobby at `now`, its metrics from its server's samples when this emulator runs (or ran) one. */
+  private stateAt(lobby: LobbyRow, now: number): LobbyState {
+    const state = stateAt(lobby, now);
+    const samples = this.runner?.samples(lobby.lobby_id);
+    if (samples !== undefined && state.metrics !== undefined) state.metrics = sampledMetrics(lobby.lobby_id, samples);
+    return state;
   }
 
   /** A player joins, as the service's join would let them, so max_players and the idle lifetime act. */

@@ -53,3 +53,9 @@ export function lobbyMetrics(lobbyId: string, startTs: number, nowMs: number): J
   }
   return { job: `lobby-${lobbyId}`, cpu, memory, allocated_memory: ALLOCATED_MEMORY_MB };
 }
+
+/** The metrics of a lobby whose server runs here: its runner's samples (CPU percent of one core, bytes resident). */
+export function sampledMetrics(lobbyId: string, samples: readonly { cpu: number; memory: number }[]): JobMetrics {
+  const kept = samples.slice(-MAX_SAMPLES);
+  return { job: `lobby-${lobbyId}`, cpu: kept.map((s) => round2(s.cpu)), memory: kept.map((s) => Math.round(s.memory)), allocated_memory: ALLOCATED_MEMORY_MB };
+}

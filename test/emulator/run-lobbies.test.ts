@@ -1,0 +1,200 @@
+// Readiness `run`: the emulator starts each new lobby's server itself (the game server fixture, a real process on
+// the official SDK), the lobby is ready when it calls ready, its output comes back through the logs routes, its exit
+// stops the lobby, and a stopped lobby's (or a closing emulator's) server goes with its whole process tree.
+import { spawn } from 'node:child_process';
+import net from 'node:net';
+import readline from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GAME_ID, NAMESPACE_ID, startEmulator } from '../../src/emulator/index.js';
+import { isRunning } from '../../src/emulator/runtime/process.js';
+import { lobbyMetrics } from '../../src/emulator/services/metrics.js';
+import { isolatedEnv, runCli, tempDir } from '../helpers/cli.js';
+import { callAt, startTestEmulator, type TestEmulator } from './helpers.js';
+
+const POSIX = process.platform !== 'win32';
+const FIXTURE = fileURLToPath(new URL('../fixtures/game-server.mjs', import.meta.url));
+const BIN = fileURLToPath(new URL('../../bin/gamehost.js', import.meta.url));
+const SERVER = `GAME_SERVER_CHILD=1 "${process.execPath}" "${FIXTURE}"`;
+const CONFIG = { startDelayMs: 0, readyDelayMs: 0, run: SERVER };
+
+/** Waits for `check` to give a value (a bound, not a timing: a server that never does fails the test). */
+async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+async function logLines(endpoint: string, cloudToken: string, lobbyId: string): Promise<string[]> {
+  const res = await callAt(endpoint, 'GET', `/cloud/games/${GAME_ID}/matchmaker/lobbies/${lobbyId}/logs?stream=std_out`, { token: cloudToken });
+  return (res.json?.lines ?? []).map((l: string) => Buffer.from(l, 'base64').toString());
+}
+
+/** The fixture's `pids <server> <child>` line, once it printed it. */
+async function pidsOf(endpoint: string, cloudToken: string, lobbyId: string): Promise<[number, number]> {
+  return until('the server\'s pids line', async () => {
+    const line = (await logLines(endpoint, cloudToken, lobbyId)).find((l) => l.startsWith('pids '));
+    return line === undefined ? undefined : (line.split(' ').slice(1).map(Number) as [number, number]);
+  });
+}
+
+async function lobbyOf(endpoint: string, cloudToken: string, lobbyId: string): Promise<any> {
+  return (await callAt(endpoint, 'GET', `/cloud/games/${GAME_ID}/namespaces/${NAMESPACE_ID}/logs/lobbies/${lobbyId}`, { token: cloudToken })).json;
+}
+
+/** Sends one line to the lobby's server on its port and returns its answer. */
+async function say(port: number, line: string): Promise<string> {
+  const socket = net.connect(port, '127.0.0.1');
+  socket.write(line + '\n');
+  const answer = await new Promise<string>((resolve) => {
+    const lines = readline.createInterface({ input: socket });
+    lines.once('line', resolve);
+    socket.once('close', () => resolve(''));
+  });
+  socket.destroy();
+  return answer;
+}
+
+describe.skipIf(!POSIX)('readiness run: lobbies whose servers the emulator runs', () => {
+  let t: TestEmulator;
+  beforeAll(async () => {
+    t = await startTestEmulator(CONFIG, { runtime: { sampleEveryMs: 50, stopGraceMs: 300 } });
+  });
+  afterAll(async () => {
+    await t.stop();
+  });
+
+  it("find answers once the server it started calls ready; the server's line comes back through the logs route; it admits the player", async () => {
+    const found = await t.call('POST', '/matchmaker/lobbies/find', { token: t.emu.tokens.public, body: { game_modes: ['default'] } });
+    expect(found.status).toBe(200);
+    const lobbyId = found.json.lobby.lobby_id;
+    const lobby = await lobbyOf(t.emu.endpoint, t.emu.tokens.cloud, lobbyId);
+    expect(lobby.lobby.ready_ts).toBeDefined();
+    expect(await until('the ready line', async () => ((await logLines(t.emu.endpoint, t.emu.tokens.cloud, lobbyId)).includes('ready') ? true : undefined))).toBe(true);
+    expect(await say(found.json.ports.default.port, found.json.player.token)).toBe('ok');
+    await t.call('POST', `/_emulator/lobbies/${lobbyId}/stop`, { body: {} });
+  });
+
+  it('the server exiting stops its lobby with its exit code, failed', async () => {
+    const created = await t.call('POST', '/matchmaker/lobbies/create', { token: t.emu.tokens.public, body: { game_mode: 'default' } });
+    expect(created.status).toBe(200);
+    const lobbyId = created.json.lobby.lobby_id;
+    const [server, child] = await pidsOf(t.emu.endpoint, t.emu.tokens.cloud, lobbyId);
+    await until('the ready line', async () => ((await logLines(t.emu.endpoint, t.emu.tokens.cloud, lobbyId)).includes('ready') ? true : undefined));
+    expect(await say(created.json.lobby.ports.default.port, 'exit 3')).toBe('');
+    const stopped = await until('the lobby stopped', async () => (await lobbyOf(t.emu.endpoint, t.emu.tokens.cloud, lobbyId)).lobby.status.stopped ?? undefined);
+    expect(stopped).toMatchObject({ exit_code: 3, failed: true });
+    // What it started went with it.
+    await until('its child gone', async () => (isRunning(child) ? undefined : true));
+    expect(isRunning(server)).toBe(false);
+  });
+
+  it('a server killed by a signal stops its lobby with 128 + its number, failed', async () => {
+    const created = await t.call('POST', '/matchmaker/lobbies/create', { token: t.emu.tokens.public, body: { game_mode: 'default' } });
+    const lobbyId = created.json.lobby.lobby_id;
+    const [server, child] = await pidsOf(t.emu.endpoint, t.emu.tokens.cloud, lobbyId);
+    process.kill(server, 'SIGKILL');
+    const stopped = await until('the lobby stopped', async () => (await lobbyOf(t.emu.endpoint, t.emu.tokens.cloud, lobbyId)).lobby.status.stopped ?? undefined);
+    expect(stopped).toMatchObject({ exit_code: 137, failed: true });
+    await until('its child gone', async () => (isRunning(child) ? undefined : true));
+  });
+
+  it('emulator lobby stop ends the whole tree (a child ignoring SIGTERM too); the metrics are its samples', async () => {
+    const created = await t.call('POST', '/matchmaker/lobbies/create', { token: t.emu.tokens.public, body: { game_mode: 'default' } });
+    const lobbyId = created.json.lobby.lobby_id;
+    const [server, child] = await pidsOf(t.emu.endpoint, t.emu.tokens.cloud, lobbyId);
+    expect(isRunning(child)).toBe(true);
+    await until('a sample', async () => ((t.emu.services.lobbies.runner?.samples(lobbyId)?.length ?? 0) > 0 ? true : undefined));
+    const r = await runCli(['emulator', 'lobby', 'stop', lobbyId, '--json'], { env: { ...isolatedEnv(), GAMEHOST_ENDPOINT: t.emu.endpoint } });
+    expect(r.code).toBe(0);
+    // The stop answers once nothing of the tree is left.
+    expect(isRunning(server)).toBe(false);
+    expect(isRunning(child)).toBe(false);
+    const lobby = await lobbyOf(t.emu.endpoint, t.emu.tokens.cloud, lobbyId);
+    expect(lobby.lobby.status.stopped).toMatchObject({ exit_code: 0, failed: false });
+    const samples = t.emu.services.lobbies.runner!.samples(lobbyId)!;
+    expect(lobby.metrics.memory).toEqual(samples.slice(-30).map((s) => Math.round(s.memory)));
+    expect(lobby.metrics.memory.length).toBeGreaterThan(0);
+    expect(lobby.metrics.memory).not.toEqual(lobbyMetrics(lobbyId, 0, lobby.metrics.memory.length * 5_000).memory);
+  });
+
+  it('a lobby stopped through another instance on the same store: its server is found and stopped on the sweep', async () => {
+    const created = await t.call('POST', '/matchmaker/lobbies/create', { token: t.emu.tokens.public, body: { game_mode: 'default' } });
+    const lobbyId = created.json.lobby.lobby_id;
+    const [server, child] = await pidsOf(t.emu.endpoint, t.emu.tokens.cloud, lobbyId);
+    const other = await startEmulator({ dataDir: t.dataDir, config: { startDelayMs: 0, readyDelayMs: 0 } });
+    try {
+      const stopped = await callAt(other.endpoint, 'POST', `/_emulator/lobbies/${lobbyId}/stop`, { body: { exit_code: 2 } });
+      expect(stopped.status).toBe(200);
+      await until('its server gone', async () => (isRunning(server) || isRunning(child) ? undefined : true));
+      // The first stop stays: the server's own exit does not overwrite it.
+      expect((await lobbyOf(t.emu.endpoint, t.emu.tokens.cloud, lobbyId)).lobby.status.stopped).toMatchObject({ exit_code: 2, failed: true });
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('a server that does not call ready within the ready window: its lobby stops, failed, and the server goes', async () => {
+    const mine = await startTestEmulator({ ...CONFIG, run: 'echo "pid $$"; exec sleep 1000', readyWindowMs: 300 });
+    try {
+      const created = await mine.call('POST', '/matchmaker/lobbies/create', { token: mine.emu.tokens.public, body: { game_mode: 'default' } });
+      const lobbyId = created.json.lobby.lobby_id;
+      const pid = await until('the pid line', async () => {
+        const line = (await logLines(mine.emu.endpoint, mine.emu.tokens.cloud, lobbyId)).find((l) => l.startsWith('pid '));
+        return line === undefined ? undefined : Number(line.slice(4));
+      });
+      await until('the server gone', async () => (isRunning(pid) ? undefined : true));
+      expect((await lobbyOf(mine.emu.endpoint, mine.emu.tokens.cloud, lobbyId)).lobby.status.stopped).toMatchObject({ failed: true });
+    } finally {
+      await mine.stop();
+    }
+  });
+
+  it("closing the emulator stops its lobbies' servers and records the lobbies stopped", async () => {
+    const dataDir = tempDir();
+    const mine = await startTestEmulator(CONFIG, { dataDir, runtime: { stopGraceMs: 300 } });
+    const created = await mine.call('POST', '/matchmaker/lobbies/create', { token: mine.emu.tokens.public, body: { game_mode: 'default' } });
+    const lobbyId = created.json.lobby.lobby_id;
+    const [server, child] = await pidsOf(mine.emu.endpoint, mine.emu.tokens.cloud, lobbyId);
+    await mine.emu.close();
+    expect(isRunning(server)).toBe(false);
+    expect(isRunning(child)).toBe(false);
+    // Opened again (servers off), the lobby is stopped.
+    const again = await startTestEmulator({ startDelayMs: 0, readyDelayMs: 0 }, { dataDir });
+    try {
+      expect((await lobbyOf(again.emu.endpoint, again.emu.tokens.cloud, lobbyId)).lobby.status.stopped).toBeDefined();
+    } finally {
+      await again.stop();
+    }
+  });
+});
+
+describe.skipIf(!POSIX)('gamehost emulator serve --run', () => {
+  it('starts a lobby\'s server; SIGTERM stops it with its tree, nothing left behind', async () => {
+    const env = isolatedEnv();
+    const dataDir = tempDir();
+    const child = spawn(process.execPath, [BIN, 'emulator', 'serve', '--port', '0', '--json', '--data-dir', dataDir, '--run', SERVER], {
+      env: { PATH: process.env.PATH, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    try {
+      const info = JSON.parse(await new Promise<string>((resolve) => readline.createInterface({ input: child.stdout! }).once('line', resolve)));
+      const found = await callAt(info.endpoint, 'POST', '/matchmaker/lobbies/find', { token: info.tokens.public, body: { game_modes: ['default'] } });
+      expect(found.status).toBe(200);
+      const [server, grandchild] = await pidsOf(info.endpoint, info.tokens.cloud, found.json.lobby.lobby_id);
+      expect(isRunning(grandchild)).toBe(true);
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      expect(isRunning(server)).toBe(false);
+      expect(isRunning(grandchild)).toBe(false);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+});
