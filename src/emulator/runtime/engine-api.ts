@@ -7,7 +7,17 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
-import { Agent, type Dispatcher } from 'undici';
+import { createRequire } from 'node:module';
+import type { Agent, Dispatcher } from 'undici';
+
+// undici's files, not its package entry: the entry makes its Agent Node's global dispatcher, which every fetch()
+// of the process (a test's, a user's) would then go through. The same files src/api/agents.ts loads.
+const require = createRequire(import.meta.url);
+const undici = () => ({
+  Agent: require('undici/lib/dispatcher/agent.js') as typeof Agent,
+  request: require('undici/lib/api/api-request.js') as (this: Dispatcher, o: Dispatcher.RequestOptions) => Promise<Dispatcher.ResponseData>,
+  upgrade: require('undici/lib/api/api-upgrade.js') as (this: Dispatcher, o: Dispatcher.UpgradeOptions) => Promise<Dispatcher.UpgradeData>,
+});
 
 export const DEFAULT_SOCKET = process.platform === 'win32' ? '//./pipe/docker_engine' : '/var/run/docker.sock';
 /** The API version asked for when the daemon names none: Docker 20.10, the first with `host-gateway`. */
@@ -117,14 +127,14 @@ export class DockerEngine {
     this.where = address.where;
     const certs = address.certDir;
     const read = (name: string) => readFileSync(join(certs!, name));
-    this.agent = new Agent({
+    this.agent = new (undici().Agent)({
       connect: address.socketPath !== undefined ? { socketPath: address.socketPath } : certs ? { ca: read('ca.pem'), cert: read('cert.pem'), key: read('key.pem') } : {},
     });
   }
 
   /** Pings the daemon (unversioned, as the CLI does) and takes the API version it answers with. */
   async connect(): Promise<this> {
-    const res = await this.agent.request({ origin: this.address.origin, path: `${this.address.basePath}/_ping`, method: 'GET' });
+    const res = await undici().request.call(this.agent, { origin: this.address.origin, path: `${this.address.basePath}/_ping`, method: 'GET' });
     await res.body.text();
     if (res.statusCode !== 200) throw new EngineError(res.statusCode, `it answers ${res.statusCode} to a ping`);
     const version = res.headers['api-version'];
@@ -144,7 +154,7 @@ export class DockerEngine {
   }
 
   private async call(method: Dispatcher.HttpMethod, path: string, opts: { query?: Query; json?: unknown; body?: Readable; type?: string; wait?: boolean } = {}): Promise<Dispatcher.ResponseData> {
-    const res = await this.agent.request({
+    const res = await undici().request.call(this.agent, {
       origin: this.address.origin,
       path: this.path(path, opts.query),
       method,
@@ -246,7 +256,7 @@ export class DockerEngine {
       method: 'POST',
       protocol: 'tcp',
     };
-    const { socket } = await this.agent.upgrade(options);
+    const { socket } = await undici().upgrade.call(this.agent, options);
     return socket;
   }
 
