@@ -8,7 +8,6 @@ import { resolveConfig, type EmulatorConfig } from './config.js';
 import { DATA_DIR_ENTRIES, dataDirPaths } from './datadir.js';
 export { dataDirHolders, holdDataDir, type ServerHold } from './datadir.js';
 import { parseFaults } from './faults.js';
-import { LobbyServers } from './runtime/servers.js';
 import { createEmulatorServer, type Front, type TlsPair } from './routes/server.js';
 import { checkAdminToken } from './services/admin.js';
 import { systemClock, type Clock } from './services/clock.js';
@@ -107,10 +106,11 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
   const services = createServices({ store, blobs, names, clock: opts.clock ?? systemClock, config, secret, faults, adminToken: opts.adminToken, logWatch: opts.logWatch });
   const front: Front = { endpoint: '', faults };
   const server = createEmulatorServer(services, front, tls);
+  // The runtime (process and container runners, their metrics libraries) is loaded only where lobbies run a server.
   const servers =
     config.run === null
       ? undefined
-      : new LobbyServers({
+      : new (await import('./runtime/servers.js')).LobbyServers({
           command: config.run,
           workRoot: join(opts.dataDir, 'lobbies'),
           store,
