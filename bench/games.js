@@ -15,11 +15,12 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const PAIRS = Number(process.env.BENCH_PAIRS ?? 4);
 const GAMES = 20;
 const BUDGET_RATIO = 0.9;
-const ADMIN = 'bench-admin-token-0123456789abcdef';
+export const ADMIN = 'bench-admin-token-0123456789abcdef';
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-async function call(endpoint, method, pathname, { token = ADMIN, body } = {}) {
+/** One JSON request to the emulator (the admin token by default); throws on an error answer. */
+export async function call(endpoint, method, pathname, { token = ADMIN, body } = {}) {
   const res = await fetch(endpoint + pathname, {
     method,
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },

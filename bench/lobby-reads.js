@@ -1,5 +1,5 @@
-// Reads that grow with the lobbies budget: what the service reads per request (player statistics today; the
-// matchmaker's find is added to MEASURES beside it) costs at most 2x more with 10,000 running lobbies in the game
+// Reads that grow with the lobbies budget: what the service reads per request (player statistics; find, which
+// writes, is bench/find.js) costs at most 2x more with 10,000 running lobbies in the game
 // than with 10. One `gamehost emulator serve` in its own process holds both games (SQLite, then PostgreSQL on an
 // embedded server or GAMEHOST_BENCH_DATABASE_URL); each measure is loaded on the small game and the large one in
 // turn (S L L S S L …, BENCH_PAIRS pairs) and the medians of their requests per second compared.
@@ -11,6 +11,7 @@ import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { startEmbeddedPostgres } from './embedded-postgres.js';
+import { ADMIN, call } from './games.js';
 
 const BIN = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'gamehost.js');
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 10) / 4;
@@ -19,28 +20,16 @@ const PAIRS = Number(process.env.BENCH_PAIRS ?? 4);
 const SMALL = 10;
 const LARGE = Number(process.env.BENCH_LOBBIES ?? 10_000);
 const BUDGET_RATIO = 2;
-const ADMIN = 'bench-admin-token-0123456789abcdef';
 
 /**
- * What is measured, each a request of one game (its tokens, its game_id) that must answer 2xx; the matchmaker's
- * find goes here as `{ name: 'lobby find', request: (game) => ({ method: 'POST', path: '/matchmaker/lobbies/find', ... }) }`.
+ * What is measured, each a read of one game (its tokens, its game_id) that must answer 2xx. Find is measured apart
+ * (bench/find.js): each find adds a player, so its lobbies are seeded with room for every request.
  */
 export const MEASURES = [
   { name: 'player statistics', request: (game) => ({ method: 'GET', path: '/matchmaker/players/statistics', token: game.tokens.public }) },
 ];
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-
-async function call(endpoint, method, pathname, { token = ADMIN, body } = {}) {
-  const res = await fetch(endpoint + pathname, {
-    method,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`${method} ${pathname}: ${res.status} ${text}`);
-  return text ? JSON.parse(text) : {};
-}
 
 /** A game with `lobbies` running lobbies spread over its game modes and regions (each with its creating player). */
 async function gameWith(endpoint, lobbies) {
