@@ -188,9 +188,16 @@ export function formatMiB(bytes: number): string {
   return `${v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2)} MiB`;
 }
 
-/** A count for people, in thousands: `4,007` (the one form of a count beside another in a view). */
+/**
+ * A count for people, in thousands: `4,007` (the one form of a count beside another in a view). Rounded half away
+ * from zero and grouped as `toLocaleString('en-US')` does, without it: its first call loads ICU's number formats,
+ * about 35 ms of a command's start.
+ */
 export function formatCount(n: number): string {
-  return Number.isFinite(n) ? n.toLocaleString('en-US', { maximumFractionDigits: 0 }) : '-';
+  if (!Number.isFinite(n)) return '-';
+  const digits = BigInt(Math.round(Math.abs(n))).toString();
+  const sign = n < 0 && digits !== '0' ? '-' : '';
+  return sign + digits.replace(/\B(?=(\d{3})+$)/g, ',');
 }
 
 /** Lobby-hours: `1,234 h`, `12.5 h`, `0.42 h`, `<0.01 h` (something, but less than shows). */

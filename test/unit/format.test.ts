@@ -1,9 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { formatBytes, formatDuration, formatTime } from '../../src/output/format.js';
+import { formatBytes, formatCount, formatDuration, formatTime } from '../../src/output/format.js';
 import { fitWidths } from '../../src/output/table.js';
 import { parseErrorBody } from '../../src/api/transport.js';
 
 describe('format', () => {
+  it('counts group and round as en-US toLocaleString does (without loading ICU)', () => {
+    const values = [0, 7, 999, 1000, 4007, 12345.5, 2.5, -2.5, -1234567.49, 2 ** 53 + 2, 1e21, 123456789012];
+    for (let i = 0; i < 500; i++) values.push(Math.round((Math.random() - 0.5) * 10 ** (1 + (i % 16))) / (i % 3 === 0 ? 10 : 1));
+    // Apart from one: what rounds to nothing is 0, never toLocaleString's -0.
+    for (const n of values.filter((v) => Math.abs(v) >= 0.5)) expect(formatCount(n), String(n)).toBe(n.toLocaleString('en-US', { maximumFractionDigits: 0 }));
+    expect([-0.2, -0, 0.4].map(formatCount)).toEqual(['0', '0', '0']);
+    expect([NaN, Infinity].map(formatCount)).toEqual(['-', '-']);
+  });
   it('bytes', () => {
     expect(formatBytes(512)).toBe('512 B');
     expect(formatBytes(1536)).toBe('1.50 KiB');
