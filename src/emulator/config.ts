@@ -22,6 +22,16 @@ export interface EmulatorConfig {
    * the lobby's environment, in a working directory of its own under the data directory.
    */
   run: string | null;
+  /**
+   * Readiness `run`: the lobbies whose servers one emulator (replica) runs at once, at most; past it, find and create
+   * answer MATCHMAKER_TOO_MANY_LOBBIES instead of starting another.
+   */
+  maxRunningLobbies: number;
+  /**
+   * Readiness `run`: this emulator's replica id, which the store records as the owner of the lobbies whose servers it
+   * runs; null: the id kept in the data directory's `replica` file (made on first use). Stable across restarts.
+   */
+  replica: string | null;
   /** A player made by find, join or create must connect within this long (of it, or of its lobby's ready). */
   registrationWindowMs: number;
   /** A manual lobby whose server has not called ready this long after its creation is stopped. */
@@ -59,6 +69,8 @@ export const DEFAULT_CONFIG: EmulatorConfig = Object.freeze({
   idleLifetimeMs: 0,
   readiness: 'delay',
   run: null,
+  maxRunningLobbies: 16,
+  replica: null,
   registrationWindowMs: 2 * 60 * 1000,
   readyWindowMs: 5 * 60 * 1000,
   rateLimits: false,
@@ -78,10 +90,14 @@ const NUMBER_FIELDS = [
   'singlePartMax',
   'maxUploadBytes',
   'storeTimeoutMs',
+  'maxRunningLobbies',
 ] as const;
 // Delays may be zero; sizes, windows and the store's bound may not (a singlePartMax of 0 would plan an empty file in zero parts).
-const POSITIVE = new Set<string>(['partSize', 'singlePartMax', 'maxUploadBytes', 'registrationWindowMs', 'readyWindowMs', 'storeTimeoutMs']);
-const FIELDS = new Set<string>([...NUMBER_FIELDS, 'tokenless', 'rateLimits', 'readiness', 'run', 'gameModes', 'regions']);
+const POSITIVE = new Set<string>(['partSize', 'singlePartMax', 'maxUploadBytes', 'registrationWindowMs', 'readyWindowMs', 'storeTimeoutMs', 'maxRunningLobbies']);
+const FIELDS = new Set<string>([...NUMBER_FIELDS, 'tokenless', 'rateLimits', 'readiness', 'run', 'replica', 'gameModes', 'regions']);
+
+/** What a replica id may be (`--replica`, the config's `replica`): a name fit for a label and a log line. */
+export const REPLICA_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
 
 /** A config the emulator could not serve; the message names the field. */
 export class EmulatorConfigError extends Error {}
@@ -125,6 +141,11 @@ export function checkConfig(raw: unknown): Partial<EmulatorConfig> {
     if (out.readiness !== undefined && out.readiness !== 'run') throw new EmulatorConfigError(`run goes with readiness run, not ${out.readiness}`);
     out.run = cfg.run;
     out.readiness = 'run';
+  }
+  if (cfg.replica !== undefined && cfg.replica !== null) {
+    if (typeof cfg.replica !== 'string' || !REPLICA_NAME.test(cfg.replica))
+      throw new EmulatorConfigError('replica must be 1 to 63 letters, digits, ".", "_" or "-", starting with a letter or digit');
+    out.replica = cfg.replica;
   }
   if (out.readiness === 'run' && out.run === undefined) throw new EmulatorConfigError('readiness run needs run, the command that starts a lobby\'s server');
   if (cfg.gameModes !== undefined) {

@@ -11,6 +11,7 @@ import { GAME_ID, NAMESPACE_ID, startEmulator } from '../../src/emulator/index.j
 import { isRunning } from '../../src/emulator/runtime/process.js';
 import { lobbyMetrics } from '../../src/emulator/services/metrics.js';
 import { isolatedEnv, runCli, tempDir } from '../helpers/cli.js';
+import { createTestDatabase, PG_PRESENT, queryDatabase } from '../helpers/postgres.js';
 import { callAt, startTestEmulator, type TestEmulator } from './helpers.js';
 
 const POSIX = process.platform !== 'win32';
@@ -18,6 +19,8 @@ const FIXTURE = fileURLToPath(new URL('../fixtures/game-server.mjs', import.meta
 const BIN = fileURLToPath(new URL('../../bin/gamehost.js', import.meta.url));
 const SERVER = `GAME_SERVER_CHILD=1 "${process.execPath}" "${FIXTURE}"`;
 const CONFIG = { startDelayMs: 0, readyDelayMs: 0, run: SERVER };
+// Real processes started and stopped: seconds of work on a busy machine.
+const SLOW_RUN = { timeout: 60_000 };
 
 /** Waits for `check` to give a value (a bound, not a timing: a server that never does fails the test). */
 async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
@@ -195,6 +198,90 @@ describe.skipIf(!POSIX)('gamehost emulator serve --run', () => {
       expect(isRunning(grandchild)).toBe(false);
     } finally {
       child.kill('SIGKILL');
+    }
+  });
+});
+
+/** A real `emulator serve --run` on `args`, its --json start line read. */
+async function serveRun(args: string[]): Promise<{ info: any; child: ReturnType<typeof spawn>; exited: Promise<number | null>; stderr: () => string }> {
+  const child = spawn(process.execPath, [BIN, 'emulator', 'serve', '--port', '0', '--json', '--run', SERVER, ...args], {
+    env: { PATH: process.env.PATH, ...isolatedEnv() },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let err = '';
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const line = await new Promise<string>((resolve, reject) => {
+    readline.createInterface({ input: child.stdout! }).once('line', resolve);
+    void exited.then((code) => reject(new Error(`serve exited ${code}: ${err}`)));
+  });
+  return { info: JSON.parse(line), child, exited, stderr: () => err };
+}
+
+const STORES: [string, boolean, () => Promise<string[]>][] = [
+  ['SQLite', true, async () => []],
+  ['PostgreSQL', PG_PRESENT, async () => ['--database', await createTestDatabase()]],
+];
+
+describe.skipIf(!POSIX).each(STORES)('emulator serve --run killed (SIGKILL) and started again, on %s', (_name, present, storeArgs) => {
+  it.skipIf(!present)("kills what its predecessor's servers left running and records their lobbies stopped, failed (137)", SLOW_RUN, async () => {
+    const dataDir = tempDir();
+    const args = ['--data-dir', dataDir, ...(await storeArgs())];
+    const first = await serveRun(args);
+    let server = 0;
+    let grandchild = 0;
+    try {
+      const found = await callAt(first.info.endpoint, 'POST', '/matchmaker/lobbies/find', { token: first.info.tokens.public, body: { game_modes: ['default'] } });
+      expect(found.status).toBe(200);
+      const lobbyId = found.json.lobby.lobby_id;
+      [server, grandchild] = await pidsOf(first.info.endpoint, first.info.tokens.cloud, lobbyId);
+      first.child.kill('SIGKILL');
+      await first.exited;
+      // Orphaned: nobody stopped them.
+      expect(isRunning(server)).toBe(true);
+      expect(isRunning(grandchild)).toBe(true);
+
+      const second = await serveRun(args);
+      try {
+        // Done before it serves: nothing of the old tree is left, and the lobby is stopped.
+        expect(isRunning(server)).toBe(false);
+        expect(isRunning(grandchild)).toBe(false);
+        expect((await lobbyOf(second.info.endpoint, second.info.tokens.cloud, lobbyId)).lobby.status.stopped).toMatchObject({ exit_code: 137, failed: true });
+        expect(second.stderr()).toContain('stopped 1 lobbies whose servers this replica ran before it restarted');
+      } finally {
+        second.child.kill('SIGTERM');
+        expect(await second.exited).toBe(0);
+      }
+    } finally {
+      first.child.kill('SIGKILL');
+      for (const pid of [server, grandchild]) if (pid > 0 && isRunning(pid)) process.kill(pid, 'SIGKILL');
+    }
+  });
+});
+
+describe.skipIf(!POSIX || !PG_PRESENT)('two replicas running lobbies on one PostgreSQL database', () => {
+  it("the replica that started a lobby's server owns it; a stop through the other reaches it on its sweep", SLOW_RUN, async () => {
+    const url = await createTestDatabase();
+    const start = (replica: string) =>
+      startEmulator({ dataDir: tempDir(), database: url, config: { ...CONFIG, replica }, runtime: { stopGraceMs: 300 } });
+    const a = await start('replica-a');
+    const b = await start('replica-b');
+    try {
+      const created = await callAt(a.endpoint, 'POST', '/matchmaker/lobbies/create', { token: a.tokens.public, body: { game_mode: 'default' } });
+      expect(created.status).toBe(200);
+      const lobbyId = created.json.lobby.lobby_id;
+      const [server, child] = await pidsOf(a.endpoint, a.tokens.cloud, lobbyId);
+      const [row] = await queryDatabase(url, 'SELECT owner, owner_pid, server_pid FROM lobbies WHERE lobby_id = $1', [lobbyId]);
+      expect(row).toMatchObject({ owner: 'replica-a', owner_pid: process.pid });
+      expect(row.server_pid).toBeGreaterThan(0);
+      const stopped = await callAt(b.endpoint, 'POST', `/_emulator/lobbies/${lobbyId}/stop`, { body: { exit_code: 4 } });
+      expect(stopped.status).toBe(200);
+      await until('its server gone', async () => (isRunning(server) || isRunning(child) ? undefined : true));
+      expect((await lobbyOf(b.endpoint, b.tokens.cloud, lobbyId)).lobby.status.stopped).toMatchObject({ exit_code: 4, failed: true });
+      // B started no server of its own for it.
+      expect(b.services.lobbies.runner!.samples(lobbyId)).toBeUndefined();
+    } finally {
+      await Promise.all([a.close(), b.close()]);
     }
   });
 });

@@ -125,6 +125,7 @@ export default defineCommand({
     { flags: '--config <file>', description: 'JSON file with game modes, regions, delays and limits' },
     { flags: '--readiness <mode>', description: "how lobbies become ready: delay (after the config's delays), manual (when their server calls ready) or run (with --run)" },
     { flags: '--run <command>', description: "start each lobby's server with this shell command (its environment as `emulator lobby env` prints it); the lobby is ready when it calls ready" },
+    { flags: '--replica <name>', description: "this replica's id, the owner of the lobbies whose servers it runs (default: kept in the data directory)" },
     { flags: '--part-size <bytes>', description: 'multipart part size, e.g. 64KiB or 1MiB (default: 100MiB; for tests)', value: bytes },
     { flags: '--database <url>', description: 'keep the records in PostgreSQL at this postgres:// URL instead of SQLite in the data directory' },
     { flags: '--bucket <url>', description: 'keep builds and exports in an S3-compatible bucket, s3://bucket[/prefix] (endpoint, region, keys: AWS_* variables)' },
@@ -163,6 +164,11 @@ export default defineCommand({
       config = { ...config, readiness: 'run', run: v.run };
     } else if (config?.readiness === 'run' && !config.run) {
       throw new UsageError('--readiness run needs the command that starts a lobby\'s server: --run <command> (or "run" in --config)');
+    }
+    if (v.replica !== undefined) {
+      const { REPLICA_NAME } = await import('../../emulator/config.js');
+      if (!REPLICA_NAME.test(v.replica)) throw new UsageError(`--replica "${v.replica}" must be 1 to 63 letters, digits, ".", "_" or "-", starting with a letter or digit`, 'e.g. --replica staging-1');
+      config = { ...config, replica: v.replica };
     }
     if ((v.tlsCert === undefined) !== (v.tlsKey === undefined)) throw new UsageError('--tls-cert and --tls-key go together: give both');
     const adminToken = await readAdminToken(v.adminTokenFile, ctx);

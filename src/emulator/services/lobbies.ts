@@ -121,6 +121,13 @@ export interface LobbyDeps {
 
 /** What runs lobbies' servers (readiness `run`, runtime/servers.ts): told of each lobby created and stopped here. */
 export interface LobbyServerRunner {
+  /** Recorded as the owner of each lobby created here (the replica, and this process). */
+  readonly owner: { replica: string; pid: number; start: number };
+  /** Takes a place for a server about to start; false at the bound of servers this emulator runs at once. */
+  reserve(): boolean;
+  /** Gives back a place for a lobby not created after all. */
+  release(): void;
+  /** Starts the server of a lobby created here, in the place reserved for it. */
   start(game: Game, lobby: LobbyRow): Promise<void>;
   stop(lobbyId: string): Promise<void>;
   /** The resource samples of the lobby's server, oldest first; undefined when it had none here. */
@@ -154,7 +161,13 @@ export class Lobbies {
       autoCreated: false,
     });
     const player = this.newPlayer(sourceIp);
-    await this.deps.store.insertLobby(lobby, player);
+    this.reserveServer();
+    try {
+      await this.deps.store.insertLobby(lobby, player);
+    } catch (err) {
+      this.runner?.release();
+      throw err;
+    }
     await this.runner?.start(game, lobby);
     return this.seat(lobby, player.player_id, now);
   }
@@ -194,11 +207,18 @@ export class Lobbies {
         lobbyConfig: undefined,
         autoCreated: true,
       });
-      outcome = await store.findLobby(query, player, create);
+      this.reserveServer();
+      try {
+        outcome = await store.findLobby(query, player, create);
+      } catch (err) {
+        this.runner?.release();
+        throw err;
+      }
       if (outcome.kind === 'joined' && outcome.created) await this.runner?.start(game, outcome.lobby);
+      else this.runner?.release();
     }
     if (outcome.kind === 'none') fail('MATCHMAKER_NO_AVAILABLE_LOBBIES');
-    if (outcome.kind === 'too_many_lobbies') fail('MATCHMAKER_TOO_MANY_LOBBIES', { max: MAX_LOBBIES });
+    if (outcome.kind === 'too_many_lobbies') fail('MATCHMAKER_TOO_MANY_LOBBIES', { reason: `this namespace runs ${MAX_LOBBIES} already.` });
     if (outcome.kind === 'too_many_from_source') fail('MATCHMAKER_TOO_MANY_PLAYERS_FROM_SOURCE', { max: MAX_UNCONNECTED_FROM_SOURCE });
     const lobby = await this.untilReady(outcome.lobby, now + FIND_TIMEOUT_MS);
     return this.seat(lobby, player.player_id, this.deps.clock.now());
@@ -351,6 +371,12 @@ export class Lobbies {
     }
   }
 
+  /** A place for a new lobby's server, or MATCHMAKER_TOO_MANY_LOBBIES at this emulator's bound (maxRunningLobbies). */
+  private reserveServer(): void {
+    if (this.runner !== undefined && !this.runner.reserve())
+      fail('MATCHMAKER_TOO_MANY_LOBBIES', { reason: `this emulator runs ${this.deps.config.maxRunningLobbies} lobbies' servers already (maxRunningLobbies).` });
+  }
+
   private newPlayer(sourceIp: string): NewPlayer {
     return { player_id: randomUUID(), source_ip: sourceIp, registration_ms: this.deps.config.registrationWindowMs, connected: false };
   }
@@ -402,6 +428,11 @@ export class Lobbies {
       state: null,
       ready_deadline_ts: manual ? now + config.readyWindowMs : null,
       player_count: 1,
+      owner: this.runner?.owner.replica ?? null,
+      owner_pid: this.runner?.owner.pid ?? null,
+      owner_start: this.runner?.owner.start ?? null,
+      server_pid: null,
+      server_start: null,
     };
   }
 
