@@ -391,6 +391,14 @@ describe('emulator configuration', () => {
     expect(r.stderr).toBe(`error: --part-size must be a size in bytes such as 65536, 64K, 64KiB or 1M, not "${size}"\n`);
   });
 
+  it.each([['a b'], ['-lead'], ['x'.repeat(64)]])('serve --replica %s → exit 2, one line naming the flag', async (name) => {
+    const r = await runCli(['emulator', 'serve', '--port', '0', '--run', 'true', '--replica', name], { env: isolatedEnv() });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(
+      `error: --replica "${name}" must be 1 to 63 letters, digits, ".", "_" or "-", starting with a letter or digit\n  e.g. --replica staging-1\n`,
+    );
+  });
+
   it('idleLifetimeMs in GAMEHOST_EMULATOR_CONFIG ends idle lobbies of the embedded emulator', async () => {
     const env = isolatedEnv({}, { startDelayMs: 0, readyDelayMs: 0, idleLifetimeMs: 100 });
     const lobbyId = await newLobby(env);
@@ -423,6 +431,8 @@ describe('emulator configuration', () => {
     [{ regions: [{ id: '', name: 'Nowhere' }] }, 'regions must be a non-empty list of {"id", "name"}'],
     [{ gameModes: 'duos' }, 'gameModes must be a non-empty list of names'],
     [{ partSize: 1, lobbies: 3 }, 'unknown field lobbies'],
+    [{ maxRunningLobbies: 0 }, 'maxRunningLobbies must be a whole number of at least 1'],
+    [{ replica: 'a b' }, 'replica must be 1 to 63 letters, digits, ".", "_" or "-", starting with a letter or digit'],
   ])('config %j is a usage error naming the field, with the same check the emulator applies', async (config, message) => {
     const r = await runCli(['stats'], { env: isolatedEnv({}, config) });
     expect(r.code).toBe(2);

@@ -158,6 +158,35 @@ describe.skipIf(!POSIX)('readiness run: lobbies whose servers the emulator runs'
     }
   });
 
+  it('at most maxRunningLobbies servers at once, however many creates come together, and a find that would start one more is refused too; a stopped one frees its place', SLOW_RUN, async () => {
+    const mine = await startTestEmulator({ ...CONFIG, run: 'exec sleep 1000', maxRunningLobbies: 2 }, { runtime: { stopGraceMs: 300 } });
+    try {
+      const create = () => mine.call('POST', '/matchmaker/lobbies/create', { token: mine.emu.tokens.public, body: { game_mode: 'default' } });
+      const answers = await Promise.all(Array.from({ length: 6 }, create));
+      const ok = answers.filter((a) => a.status === 200);
+      expect(ok).toHaveLength(2);
+      for (const refused of answers.filter((a) => a.status !== 200)) {
+        expect(refused.status).toBe(400);
+        expect(refused.json).toMatchObject({
+          code: 'MATCHMAKER_TOO_MANY_LOBBIES',
+          message: "Too many lobbies: this emulator runs 2 lobbies' servers already (maxRunningLobbies).",
+        });
+      }
+      // A find that would create one more is refused the same way, at once (it does not wait for a lobby).
+      const found = await mine.call('POST', '/matchmaker/lobbies/find', { token: mine.emu.tokens.public, body: { game_modes: ['default'], tags: { fresh: '1' } } });
+      expect(found.json.code).toBe('MATCHMAKER_TOO_MANY_LOBBIES');
+      // Only the two lobbies are in the store: the refused ones wrote nothing.
+      const listed = await mine.call('GET', `/cloud/games/${GAME_ID}/namespaces/${NAMESPACE_ID}/logs/lobbies`, { token: mine.emu.tokens.cloud });
+      const running = listed.json.lobbies;
+      expect(running.map((l: any) => l.lobby_id).sort()).toEqual(ok.map((a) => a.json.lobby.lobby_id).sort());
+      await mine.call('POST', `/_emulator/lobbies/${ok[0]!.json.lobby.lobby_id}/stop`, { body: {} });
+      expect((await create()).status).toBe(200);
+      expect((await create()).json.code).toBe('MATCHMAKER_TOO_MANY_LOBBIES');
+    } finally {
+      await mine.stop();
+    }
+  });
+
   it("closing the emulator stops its lobbies' servers and records the lobbies stopped", async () => {
     const dataDir = tempDir();
     const mine = await startTestEmulator(CONFIG, { dataDir, runtime: { stopGraceMs: 300 } });
