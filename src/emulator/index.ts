@@ -109,10 +109,12 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
   // The runtime (process and container runners, their metrics libraries) is loaded only where lobbies run a server.
   let servers: import('./runtime/servers.js').LobbyServers | undefined;
   try {
-    if (config.run !== null) {
+    if (config.readiness === 'run') {
       const { LobbyServers, serverOwner } = await import('./runtime/servers.js');
+      const commands = Object.entries(config.gameModeSettings).flatMap(([mode, m]) => (m.run === undefined ? [] : [[mode, m.run] as const]));
       servers = new LobbyServers({
         command: config.run,
+        commands: Object.fromEntries(commands),
         workRoot: join(opts.dataDir, 'lobbies'),
         store,
         lobbies: services.lobbies,

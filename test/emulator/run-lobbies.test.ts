@@ -2,6 +2,8 @@
 // the official SDK), the lobby is ready when it calls ready, its output comes back through the logs routes, its exit
 // stops the lobby, and a stopped lobby's (or a closing emulator's) server goes with its whole process tree.
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import net from 'node:net';
 import readline from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -182,6 +184,57 @@ describe.skipIf(!POSIX)('readiness run: lobbies whose servers the emulator runs'
       await mine.call('POST', `/_emulator/lobbies/${ok[0]!.json.lobby.lobby_id}/stop`, { body: {} });
       expect((await create()).status).toBe(200);
       expect((await create()).json.code).toBe('MATCHMAKER_TOO_MANY_LOBBIES');
+    } finally {
+      await mine.stop();
+    }
+  });
+
+  it("a game mode's own command and ports: free ports of their protocols in its server's environment and in the answers, a range as given", SLOW_RUN, async () => {
+    const ready = path.join(tempDir(), 'ready.mjs');
+    fs.writeFileSync(
+      ready,
+      "await fetch(process.env.RIVET_API_ENDPOINT + '/matchmaker/lobbies/ready', { method: 'POST', headers: { authorization: 'Bearer ' + process.env.RIVET_TOKEN } });\n" +
+        'setInterval(() => {}, 1e9);\n',
+    );
+    const mine = await startTestEmulator(
+      {
+        ...CONFIG,
+        gameModes: ['default', 'duos'],
+        gameModeSettings: {
+          duos: {
+            run: `echo "ports $PORT_game $PORT_voice $PORT_RANGE_MIN_relay_set $PORT_RANGE_MAX_relay_set \${PORT_default:-none}"; exec "${process.execPath}" "${ready}"`,
+            ports: { game: { protocol: 'udp' }, voice: { protocol: 'tcp' }, 'relay-set': { protocol: 'udp', range: { min: 26000, max: 26009 } } },
+          },
+        },
+      },
+      { runtime: { stopGraceMs: 300 } },
+    );
+    try {
+      const created = await mine.call('POST', '/matchmaker/lobbies/create', { token: mine.emu.tokens.public, body: { game_mode: 'duos' } });
+      expect(created.status).toBe(200);
+      const { ports, lobby_id: lobbyId } = created.json.lobby;
+      expect(Object.keys(ports).sort()).toEqual(['game', 'relay-set', 'voice']);
+      expect(ports['relay-set']).toEqual({ hostname: '127.0.0.1', port_range: { min: 26000, max: 26009 }, is_tls: false });
+      const game = ports.game.port;
+      const voice = ports.voice.port;
+      expect(game).not.toBe(voice);
+      const line = await until('the ports line', async () => (await logLines(mine.emu.endpoint, mine.emu.tokens.cloud, lobbyId)).find((l) => l.startsWith('ports ')));
+      expect(line).toBe(`ports ${game} ${voice} 26000 26009 none`);
+      // Ports that were free on this host: nothing else holds them (the server here binds none).
+      const udp = (await import('node:dgram')).createSocket('udp4');
+      await new Promise<void>((resolve, reject) => udp.once('error', reject).bind(game, '127.0.0.1', resolve));
+      udp.close();
+      const tcp = net.createServer();
+      await new Promise<void>((resolve, reject) => tcp.once('error', reject).listen(voice, '127.0.0.1', resolve));
+      await new Promise((resolve) => tcp.close(resolve));
+      // Find and join in that game mode answer the same ports (its server called ready).
+      const found = await mine.call('POST', '/matchmaker/lobbies/find', { token: mine.emu.tokens.public, body: { game_modes: ['duos'] } });
+      expect(found.json.lobby).toMatchObject({ lobby_id: lobbyId, ports });
+      const joined = await mine.call('POST', '/matchmaker/lobbies/join', { token: mine.emu.tokens.public, body: { lobby_id: lobbyId } });
+      expect(joined.json.lobby).toMatchObject({ lobby_id: lobbyId, ports });
+      // A lobby of another game mode keeps the default ports and `run`.
+      const other = await mine.call('POST', '/matchmaker/lobbies/create', { token: mine.emu.tokens.public, body: { game_mode: 'default' } });
+      expect(Object.keys(other.json.lobby.ports).sort()).toEqual(['default', 'game-range']);
     } finally {
       await mine.stop();
     }

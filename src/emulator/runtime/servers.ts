@@ -21,7 +21,10 @@ export const OWNER_GONE_EXIT_CODE = 137;
 const ENDED_KEPT = 256;
 
 export interface LobbyServersOptions {
-  command: string;
+  /** The command that starts a lobby's server, unless its game mode has its own (commands); null: only those. */
+  command: string | null;
+  /** Per game mode: the command that starts its lobbies' servers, over `command` (the config's gameModeSettings). */
+  commands?: Record<string, string>;
   /** The lobbies' working directories go under it, one each. */
   workRoot: string;
   store: Store;
@@ -116,14 +119,16 @@ export class LobbyServers {
       return;
     }
     const ports: RunPort[] = [];
-    for (const [label, port] of Object.entries(lobbyPorts(lobby))) if ('port' in port) ports.push({ label, protocol: 'tcp', port: port.port });
+    for (const [label, port] of Object.entries(lobbyPorts(lobby))) if ('port' in port) ports.push({ label, protocol: port.protocol ?? 'tcp', port: port.port });
+    const command = this.opts.commands?.[lobby.game_mode] ?? this.opts.command;
     let run: LobbyRun;
     try {
+      if (command === null) throw new Error(`no command runs game mode ${lobby.game_mode}: give run, or its own in gameModeSettings`);
       run = await startLobbyServer({
         lobbyId: lobby.lobby_id,
         env: lobbyEnvironment({ lobby, endpoint: this.opts.endpoint(), token: lobbies.lobbyToken(game, lobby.lobby_id) }),
         ports,
-        run: { command: this.opts.command },
+        run: { command },
         workRoot: this.opts.workRoot,
         logs: this.opts.logs,
         sampleEveryMs: this.opts.sampleEveryMs,

@@ -1,7 +1,7 @@
 // Lobbies: create and find (with the production order of checks), join, list, regions; what a lobby's server calls
 // with its lobby token (ready, closed, state, players connected and disconnected); the logs view of one lobby; the stop.
 import { randomUUID } from 'node:crypto';
-import type { EmulatorConfig } from '../config.js';
+import type { EmulatorConfig, PortSetting } from '../config.js';
 import { fail } from '../errors.js';
 import { NOT_READY, type LobbyRow, type NewPlayer, type Store } from '../stores/store.js';
 import type { Clock } from './clock.js';
@@ -401,9 +401,7 @@ export class Lobbies {
     const manual = config.readiness !== 'delay';
     const readyTs = manual ? NOT_READY : startTs + config.readyDelayMs;
     const idle = config.idleLifetimeMs > 0 ? config.idleLifetimeMs : null;
-    const h = parseInt(lobbyId.replace(/-/g, '').slice(-8), 16) >>> 0;
-    const rangeMin = 40000 + ((h >>> 14) % 2000) * 10;
-    const ports: Record<string, LobbyPort> = { default: { port: await freePort() }, 'game-range': { min: rangeMin, max: rangeMin + 9 } };
+    const ports = await lobbyPortsFor(lobbyId, config.gameModeSettings[l.gameMode]?.ports);
     return {
       lobby_id: lobbyId,
       namespace_id: game.namespaceId,
@@ -540,6 +538,32 @@ const NAMED = 10;
 export function nameList(names: readonly string[]): string {
   const shown = names.length <= NAMED + 1 ? [...names] : [...names.slice(0, NAMED), `${names.length - NAMED} more`];
   return shown.length === 1 ? shown[0]! : `${shown.slice(0, -1).join(', ')} and ${shown.at(-1)}`;
+}
+
+/**
+ * A new lobby's ports: its game mode's (a free port of each single one's protocol on this host, each range as
+ * given), else the default ones: `default`, a free TCP port, and `game-range`, ten ports placed by the lobby id.
+ */
+async function lobbyPortsFor(lobbyId: string, settings: Record<string, PortSetting> | undefined): Promise<Record<string, LobbyPort>> {
+  if (settings === undefined) {
+    const h = parseInt(lobbyId.replace(/-/g, '').slice(-8), 16) >>> 0;
+    const rangeMin = 40000 + ((h >>> 14) % 2000) * 10;
+    return { default: { port: await freePort() }, 'game-range': { min: rangeMin, max: rangeMin + 9 } };
+  }
+  const ports: Record<string, LobbyPort> = {};
+  const taken = new Set<number>();
+  for (const [label, port] of Object.entries(settings)) {
+    if (port.range !== undefined) {
+      ports[label] = { ...port.range, protocol: port.protocol };
+      continue;
+    }
+    // Each port once: the system may hand out a port it just handed out, closed since.
+    let free = await freePort(port.protocol);
+    while (taken.has(free)) free = await freePort(port.protocol);
+    taken.add(free);
+    ports[label] = { port: free, protocol: port.protocol };
+  }
+  return ports;
 }
 
 function stateAt(lobby: LobbyRow, now: number): LobbyState {
