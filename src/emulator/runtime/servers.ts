@@ -65,7 +65,7 @@ export function exitCodeOf(exit: ExitInfo): number {
 export class LobbyServers {
   private readonly runs = new Map<string, LobbyRun>();
   private readonly ended = new Map<string, TimedSample[]>();
-  /** Exits still being recorded in the store: close waits for them before the store closes. */
+  /** Exits and servers' pids still being recorded in the store: close waits for them before the store closes. */
   private readonly recording = new Set<Promise<void>>();
   private closing = false;
   /** Places taken for servers about to start (reserve), counted with the running ones against maxRunning. */
@@ -143,12 +143,9 @@ export class LobbyServers {
     this.release();
     this.runs.set(lobby.lobby_id, run);
     // What a restarted owner needs to kill what this process leaves if it dies: the server's pid and start time.
+    // Written beside the answer, not before it (close waits for it, as for the exits).
     const pid = run.server.pid;
-    const started = pid === undefined ? undefined : await processStart(pid);
-    if (pid !== undefined && started !== undefined)
-      await this.opts.store.setLobbyServer(lobby.lobby_id, pid, started).catch((err: unknown) => {
-        this.opts.warn(`lobby ${lobby.lobby_id}: its server's pid was not recorded: ${(err as Error).message}`);
-      });
+    if (pid !== undefined) this.track(this.recordServer(lobby.lobby_id, pid));
     const recorded = run.exited.then(async (exit) => {
       this.runs.delete(lobby.lobby_id);
       this.keepEnded(lobby.lobby_id, run.samples());
@@ -158,8 +155,21 @@ export class LobbyServers {
         this.opts.warn(`lobby ${lobby.lobby_id}: its server's exit (${code}) was not recorded: ${(err as Error).message}`);
       });
     });
-    this.recording.add(recorded);
-    void recorded.finally(() => this.recording.delete(recorded));
+    this.track(recorded);
+  }
+
+  private async recordServer(lobbyId: string, pid: number): Promise<void> {
+    const started = await processStart(pid);
+    if (started === undefined) return;
+    await this.opts.store.setLobbyServer(lobbyId, pid, started).catch((err: unknown) => {
+      this.opts.warn(`lobby ${lobbyId}: its server's pid was not recorded: ${(err as Error).message}`);
+    });
+  }
+
+  /** A store write close waits for before the store closes. */
+  private track(write: Promise<void>): void {
+    this.recording.add(write);
+    void write.finally(() => this.recording.delete(write));
   }
 
   /** The samples of a lobby's server, running or ended; undefined when this emulator ran none for it. */
