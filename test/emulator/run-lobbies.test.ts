@@ -160,7 +160,7 @@ describe.skipIf(!POSIX)('readiness run: lobbies whose servers the emulator runs'
     }
   });
 
-  it('at most maxRunningLobbies servers at once, however many creates come together, and a find that would start one more is refused too; a stopped one frees its place', SLOW_RUN, async () => {
+  it('at most maxRunningLobbies servers at once, however many creates come together; a find that would start one more is refused, one a running lobby takes is not; a stopped one frees its place', SLOW_RUN, async () => {
     const mine = await startTestEmulator({ ...CONFIG, run: 'exec sleep 1000', maxRunningLobbies: 2 }, { runtime: { stopGraceMs: 300 } });
     try {
       const create = () => mine.call('POST', '/matchmaker/lobbies/create', { token: mine.emu.tokens.public, body: { game_mode: 'default' } });
@@ -177,6 +177,11 @@ describe.skipIf(!POSIX)('readiness run: lobbies whose servers the emulator runs'
       // A find that would create one more is refused the same way, at once (it does not wait for a lobby).
       const found = await mine.call('POST', '/matchmaker/lobbies/find', { token: mine.emu.tokens.public, body: { game_modes: ['default'], tags: { fresh: '1' } } });
       expect(found.json.code).toBe('MATCHMAKER_TOO_MANY_LOBBIES');
+      // One that a running lobby takes is not: the bound is of servers, not of players.
+      for (const a of ok) await mine.emu.services.lobbies.ready({ mode: 'lobby', game: mine.emu.services.games.seeded, lobbyId: a.json.lobby.lobby_id });
+      const joins = await mine.call('POST', '/matchmaker/lobbies/find', { token: mine.emu.tokens.public, body: { game_modes: ['default'] } });
+      expect(joins.status).toBe(200);
+      expect(ok.map((a) => a.json.lobby.lobby_id)).toContain(joins.json.lobby.lobby_id);
       // Only the two lobbies are in the store: the refused ones wrote nothing.
       const listed = await mine.call('GET', `/cloud/games/${GAME_ID}/namespaces/${NAMESPACE_ID}/logs/lobbies`, { token: mine.emu.tokens.cloud });
       const running = listed.json.lobbies;

@@ -161,7 +161,7 @@ export class Lobbies {
       autoCreated: false,
     });
     const player = this.newPlayer(sourceIp);
-    this.reserveServer();
+    if (this.runner?.reserve() === false) this.tooManyServers();
     try {
       await this.deps.store.insertLobby(lobby, player);
     } catch (err) {
@@ -198,24 +198,30 @@ export class Lobbies {
     // again in the transaction that creates it, so a lobby freed or made meanwhile is still preferred.
     let outcome = await store.findLobby(query, player, null);
     if (outcome.kind === 'none' && !request.preventAutoCreate) {
-      const create = await this.newLobby(game, now, {
-        gameMode: request.gameModes[0]!,
-        region: regions[0]!,
-        maxPlayers: request.maxPlayers,
-        publicity: 'public',
-        tags: request.tags,
-        lobbyConfig: undefined,
-        autoCreated: true,
-      });
-      this.reserveServer();
-      try {
-        outcome = await store.findLobby(query, player, create);
-      } catch (err) {
-        this.runner?.release();
-        throw err;
+      if (this.runner?.reserve() === false) {
+        // At this emulator's bound of servers: a lobby made meanwhile (elsewhere, or in a freed place) still takes the player.
+        outcome = await store.findLobby(query, player, null);
+        if (outcome.kind === 'none') this.tooManyServers();
+      } else {
+        // The place reserved (where servers run) is the new lobby's, or given back.
+        try {
+          const create = await this.newLobby(game, now, {
+            gameMode: request.gameModes[0]!,
+            region: regions[0]!,
+            maxPlayers: request.maxPlayers,
+            publicity: 'public',
+            tags: request.tags,
+            lobbyConfig: undefined,
+            autoCreated: true,
+          });
+          outcome = await store.findLobby(query, player, create);
+        } catch (err) {
+          this.runner?.release();
+          throw err;
+        }
+        if (outcome.kind === 'joined' && outcome.created) await this.runner?.start(game, outcome.lobby);
+        else this.runner?.release();
       }
-      if (outcome.kind === 'joined' && outcome.created) await this.runner?.start(game, outcome.lobby);
-      else this.runner?.release();
     }
     if (outcome.kind === 'none') fail('MATCHMAKER_NO_AVAILABLE_LOBBIES');
     if (outcome.kind === 'too_many_lobbies') fail('MATCHMAKER_TOO_MANY_LOBBIES', { reason: `this namespace runs ${MAX_LOBBIES} already.` });
@@ -371,10 +377,9 @@ export class Lobbies {
     }
   }
 
-  /** A place for a new lobby's server, or MATCHMAKER_TOO_MANY_LOBBIES at this emulator's bound (maxRunningLobbies). */
-  private reserveServer(): void {
-    if (this.runner !== undefined && !this.runner.reserve())
-      fail('MATCHMAKER_TOO_MANY_LOBBIES', { reason: `this emulator runs ${this.deps.config.maxRunningLobbies} lobbies' servers already (maxRunningLobbies).` });
+  /** Past this emulator's bound of servers (maxRunningLobbies) a new lobby is refused. */
+  private tooManyServers(): never {
+    fail('MATCHMAKER_TOO_MANY_LOBBIES', { reason: `this emulator runs ${this.deps.config.maxRunningLobbies} lobbies' servers already (maxRunningLobbies).` });
   }
 
   private newPlayer(sourceIp: string): NewPlayer {
