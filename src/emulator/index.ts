@@ -110,7 +110,7 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
   let servers: import('./runtime/servers.js').LobbyServers | undefined;
   try {
     if (config.readiness === 'run') {
-      const { LobbyServers, serverOwner } = await import('./runtime/servers.js');
+      const { LobbyServers, OWNER_GONE_EXIT_CODE, serverOwner } = await import('./runtime/servers.js');
       const commands = Object.entries(config.gameModeSettings).flatMap(([mode, m]) => (m.run === undefined ? [] : [[mode, m.run] as const]));
       servers = new LobbyServers({
         command: config.run,
@@ -128,7 +128,8 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
       services.lobbies.runner = servers;
       // Before serving: the lobbies a dead predecessor of this replica left running are stopped, and its servers killed.
       const recovered = await servers.recover();
-      if (recovered > 0) console.error(`[emulator] stopped ${recovered} lobbies whose servers this replica ran before it restarted (exit code 137, failed)`);
+      if (recovered > 0)
+        console.error(`[emulator] stopped ${recovered} ${recovered === 1 ? 'lobby' : 'lobbies'} whose servers this replica ran before it restarted (exit code ${OWNER_GONE_EXIT_CODE}, failed)`);
     }
     await services.builds.removeLeftovers();
     await new Promise<void>((resolve, reject) => {

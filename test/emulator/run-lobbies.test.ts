@@ -334,7 +334,7 @@ describe.skipIf(!POSIX).each(STORES)('emulator serve --run killed (SIGKILL) and 
         expect(isRunning(server)).toBe(false);
         expect(isRunning(grandchild)).toBe(false);
         expect((await lobbyOf(second.info.endpoint, second.info.tokens.cloud, lobbyId)).lobby.status.stopped).toMatchObject({ exit_code: 137, failed: true });
-        expect(second.stderr()).toContain('stopped 1 lobbies whose servers this replica ran before it restarted');
+        expect(second.stderr()).toContain('[emulator] stopped 1 lobby whose servers this replica ran before it restarted (exit code 137, failed)');
       } finally {
         second.child.kill('SIGTERM');
         expect(await second.exited).toBe(0);
