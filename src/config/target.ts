@@ -113,9 +113,12 @@ export async function resolveTarget(ctx: Context): Promise<Target> {
 /** The embedded emulator's settings, from the environment: its data directory, GAMEHOST_EMULATOR_CONFIG and _FAULTS. */
 export async function embeddedEmulatorOptions(ctx: Context): Promise<StartEmulatorOptions> {
   const env = ctx.env;
-  const config = env.GAMEHOST_EMULATOR_CONFIG
-    ? (await import('./emulator-config.js')).loadEmulatorConfig(env.GAMEHOST_EMULATOR_CONFIG)
-    : undefined;
+  let config: StartEmulatorOptions['config'];
+  if (env.GAMEHOST_EMULATOR_CONFIG) {
+    const { checkWholeConfig, loadEmulatorConfig } = await import('./emulator-config.js');
+    config = loadEmulatorConfig(env.GAMEHOST_EMULATOR_CONFIG);
+    checkWholeConfig(config, `emulator config ${env.GAMEHOST_EMULATOR_CONFIG}`);
+  }
   const faults = env.GAMEHOST_EMULATOR_FAULTS || undefined;
   if (faults) {
     const { parseFaults } = await import('../emulator/faults.js');

@@ -22,6 +22,22 @@ export interface EmulatorConfig {
    * the lobby's environment, in a working directory of its own under the data directory.
    */
   run: string | null;
+  /**
+   * Per game mode (by name): the command that starts its lobbies' servers, over `run` (giving one implies readiness
+   * `run`), and the ports its lobbies have, instead of the default ones (`default`, a free TCP port, and
+   * `game-range`, ten ports).
+   */
+  gameModeSettings: Record<string, GameModeSettings>;
+  /**
+   * Readiness `run`: the lobbies whose servers one emulator (replica) runs at once, at most; past it, find and create
+   * answer MATCHMAKER_TOO_MANY_LOBBIES instead of starting another.
+   */
+  maxRunningLobbies: number;
+  /**
+   * Readiness `run`: this emulator's replica id, which the store records as the owner of the lobbies whose servers it
+   * runs; null: the id kept in the data directory's `replica` file (made on first use). Stable across restarts.
+   */
+  replica: string | null;
   /** A player made by find, join or create must connect within this long (of it, or of its lobby's ready). */
   registrationWindowMs: number;
   /** A manual lobby whose server has not called ready this long after its creation is stopped. */
@@ -41,6 +57,28 @@ export interface EmulatorConfig {
   storeTimeoutMs: number;
 }
 
+/** What a game mode's lobbies run and listen on. */
+export interface GameModeSettings {
+  run?: string;
+  /** By label (PORT_<label> in the environment, `-` as `_`). */
+  ports?: Record<string, PortSetting>;
+}
+
+export const PORT_PROTOCOLS = ['tcp', 'udp', 'http'] as const;
+export type PortProtocol = (typeof PORT_PROTOCOLS)[number];
+
+/**
+ * A game mode's port: one port (a port of that protocol free on this host when the lobby is made), or a range of
+ * ports given as is (the server picks within it, as production's port_range with host networking).
+ */
+export interface PortSetting {
+  protocol: PortProtocol;
+  range?: { min: number; max: number };
+}
+
+// A port label becomes part of an environment variable's name.
+const PORT_LABEL = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
+
 export const READINESS_MODES = ['delay', 'manual', 'run'] as const;
 export type Readiness = (typeof READINESS_MODES)[number];
 
@@ -59,6 +97,9 @@ export const DEFAULT_CONFIG: EmulatorConfig = Object.freeze({
   idleLifetimeMs: 0,
   readiness: 'delay',
   run: null,
+  gameModeSettings: Object.freeze({}) as EmulatorConfig['gameModeSettings'],
+  maxRunningLobbies: 16,
+  replica: null,
   registrationWindowMs: 2 * 60 * 1000,
   readyWindowMs: 5 * 60 * 1000,
   rateLimits: false,
@@ -78,10 +119,14 @@ const NUMBER_FIELDS = [
   'singlePartMax',
   'maxUploadBytes',
   'storeTimeoutMs',
+  'maxRunningLobbies',
 ] as const;
 // Delays may be zero; sizes, windows and the store's bound may not (a singlePartMax of 0 would plan an empty file in zero parts).
-const POSITIVE = new Set<string>(['partSize', 'singlePartMax', 'maxUploadBytes', 'registrationWindowMs', 'readyWindowMs', 'storeTimeoutMs']);
-const FIELDS = new Set<string>([...NUMBER_FIELDS, 'tokenless', 'rateLimits', 'readiness', 'run', 'gameModes', 'regions']);
+const POSITIVE = new Set<string>(['partSize', 'singlePartMax', 'maxUploadBytes', 'registrationWindowMs', 'readyWindowMs', 'storeTimeoutMs', 'maxRunningLobbies']);
+const FIELDS = new Set<string>([...NUMBER_FIELDS, 'tokenless', 'rateLimits', 'readiness', 'run', 'replica', 'gameModes', 'gameModeSettings', 'regions']);
+
+/** What a replica id may be (`--replica`, the config's `replica`): a name fit for a label and a log line. */
+export const REPLICA_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
 
 /** A config the emulator could not serve; the message names the field. */
 export class EmulatorConfigError extends Error {}
@@ -126,13 +171,28 @@ export function checkConfig(raw: unknown): Partial<EmulatorConfig> {
     out.run = cfg.run;
     out.readiness = 'run';
   }
-  if (out.readiness === 'run' && out.run === undefined) throw new EmulatorConfigError('readiness run needs run, the command that starts a lobby\'s server');
+  if (cfg.replica !== undefined && cfg.replica !== null) {
+    if (typeof cfg.replica !== 'string' || !REPLICA_NAME.test(cfg.replica))
+      throw new EmulatorConfigError('replica must be 1 to 63 letters, digits, ".", "_" or "-", starting with a letter or digit');
+    out.replica = cfg.replica;
+  }
   if (cfg.gameModes !== undefined) {
     const modes = cfg.gameModes;
     if (!Array.isArray(modes) || modes.length === 0 || !modes.every(isName))
       throw new EmulatorConfigError('gameModes must be a non-empty list of names');
     out.gameModes = [...modes];
   }
+  if (cfg.gameModeSettings !== undefined) {
+    out.gameModeSettings = checkGameModeSettings(cfg.gameModeSettings, out.gameModes ?? DEFAULT_CONFIG.gameModes);
+    const withRun = Object.entries(out.gameModeSettings).filter(([, m]) => m.run !== undefined);
+    if (withRun.length > 0) {
+      if (out.readiness !== undefined && out.readiness !== 'run')
+        throw new EmulatorConfigError(`gameModeSettings.${withRun[0]![0]}.run goes with readiness run, not ${out.readiness}`);
+      out.readiness = 'run';
+    }
+  }
+  if (out.readiness === 'run' && out.run === undefined && !hasModeRuns(out))
+    throw new EmulatorConfigError('readiness run needs run, the command that starts a lobby\'s server');
   if (cfg.regions !== undefined) {
     const regions = cfg.regions;
     const ok =
@@ -145,6 +205,65 @@ export function checkConfig(raw: unknown): Partial<EmulatorConfig> {
   return out;
 }
 
+function hasModeRuns(config: Partial<EmulatorConfig>): boolean {
+  return Object.values(config.gameModeSettings ?? {}).some((m) => m.run !== undefined);
+}
+
+function checkGameModeSettings(raw: unknown, gameModes: readonly string[]): Record<string, GameModeSettings> {
+  const field = 'gameModeSettings';
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new EmulatorConfigError(`${field} must be an object of game modes`);
+  const out: Record<string, GameModeSettings> = {};
+  for (const [mode, value] of Object.entries(raw as Record<string, unknown>)) {
+    const at = `${field}.${mode}`;
+    if (!gameModes.includes(mode)) throw new EmulatorConfigError(`${at}: no such game mode (gameModes has ${gameModes.join(', ')})`);
+    if (!value || typeof value !== 'object' || Array.isArray(value)) throw new EmulatorConfigError(`${at} must be an object with run and ports`);
+    const { run, ports, ...rest } = value as Record<string, unknown>;
+    const unknown = Object.keys(rest);
+    if (unknown.length) throw new EmulatorConfigError(`${at}: unknown field ${unknown.join(', ')}`);
+    const settings: GameModeSettings = {};
+    if (run !== undefined) {
+      if (typeof run !== 'string' || run.trim() === '') throw new EmulatorConfigError(`${at}.run must be a non-empty command`);
+      settings.run = run;
+    }
+    if (ports !== undefined) {
+      if (!ports || typeof ports !== 'object' || Array.isArray(ports) || Object.keys(ports).length === 0)
+        throw new EmulatorConfigError(`${at}.ports must be an object of ports by label, at least one`);
+      settings.ports = {};
+      for (const [label, port] of Object.entries(ports as Record<string, unknown>)) {
+        settings.ports[label] = checkPort(`${at}.ports.${label}`, label, port);
+      }
+      const names = Object.keys(settings.ports).map((l) => l.replace(/-/g, '_'));
+      const twice = names.find((n, i) => names.indexOf(n) !== i);
+      if (twice !== undefined) throw new EmulatorConfigError(`${at}.ports: two labels make PORT_${twice}`);
+    }
+    out[mode] = settings;
+  }
+  return out;
+}
+
+function checkPort(at: string, label: string, raw: unknown): PortSetting {
+  if (!PORT_LABEL.test(label)) throw new EmulatorConfigError(`${at}: a label is 1 to 63 letters, digits, "_" or "-", starting with a letter or digit`);
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new EmulatorConfigError(`${at} must be an object with protocol and, for a range, range`);
+  const { protocol, range, ...rest } = raw as Record<string, unknown>;
+  const unknown = Object.keys(rest);
+  if (unknown.length) throw new EmulatorConfigError(`${at}: unknown field ${unknown.join(', ')}`);
+  if (!(PORT_PROTOCOLS as readonly unknown[]).includes(protocol)) throw new EmulatorConfigError(`${at}.protocol must be one of ${PORT_PROTOCOLS.join(', ')}`);
+  const port: PortSetting = { protocol: protocol as PortProtocol };
+  if (range !== undefined) {
+    const { min, max } = (range ?? {}) as { min?: unknown; max?: unknown };
+    const valid = (n: unknown): n is number => typeof n === 'number' && Number.isInteger(n) && n >= 1 && n <= 65535;
+    if (typeof range !== 'object' || range === null || !valid(min) || !valid(max) || min > max || Object.keys(range).length !== 2)
+      throw new EmulatorConfigError(`${at}.range must be {"min", "max"}, ports from 1 to 65535, min not above max`);
+    port.range = { min, max };
+  }
+  return port;
+}
+
+/** The command that starts a game mode's lobbies' servers: its own, else `run`; undefined when there is none. */
+export function commandFor(config: EmulatorConfig, gameMode: string): string | undefined {
+  return config.gameModeSettings[gameMode]?.run ?? config.run ?? undefined;
+}
+
 /** Checks the given fields (see checkConfig) and fills in the rest from the defaults. */
 export function resolveConfig(partial: Partial<EmulatorConfig> = {}): EmulatorConfig {
   let given: Partial<EmulatorConfig>;
@@ -154,10 +273,16 @@ export function resolveConfig(partial: Partial<EmulatorConfig> = {}): EmulatorCo
     if (err instanceof EmulatorConfigError) throw new EmulatorConfigError(`Invalid emulator config: ${err.message}`);
     throw err;
   }
-  return {
+  const config: EmulatorConfig = {
     ...DEFAULT_CONFIG,
     gameModes: [...DEFAULT_CONFIG.gameModes],
     regions: DEFAULT_CONFIG.regions.map((r) => ({ ...r })),
+    gameModeSettings: {},
     ...given,
   };
+  // Every game mode needs a command where the emulator runs servers (a created game's other modes stop failed).
+  const without = config.readiness === 'run' ? config.gameModes.filter((m) => commandFor(config, m) === undefined) : [];
+  if (without.length > 0)
+    throw new EmulatorConfigError(`Invalid emulator config: readiness run needs run, or a run in gameModeSettings for every game mode (none for ${without.join(', ')})`);
+  return config;
 }

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { CliError, ExitCode } from '../errors.js';
+import { REPLICA_NAME } from './config.js';
 
 export interface DataDirPaths {
   root: string;
@@ -15,7 +16,7 @@ export interface DataDirPaths {
 const SECRET_BYTES = 32;
 
 /** Every name the emulator creates in a data directory (SQLite adds -wal and -shm beside the database). */
-export const DATA_DIR_ENTRIES = ['emulator.db', 'emulator.db-wal', 'emulator.db-shm', 'secret', 'uploads', 'builds', 'servers', 'lobbies'] as const;
+export const DATA_DIR_ENTRIES = ['emulator.db', 'emulator.db-wal', 'emulator.db-shm', 'secret', 'replica', 'uploads', 'builds', 'servers', 'lobbies'] as const;
 
 export function dataDirPaths(dataDir: string): DataDirPaths {
   return {
@@ -83,6 +84,35 @@ export function loadSecret(file: string): Buffer {
     if (secret.length === SECRET_BYTES) return secret;
     if (secret.length > SECRET_BYTES || Date.now() > deadline)
       throw new Error(`Emulator secret ${file} is corrupt (${secret.length} bytes); delete it to make a new one.`);
+    sleepSync(5);
+  }
+}
+
+/**
+ * The replica id of an emulator that runs lobbies' servers over this data directory: the name in its `replica` file,
+ * made (random, with O_EXCL so concurrent starts agree) the first time. It stays the same across restarts as long as
+ * the data directory does, and tells the lobbies this replica owns apart from other replicas' on a shared database.
+ */
+export function dataDirReplicaId(dataDir: string): string {
+  const file = join(dataDir, 'replica');
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  try {
+    const fd = openSync(file, 'wx', 0o600);
+    try {
+      writeSync(fd, `r-${randomBytes(6).toString('hex')}\n`);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+  // The winner may be between open and write: wait for its whole line.
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    const text = readFileSync(file, 'utf8');
+    if (text.endsWith('\n') && REPLICA_NAME.test(text.trim())) return text.trim();
+    if (Date.now() > deadline) throw new Error(`Emulator replica file ${file} holds no replica id; delete it to make a new one.`);
     sleepSync(5);
   }
 }

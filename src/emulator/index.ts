@@ -5,7 +5,7 @@ import type { Server as TlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { resolveConfig, type EmulatorConfig } from './config.js';
-import { DATA_DIR_ENTRIES, dataDirPaths } from './datadir.js';
+import { DATA_DIR_ENTRIES, dataDirPaths, dataDirReplicaId } from './datadir.js';
 export { dataDirHolders, holdDataDir, type ServerHold } from './datadir.js';
 import { parseFaults } from './faults.js';
 import { createEmulatorServer, type Front, type TlsPair } from './routes/server.js';
@@ -107,21 +107,30 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
   const front: Front = { endpoint: '', faults };
   const server = createEmulatorServer(services, front, tls);
   // The runtime (process and container runners, their metrics libraries) is loaded only where lobbies run a server.
-  const servers =
-    config.run === null
-      ? undefined
-      : new (await import('./runtime/servers.js')).LobbyServers({
-          command: config.run,
-          workRoot: join(opts.dataDir, 'lobbies'),
-          store,
-          lobbies: services.lobbies,
-          logs: services.logs,
-          endpoint: () => front.endpoint,
-          warn: (message) => console.error(`[emulator] ${message}`),
-          ...opts.runtime,
-        });
-  services.lobbies.runner = servers;
+  let servers: import('./runtime/servers.js').LobbyServers | undefined;
   try {
+    if (config.readiness === 'run') {
+      const { LobbyServers, OWNER_GONE_EXIT_CODE, serverOwner } = await import('./runtime/servers.js');
+      const commands = Object.entries(config.gameModeSettings).flatMap(([mode, m]) => (m.run === undefined ? [] : [[mode, m.run] as const]));
+      servers = new LobbyServers({
+        command: config.run,
+        commands: Object.fromEntries(commands),
+        workRoot: join(opts.dataDir, 'lobbies'),
+        store,
+        lobbies: services.lobbies,
+        logs: services.logs,
+        endpoint: () => front.endpoint,
+        warn: (message) => console.error(`[emulator] ${message}`),
+        owner: await serverOwner(config.replica ?? dataDirReplicaId(opts.dataDir)),
+        maxRunning: config.maxRunningLobbies,
+        ...opts.runtime,
+      });
+      services.lobbies.runner = servers;
+      // Before serving: the lobbies a dead predecessor of this replica left running are stopped, and its servers killed.
+      const recovered = await servers.recover();
+      if (recovered > 0)
+        console.error(`[emulator] stopped ${recovered} ${recovered === 1 ? 'lobby' : 'lobbies'} whose servers this replica ran before it restarted (exit code ${OWNER_GONE_EXIT_CODE}, failed)`);
+    }
     await services.builds.removeLeftovers();
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

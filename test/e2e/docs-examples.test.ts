@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { checkWholeConfig, loadEmulatorConfig } from '../../src/config/emulator-config.js';
 import { isolatedEnv, tempDir } from '../helpers/cli.js';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -100,6 +101,32 @@ describe('the shell examples of the README and docs/ run as written, offline', (
     it(`${block.file}:${block.line}`, { timeout: 150_000 }, () => {
       const r = runBlock(block);
       expect({ code: r.status, stderr: r.status === 0 ? '' : r.stderr.slice(-2000) }).toEqual({ code: 0, stderr: '' });
+    });
+  }
+});
+
+/** The emulator config files the docs show: their ```json blocks that set gameModes. */
+function configExamples(): { where: string; text: string }[] {
+  return DOCS.flatMap((file) => {
+    const found: { where: string; text: string }[] = [];
+    const re = /^```json\n([\s\S]*?)^```/gm;
+    const text = fs.readFileSync(path.join(ROOT, file), 'utf8');
+    for (let m = re.exec(text); m !== null; m = re.exec(text))
+      if (m[1]!.includes('"gameModes"')) found.push({ where: `${file}:${text.slice(0, m.index).split('\n').length}`, text: m[1]! });
+    return found;
+  });
+}
+
+describe('the emulator config files of docs/ are what --config takes', () => {
+  const examples = configExamples();
+  it('finds them (the game mode settings example among them)', () => {
+    expect(examples.some((e) => e.text.includes('gameModeSettings'))).toBe(true);
+  });
+  for (const example of examples) {
+    it(`${example.where} passes --config's check, and the emulator's`, () => {
+      const file = path.join(tempDir(), 'emulator.json');
+      fs.writeFileSync(file, example.text);
+      expect(() => checkWholeConfig(loadEmulatorConfig(file), file)).not.toThrow();
     });
   }
 });

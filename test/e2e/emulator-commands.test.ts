@@ -391,6 +391,28 @@ describe('emulator configuration', () => {
     expect(r.stderr).toBe(`error: --part-size must be a size in bytes such as 65536, 64K, 64KiB or 1M, not "${size}"\n`);
   });
 
+  it('serve: a game mode with its own command and the others without one is a usage error, unless --run covers them', async () => {
+    const dir = tempDir();
+    const config = path.join(dir, 'emulator.json');
+    fs.writeFileSync(config, JSON.stringify({ gameModes: ['default', 'duos'], gameModeSettings: { duos: { run: 'node duos.js' } } }));
+    const r = await runCli(['emulator', 'serve', '--port', '0', '--data-dir', path.join(dir, 'data'), '--config', config], { env: isolatedEnv() });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(`error: emulator config ${config}: readiness run needs run, or a run in gameModeSettings for every game mode (none for default)\n`);
+    expect(fs.existsSync(path.join(dir, 'data'))).toBe(false);
+    // With --run for the others the config passes (the next check, the admin token off loopback, is what refuses).
+    const covered = await runCli(['emulator', 'serve', '--host', '0.0.0.0', '--data-dir', path.join(dir, 'data'), '--config', config, '--run', 'node server.js'], { env: isolatedEnv() });
+    expect(covered.code).toBe(2);
+    expect(covered.stderr).toMatch(/^error: emulator serve on 0\.0\.0\.0 needs an admin token/);
+  });
+
+  it.each([['a b'], ['-lead'], ['x'.repeat(64)]])('serve --replica %s → exit 2, one line naming the flag', async (name) => {
+    const r = await runCli(['emulator', 'serve', '--port', '0', '--run', 'true', '--replica', name], { env: isolatedEnv() });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(
+      `error: --replica "${name}" must be 1 to 63 letters, digits, ".", "_" or "-", starting with a letter or digit\n  e.g. --replica staging-1\n`,
+    );
+  });
+
   it('idleLifetimeMs in GAMEHOST_EMULATOR_CONFIG ends idle lobbies of the embedded emulator', async () => {
     const env = isolatedEnv({}, { startDelayMs: 0, readyDelayMs: 0, idleLifetimeMs: 100 });
     const lobbyId = await newLobby(env);
@@ -423,6 +445,15 @@ describe('emulator configuration', () => {
     [{ regions: [{ id: '', name: 'Nowhere' }] }, 'regions must be a non-empty list of {"id", "name"}'],
     [{ gameModes: 'duos' }, 'gameModes must be a non-empty list of names'],
     [{ partSize: 1, lobbies: 3 }, 'unknown field lobbies'],
+    [{ maxRunningLobbies: 0 }, 'maxRunningLobbies must be a whole number of at least 1'],
+    [{ gameModeSettings: { ctf: {} } }, 'gameModeSettings.ctf: no such game mode (gameModes has default, duos, squads)'],
+    [{ gameModeSettings: { duos: { ports: { game: { protocol: 'sctp' } } } } }, 'gameModeSettings.duos.ports.game.protocol must be one of tcp, udp, http'],
+    [{ gameModeSettings: { duos: { ports: { relay: { protocol: 'udp', range: { min: 9, max: 8 } } } } } }, 'gameModeSettings.duos.ports.relay.range must be {"min", "max"}, ports from 1 to 65535, min not above max'],
+    [{ gameModeSettings: { duos: { ports: { 'a-b': { protocol: 'tcp' }, a_b: { protocol: 'udp' } } } } }, 'gameModeSettings.duos.ports: two labels make PORT_a_b'],
+    [{ gameModeSettings: { duos: { run: 'x', cmd: 'y' } } }, 'gameModeSettings.duos: unknown field cmd'],
+    [{ readiness: 'manual', gameModeSettings: { duos: { run: 'x' } } }, 'gameModeSettings.duos.run goes with readiness run, not manual'],
+    [{ gameModeSettings: { duos: { run: 'x' } } }, 'readiness run needs run, or a run in gameModeSettings for every game mode (none for default, squads)'],
+    [{ replica: 'a b' }, 'replica must be 1 to 63 letters, digits, ".", "_" or "-", starting with a letter or digit'],
   ])('config %j is a usage error naming the field, with the same check the emulator applies', async (config, message) => {
     const r = await runCli(['stats'], { env: isolatedEnv({}, config) });
     expect(r.code).toBe(2);

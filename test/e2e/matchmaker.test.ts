@@ -107,3 +107,24 @@ describe('the matchmaker from the command line', () => {
     for (const line of piped.stdout.trim().split('\n')) expect(line).toMatch(UUID);
   });
 });
+
+describe("a game mode's own ports (gameModeSettings), from the command line", () => {
+  const fx = useEmulator({
+    gameModes: ['default', 'duos'],
+    gameModeSettings: { duos: { ports: { game: { protocol: 'udp' }, 'relay-set': { protocol: 'tcp', range: { min: 26000, max: 26009 } } } } },
+  });
+
+  it('lobby create answers them, lobby join prints an address per port, emulator lobby env exports them as production names them', async () => {
+    const created = JSON.parse((await runCli(['lobby', 'create', '--game-mode', 'duos', '--json'], { env: fx.env })).stdout);
+    const id = created.lobby.lobby_id;
+    const game = created.ports.game.port;
+    expect(game).toBeGreaterThan(0);
+    expect(created.ports['relay-set'].port_range).toEqual({ min: 26000, max: 26009 });
+    expect(created.ports.default).toBeUndefined();
+    const joined = (await runCli(['lobby', 'join', id], { env: fx.env })).stdout.trim().split('\n').map((l) => l.split('\t'));
+    expect(joined.find((f) => f[0] === 'port' && f[1] === 'game')![2]).toBe(`127.0.0.1:${game}`);
+    const env = JSON.parse((await runCli(['emulator', 'lobby', 'env', id, '--json'], { env: fx.env })).stdout);
+    expect(env).toMatchObject({ PORT_game: String(game), PORT_RANGE_MIN_relay_set: '26000', PORT_RANGE_MAX_relay_set: '26009' });
+    expect(env.PORT_default).toBeUndefined();
+  });
+});

@@ -2,6 +2,8 @@
 // the official SDK), the lobby is ready when it calls ready, its output comes back through the logs routes, its exit
 // stops the lobby, and a stopped lobby's (or a closing emulator's) server goes with its whole process tree.
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import net from 'node:net';
 import readline from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -11,6 +13,7 @@ import { GAME_ID, NAMESPACE_ID, startEmulator } from '../../src/emulator/index.j
 import { isRunning } from '../../src/emulator/runtime/process.js';
 import { lobbyMetrics } from '../../src/emulator/services/metrics.js';
 import { isolatedEnv, runCli, tempDir } from '../helpers/cli.js';
+import { createTestDatabase, PG_PRESENT, queryDatabase } from '../helpers/postgres.js';
 import { callAt, startTestEmulator, type TestEmulator } from './helpers.js';
 
 const POSIX = process.platform !== 'win32';
@@ -18,6 +21,8 @@ const FIXTURE = fileURLToPath(new URL('../fixtures/game-server.mjs', import.meta
 const BIN = fileURLToPath(new URL('../../bin/gamehost.js', import.meta.url));
 const SERVER = `GAME_SERVER_CHILD=1 "${process.execPath}" "${FIXTURE}"`;
 const CONFIG = { startDelayMs: 0, readyDelayMs: 0, run: SERVER };
+// Real processes started and stopped: seconds of work on a busy machine.
+const SLOW_RUN = { timeout: 60_000 };
 
 /** Waits for `check` to give a value (a bound, not a timing: a server that never does fails the test). */
 async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
@@ -155,6 +160,91 @@ describe.skipIf(!POSIX)('readiness run: lobbies whose servers the emulator runs'
     }
   });
 
+  it('at most maxRunningLobbies servers at once, however many creates come together; a find that would start one more is refused, one a running lobby takes is not; a stopped one frees its place', SLOW_RUN, async () => {
+    const mine = await startTestEmulator({ ...CONFIG, run: 'exec sleep 1000', maxRunningLobbies: 2 }, { runtime: { stopGraceMs: 300 } });
+    try {
+      const create = () => mine.call('POST', '/matchmaker/lobbies/create', { token: mine.emu.tokens.public, body: { game_mode: 'default' } });
+      const answers = await Promise.all(Array.from({ length: 6 }, create));
+      const ok = answers.filter((a) => a.status === 200);
+      expect(ok).toHaveLength(2);
+      for (const refused of answers.filter((a) => a.status !== 200)) {
+        expect(refused.status).toBe(400);
+        expect(refused.json).toMatchObject({
+          code: 'MATCHMAKER_TOO_MANY_LOBBIES',
+          message: "Too many lobbies: this emulator runs 2 lobbies' servers already (maxRunningLobbies).",
+        });
+      }
+      // A find that would create one more is refused the same way, at once (it does not wait for a lobby).
+      const found = await mine.call('POST', '/matchmaker/lobbies/find', { token: mine.emu.tokens.public, body: { game_modes: ['default'], tags: { fresh: '1' } } });
+      expect(found.json.code).toBe('MATCHMAKER_TOO_MANY_LOBBIES');
+      // One that a running lobby takes is not: the bound is of servers, not of players.
+      for (const a of ok) await mine.emu.services.lobbies.ready({ mode: 'lobby', game: mine.emu.services.games.seeded, lobbyId: a.json.lobby.lobby_id });
+      const joins = await mine.call('POST', '/matchmaker/lobbies/find', { token: mine.emu.tokens.public, body: { game_modes: ['default'] } });
+      expect(joins.status).toBe(200);
+      expect(ok.map((a) => a.json.lobby.lobby_id)).toContain(joins.json.lobby.lobby_id);
+      // Only the two lobbies are in the store: the refused ones wrote nothing.
+      const listed = await mine.call('GET', `/cloud/games/${GAME_ID}/namespaces/${NAMESPACE_ID}/logs/lobbies`, { token: mine.emu.tokens.cloud });
+      const running = listed.json.lobbies;
+      expect(running.map((l: any) => l.lobby_id).sort()).toEqual(ok.map((a) => a.json.lobby.lobby_id).sort());
+      await mine.call('POST', `/_emulator/lobbies/${ok[0]!.json.lobby.lobby_id}/stop`, { body: {} });
+      expect((await create()).status).toBe(200);
+      expect((await create()).json.code).toBe('MATCHMAKER_TOO_MANY_LOBBIES');
+    } finally {
+      await mine.stop();
+    }
+  });
+
+  it("a game mode's own command and ports: free ports of their protocols in its server's environment and in the answers, a range as given", SLOW_RUN, async () => {
+    const ready = path.join(tempDir(), 'ready.mjs');
+    fs.writeFileSync(
+      ready,
+      "await fetch(process.env.RIVET_API_ENDPOINT + '/matchmaker/lobbies/ready', { method: 'POST', headers: { authorization: 'Bearer ' + process.env.RIVET_TOKEN } });\n" +
+        'setInterval(() => {}, 1e9);\n',
+    );
+    const mine = await startTestEmulator(
+      {
+        ...CONFIG,
+        gameModes: ['default', 'duos'],
+        gameModeSettings: {
+          duos: {
+            run: `echo "ports $PORT_game $PORT_voice $PORT_RANGE_MIN_relay_set $PORT_RANGE_MAX_relay_set \${PORT_default:-none}"; exec "${process.execPath}" "${ready}"`,
+            ports: { game: { protocol: 'udp' }, voice: { protocol: 'tcp' }, 'relay-set': { protocol: 'udp', range: { min: 26000, max: 26009 } } },
+          },
+        },
+      },
+      { runtime: { stopGraceMs: 300 } },
+    );
+    try {
+      const created = await mine.call('POST', '/matchmaker/lobbies/create', { token: mine.emu.tokens.public, body: { game_mode: 'duos' } });
+      expect(created.status).toBe(200);
+      const { ports, lobby_id: lobbyId } = created.json.lobby;
+      expect(Object.keys(ports).sort()).toEqual(['game', 'relay-set', 'voice']);
+      expect(ports['relay-set']).toEqual({ hostname: '127.0.0.1', port_range: { min: 26000, max: 26009 }, is_tls: false });
+      const game = ports.game.port;
+      const voice = ports.voice.port;
+      expect(game).not.toBe(voice);
+      const line = await until('the ports line', async () => (await logLines(mine.emu.endpoint, mine.emu.tokens.cloud, lobbyId)).find((l) => l.startsWith('ports ')));
+      expect(line).toBe(`ports ${game} ${voice} 26000 26009 none`);
+      // Ports that were free on this host: nothing else holds them (the server here binds none).
+      const udp = (await import('node:dgram')).createSocket('udp4');
+      await new Promise<void>((resolve, reject) => udp.once('error', reject).bind(game, '127.0.0.1', resolve));
+      udp.close();
+      const tcp = net.createServer();
+      await new Promise<void>((resolve, reject) => tcp.once('error', reject).listen(voice, '127.0.0.1', resolve));
+      await new Promise((resolve) => tcp.close(resolve));
+      // Find and join in that game mode answer the same ports (its server called ready).
+      const found = await mine.call('POST', '/matchmaker/lobbies/find', { token: mine.emu.tokens.public, body: { game_modes: ['duos'] } });
+      expect(found.json.lobby).toMatchObject({ lobby_id: lobbyId, ports });
+      const joined = await mine.call('POST', '/matchmaker/lobbies/join', { token: mine.emu.tokens.public, body: { lobby_id: lobbyId } });
+      expect(joined.json.lobby).toMatchObject({ lobby_id: lobbyId, ports });
+      // A lobby of another game mode keeps the default ports and `run`.
+      const other = await mine.call('POST', '/matchmaker/lobbies/create', { token: mine.emu.tokens.public, body: { game_mode: 'default' } });
+      expect(Object.keys(other.json.lobby.ports).sort()).toEqual(['default', 'game-range']);
+    } finally {
+      await mine.stop();
+    }
+  });
+
   it("closing the emulator stops its lobbies' servers and records the lobbies stopped", async () => {
     const dataDir = tempDir();
     const mine = await startTestEmulator(CONFIG, { dataDir, runtime: { stopGraceMs: 300 } });
@@ -195,6 +285,90 @@ describe.skipIf(!POSIX)('gamehost emulator serve --run', () => {
       expect(isRunning(grandchild)).toBe(false);
     } finally {
       child.kill('SIGKILL');
+    }
+  });
+});
+
+/** A real `emulator serve --run` on `args`, its --json start line read. */
+async function serveRun(args: string[]): Promise<{ info: any; child: ReturnType<typeof spawn>; exited: Promise<number | null>; stderr: () => string }> {
+  const child = spawn(process.execPath, [BIN, 'emulator', 'serve', '--port', '0', '--json', '--run', SERVER, ...args], {
+    env: { PATH: process.env.PATH, ...isolatedEnv() },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let err = '';
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const line = await new Promise<string>((resolve, reject) => {
+    readline.createInterface({ input: child.stdout! }).once('line', resolve);
+    void exited.then((code) => reject(new Error(`serve exited ${code}: ${err}`)));
+  });
+  return { info: JSON.parse(line), child, exited, stderr: () => err };
+}
+
+const STORES: [string, boolean, () => Promise<string[]>][] = [
+  ['SQLite', true, async () => []],
+  ['PostgreSQL', PG_PRESENT, async () => ['--database', await createTestDatabase()]],
+];
+
+describe.skipIf(!POSIX).each(STORES)('emulator serve --run killed (SIGKILL) and started again, on %s', (_name, present, storeArgs) => {
+  it.skipIf(!present)("kills what its predecessor's servers left running and records their lobbies stopped, failed (137)", SLOW_RUN, async () => {
+    const dataDir = tempDir();
+    const args = ['--data-dir', dataDir, ...(await storeArgs())];
+    const first = await serveRun(args);
+    let server = 0;
+    let grandchild = 0;
+    try {
+      const found = await callAt(first.info.endpoint, 'POST', '/matchmaker/lobbies/find', { token: first.info.tokens.public, body: { game_modes: ['default'] } });
+      expect(found.status).toBe(200);
+      const lobbyId = found.json.lobby.lobby_id;
+      [server, grandchild] = await pidsOf(first.info.endpoint, first.info.tokens.cloud, lobbyId);
+      first.child.kill('SIGKILL');
+      await first.exited;
+      // Orphaned: nobody stopped them.
+      expect(isRunning(server)).toBe(true);
+      expect(isRunning(grandchild)).toBe(true);
+
+      const second = await serveRun(args);
+      try {
+        // Done before it serves: nothing of the old tree is left, and the lobby is stopped.
+        expect(isRunning(server)).toBe(false);
+        expect(isRunning(grandchild)).toBe(false);
+        expect((await lobbyOf(second.info.endpoint, second.info.tokens.cloud, lobbyId)).lobby.status.stopped).toMatchObject({ exit_code: 137, failed: true });
+        expect(second.stderr()).toContain('[emulator] stopped 1 lobby whose servers this replica ran before it restarted (exit code 137, failed)');
+      } finally {
+        second.child.kill('SIGTERM');
+        expect(await second.exited).toBe(0);
+      }
+    } finally {
+      first.child.kill('SIGKILL');
+      for (const pid of [server, grandchild]) if (pid > 0 && isRunning(pid)) process.kill(pid, 'SIGKILL');
+    }
+  });
+});
+
+describe.skipIf(!POSIX || !PG_PRESENT)('two replicas running lobbies on one PostgreSQL database', () => {
+  it("the replica that started a lobby's server owns it; a stop through the other reaches it on its sweep", SLOW_RUN, async () => {
+    const url = await createTestDatabase();
+    const start = (replica: string) =>
+      startEmulator({ dataDir: tempDir(), database: url, config: { ...CONFIG, replica }, runtime: { stopGraceMs: 300 } });
+    const a = await start('replica-a');
+    const b = await start('replica-b');
+    try {
+      const created = await callAt(a.endpoint, 'POST', '/matchmaker/lobbies/create', { token: a.tokens.public, body: { game_mode: 'default' } });
+      expect(created.status).toBe(200);
+      const lobbyId = created.json.lobby.lobby_id;
+      const [server, child] = await pidsOf(a.endpoint, a.tokens.cloud, lobbyId);
+      const [row] = await queryDatabase(url, 'SELECT owner, owner_pid, server_pid FROM lobbies WHERE lobby_id = $1', [lobbyId]);
+      expect(row).toMatchObject({ owner: 'replica-a', owner_pid: process.pid });
+      expect(row.server_pid).toBeGreaterThan(0);
+      const stopped = await callAt(b.endpoint, 'POST', `/_emulator/lobbies/${lobbyId}/stop`, { body: { exit_code: 4 } });
+      expect(stopped.status).toBe(200);
+      await until('its server gone', async () => (isRunning(server) || isRunning(child) ? undefined : true));
+      expect((await lobbyOf(b.endpoint, b.tokens.cloud, lobbyId)).lobby.status.stopped).toMatchObject({ exit_code: 4, failed: true });
+      // B started no server of its own for it.
+      expect(b.services.lobbies.runner!.samples(lobbyId)).toBeUndefined();
+    } finally {
+      await Promise.all([a.close(), b.close()]);
     }
   });
 });

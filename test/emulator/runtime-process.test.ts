@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { isRunning, ProcessRunner } from '../../src/emulator/runtime/process.js';
+import { isRunning, killLeftover, processStart, ProcessRunner } from '../../src/emulator/runtime/process.js';
 import type { OutputStream, RunningServer } from '../../src/emulator/runtime/runtime.js';
 import { RunnerError } from '../../src/emulator/runtime/runtime.js';
 import { tempDir } from '../helpers/cli.js';
@@ -105,6 +105,21 @@ describe.skipIf(!POSIX)('the process runner', () => {
     for (let i = 0; i < 100 && tree.some(isRunning); i++) await new Promise((r) => setTimeout(r, 20));
     expect(tree.filter(isRunning)).toEqual([]);
     expect(await s.server.sample()).toBeUndefined();
+  });
+
+  it('killLeftover ends a tree only while its pid still is the process that started then (its start time)', async () => {
+    const s = await start(`sleep 300 & echo "pid $! #1"; while :; do sleep 0.05; done`);
+    const [child] = await pids(s, 1);
+    const leader = s.server.pid!;
+    const began = (await processStart(leader))!;
+    expect(Math.abs(began - Date.now())).toBeLessThan(60_000);
+    // Another process given the pid since (another start time): left alone.
+    expect(await killLeftover(leader, began - 10_000)).toBe(false);
+    expect(isRunning(leader) && isRunning(child!)).toBe(true);
+    expect(await killLeftover(leader, began)).toBe(true);
+    expect([leader, child].filter((p) => isRunning(p!))).toEqual([]);
+    expect(await s.server.exited).toEqual({ code: null, signal: 'SIGKILL' });
+    expect(await processStart(leader)).toBeUndefined();
   });
 
   it('samples the CPU and memory of the whole tree', async () => {

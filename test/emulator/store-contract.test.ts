@@ -44,6 +44,7 @@ function lobby(overrides: Partial<LobbyRow> = {}): LobbyRow {
     state: null,
     ready_deadline_ts: null,
     player_count: 1,
+    owner: null, owner_pid: null, owner_start: null, server_pid: null, server_start: null,
     ...overrides,
   };
 }
@@ -525,6 +526,23 @@ describe.each(ENGINES)('the Store contract on %s', (_name, present, open) => {
     expect(await store.lobbyLogs(kept.lobby_id, 'std_out', 10)).toHaveLength(1);
   });
 
+  it_('ownedLobbies: the running lobbies of one owner, oldest first, with their processes; setLobbyServer records the server', async () => {
+    const owner = `r-${randomUUID()}`;
+    const first = lobby({ owner, owner_pid: 4242, owner_start: T0 + BIG, create_ts: T0 });
+    const second = lobby({ owner, owner_pid: 4242, owner_start: T0 + BIG, create_ts: T0 + 1 });
+    const stopped = lobby({ owner, owner_pid: 4242, owner_start: T0 + BIG });
+    const others = lobby({ owner: `r-${randomUUID()}`, owner_pid: 1, owner_start: T0 });
+    for (const l of [second, first, stopped, others, lobby()]) await store.insertLobby(l, pending());
+    await store.stopLobby(stopped.lobby_id, T0 + 5, 0, false);
+    await store.setLobbyServer(second.lobby_id, 31337, T0 + BIG + 1);
+    expect(await store.ownedLobbies(owner)).toEqual([first, { ...second, server_pid: 31337, server_start: T0 + BIG + 1 }]);
+    expect(await store.getLobby(second.lobby_id)).toMatchObject({ server_pid: 31337, server_start: T0 + BIG + 1 });
+    expect(await store.ownedLobbies(`r-${randomUUID()}`)).toEqual([]);
+    // A lobby stopped by its owner's recovery is no longer its.
+    await store.stopLobby(first.lobby_id, T0 + 6, 137, true);
+    expect((await store.ownedLobbies(owner)).map((l) => l.lobby_id)).toEqual([second.lobby_id]);
+  });
+
   it_('ping answers while open, and fails once closed', async () => {
     await expect(store.ping()).resolves.toBeUndefined();
     const other = await open();
@@ -590,6 +608,29 @@ describe.skipIf(!PG_PRESENT)('PostgreSQL only', () => {
     }
   });
 
+  it('migrates a version 5 database (before lobby owners) to version 6, keeping its lobbies, with no owner', async () => {
+    const url = await createTestDatabase();
+    const old = await PostgresStore.open({ connectionString: url });
+    const kept = lobby();
+    await old.insertLobby(kept, pending());
+    await old.close();
+    await queryDatabase(
+      url,
+      'DROP INDEX lobbies_owner; ALTER TABLE lobbies DROP COLUMN owner, DROP COLUMN owner_pid, DROP COLUMN owner_start, DROP COLUMN server_pid, ' +
+        'DROP COLUMN server_start; UPDATE schema_version SET version = 5',
+    );
+    const store = await PostgresStore.open({ connectionString: url });
+    try {
+      expect(PG_SCHEMA_VERSION).toBe(6);
+      expect(await queryDatabase(url, 'SELECT version FROM schema_version')).toEqual([{ version: 6 }]);
+      expect(await store.getLobby(kept.lobby_id)).toEqual(kept);
+      await store.setLobbyServer(kept.lobby_id, 7, T0);
+      expect(await store.ownedLobbies('r-1')).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('bigint columns read back exactly up to 2^53 - 1; beyond, the read fails instead of rounding', async () => {
     const url = await createTestDatabase();
     const store = await PostgresStore.open({ connectionString: url });
@@ -638,6 +679,31 @@ describe.skipIf(!PG_PRESENT)('PostgreSQL only', () => {
 // above ran on it; these are what the driver itself must give the store on either: the file shared by connections
 // (as by processes) in WAL mode, another connection's commit seen through data_version, and SQLite's error codes.
 describe('SQLite on this Node.js', () => {
+  it('migrates a version 5 store (before lobby owners) to version 6, keeping its lobbies, with no owner', async () => {
+    const file = join(prepareDataDir(tempDir()).root, 'emulator.db');
+    const old = SqliteStore.open(file);
+    const kept = lobby();
+    await old.insertLobby(kept, pending());
+    await old.close();
+    const db = openDatabase(file, { timeout: 5000 });
+    db.exec(`DROP INDEX lobbies_owner; ALTER TABLE lobbies DROP COLUMN owner; ALTER TABLE lobbies DROP COLUMN owner_pid;
+             ALTER TABLE lobbies DROP COLUMN owner_start; ALTER TABLE lobbies DROP COLUMN server_pid; ALTER TABLE lobbies DROP COLUMN server_start;
+             UPDATE meta SET value = '5' WHERE key = 'schema_version'`);
+    db.close();
+    const store = SqliteStore.open(file);
+    try {
+      expect(await store.getLobby(kept.lobby_id)).toEqual(kept);
+      const owned = lobby({ owner: 'r-1', owner_pid: 1, owner_start: T0 });
+      await store.insertLobby(owned, pending());
+      expect(await store.ownedLobbies('r-1')).toEqual([owned]);
+    } finally {
+      await store.close();
+    }
+    const check = openDatabase(file, { timeout: 5000 });
+    expect(check.prepare("SELECT value FROM meta WHERE key = 'schema_version'").pluck().get()).toBe('6');
+    check.close();
+  });
+
   it(`opens with ${hasNodeSqlite() ? 'node:sqlite' : 'better-sqlite3'}`, () => {
     expect(sqliteDriverName()).toBe(hasNodeSqlite() ? 'node:sqlite' : 'better-sqlite3');
     expect(hasNodeSqlite('20.20.2')).toBe(false);

@@ -125,6 +125,7 @@ export default defineCommand({
     { flags: '--config <file>', description: 'JSON file with game modes, regions, delays and limits' },
     { flags: '--readiness <mode>', description: "how lobbies become ready: delay (after the config's delays), manual (when their server calls ready) or run (with --run)" },
     { flags: '--run <command>', description: "start each lobby's server with this shell command (its environment as `emulator lobby env` prints it); the lobby is ready when it calls ready" },
+    { flags: '--replica <name>', description: "this replica's id, the owner of the lobbies whose servers it runs (default: kept in the data directory)" },
     { flags: '--part-size <bytes>', description: 'multipart part size, e.g. 64KiB or 1MiB (default: 100MiB; for tests)', value: bytes },
     { flags: '--database <url>', description: 'keep the records in PostgreSQL at this postgres:// URL instead of SQLite in the data directory' },
     { flags: '--bucket <url>', description: 'keep builds and exports in an S3-compatible bucket, s3://bucket[/prefix] (endpoint, region, keys: AWS_* variables)' },
@@ -149,7 +150,7 @@ export default defineCommand({
   async parse(v, ctx): Promise<ServeOptions> {
     if (!v.host) throw new UsageError('--host is empty');
     if (v.env && ctx.global.json) throw new UsageError('give either --env or --json, not both');
-    const { loadEmulatorConfig } = await import('../../config/emulator-config.js');
+    const { checkWholeConfig, loadEmulatorConfig } = await import('../../config/emulator-config.js');
     let config = v.config !== undefined ? loadEmulatorConfig(path.resolve(ctx.cwd, v.config)) : undefined;
     // The flag wins over the config file, as flags do everywhere.
     if (v.partSize !== undefined) config = { ...config, partSize: v.partSize };
@@ -161,8 +162,15 @@ export default defineCommand({
       if (v.readiness !== undefined && v.readiness !== 'run') throw new UsageError(`--run goes with --readiness run, not ${v.readiness}`);
       if (!v.run.trim()) throw new UsageError('--run is empty', "e.g. --run 'node server.js'");
       config = { ...config, readiness: 'run', run: v.run };
-    } else if (config?.readiness === 'run' && !config.run) {
+    } else if (config?.readiness === 'run' && !config.run && !Object.values(config.gameModeSettings ?? {}).some((m) => m.run !== undefined)) {
       throw new UsageError('--readiness run needs the command that starts a lobby\'s server: --run <command> (or "run" in --config)');
+    }
+    // The file and the flags together: every game mode has a command (its own, or --run).
+    if (config?.readiness === 'run') checkWholeConfig(config, v.config === undefined ? 'emulator config' : `emulator config ${v.config}`);
+    if (v.replica !== undefined) {
+      const { REPLICA_NAME } = await import('../../emulator/config.js');
+      if (!REPLICA_NAME.test(v.replica)) throw new UsageError(`--replica "${v.replica}" must be 1 to 63 letters, digits, ".", "_" or "-", starting with a letter or digit`, 'e.g. --replica staging-1');
+      config = { ...config, replica: v.replica };
     }
     if ((v.tlsCert === undefined) !== (v.tlsKey === undefined)) throw new UsageError('--tls-cert and --tls-key go together: give both');
     const adminToken = await readAdminToken(v.adminTokenFile, ctx);

@@ -52,6 +52,47 @@ function signal(pid: number, sig: NodeJS.Signals): void {
   }
 }
 
+// Two readings of one process's start time differ by the clock's ticks and the uptime's rounding: well under this.
+const START_TOLERANCE_MS = 1_000;
+
+/**
+ * When a process started (milliseconds since the epoch, as pidusage reads it: now minus its elapsed time), or
+ * undefined when it does not run. With the pid it tells that process apart from a later one given the same pid.
+ */
+export async function processStart(pid: number): Promise<number | undefined> {
+  if (!isRunning(pid)) return undefined;
+  try {
+    const stat = await pidusage(pid);
+    return Math.round(stat.timestamp - stat.elapsed);
+  } catch {
+    return undefined;
+  } finally {
+    pidusage.clear();
+  }
+}
+
+/** Whether `pid` still is the process that started at `start` (processStart), not another given its pid since. */
+export async function isSameProcess(pid: number, start: number): Promise<boolean> {
+  const now = await processStart(pid);
+  return now !== undefined && Math.abs(now - start) <= START_TOLERANCE_MS;
+}
+
+/**
+ * Ends what a server started by an emulator that died left running: its process group (POSIX) or tree (Windows)
+ * and its tree by parent pid, at once (SIGKILL: nobody waits for it), only when `pid` still is the process that
+ * started at `start`. Answers whether it was there to end.
+ */
+export async function killLeftover(pid: number, start: number): Promise<boolean> {
+  if (!(await isSameProcess(pid, start))) return false;
+  const pids = await treeOf(pid);
+  if (WINDOWS) execFile('taskkill', ['/pid', String(pid), '/T', '/F'], { windowsHide: true }, () => {});
+  else signal(-pid, 'SIGKILL');
+  for (const p of pids) signal(p, 'SIGKILL');
+  const deadline = performance.now() + KILL_WAIT_MS;
+  while (pids.some(isRunning) && performance.now() < deadline) await sleep(POLL_MS);
+  return true;
+}
+
 export class ProcessRunner implements Runner {
   /** `command` runs through the platform's shell (sh -c, or cmd.exe /d /s /c), as a user types it. */
   constructor(readonly command: string) {}
@@ -77,7 +118,7 @@ export class ProcessRunner implements Runner {
 class RunningProcess implements RunningServer {
   readonly description: string;
   readonly exited: Promise<ExitInfo>;
-  private readonly pid: number;
+  readonly pid: number;
   private exit: ExitInfo | undefined;
   private stopping: Promise<ExitInfo> | undefined;
 

@@ -40,6 +40,8 @@ export interface ResourceSample {
 export interface RunningServer {
   /** What identifies it on this host: `pid 1234`, `container 3f2a…`. */
   readonly description: string;
+  /** The process it runs as, where it is one (its process group's leader on POSIX); undefined for a container. */
+  readonly pid?: number;
   /** Resolves once it has ended and its output has been delivered, whichever way it ended. */
   readonly exited: Promise<ExitInfo>;
   /**

@@ -7,15 +7,24 @@ import type { Lobbies } from '../services/lobbies.js';
 import { lobbyEnvironment, lobbyPorts } from '../services/environment.js';
 import type { LobbyRow, Store } from '../stores/store.js';
 import { startLobbyServer, type LobbyRun, type LogSink, type TimedSample } from './lobby.js';
+import { isSameProcess, killLeftover, processStart } from './process.js';
 import type { ExitInfo, RunPort } from './runtime.js';
 
 /** How long a stopped lobby's server has between SIGTERM and SIGKILL. */
 export const STOP_GRACE_MS = 5_000;
+/**
+ * The exit code a lobby records when its owner finds it running without a server after a restart (its emulator was
+ * killed, or its machine went down): 128 + SIGKILL's 9, what happened to the emulator or is done to what it left.
+ */
+export const OWNER_GONE_EXIT_CODE = 137;
 // Samples of ended runs kept for their lobbies' metrics, at most (the oldest go first).
 const ENDED_KEPT = 256;
 
 export interface LobbyServersOptions {
-  command: string;
+  /** The command that starts a lobby's server, unless its game mode has its own (commands); null: only those. */
+  command: string | null;
+  /** Per game mode: the command that starts its lobbies' servers, over `command` (the config's gameModeSettings). */
+  commands?: Record<string, string>;
   /** The lobbies' working directories go under it, one each. */
   workRoot: string;
   store: Store;
@@ -27,6 +36,23 @@ export interface LobbyServersOptions {
   warn(message: string): void;
   stopGraceMs?: number;
   sampleEveryMs?: number;
+  /** Who runs the servers: the store records it as each lobby's owner (see ServerOwner). */
+  owner: ServerOwner;
+  /** Servers run at once, at most (the config's maxRunningLobbies). */
+  maxRunning: number;
+}
+
+/** This emulator as the owner of the lobbies whose servers it runs: its replica id, and its own process. */
+export interface ServerOwner {
+  replica: string;
+  pid: number;
+  /** The process's start time (processStart), so a later process given the same pid is not taken for it. */
+  start: number;
+}
+
+/** This process as a lobby's owner: the replica id given, its pid and start time. */
+export async function serverOwner(replica: string): Promise<ServerOwner> {
+  return { replica, pid: process.pid, start: (await processStart(process.pid)) ?? Date.now() - Math.round(process.uptime() * 1000) };
 }
 
 /** The exit code a lobby records: the process's, or 128 + the signal's number as a shell reports it. */
@@ -39,35 +65,87 @@ export function exitCodeOf(exit: ExitInfo): number {
 export class LobbyServers {
   private readonly runs = new Map<string, LobbyRun>();
   private readonly ended = new Map<string, TimedSample[]>();
-  /** Exits still being recorded in the store: close waits for them before the store closes. */
+  /** Exits and servers' pids still being recorded in the store: close waits for them before the store closes. */
   private readonly recording = new Set<Promise<void>>();
   private closing = false;
+  /** Places taken for servers about to start (reserve), counted with the running ones against maxRunning. */
+  private reserved = 0;
 
   constructor(private readonly opts: LobbyServersOptions) {}
 
-  /** Starts a new lobby's server; a server that cannot start stops its lobby, failed. */
+  get owner(): ServerOwner {
+    return this.opts.owner;
+  }
+
+  /**
+   * Takes a place for a lobby about to be created here, false when maxRunning servers run or are about to: taken
+   * before the lobby is written and given back by start (or release), so concurrent creates never pass the bound.
+   */
+  reserve(): boolean {
+    if (this.closing || this.runs.size + this.reserved >= this.opts.maxRunning) return false;
+    this.reserved++;
+    return true;
+  }
+
+  /** Gives back a place reserve took, for a lobby that was not created here after all. */
+  release(): void {
+    if (this.reserved > 0) this.reserved--;
+  }
+
+  /**
+   * Restart recovery: the running lobbies this replica owns whose emulator process is gone (this one's predecessor,
+   * killed, or a sibling on the same replica id) are stopped, failed with OWNER_GONE_EXIT_CODE, after what their
+   * servers left running is killed (only a process that still is the one started: pid and start time). Answers
+   * how many lobbies it stopped.
+   */
+  async recover(): Promise<number> {
+    const { store, lobbies, owner } = this.opts;
+    let stopped = 0;
+    for (const row of await store.ownedLobbies(owner.replica)) {
+      if (row.owner_pid === owner.pid && row.owner_start === owner.start) continue;
+      if (row.owner_pid !== null && row.owner_start !== null && (await isSameProcess(row.owner_pid, row.owner_start))) continue;
+      if (row.server_pid !== null && row.server_start !== null) await killLeftover(row.server_pid, row.server_start);
+      const result = await lobbies.stop(row.lobby_id, { exitCode: OWNER_GONE_EXIT_CODE, failed: true });
+      if (result !== null && !result.alreadyStopped) stopped++;
+    }
+    return stopped;
+  }
+
+  /** Starts a new lobby's server (its place reserved); a server that cannot start stops its lobby, failed. */
   async start(game: Game, lobby: LobbyRow): Promise<void> {
-    if (this.closing) return;
     const { lobbies } = this.opts;
+    if (this.closing) {
+      this.release();
+      return;
+    }
     const ports: RunPort[] = [];
-    for (const [label, port] of Object.entries(lobbyPorts(lobby))) if ('port' in port) ports.push({ label, protocol: 'tcp', port: port.port });
+    for (const [label, port] of Object.entries(lobbyPorts(lobby))) if ('port' in port) ports.push({ label, protocol: port.protocol ?? 'tcp', port: port.port });
+    const command = this.opts.commands?.[lobby.game_mode] ?? this.opts.command;
     let run: LobbyRun;
     try {
+      if (command === null) throw new Error(`no command runs game mode ${lobby.game_mode}: give run, or its own in gameModeSettings`);
       run = await startLobbyServer({
         lobbyId: lobby.lobby_id,
         env: lobbyEnvironment({ lobby, endpoint: this.opts.endpoint(), token: lobbies.lobbyToken(game, lobby.lobby_id) }),
         ports,
-        run: { command: this.opts.command },
+        run: { command },
         workRoot: this.opts.workRoot,
         logs: this.opts.logs,
         sampleEveryMs: this.opts.sampleEveryMs,
       });
     } catch (err) {
+      this.release();
       this.opts.warn(`lobby ${lobby.lobby_id}: its server did not start: ${(err as Error).message}`);
       await lobbies.stop(lobby.lobby_id, { exitCode: 1, failed: true });
       return;
     }
+    // Its place passes from reserved to running in one step: the bound holds throughout.
+    this.release();
     this.runs.set(lobby.lobby_id, run);
+    // What a restarted owner needs to kill what this process leaves if it dies: the server's pid and start time.
+    // Written beside the answer, not before it (close waits for it, as for the exits).
+    const pid = run.server.pid;
+    if (pid !== undefined) this.track(this.recordServer(lobby.lobby_id, pid));
     const recorded = run.exited.then(async (exit) => {
       this.runs.delete(lobby.lobby_id);
       this.keepEnded(lobby.lobby_id, run.samples());
@@ -77,8 +155,21 @@ export class LobbyServers {
         this.opts.warn(`lobby ${lobby.lobby_id}: its server's exit (${code}) was not recorded: ${(err as Error).message}`);
       });
     });
-    this.recording.add(recorded);
-    void recorded.finally(() => this.recording.delete(recorded));
+    this.track(recorded);
+  }
+
+  private async recordServer(lobbyId: string, pid: number): Promise<void> {
+    const started = await processStart(pid);
+    if (started === undefined) return;
+    await this.opts.store.setLobbyServer(lobbyId, pid, started).catch((err: unknown) => {
+      this.opts.warn(`lobby ${lobbyId}: its server's pid was not recorded: ${(err as Error).message}`);
+    });
+  }
+
+  /** A store write close waits for before the store closes. */
+  private track(write: Promise<void>): void {
+    this.recording.add(write);
+    void write.finally(() => this.recording.delete(write));
   }
 
   /** The samples of a lobby's server, running or ended; undefined when this emulator ran none for it. */

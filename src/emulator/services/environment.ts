@@ -5,8 +5,8 @@ import { ALLOCATED_MEMORY_MB } from './metrics.js';
 import { NAMESPACE_NAME, VERSION_ID, VERSION_NAME, lobbyGroupUuid, regionUuid } from './ids.js';
 import type { LobbyRow } from '../stores/store.js';
 
-/** A lobby's port: one port, or a range. */
-export type LobbyPort = { port: number } | { min: number; max: number };
+/** A lobby's port: one port, or a range; its protocol when its game mode's settings name one (else tcp). */
+export type LobbyPort = ({ port: number } | { min: number; max: number }) & { protocol?: 'tcp' | 'udp' | 'http' };
 
 export const LOBBY_CPU_MILLICORES = 1000;
 

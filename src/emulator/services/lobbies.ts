@@ -1,7 +1,7 @@
 // Lobbies: create and find (with the production order of checks), join, list, regions; what a lobby's server calls
 // with its lobby token (ready, closed, state, players connected and disconnected); the logs view of one lobby; the stop.
 import { randomUUID } from 'node:crypto';
-import type { EmulatorConfig } from '../config.js';
+import type { EmulatorConfig, PortSetting } from '../config.js';
 import { fail } from '../errors.js';
 import { NOT_READY, type LobbyRow, type NewPlayer, type Store } from '../stores/store.js';
 import type { Clock } from './clock.js';
@@ -121,6 +121,13 @@ export interface LobbyDeps {
 
 /** What runs lobbies' servers (readiness `run`, runtime/servers.ts): told of each lobby created and stopped here. */
 export interface LobbyServerRunner {
+  /** Recorded as the owner of each lobby created here (the replica, and this process). */
+  readonly owner: { replica: string; pid: number; start: number };
+  /** Takes a place for a server about to start; false at the bound of servers this emulator runs at once. */
+  reserve(): boolean;
+  /** Gives back a place for a lobby not created after all. */
+  release(): void;
+  /** Starts the server of a lobby created here, in the place reserved for it. */
   start(game: Game, lobby: LobbyRow): Promise<void>;
   stop(lobbyId: string): Promise<void>;
   /** The resource samples of the lobby's server, oldest first; undefined when it had none here. */
@@ -154,7 +161,13 @@ export class Lobbies {
       autoCreated: false,
     });
     const player = this.newPlayer(sourceIp);
-    await this.deps.store.insertLobby(lobby, player);
+    if (this.runner?.reserve() === false) this.tooManyServers();
+    try {
+      await this.deps.store.insertLobby(lobby, player);
+    } catch (err) {
+      this.runner?.release();
+      throw err;
+    }
     await this.runner?.start(game, lobby);
     return this.seat(lobby, player.player_id, now);
   }
@@ -185,20 +198,33 @@ export class Lobbies {
     // again in the transaction that creates it, so a lobby freed or made meanwhile is still preferred.
     let outcome = await store.findLobby(query, player, null);
     if (outcome.kind === 'none' && !request.preventAutoCreate) {
-      const create = await this.newLobby(game, now, {
-        gameMode: request.gameModes[0]!,
-        region: regions[0]!,
-        maxPlayers: request.maxPlayers,
-        publicity: 'public',
-        tags: request.tags,
-        lobbyConfig: undefined,
-        autoCreated: true,
-      });
-      outcome = await store.findLobby(query, player, create);
-      if (outcome.kind === 'joined' && outcome.created) await this.runner?.start(game, outcome.lobby);
+      if (this.runner?.reserve() === false) {
+        // At this emulator's bound of servers: a lobby made meanwhile (elsewhere, or in a freed place) still takes the player.
+        outcome = await store.findLobby(query, player, null);
+        if (outcome.kind === 'none') this.tooManyServers();
+      } else {
+        // The place reserved (where servers run) is the new lobby's, or given back.
+        try {
+          const create = await this.newLobby(game, now, {
+            gameMode: request.gameModes[0]!,
+            region: regions[0]!,
+            maxPlayers: request.maxPlayers,
+            publicity: 'public',
+            tags: request.tags,
+            lobbyConfig: undefined,
+            autoCreated: true,
+          });
+          outcome = await store.findLobby(query, player, create);
+        } catch (err) {
+          this.runner?.release();
+          throw err;
+        }
+        if (outcome.kind === 'joined' && outcome.created) await this.runner?.start(game, outcome.lobby);
+        else this.runner?.release();
+      }
     }
     if (outcome.kind === 'none') fail('MATCHMAKER_NO_AVAILABLE_LOBBIES');
-    if (outcome.kind === 'too_many_lobbies') fail('MATCHMAKER_TOO_MANY_LOBBIES', { max: MAX_LOBBIES });
+    if (outcome.kind === 'too_many_lobbies') fail('MATCHMAKER_TOO_MANY_LOBBIES', { reason: `this namespace runs ${MAX_LOBBIES} already.` });
     if (outcome.kind === 'too_many_from_source') fail('MATCHMAKER_TOO_MANY_PLAYERS_FROM_SOURCE', { max: MAX_UNCONNECTED_FROM_SOURCE });
     const lobby = await this.untilReady(outcome.lobby, now + FIND_TIMEOUT_MS);
     return this.seat(lobby, player.player_id, this.deps.clock.now());
@@ -351,6 +377,11 @@ export class Lobbies {
     }
   }
 
+  /** Past this emulator's bound of servers (maxRunningLobbies) a new lobby is refused. */
+  private tooManyServers(): never {
+    fail('MATCHMAKER_TOO_MANY_LOBBIES', { reason: `this emulator runs ${this.deps.config.maxRunningLobbies} lobbies' servers already (maxRunningLobbies).` });
+  }
+
   private newPlayer(sourceIp: string): NewPlayer {
     return { player_id: randomUUID(), source_ip: sourceIp, registration_ms: this.deps.config.registrationWindowMs, connected: false };
   }
@@ -375,9 +406,7 @@ export class Lobbies {
     const manual = config.readiness !== 'delay';
     const readyTs = manual ? NOT_READY : startTs + config.readyDelayMs;
     const idle = config.idleLifetimeMs > 0 ? config.idleLifetimeMs : null;
-    const h = parseInt(lobbyId.replace(/-/g, '').slice(-8), 16) >>> 0;
-    const rangeMin = 40000 + ((h >>> 14) % 2000) * 10;
-    const ports: Record<string, LobbyPort> = { default: { port: await freePort() }, 'game-range': { min: rangeMin, max: rangeMin + 9 } };
+    const ports = await lobbyPortsFor(lobbyId, config.gameModeSettings[l.gameMode]?.ports);
     return {
       lobby_id: lobbyId,
       namespace_id: game.namespaceId,
@@ -402,6 +431,11 @@ export class Lobbies {
       state: null,
       ready_deadline_ts: manual ? now + config.readyWindowMs : null,
       player_count: 1,
+      owner: this.runner?.owner.replica ?? null,
+      owner_pid: this.runner?.owner.pid ?? null,
+      owner_start: this.runner?.owner.start ?? null,
+      server_pid: null,
+      server_start: null,
     };
   }
 
@@ -509,6 +543,32 @@ const NAMED = 10;
 export function nameList(names: readonly string[]): string {
   const shown = names.length <= NAMED + 1 ? [...names] : [...names.slice(0, NAMED), `${names.length - NAMED} more`];
   return shown.length === 1 ? shown[0]! : `${shown.slice(0, -1).join(', ')} and ${shown.at(-1)}`;
+}
+
+/**
+ * A new lobby's ports: its game mode's (a free port of each single one's protocol on this host, each range as
+ * given), else the default ones: `default`, a free TCP port, and `game-range`, ten ports placed by the lobby id.
+ */
+async function lobbyPortsFor(lobbyId: string, settings: Record<string, PortSetting> | undefined): Promise<Record<string, LobbyPort>> {
+  if (settings === undefined) {
+    const h = parseInt(lobbyId.replace(/-/g, '').slice(-8), 16) >>> 0;
+    const rangeMin = 40000 + ((h >>> 14) % 2000) * 10;
+    return { default: { port: await freePort() }, 'game-range': { min: rangeMin, max: rangeMin + 9 } };
+  }
+  const ports: Record<string, LobbyPort> = {};
+  const taken = new Set<number>();
+  for (const [label, port] of Object.entries(settings)) {
+    if (port.range !== undefined) {
+      ports[label] = { ...port.range, protocol: port.protocol };
+      continue;
+    }
+    // Each port once: the system may hand out a port it just handed out, closed since.
+    let free = await freePort(port.protocol);
+    while (taken.has(free)) free = await freePort(port.protocol);
+    taken.add(free);
+    ports[label] = { port: free, protocol: port.protocol };
+  }
+  return ports;
 }
 
 function stateAt(lobby: LobbyRow, now: number): LobbyState {

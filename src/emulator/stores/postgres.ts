@@ -241,6 +241,13 @@ BEGIN
   RETURN NULL;
 END $$;
 `,
+  // Version 6: who runs a lobby's server (readiness `run`): the replica and its process, and the server's process,
+  // so a replica that restarts finds its lobbies and what its predecessor left running.
+  `
+ALTER TABLE lobbies ADD COLUMN IF NOT EXISTS owner text, ADD COLUMN IF NOT EXISTS owner_pid integer, ADD COLUMN IF NOT EXISTS owner_start bigint,
+  ADD COLUMN IF NOT EXISTS server_pid integer, ADD COLUMN IF NOT EXISTS server_start bigint;
+CREATE INDEX IF NOT EXISTS lobbies_owner ON lobbies (owner) WHERE stop_ts IS NULL AND owner IS NOT NULL;
+`,
 ];
 
 /** The schema version this code writes and reads. */
@@ -297,7 +304,7 @@ type Queryable = pg.Pool | pg.PoolClient;
 const ignore = (): void => {};
 
 const INSERT_LOBBY = `INSERT INTO lobbies (${LOBBY_INSERT_COLUMNS})
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`;
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)`;
 const INSERT_PLAYER = `INSERT INTO players (player_id, lobby_id, create_ts, source_ip, register_by_ts, connect_ts)
   VALUES ($1, $2, $3, $4, $5, $6)`;
 // A pending player past its registration time is removed, and a lobby find made stops once that leaves it empty,
@@ -649,6 +656,15 @@ export class PostgresStore implements Store, LocalObjectIndex {
 
   async getLobby(lobbyId: string): Promise<LobbyRow | undefined> {
     return (await this.pool.query<LobbyRow>('SELECT * FROM lobbies WHERE lobby_id = $1', [lobbyId])).rows[0];
+  }
+
+  async setLobbyServer(lobbyId: string, pid: number, start: number): Promise<void> {
+    await this.pool.query('UPDATE lobbies SET server_pid = $1, server_start = $2 WHERE lobby_id = $3', [pid, start, lobbyId]);
+  }
+
+  async ownedLobbies(owner: string): Promise<LobbyRow[]> {
+    const sql = 'SELECT * FROM lobbies WHERE owner = $1 AND stop_ts IS NULL AND owner IS NOT NULL ORDER BY create_ts, lobby_id COLLATE "C"';
+    return (await this.pool.query<LobbyRow>(sql, [owner])).rows;
   }
 
   async stopLobby(lobbyId: string, stopTs: number, exitCode: number, failed: boolean): Promise<boolean> {

@@ -231,6 +231,17 @@ ${RUNNING_PLAYER_TRIGGERS}
 UPDATE meta SET value = '5' WHERE key = 'schema_version';
 `;
 
+// Version 6 added who runs a lobby's server (readiness `run`): the replica and its process, and the server's
+// process, so a replica that restarts finds its lobbies and what its predecessor left running.
+const MIGRATE_5_TO_6 = `
+ALTER TABLE lobbies ADD COLUMN owner TEXT;
+ALTER TABLE lobbies ADD COLUMN owner_pid INTEGER;
+ALTER TABLE lobbies ADD COLUMN owner_start INTEGER;
+ALTER TABLE lobbies ADD COLUMN server_pid INTEGER;
+ALTER TABLE lobbies ADD COLUMN server_start INTEGER;
+UPDATE meta SET value = '6' WHERE key = 'schema_version';
+`;
+
 // Indexes on columns a migration adds are created after it. lobbies_find is what find reads, fullest first;
 // the partial ones keep expireIdle's "anything due?" to an empty index range.
 const INDEXES = `
@@ -239,9 +250,10 @@ CREATE INDEX IF NOT EXISTS lobbies_find ON lobbies (namespace_id, game_mode, reg
 CREATE INDEX IF NOT EXISTS lobbies_ready_deadline ON lobbies (ready_deadline_ts) WHERE stop_ts IS NULL AND ready_deadline_ts IS NOT NULL;
 CREATE INDEX IF NOT EXISTS players_pending ON players (register_by_ts) WHERE connect_ts IS NULL AND remove_ts IS NULL;
 CREATE INDEX IF NOT EXISTS players_pending_source ON players (source_ip) WHERE connect_ts IS NULL AND remove_ts IS NULL;
+CREATE INDEX IF NOT EXISTS lobbies_owner ON lobbies (owner) WHERE stop_ts IS NULL AND owner IS NOT NULL;
 `;
 
-const SCHEMA_VERSION = '5';
+const SCHEMA_VERSION = '6';
 // Game rows kept between requests, at most (a token names one game; a CI fleet uses a few hundred at once).
 const GAME_CACHE_MAX = 4096;
 const BUSY_RETRY_MS = 15_000;
@@ -271,7 +283,7 @@ function isUniqueViolation(err: unknown): boolean {
 function prepareStatements(db: SqliteDatabase) {
   return {
     insertLobby: db.prepare<LobbyInsertValues>(
-      `INSERT INTO lobbies (${LOBBY_INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO lobbies (${LOBBY_INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     readyDue: db.prepare<[number]>(
       `UPDATE lobbies SET stop_ts = ready_deadline_ts, exit_code = 0, failed = 1
@@ -337,6 +349,10 @@ function prepareStatements(db: SqliteDatabase) {
       'INSERT INTO players (player_id, lobby_id, create_ts, source_ip, register_by_ts, connect_ts) VALUES (?, ?, ?, ?, ?, ?)',
     ),
     getLobby: db.prepare<[string], LobbyRow>('SELECT * FROM lobbies WHERE lobby_id = ?'),
+    setLobbyServer: db.prepare<[number, number, string]>('UPDATE lobbies SET server_pid = ?, server_start = ? WHERE lobby_id = ?'),
+    ownedLobbies: db.prepare<[string], LobbyRow>(
+      'SELECT * FROM lobbies INDEXED BY lobbies_owner WHERE owner = ? AND stop_ts IS NULL AND owner IS NOT NULL ORDER BY create_ts, lobby_id',
+    ),
     stopLobby: db.prepare<[number, number, number, string]>(
       'UPDATE lobbies SET stop_ts = ?, exit_code = ?, failed = ? WHERE lobby_id = ? AND stop_ts IS NULL',
     ),
@@ -511,6 +527,7 @@ export class SqliteStore implements Store, LocalObjectIndex {
           if (schemaVersion() === '2') db.exec(MIGRATE_2_TO_3);
           if (schemaVersion() === '3') db.exec(MIGRATE_3_TO_4);
           if (schemaVersion() === '4') db.exec(MIGRATE_4_TO_5);
+          if (schemaVersion() === '5') db.exec(MIGRATE_5_TO_6);
           db.exec(INDEXES);
           db.exec('COMMIT');
         } catch (err) {
@@ -743,6 +760,14 @@ export class SqliteStore implements Store, LocalObjectIndex {
 
   async getLobby(lobbyId: string): Promise<LobbyRow | undefined> {
     return this.stmt.getLobby.get(lobbyId);
+  }
+
+  async setLobbyServer(lobbyId: string, pid: number, start: number): Promise<void> {
+    this.stmt.setLobbyServer.run(pid, start, lobbyId);
+  }
+
+  async ownedLobbies(owner: string): Promise<LobbyRow[]> {
+    return this.stmt.ownedLobbies.all(owner);
   }
 
   async stopLobby(lobbyId: string, stopTs: number, exitCode: number, failed: boolean): Promise<boolean> {

@@ -38,6 +38,16 @@ export interface LobbyRow {
   ready_deadline_ts: number | null;
   /** Players holding a place: pending (not yet removed) and connected; kept by the store with each change. */
   player_count: number;
+  /**
+   * The replica that runs the lobby's server (readiness `run`: its replica id, see runtime/replica.ts), and that
+   * emulator process (its pid and start time, ms since the epoch); null when no emulator runs one.
+   */
+  owner: string | null;
+  owner_pid: number | null;
+  owner_start: number | null;
+  /** The server's process (its group leader) and its start time, once started; null for a container or none. */
+  server_pid: number | null;
+  server_start: number | null;
 }
 
 /** ready_ts of a lobby whose server has not called ready yet: the latest time a Date holds, never reached. */
@@ -95,11 +105,13 @@ export interface ListedLobby extends LobbyRow {
 /** The columns a new lobby is inserted with, in the order of lobbyInsertValues: one list for every engine. */
 export const LOBBY_INSERT_COLUMNS =
   'lobby_id, namespace_id, game_mode, region_id, region_name, max_players, publicity, tags, lobby_config, create_ts, ' +
-  'start_ts, ready_ts, idle_lifetime_ms, idle_stop_ts, ports, auto_created, ready_deadline_ts, player_count';
+  'start_ts, ready_ts, idle_lifetime_ms, idle_stop_ts, ports, auto_created, ready_deadline_ts, player_count, ' +
+  'owner, owner_pid, owner_start, server_pid, server_start';
 
 export type LobbyInsertValues = [
   string, string, string, string, string, number, string, string, string | null, number, number, number,
   number | null, number | null, string, number, number | null, number,
+  string | null, number | null, number | null, number | null, number | null,
 ];
 
 /** A new lobby's values, in the order of LOBBY_INSERT_COLUMNS. */
@@ -107,7 +119,7 @@ export function lobbyInsertValues(l: LobbyRow): LobbyInsertValues {
   return [
     l.lobby_id, l.namespace_id, l.game_mode, l.region_id, l.region_name, l.max_players, l.publicity, l.tags,
     l.lobby_config, l.create_ts, l.start_ts, l.ready_ts, l.idle_lifetime_ms, l.idle_stop_ts, l.ports, l.auto_created,
-    l.ready_deadline_ts, l.player_count,
+    l.ready_deadline_ts, l.player_count, l.owner, l.owner_pid, l.owner_start, l.server_pid, l.server_start,
   ];
 }
 
@@ -322,6 +334,10 @@ export interface Store {
   /** The public running lobbies of a namespace, oldest first, with their connected players. */
   listLobbies(namespaceId: string): Promise<ListedLobby[]>;
   getLobby(lobbyId: string): Promise<LobbyRow | undefined>;
+  /** Records the process a lobby's server runs as (its owner started it): what a restarted owner kills if it is left. */
+  setLobbyServer(lobbyId: string, pid: number, start: number): Promise<void>;
+  /** The running lobbies whose servers the replica `owner` runs (or ran, before it restarted), oldest first. */
+  ownedLobbies(owner: string): Promise<LobbyRow[]>;
   /** False when the lobby was already stopped (or does not exist). */
   stopLobby(lobbyId: string, stopTs: number, exitCode: number, failed: boolean): Promise<boolean>;
   /**
