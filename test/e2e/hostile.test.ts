@@ -16,7 +16,7 @@ const COLUMNS =
   'lobby_id,namespace_id,namespace_name,region_id,region_name,tier_name,version_id,version_name,lobby_group_id,lobby_group_name,start_ts,stop_ts,total_uptime_ms,query_uptime_ms';
 
 /** What the server answers next, per route: a JSON text (sent as is) or a CSV body. */
-const answers: { logs?: string; game?: { status: number; body: string }; stats?: string; csv?: string | Buffer; onStats?: (count: number) => void } = {};
+const answers: { logs?: string; lines?: string; game?: { status: number; body: string }; stats?: string; csv?: string | Buffer; onStats?: (count: number) => void } = {};
 let statsServed = 0;
 let gameServed = 0;
 let server: http.Server;
@@ -31,6 +31,7 @@ beforeAll(async () => {
     };
     req.resume();
     if (url.includes('/logs/lobbies/')) return send(200, answers.logs ?? '{}');
+    if (/\/matchmaker\/lobbies\/[^/]+\/logs\?/.test(url)) return send(200, answers.lines ?? '{"lines":[],"timestamps":[],"watch":{"index":"0"}}');
     if (url === `/cloud/games/${GAME}` && answers.game) {
       gameServed++;
       return send(answers.game.status, answers.game.body);
