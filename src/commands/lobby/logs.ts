@@ -224,7 +224,7 @@ async function followLines(
   show: (list: LogEntry[]) => Promise<void>,
   getLobbyLogLines: typeof import('../../api/operations.js').getLobbyLogLines,
 ): Promise<Answer<LobbyLogsResponse> | number> {
-  const [{ sleep }, { checkLogLines, logEntries }, { InterruptedError }] = await Promise.all([
+  const [{ sleep }, { checkLogLines, logEntries, mergeEntries }, { InterruptedError }] = await Promise.all([
     import('../../api/retry.js'),
     import('../../output/views/log-lines.js'),
     import('../../errors.js'),
@@ -280,10 +280,9 @@ async function followLines(
   }
   // The lines printed between the last watch and the stop: the most recent ones, past what was shown.
   const rest = await Promise.all(states.map((s) => getLobbyLogLines(api, o.lobbyId, s.stream)));
-  for (const [i, answer] of rest.entries()) {
-    const state = states[i]!;
-    await show(fresh(state, logEntries(state.stream, checkLogLines(answer.value))));
-  }
+  let last: LogEntry[] = [];
+  for (const [i, answer] of rest.entries()) last = mergeEntries(last, fresh(states[i]!, logEntries(states[i]!.stream, checkLogLines(answer.value))));
+  await show(last);
   return stopped!;
 }
 
