@@ -3,7 +3,7 @@
 // sanitised), a script (the line alone, or after its time with --timestamps) or JSON.
 import type { LobbyLogLinesResponse, LogStream } from '../../api/types.js';
 import { ResponseError } from '../../errors.js';
-import { formatTime } from '../format.js';
+import { formatTime, parseTimestamp } from '../format.js';
 import { sanitize, sanitizeLine } from '../sanitize.js';
 import { paint, timeStyle, type ViewOptions } from './options.js';
 
@@ -47,13 +47,22 @@ function isBase64(text: string): boolean {
   return text.length % 4 !== 1 && BASE64.test(text) && (text.length % 4 === 0 || !text.endsWith('='));
 }
 
+// The last whole second read, in ns: a log's timestamps share their second, line after line.
+let lastSecond: { text: string; ns: bigint | undefined } = { text: '', ns: undefined };
+
 /** An RFC 3339 time in nanoseconds since the epoch (the service's have nanoseconds); undefined when it does not parse. */
 export function timestampNs(text: string): bigint | undefined {
   const m = RFC3339.exec(text);
   if (!m) return undefined;
-  const seconds = Date.parse(`${m[1]!.replace(/[t ]/, 'T')}${m[3]!.length === 5 ? `${m[3]!.slice(0, 3)}:${m[3]!.slice(3)}` : m[3]}`);
-  if (Number.isNaN(seconds)) return undefined;
-  return BigInt(seconds) * 1_000_000n + BigInt((m[2] ?? '').padEnd(9, '0'));
+  const second = m[1]! + m[3]!;
+  if (second !== lastSecond.text) {
+    const zone = m[3]!.length === 5 ? `${m[3]!.slice(0, 3)}:${m[3]!.slice(3)}` : m[3]!;
+    // parseTimestamp: a leap second (23:59:60) is a time too.
+    const ms = parseTimestamp(`${m[1]!.replace(/[t ]/, 'T')}${zone}`);
+    lastSecond = { text: second, ns: Number.isNaN(ms) ? undefined : BigInt(ms) * 1_000_000n };
+  }
+  if (lastSecond.ns === undefined) return undefined;
+  return m[2] === undefined ? lastSecond.ns : lastSecond.ns + BigInt(m[2].padEnd(9, '0'));
 }
 
 /** The entries of one answer, oldest first (as the service sends them). */
