@@ -45,7 +45,7 @@ export interface LogsOptions {
 
 export default defineCommand({
   operands: ['<lobby-id>'],
-  summary: "Show a lobby's status, timeline, job metrics and log lines",
+  summary: "Show a lobby's status, metrics and log lines",
   options: [
     { flags: '--stream <stream>', description: 'the lines of stdout, stderr or both (default: all; stdout with --export)', choices: STREAM_CHOICES },
     { flags: '-n, --lines <count>', description: 'only the last <count> lines (default: all the service keeps at hand, 256 per stream)', value: integer({ min: 0 }) },
@@ -65,7 +65,6 @@ export default defineCommand({
     'gamehost lobby logs "$LOBBY" --follow',
     'gamehost lobby logs "$LOBBY" --stream stderr -n 20 --since 10m',
     'gamehost lobby logs "$LOBBY" -q --follow --timestamps > server.log   # in CI: exit 1 if the lobby failed',
-    'gamehost lobby logs "$LOBBY" --export server-stdout.txt   # in CI: keep the whole stdout as an artifact',
   ],
   async parse(v, ctx): Promise<LogsOptions> {
     const lobbyId = parseLobbyId(v.lobbyId);
