@@ -16,7 +16,7 @@ const COLUMNS =
   'lobby_id,namespace_id,namespace_name,region_id,region_name,tier_name,version_id,version_name,lobby_group_id,lobby_group_name,start_ts,stop_ts,total_uptime_ms,query_uptime_ms';
 
 /** What the server answers next, per route: a JSON text (sent as is) or a CSV body. */
-const answers: { logs?: string | (() => string); lines?: string | ((url: URL) => string); game?: { status: number; body: string }; stats?: string; csv?: string | Buffer; onStats?: (count: number) => void } = {};
+const answers: { logs?: string | (() => string); lines?: string | ((url: URL) => string); watchDelayMs?: number; game?: { status: number; body: string }; stats?: string; csv?: string | Buffer; onStats?: (count: number) => void } = {};
 let statsServed = 0;
 /** The lines route's requests, as received. */
 const linesAsked: URL[] = [];
@@ -36,7 +36,10 @@ beforeAll(async () => {
     if (/\/matchmaker\/lobbies\/[^/]+\/logs\?/.test(url)) {
       const asked = new URL(url, base);
       linesAsked.push(asked);
-      return send(200, (typeof answers.lines === 'function' ? answers.lines(asked) : answers.lines) ?? '{"lines":[],"timestamps":[],"watch":{"index":"0"}}');
+      const body = (typeof answers.lines === 'function' ? answers.lines(asked) : answers.lines) ?? '{"lines":[],"timestamps":[],"watch":{"index":"0"}}';
+      // A watch held as the service holds one, until a line comes.
+      if (asked.searchParams.has('watch_index') && answers.watchDelayMs) return void setTimeout(() => send(200, body), answers.watchDelayMs);
+      return send(200, body);
     }
     if (url === `/cloud/games/${GAME}` && answers.game) {
       gameServed++;
@@ -212,6 +215,23 @@ describe('lobby logs: log lines the spec allows but nobody expects', () => {
     expect(watches.length).toBeLessThanOrEqual(Math.ceil(took / 500) + 1);
     answers.logs = undefined;
     answers.lines = undefined;
+  });
+
+  it('--follow: a watch the service holds longer than --timeout is waited for (the service may hold one 40 s)', async () => {
+    let summaries = 0;
+    answers.logs = () => (++summaries > 1 ? logsBody({ status: { stopped: { stop_ts: '2026-11-21T10:50:00Z', failed: true, exit_code: 2 } } }) : logsBody({}));
+    answers.lines = (url) => (url.searchParams.has('watch_index') ? linesBody([b64('held')], ['2026-11-21T10:42:04Z'], '2') : linesBody([], [], '1'));
+    answers.watchDelayMs = 1500;
+    try {
+      // The summary says stopped only once the held watch answered: the follow ends after it.
+      const r = await run(['-q', '--follow', '--stream', 'stdout', '--interval', '1.6', '--timeout', '0.2']);
+      expect([r.code, r.stdout]).toEqual([1, 'held\n']);
+      expect(r.stderr).toBe('');
+    } finally {
+      answers.watchDelayMs = undefined;
+      answers.logs = undefined;
+      answers.lines = undefined;
+    }
   });
 });
 

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { InterruptedError } from '../../src/errors.js';
 import { runCli, tempDir, type RunOptions } from '../helpers/cli.js';
-import { useEmulator } from '../helpers/emulator.js';
+import { frontOf, useEmulator } from '../helpers/emulator.js';
 
 const FAST_WATCH = { waitMs: 300, pollMs: 20, minMs: 50 };
 const CLOCK = /^\d\d:\d\d:\d\d\.\d{3} /;
@@ -177,6 +177,28 @@ describe('lobby logs: the lines', () => {
     expect(fs.readdirSync(dir)).toEqual([`lobby-${id}-stdout.txt`]);
     const json = await cli([id, '--export', 'e.txt', '--json'], { cwd: dir });
     expect(JSON.parse(json.stdout)).toMatchObject({ lobby_id: id, stream: 'std_out', output: path.join(dir, 'e.txt'), lines: 300, bytes: fs.statSync(path.join(dir, 'e.txt')).size });
+  });
+
+  it('--export into a device is written straight into; a download cut short leaves no file and exits 6', async () => {
+    const id = await newLobby();
+    await append(id, 'std_out', Array.from({ length: 100 }, (_, i) => `line ${i}`));
+    expect((await cli([id, '--export', '/dev/null'])).code).toBe(0);
+    // A front that answers the presigned GET with half its body, then hangs up (the emulator never does).
+    const front = await frontOf(fx.emu.endpoint, (req, res) => {
+      if (!req.url?.startsWith('/_export/')) return false;
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '1000' });
+      res.write('line 0\nline 1\n', () => res.destroy());
+      return true;
+    });
+    try {
+      const dir = tempDir();
+      const r = await cli([id, '--export', 'cut.txt'], { cwd: dir, env: { ...fx.env, GAMEHOST_ENDPOINT: front.endpoint } });
+      expect(r.code).toBe(6);
+      expect(r.stderr.split('\n')[0]).toMatch(/^error: /);
+      expect(fs.readdirSync(dir)).toEqual([]);
+    } finally {
+      front.close();
+    }
   });
 
   it('--export of an unknown lobby: one line, exit 4, no file', async () => {
