@@ -196,7 +196,7 @@ async function showLobby(ctx: Context, api: ApiClient, o: LogsOptions): Promise<
   if (!o.follow) return;
 
   const already = stoppedCode(first!.value);
-  const ended = already !== undefined ? first! : await followLines(ctx, api, o, states, (list) => show(list), getLobbyLogLines);
+  const ended = already !== undefined ? first! : await followLines(ctx, api, o, states, show);
   if (typeof ended === 'number') return ended;
   if (json && already === undefined) await writeOut(ctx, reformatJson(ended.text, 0) + '\n');
   const stopped = ended.value.lobby.status.stopped!;
@@ -221,9 +221,9 @@ async function followLines(
   o: LogsOptions,
   states: StreamState[],
   show: (list: LogEntry[]) => Promise<void>,
-  getLobbyLogLines: typeof import('../../api/operations.js').getLobbyLogLines,
 ): Promise<Answer<LobbyLogsResponse> | number> {
-  const [{ sleep }, { checkLogLines, logEntries, mergeEntries }, { InterruptedError }] = await Promise.all([
+  const [{ getLobbyLogLines }, { sleep }, { checkLogLines, logEntries, mergeEntries }, { InterruptedError }] = await Promise.all([
+    import('../../api/operations.js'),
     import('../../api/retry.js'),
     import('../../output/views/log-lines.js'),
     import('../../errors.js'),
