@@ -49,6 +49,7 @@ beforeAll(async () => {
       answers.onStats?.(++statsServed);
       return send(200, answers.stats ?? '{}');
     }
+    if (/\/matchmaker\/lobbies\/[^/]+\/logs\/export$/.test(url)) return send(200, JSON.stringify({ url: 'stdout.txt' }));
     if (url.endsWith('/matchmaker/lobbies/export-history')) return send(200, JSON.stringify({ url: `${base}/export.csv` }));
     if (url === '/export.csv') return send(200, answers.csv ?? '', 'text/csv');
     send(404, JSON.stringify({ code: 'API_NOT_FOUND', message: 'no such route' }));
@@ -215,6 +216,13 @@ describe('lobby logs: log lines the spec allows but nobody expects', () => {
     expect(watches.length).toBeLessThanOrEqual(Math.ceil(took / 500) + 1);
     answers.logs = undefined;
     answers.lines = undefined;
+  });
+
+  it('--export whose link is not a URL: one line, exit 1, no file', async () => {
+    const dir = tempDir();
+    const r = await runCli(['lobby', 'logs', LOBBY, '--export', 'x.txt'], { env: env(), cwd: dir });
+    expect([r.code, r.stderr]).toEqual([1, 'error: the service\'s log export url is not an absolute http(s) URL: "stdout.txt"\n']);
+    expect(fs.readdirSync(dir)).toEqual([]);
   });
 
   it('--follow: a watch the service holds longer than --timeout is waited for (the service may hold one 40 s)', async () => {
