@@ -123,7 +123,7 @@ async function writeOut(ctx: Context, text: string): Promise<void> {
 
 /** The summary, then the lines; with --follow, the new lines until the lobby stops. */
 async function showLobby(ctx: Context, api: ApiClient, o: LogsOptions): Promise<number | void> {
-  const [{ getLobbyLogLines }, lines, { viewOptions }, { jsonLine, reformatJson }, { ResponseError }] = await Promise.all([
+  const [{ getLobbyLogLines }, lines, { viewOptions }, { reformatJson }, { ResponseError }] = await Promise.all([
     import('../../api/operations.js'),
     import('../../output/views/log-lines.js'),
     import('../../output/views/options.js'),
@@ -164,7 +164,7 @@ async function showLobby(ctx: Context, api: ApiClient, o: LogsOptions): Promise<
   };
   const show = async (list: LogEntry[]) => {
     warnNotBase64(list);
-    if (json) return writeOut(ctx, list.map((e) => jsonLine(lines.logEntryJson(e))).join(''));
+    if (json) return writeOut(ctx, lines.logEntryLines(list));
     return writeOut(ctx, lines.formatLogEntries(list, lineView));
   };
   const stoppedCode = (res: LobbyLogsResponse) => {
@@ -176,7 +176,7 @@ async function showLobby(ctx: Context, api: ApiClient, o: LogsOptions): Promise<
     // One document: the service's summary as received, with the lines the CLI read added as `log_lines`.
     if (first!.value === null || typeof first!.value !== 'object' || Array.isArray(first!.value)) throw new ResponseError("the service's lobby summary is not an object");
     const body = reformatJson(first!.text);
-    const list = JSON.stringify(entries.map(lines.logEntryJson), null, 2).replace(/\n/g, '\n  ');
+    const list = lines.safeJson(entries.map(lines.logEntryJson), 2).replace(/\n/g, '\n  ');
     const empty = Object.keys(first!.value).length === 0;
     warnNotBase64(entries);
     return writeOut(ctx, `${empty ? '{' : body.slice(0, -2) + ','}\n  "log_lines": ${list}\n}\n`);

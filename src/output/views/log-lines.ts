@@ -133,6 +133,20 @@ export function logEntryJson(e: LogEntry): { stream: LogStream; ts: string | nul
   return { stream: e.stream, ts: e.ts ?? null, line: e.text };
 }
 
+/**
+ * JSON text in which DEL and the C1 controls are escaped too (JSON.stringify escapes only C0): 0x9b alone is a CSI
+ * to many terminals, and a line's JSON may well be read on one. They occur only inside strings, so `\u009b` is the
+ * same JSON.
+ */
+export function safeJson(value: unknown, indent?: number): string {
+  return JSON.stringify(value, null, indent).replace(/[\x7f-\x9f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** --follow --json: a JSON line per entry. */
+export function logEntryLines(entries: readonly LogEntry[]): string {
+  return entries.map((e) => safeJson(logEntryJson(e)) + '\n').join('');
+}
+
 /** The heading between the summary and the lines, on a terminal. */
 export function logHeading(o: ViewOptions, what: string, count: number): string {
   const c = paint(o);
