@@ -25,6 +25,10 @@ export interface CallSpec {
   handledByCaller?(err: unknown): boolean;
   /** At most this many attempts, the first included: 1 for a lookup the command can do without (no retry waits). */
   attempts?: number;
+  /** The service may hold the answer this long on purpose (a watch): it is added to --timeout's wait for the headers. */
+  holdMs?: number;
+  /** Ends this call early (as Ctrl-C ends every call): the call throws the signal's reason. */
+  signal?: AbortSignal;
 }
 
 export const USER_AGENT = `gamehost/${version} node/${process.versions.node}`;
@@ -87,7 +91,7 @@ export class ApiClient {
     return withRetries(
       {
         policy: spec.attempts === undefined ? ctx.retry : { ...ctx.retry, attempts: Math.min(spec.attempts, ctx.retry.attempts) },
-        signal: ctx.signal,
+        signal: spec.signal ? AbortSignal.any([ctx.signal, spec.signal]) : ctx.signal,
         idempotent: spec.idempotent,
         handledByCaller: spec.handledByCaller,
         onRetry: (notice) => {
@@ -126,11 +130,13 @@ export class ApiClient {
     const headers = this.headers(spec.auth, payload !== undefined, namespaceToken);
     const started = performance.now();
     this.ctx.verbose(`> ${spec.method} ${url.origin}${url.pathname}${url.search}`);
-    const res = await send(url, { method: spec.method, headers, body: payload, dispatcher: this.dispatcher(url), signal: this.ctx.signal });
+    const signal = spec.signal ? AbortSignal.any([this.ctx.signal, spec.signal]) : this.ctx.signal;
+    const headersTimeoutMs = spec.holdMs === undefined ? undefined : this.ctx.global.timeoutMs + spec.holdMs;
+    const res = await send(url, { method: spec.method, headers, body: payload, dispatcher: this.dispatcher(url), signal, headersTimeoutMs });
     const status = res.statusCode;
     const rayId = header(res.headers, 'rvt-ray-id');
     const text = await readText(res.body, status >= 300 ? MAX_ERROR_BODY : Infinity).catch((err) => {
-      if (this.ctx.signal.aborted) throw this.ctx.signal.reason;
+      if (signal.aborted) throw signal.reason;
       throw toNetworkError(err, url);
     });
     this.ctx.verbose(

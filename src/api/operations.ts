@@ -21,6 +21,9 @@ import type { FindLobbyRequest, JoinLobbyResponse, ListLobbiesResponse, ListRegi
   ListBuildsResponse,
   NamespaceLobbiesResponse,
   LobbyLogsResponse,
+  LobbyLogLinesResponse,
+  ExportLobbyLogsResponse,
+  LogStream,
   PlayerStatistics,
 } from './types.js';
 
@@ -64,9 +67,36 @@ export function getStatistics(api: ApiClient): Promise<Answer<PlayerStatistics>>
 }
 
 /** games.namespaces.logs.getNamespaceLobby */
-export function getLobbyLogs(api: ApiClient, lobbyId: string): Promise<Answer<LobbyLogsResponse>> {
+export function getLobbyLogs(api: ApiClient, lobbyId: string, opts: { signal?: AbortSignal } = {}): Promise<Answer<LobbyLogsResponse>> {
   const path = `/cloud/games/${seg(api.gameId())}/namespaces/${seg(api.namespaceId())}/logs/lobbies/${seg(lobbyId)}`;
-  return api.callWithText({ method: 'GET', path, auth: 'cloud', idempotent: true });
+  return api.callWithText({ method: 'GET', path, auth: 'cloud', idempotent: true, signal: opts.signal });
+}
+
+/** The longest the service holds a watch of log lines before it answers (SERVICE-FACTS: 40 s). */
+export const LOG_WATCH_HOLD_MS = 40_000;
+
+/**
+ * cloud.games.matchmaker.getLobbyLogs: the lobby's most recent lines of one stream; with `watchIndex` (the
+ * `watch.index` of an earlier answer) the lines after it, the service holding the request until one arrives (up to
+ * 40 s). `signal` ends a watch early. Not the summary: that is getLobbyLogs (games.namespaces.logs.getNamespaceLobby).
+ */
+export function getLobbyLogLines(
+  api: ApiClient,
+  lobbyId: string,
+  stream: LogStream,
+  opts: { watchIndex?: string; signal?: AbortSignal } = {},
+): Promise<Answer<LobbyLogLinesResponse>> {
+  const path = `/cloud/games/${seg(api.gameId())}/matchmaker/lobbies/${seg(lobbyId)}/logs`;
+  const query: Record<string, string> = { stream };
+  if (opts.watchIndex !== undefined) query.watch_index = opts.watchIndex;
+  const holdMs = opts.watchIndex === undefined ? undefined : LOG_WATCH_HOLD_MS;
+  return api.callWithText({ method: 'GET', path, query, auth: 'cloud', idempotent: true, holdMs, signal: opts.signal });
+}
+
+/** cloud.games.matchmaker.exportLobbyLogs: a presigned link to the whole stream (stdout.txt, stderr.txt). Asking twice is harmless. */
+export function exportLobbyLogLines(api: ApiClient, lobbyId: string, stream: LogStream): Promise<ExportLobbyLogsResponse> {
+  const path = `/cloud/games/${seg(api.gameId())}/matchmaker/lobbies/${seg(lobbyId)}/logs/export`;
+  return api.call({ method: 'POST', path, body: { stream }, auth: 'cloud', idempotent: true });
 }
 
 /** cloud.games.builds.listGameBuilds */

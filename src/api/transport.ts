@@ -111,6 +111,8 @@ export interface SendInit {
   /** From the process's Agents (agents.ts): its timeouts are --timeout's. */
   dispatcher: Dispatcher;
   signal: AbortSignal;
+  /** Longer than the dispatcher's wait for the headers, for an answer the service holds on purpose (a watch). */
+  headersTimeoutMs?: number;
 }
 
 /**
@@ -121,9 +123,11 @@ export interface SendInit {
 export async function send(url: URL, init: SendInit): Promise<Dispatcher.ResponseData> {
   if (init.signal.aborted) throw init.signal.reason;
   try {
-    const { method, headers, body, signal } = init;
+    const { method, headers, body, signal, headersTimeoutMs } = init;
     // undici takes any async iterable as a body; its types name only streams.
-    return await request(init.dispatcher, { origin: url.origin, path: url.pathname + url.search, method, headers, body: body as unknown as Dispatcher.DispatchOptions['body'], signal });
+    const options: Dispatcher.RequestOptions = { origin: url.origin, path: url.pathname + url.search, method, headers, body: body as unknown as Dispatcher.DispatchOptions['body'], signal };
+    if (headersTimeoutMs !== undefined) options.headersTimeout = headersTimeoutMs;
+    return await request(init.dispatcher, options);
   } catch (err) {
     if (init.signal.aborted) throw init.signal.reason;
     throw toNetworkError(err, url);
@@ -142,11 +146,12 @@ export async function readText(body: AsyncIterable<Buffer>, limit = Infinity): P
 }
 
 /** Where a presigned URL leads: no token goes with it, so a 403 there is never the token's fault. */
-export type PresignedUse = 'export' | 'part';
+export type PresignedUse = 'export' | 'log-export' | 'part';
 
 // A part's hint is the upload session's to give: it knows whether the upload can go on and what holds its tag.
 const PRESIGNED_403_HINT: Partial<Record<PresignedUse, string>> = {
   export: 'the download link was refused (it may have expired): run `gamehost history export` again for a new one',
+  'log-export': 'the download link was refused (it may have expired): run `gamehost lobby logs --export` again for a new one',
 };
 
 /** A non-2xx answer as an ApiError: the service's JSON error, S3's XML error, or one line about anything else. */

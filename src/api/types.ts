@@ -117,6 +117,21 @@ export interface LobbyLogsResponse {
   perf_lists?: unknown[];
 }
 
+/** CloudGamesLogStream: which of a lobby's output streams. */
+export type LogStream = 'std_out' | 'std_err';
+
+/** cloud.games.matchmaker.getLobbyLogs (CloudGamesGetLobbyLogsResponse): lines base64, timestamps RFC 3339, oldest first. */
+export interface LobbyLogLinesResponse {
+  lines: string[];
+  timestamps: string[];
+  watch: { index: string };
+}
+
+/** cloud.games.matchmaker.exportLobbyLogs: a presigned GET of the whole stream. */
+export interface ExportLobbyLogsResponse {
+  url: string;
+}
+
 export interface CreateNamespaceTokenPublicResponse {
   token: string;
 }

@@ -3,6 +3,8 @@
 // device such as /dev/null, a FIFO, /dev/stdout or /dev/fd/N, a socket) is written straight into, and never
 // renamed over: renaming would replace the device with a regular file (as root) or fail (as anyone else).
 import fs from 'node:fs';
+import type { OutStream } from '../context.js';
+import { OutputClosedError, UsageError, describeFsError } from '../errors.js';
 
 /** Where the bytes go, written in order; commit() puts them in place, abort() removes what was written. */
 export interface FileSink {
@@ -67,4 +69,57 @@ export function writeFileWhole(target: string, data: string, mode = 0o600): void
   // writeFileSync's mode is masked by the umask; these files hold tokens.
   if (process.platform !== 'win32') fs.chmodSync(temp, mode);
   fs.renameSync(temp, final);
+}
+
+/** stdout as a sink: writes wait for the reader (backpressure); a reader that went away ends the command (exit 141). */
+export function stdoutSink(out: OutStream): FileSink {
+  return {
+    async write(data) {
+      const ok = out.write(data);
+      // A reader that went away: stop here (main() makes it exit 141), rather than wait for a drain that never comes.
+      if (out.destroyed || out.errored) throw new OutputClosedError();
+      if (ok) return;
+      await new Promise<void>((resolve) => {
+        const go = () => {
+          out.off('drain', go).off('close', go);
+          resolve();
+        };
+        out.on('drain', go).on('close', go);
+      });
+    },
+    async commit() {},
+    async abort() {},
+  };
+}
+
+/**
+ * A file the user named with `flag` (`-o`, `--export`), opened by openFileSink's rules; small writes (a line each)
+ * are gathered, so a large output is not a syscall per line. Failing to open it is a one-line UsageError.
+ */
+export async function bufferedFileSink(target: string, flag: string): Promise<FileSink> {
+  const file = await openFileSink(target).catch((err) => {
+    throw new UsageError(`${flag}: cannot write ${target}: ${describeFsError(err)}`);
+  });
+  let pending: Buffer[] = [];
+  let size = 0;
+  const flush = async () => {
+    if (size === 0) return;
+    const data = Buffer.concat(pending);
+    pending = [];
+    size = 0;
+    await file.write(data);
+  };
+  return {
+    async write(data) {
+      const buf = typeof data === 'string' ? Buffer.from(data) : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+      pending.push(buf);
+      size += buf.length;
+      if (size >= 64 * 1024) await flush();
+    },
+    async commit() {
+      await flush();
+      await file.commit();
+    },
+    abort: () => file.abort(),
+  };
 }

@@ -43,15 +43,6 @@ export const OPERATIONS = [
   'matchmaker_players_disconnected',
 ] as const;
 
-/**
- * Operations the emulator serves that no command sends yet: the log lines, until `lobby logs` prints them. The CLI's
- * conformance test checks that each is still unsent, so an entry goes as soon as a command sends it.
- */
-export const NOT_SENT_BY_THE_CLI_YET: readonly (typeof OPERATIONS)[number][] = [
-  'cloud_games_matchmaker_getLobbyLogs',
-  'cloud_games_matchmaker_exportLobbyLogs',
-];
-
 /** What only a lobby's server calls (with its lobby token): the CLI never does. */
 export const SERVER_OPERATIONS: readonly string[] = [
   'matchmaker_lobbies_ready',

@@ -31,13 +31,17 @@ function complete(line: string, installed: { dir: string; script: string }, env:
 }
 
 describe('completion of lobby ids', () => {
-  it('lobby logs, lobby logs --watch, lobby stop and emulator lobby stop offer the lobby ids; --watch is not given a file', async () => {
+  it('lobby logs (after --watch, --follow or -n too), lobby stop and emulator lobby stop offer the lobby ids; --watch is not given a file; --stream offers the streams', async () => {
     const env = isolatedEnv();
     const lobby = (await runCli(['lobby', 'create', '--game-mode', 'default', '-q'], { env })).stdout.trim();
     const installed = await install();
-    for (const line of ['gamehost lobby logs ', 'gamehost lobby logs --watch ', 'gamehost lobby stop ', 'gamehost emulator lobby stop ', `gamehost lobby logs ${lobby.slice(0, 4)}`]) {
+    for (const line of ['gamehost lobby logs ', 'gamehost lobby logs --watch ', 'gamehost lobby logs --follow ', 'gamehost lobby logs -n 5 ', 'gamehost lobby stop ', 'gamehost emulator lobby stop ', `gamehost lobby logs ${lobby.slice(0, 4)}`]) {
       expect(await complete(line, installed, env), line).toEqual([lobby]);
     }
+    // lobby logs' own options and the streams --stream takes.
+    expect(await complete('gamehost lobby logs --stream ', installed, env)).toEqual(['stdout', 'stderr', 'all']);
+    expect(await complete('gamehost lobby logs --fol', installed, env)).toEqual(['--follow']);
+    expect(await complete('gamehost lobby logs --ex', installed, env)).toEqual(['--export']);
     // Where no lobby id goes, none is offered.
     expect(await complete('gamehost lobby create --game-mode ', installed, env)).toEqual([]);
   });

@@ -121,10 +121,12 @@ describe('exit codes', () => {
 
   it('5: service unavailable after every retry', async () => {
     let hits = 0;
+    let lines = 0;
     let lookups = 0;
     const down = await serve((req, res) => {
-      // The logs, retried; the game's regions (for the region's name), asked once and never retried.
+      // The logs and each stream's lines, retried; the game's regions (for the region's name), asked once and never retried.
       if (req.url?.includes('/logs/lobbies/')) hits++;
+      else if (req.url?.includes('/logs?stream=')) lines++;
       else lookups++;
       res.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ code: 'ERROR', message: 'An internal error has occurred (ray r9).', ray_id: 'r9' }));
     });
@@ -132,7 +134,7 @@ describe('exit codes', () => {
       const r = await runCli(['lobby', 'logs', '00000000-0000-4000-8000-000000000000'], { env: { ...fx.env, GAMEHOST_ENDPOINT: down.endpoint } });
       expect(r.code).toBe(5);
       expect(r.stderr).toBe('error: An internal error has occurred (ray r9). (ERROR, ray r9)\n');
-      expect([hits, lookups]).toEqual([3, 1]);
+      expect([hits, lines, lookups]).toEqual([3, 6, 1]);
     } finally {
       await down.close();
     }

@@ -16,8 +16,10 @@ const COLUMNS =
   'lobby_id,namespace_id,namespace_name,region_id,region_name,tier_name,version_id,version_name,lobby_group_id,lobby_group_name,start_ts,stop_ts,total_uptime_ms,query_uptime_ms';
 
 /** What the server answers next, per route: a JSON text (sent as is) or a CSV body. */
-const answers: { logs?: string; game?: { status: number; body: string }; stats?: string; csv?: string | Buffer; onStats?: (count: number) => void } = {};
+const answers: { logs?: string | (() => string); lines?: string | ((url: URL) => string); watchDelayMs?: number; game?: { status: number; body: string }; stats?: string; csv?: string | Buffer; onStats?: (count: number) => void } = {};
 let statsServed = 0;
+/** The lines route's requests, as received. */
+const linesAsked: URL[] = [];
 let gameServed = 0;
 let server: http.Server;
 let base = '';
@@ -30,7 +32,15 @@ beforeAll(async () => {
       res.end(body);
     };
     req.resume();
-    if (url.includes('/logs/lobbies/')) return send(200, answers.logs ?? '{}');
+    if (url.includes('/logs/lobbies/')) return send(200, (typeof answers.logs === 'function' ? answers.logs() : answers.logs) ?? '{}');
+    if (/\/matchmaker\/lobbies\/[^/]+\/logs\?/.test(url)) {
+      const asked = new URL(url, base);
+      linesAsked.push(asked);
+      const body = (typeof answers.lines === 'function' ? answers.lines(asked) : answers.lines) ?? '{"lines":[],"timestamps":[],"watch":{"index":"0"}}';
+      // A watch held as the service holds one, until a line comes.
+      if (asked.searchParams.has('watch_index') && answers.watchDelayMs) return void setTimeout(() => send(200, body), answers.watchDelayMs);
+      return send(200, body);
+    }
     if (url === `/cloud/games/${GAME}` && answers.game) {
       gameServed++;
       return send(answers.game.status, answers.game.body);
@@ -39,6 +49,7 @@ beforeAll(async () => {
       answers.onStats?.(++statsServed);
       return send(200, answers.stats ?? '{}');
     }
+    if (/\/matchmaker\/lobbies\/[^/]+\/logs\/export$/.test(url)) return send(200, JSON.stringify({ url: 'stdout.txt' }));
     if (url.endsWith('/matchmaker/lobbies/export-history')) return send(200, JSON.stringify({ url: `${base}/export.csv` }));
     if (url === '/export.csv') return send(200, answers.csv ?? '', 'text/csv');
     send(404, JSON.stringify({ code: 'API_NOT_FOUND', message: 'no such route' }));
@@ -124,6 +135,111 @@ describe('lobby logs against hostile answers', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('9007199254740993');
     expect(r.stdout).toContain('9223372036854775807');
+  });
+});
+
+describe('lobby logs: log lines the spec allows but nobody expects', () => {
+  const b64 = (text: string) => Buffer.from(text).toString('base64');
+  const linesBody = (lines: string[], timestamps: string[], index = '1') => JSON.stringify({ lines, timestamps, watch: { index } });
+  const run = (args: string[], opts: { tty?: boolean } = {}) => runCli(['lobby', 'logs', LOBBY, ...args], { env: { ...env(), NO_COLOR: '1' }, columns: 80, ...opts });
+
+  it('lines that are not base64: shown as sent (sanitised), one warning; the rest decoded', async () => {
+    answers.logs = logsBody({});
+    answers.lines = linesBody(['not base64 at all!', b64('fine'), 'abc=d', '\x1b]0;pwned\x07x'], []);
+    const r = await run(['-q', '--stream', 'stdout']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe('not base64 at all!\nfine\nabc=d\nx\n');
+    expect(r.stderr).toBe('warning: the service sent lines that are not base64; they are shown as sent\n');
+  });
+
+  it('50,000 lines in one answer (the service sends 256 at most): all printed, on a terminal too, and -n takes the last ones quickly', async () => {
+    const n = 50_000;
+    answers.logs = logsBody({});
+    answers.lines = linesBody(Array.from({ length: n }, (_, i) => b64(`line ${i}`)), Array.from({ length: n }, (_, i) => `2026-11-21T10:42:03.${String(i).padStart(9, '0')}Z`));
+    const piped = await run(['-q', '--stream', 'stdout']);
+    expect(piped.code).toBe(0);
+    expect(piped.stdout.split('\n')).toHaveLength(n + 1);
+    const tty = await run(['--stream', 'stdout', '--utc'], { tty: true });
+    expect(tty.stderr).not.toMatch(/unexpected failure|Maximum call stack/);
+    expect(plain(tty.stdout)).toMatch(/\n10:42:03\.000 line 49999\n$/);
+    expect((await run(['-q', '--stream', 'stdout', '-n', '2'])).stdout).toBe('line 49998\nline 49999\n');
+  });
+
+  it('fewer timestamps than lines, times that do not parse, a leap second, times out of order: shown, never NaN', async () => {
+    answers.logs = logsBody({});
+    answers.lines = linesBody([b64('a'), b64('b'), b64('c'), b64('d')], ['2016-12-31T23:59:60Z', 'sometime\ttuesday', '2016-12-31T22:00:00.5+01:00']);
+    const tty = await run(['--stream', 'stdout', '--utc'], { tty: true });
+    expect(tty.code).toBe(0);
+    const lines = plain(tty.stdout).split('\nLogs  stdout\n')[1];
+    expect(lines).toBe('00:00:00.000 a\nsometime tuesday b\n21:00:00.500 c\n- d\n');
+    expect(tty.stdout).not.toMatch(GARBAGE);
+    const piped = await run(['-q', '--stream', 'stdout', '--timestamps']);
+    expect(piped.stdout).toBe('2016-12-31T23:59:60Z\ta\nsometime tuesday\tb\n2016-12-31T22:00:00.5+01:00\tc\n-\td\n');
+    // --since cannot place a line without a time: left out.
+    expect((await run(['-q', '--stream', 'stdout', '--since', '2000-01-01'])).stdout).toBe('a\nc\n');
+  });
+
+  it.each([
+    ['not an object', '[1,2]', 'the answer is not an object'],
+    ['lines not a list', '{"lines":"YQ==","timestamps":[],"watch":{"index":"1"}}', '`lines` is not a list'],
+    ['a line that is a number', '{"lines":[1],"timestamps":[],"watch":{"index":"1"}}', '`lines` holds something other than text'],
+    ['no watch index', '{"lines":[],"timestamps":[],"watch":{}}', '`watch.index` is not text'],
+  ])('%s: one line, exit 1, no stack trace', async (_name, body, why) => {
+    answers.logs = logsBody({});
+    answers.lines = body;
+    const r = await run([]);
+    expect(r.code).toBe(1);
+    expect(r.stderr.split('\n')[0]).toBe(`error: the service's log lines are unusable: ${why}`);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('--follow against a watch that answers at once, the same lines again, with an odd index: each line once, no tight loop', async () => {
+    let summaries = 0;
+    const running = logsBody({});
+    const stopped = logsBody({ status: { stopped: { stop_ts: '2026-11-21T10:50:00Z', failed: false, exit_code: 0 } } });
+    answers.logs = () => (++summaries > 4 ? stopped : running);
+    const index = '../../x?y=1&z= é';
+    answers.lines = (url) =>
+      url.searchParams.has('watch_index')
+        ? linesBody([b64('old'), b64('new')], ['2026-11-21T10:42:03Z', '2026-11-21T10:42:04Z'], index)
+        : linesBody([b64('old')], ['2026-11-21T10:42:03Z'], index);
+    linesAsked.length = 0;
+    const started = performance.now();
+    const r = await run(['-q', '--follow', '--stream', 'stdout', '--interval', '0.1']);
+    const took = performance.now() - started;
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe('old\nnew\n');
+    const watches = linesAsked.filter((u) => u.searchParams.has('watch_index'));
+    // The index goes back exactly as the service gave it.
+    for (const u of watches) expect(u.searchParams.get('watch_index')).toBe(index);
+    // At most one watch per 500 ms (WATCH_FLOOR_MS), however fast the service answers.
+    expect(watches.length).toBeLessThanOrEqual(Math.ceil(took / 500) + 1);
+    answers.logs = undefined;
+    answers.lines = undefined;
+  });
+
+  it('--export whose link is not a URL: one line, exit 1, no file', async () => {
+    const dir = tempDir();
+    const r = await runCli(['lobby', 'logs', LOBBY, '--export', 'x.txt'], { env: env(), cwd: dir });
+    expect([r.code, r.stderr]).toEqual([1, 'error: the service\'s log export url is not an absolute http(s) URL: "stdout.txt"\n']);
+    expect(fs.readdirSync(dir)).toEqual([]);
+  });
+
+  it('--follow: a watch the service holds longer than --timeout is waited for (the service may hold one 40 s)', async () => {
+    let summaries = 0;
+    answers.logs = () => (++summaries > 1 ? logsBody({ status: { stopped: { stop_ts: '2026-11-21T10:50:00Z', failed: true, exit_code: 2 } } }) : logsBody({}));
+    answers.lines = (url) => (url.searchParams.has('watch_index') ? linesBody([b64('held')], ['2026-11-21T10:42:04Z'], '2') : linesBody([], [], '1'));
+    answers.watchDelayMs = 1500;
+    try {
+      // The summary says stopped only once the held watch answered: the follow ends after it.
+      const r = await run(['-q', '--follow', '--stream', 'stdout', '--interval', '1.6', '--timeout', '0.2']);
+      expect([r.code, r.stdout]).toEqual([1, 'held\n']);
+      expect(r.stderr).toBe('');
+    } finally {
+      answers.watchDelayMs = undefined;
+      answers.logs = undefined;
+      answers.lines = undefined;
+    }
   });
 });
 

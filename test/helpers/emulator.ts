@@ -1,12 +1,17 @@
 // A long-lived emulator for tests that need one beside the CLI (admin calls, --endpoint runs).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { startEmulator, type RunningEmulator, type StartEmulatorOptions } from '../../src/emulator/index.js';
 import { afterAll, beforeAll } from 'vitest';
 import { isolatedEnv, tempDir } from './cli.js';
 
-export async function startTestEmulator(config: Record<string, unknown> = {}, dataDir = tempDir('gamehost-emu-')): Promise<RunningEmulator & { dataDir: string }> {
-  const emu = await startEmulator({ dataDir, config: { startDelayMs: 0, readyDelayMs: 0, rateLimits: false, ...config } });
+/** `options`: more of startEmulator's, such as `logWatch` (short log watches for tests). */
+export async function startTestEmulator(
+  config: Record<string, unknown> = {},
+  dataDir = tempDir('gamehost-emu-'),
+  options: Omit<StartEmulatorOptions, 'dataDir' | 'config'> = {},
+): Promise<RunningEmulator & { dataDir: string }> {
+  const emu = await startEmulator({ ...options, dataDir, config: { startDelayMs: 0, readyDelayMs: 0, rateLimits: false, ...config } });
   return Object.assign(emu, { dataDir });
 }
 
@@ -50,10 +55,10 @@ export interface EmulatorFixture {
 }
 
 /** An emulator for the enclosing describe block: started before its tests, closed after; fields set in beforeAll. */
-export function useEmulator(config: Record<string, unknown> = {}): EmulatorFixture {
+export function useEmulator(config: Record<string, unknown> = {}, options: Omit<StartEmulatorOptions, 'dataDir' | 'config'> = {}): EmulatorFixture {
   const fixture = {} as EmulatorFixture;
   beforeAll(async () => {
-    fixture.emu = await startTestEmulator(config);
+    fixture.emu = await startTestEmulator(config, undefined, options);
     fixture.env = { ...isolatedEnv(), ...endpointEnv(fixture.emu) };
   });
   afterAll(() => fixture.emu.close());

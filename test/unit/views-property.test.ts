@@ -9,6 +9,7 @@ import { formatBuilds } from '../../src/output/views/build.js';
 import { visibleWidth } from '../../src/output/format.js';
 import { historyRecord, historyRow, historyTableChunks, HISTORY_COLUMNS } from '../../src/output/views/history.js';
 import { formatCreatedLobby, formatLobbyLogs, regionNames } from '../../src/output/views/lobby.js';
+import { checkLogLines, formatLogEntries, logEntries, logEntryJson, logEntryLines, mergeEntries, safeJson } from '../../src/output/views/log-lines.js';
 import type { ViewOptions } from '../../src/output/views/options.js';
 import { formatStats } from '../../src/output/views/stats.js';
 import { mulberry32 } from '../../src/emulator/faults.js';
@@ -164,6 +165,39 @@ describe('views hold on any spec-valid answer', () => {
         }
       }
       expect(garbage(formatLobbyLogs(res, { ...pipe, chart: false, regions })), `case ${i} piped`).toBeUndefined();
+    }
+  });
+
+  it('lobby logs\' lines: one line out per line in, no control character but a tab, no garbage, whatever the lines, times and index', () => {
+    const g = new Gen(mulberry32(0x1065));
+    // eslint-disable-next-line no-control-regex
+    const CONTROLS = /[\x00-\x08\x0a-\x1f\x7f-\x9f]/;
+    for (let i = 0; i < 200; i++) {
+      const answer = () => {
+        const n = g.pick([0, 1, 2, 64, 256, g.int(40)]);
+        const lines = Array.from({ length: n }, () =>
+          g.chance(0.8) ? Buffer.from(g.chance(0.3) ? Buffer.from(Array.from({ length: g.int(40) }, () => g.int(256))) : Buffer.from(g.text(60))).toString('base64') : g.text(30),
+        );
+        // As many timestamps, or fewer, or more; oldest first or not.
+        const timestamps = Array.from({ length: g.pick([n, n, Math.max(0, n - 1), n + 2, 0]) }, () => g.time());
+        return checkLogLines({ lines, timestamps, watch: { index: g.pick(['0', g.text(20), '1795984546123456000', '']) } });
+      };
+      const entries = mergeEntries(logEntries('std_out', answer()), logEntries('std_err', answer()));
+      for (const [tty, timestamps] of [[true, true], [false, false], [false, true]] as const) {
+        const text = formatLogEntries(entries, { ...(tty ? term(80) : pipe), timestamps, both: true });
+        const out = strip(text).split('\n');
+        expect(out.pop()).toBe('');
+        expect(out, `case ${i}, tty ${tty}`).toHaveLength(entries.length);
+        for (const line of out) expect(CONTROLS.test(line), `case ${i}: ${JSON.stringify(line)}`).toBe(false);
+        expect(garbage(text), `case ${i}`).toBeUndefined();
+      }
+      // --json's lines and document: control characters escaped, C1 too (JSON.stringify leaves 0x80-0x9f raw).
+      const jsonLines = logEntryLines(entries);
+      expect(jsonLines.split('\n').slice(0, -1).map((l) => JSON.parse(l))).toEqual(entries.map(logEntryJson));
+      expect(CONTROLS.test(jsonLines.replace(/\n/g, '')), `case ${i}`).toBe(false);
+      const doc = safeJson(entries.map(logEntryJson), 2);
+      expect(JSON.parse(doc)).toEqual(entries.map(logEntryJson));
+      expect(CONTROLS.test(doc.replace(/\n/g, '')), `case ${i}`).toBe(false);
     }
   });
 

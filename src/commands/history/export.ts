@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Context } from '../../context.js';
 import { exportLobbyHistory } from '../../api/operations.js';
-import { InvalidAnswerError, OutputClosedError, UsageError, describeFsError } from '../../errors.js';
+import { InvalidAnswerError, UsageError, describeFsError } from '../../errors.js';
 import { jsonLine, writeJson } from '../../output/json.js';
 import type { HistoryRow } from '../../output/views/history.js';
 import { defineCommand } from '../command.js';
@@ -117,66 +117,8 @@ function outputFile(resolved: string, given: string, name: string): string {
   return isDir ? path.join(resolved, name) : resolved;
 }
 
-/** Where the rows go: stdout (with backpressure), or a file (src/output/file.ts: a device or a FIFO is written straight into). */
-interface Sink {
-  write(data: string | Uint8Array): Promise<void>;
-  commit(): Promise<void>;
-  abort(): Promise<void>;
-}
-
-function stdoutSink(ctx: Context): Sink {
-  const out = ctx.io.stdout;
-  return {
-    async write(data) {
-      const ok = out.write(data);
-      // A reader that went away: stop here (main() makes it exit 141), rather than wait for a drain that never comes.
-      if (out.destroyed || out.errored) throw new OutputClosedError();
-      if (ok) return;
-      await new Promise<void>((resolve) => {
-        const go = () => {
-          out.off('drain', go).off('close', go);
-          resolve();
-        };
-        out.on('drain', go).on('close', go);
-      });
-    },
-    async commit() {},
-    async abort() {},
-  };
-}
-
-async function fileSink(target: string): Promise<Sink> {
-  const { openFileSink } = await import('../../output/file.js');
-  const file = await openFileSink(target).catch((err) => {
-    throw new UsageError(`-o: cannot write ${target}: ${describeFsError(err)}`);
-  });
-  // Small writes (a JSON line each) are gathered, so a large export is not a syscall per row.
-  let pending: Buffer[] = [];
-  let size = 0;
-  const flush = async () => {
-    if (size === 0) return;
-    const data = Buffer.concat(pending);
-    pending = [];
-    size = 0;
-    await file.write(data);
-  };
-  return {
-    async write(data) {
-      const buf = typeof data === 'string' ? Buffer.from(data) : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-      pending.push(buf);
-      size += buf.length;
-      if (size >= 64 * 1024) await flush();
-    },
-    async commit() {
-      await flush();
-      await file.commit();
-    },
-    abort: () => file.abort(),
-  };
-}
-
 async function run(ctx: Context, o: ExportOptions): Promise<void> {
-  const [{ openPresignedGet }, { checkServiceUrl, toNetworkError }, { TransferProgress, canRedraw }, { CsvError, CsvStreamParser, csvRecord }, { formatBytes, formatCount }, history, { viewOptions }] =
+  const [{ openPresignedGet }, { checkServiceUrl, toNetworkError }, { TransferProgress, canRedraw }, { CsvError, CsvStreamParser, csvRecord }, { formatBytes, formatCount }, history, { viewOptions }, { stdoutSink, bufferedFileSink }] =
     await Promise.all([
       import('../../api/presigned.js'),
       import('../../api/transport.js'),
@@ -185,6 +127,7 @@ async function run(ctx: Context, o: ExportOptions): Promise<void> {
       import('../../output/format.js'),
       import('../../output/views/history.js'),
       import('../../output/views/options.js'),
+      import('../../output/file.js'),
     ]);
   const { HistoryTally, checkHistoryHeader, formatHistorySummary, historyTableChunks, historyJson, historyRecord, historyRow } = history;
   if (o.output !== '-') {
@@ -225,7 +168,7 @@ async function run(ctx: Context, o: ExportOptions): Promise<void> {
   const progress = new TransferProgress(ctx, canRedraw(ctx) && (total ?? 0) >= PROGRESS_MIN_BYTES ? 'tty' : 'none');
   await progress.open();
   progress.start({ file: o.output, total }, 'downloading');
-  const sink = o.format === 'table' ? undefined : o.output === '-' ? stdoutSink(ctx) : await fileSink(o.output);
+  const sink = o.format === 'table' ? undefined : o.output === '-' ? stdoutSink(ctx.io.stdout) : await bufferedFileSink(o.output, '-o');
   const parser = new CsvStreamParser();
   const tally = new HistoryTally();
   const tableRows: HistoryRow[] = [];
@@ -286,7 +229,7 @@ async function run(ctx: Context, o: ExportOptions): Promise<void> {
   }
 
   if (o.format === 'table') {
-    const out = stdoutSink(ctx);
+    const out = stdoutSink(ctx.io.stdout);
     for (const chunk of historyTableChunks(tableRows, { ...viewOptions(ctx, ctx.io.stdout, o.utc), wide: o.wide })) await out.write(chunk);
   }
   const summary = tally.summary();

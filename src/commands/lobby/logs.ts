@@ -1,64 +1,335 @@
+import path from 'node:path';
 import type { Context } from '../../context.js';
 import type { ApiClient } from '../../api/client.js';
-import type { LobbyLogsResponse } from '../../api/types.js';
+import type { Answer } from '../../api/operations.js';
+import type { LobbyLogsResponse, LogStream } from '../../api/types.js';
 import { getGame, getLobbyLogs } from '../../api/operations.js';
 import { UsageError } from '../../errors.js';
-import { writeJsonText } from '../../output/json.js';
 import type { LobbyViewOptions, RegionNames } from '../../output/views/lobby.js';
-import { milliseconds, parseLobbyId } from '../args.js';
+import type { LogEntry } from '../../output/views/log-lines.js';
+import { integer, milliseconds, parseLobbyId } from '../args.js';
 import { defineCommand } from '../command.js';
 
 export const DEFAULT_INTERVAL_MS = 2000;
+/**
+ * The least time between two watches of one stream. The service never answers a watch sooner than 1 s; this keeps a
+ * service that does (or that answers the same lines again and again) from making a tight loop.
+ */
+export const WATCH_FLOOR_MS = 500;
+
+export const STREAM_CHOICES = ['stdout', 'stderr', 'all'] as const;
+type StreamChoice = (typeof STREAM_CHOICES)[number];
+const STREAMS: Record<StreamChoice, LogStream[]> = { stdout: ['std_out'], stderr: ['std_err'], all: ['std_out', 'std_err'] };
 
 export interface LogsOptions {
   lobbyId: string;
-  /** Re-poll until the lobby stops. */
+  /** Re-poll the summary until the lobby stops. */
   watch: boolean;
+  /** Stream new lines until the lobby stops. */
+  follow: boolean;
+  /** Between two polls of the summary (--watch, and --follow's look at whether the lobby stopped). */
   intervalMs: number;
   /** Line charts with axes instead of sparklines. */
   chart: boolean;
   utc: boolean;
+  streams: LogStream[];
+  /** At most this many lines (the last ones) of what the service keeps at hand; undefined: all of them. */
+  lines?: number;
+  /** Only lines from this moment on (ms since the epoch). */
+  since?: number;
+  /** Each line after its time when piped (always on a terminal). */
+  timestamps: boolean;
+  /** Save the whole stream through the service's export: a file path (resolved), or '-' for stdout. */
+  export?: string;
 }
 
 export default defineCommand({
   operands: ['<lobby-id>'],
-  summary: "Show a lobby's status, timeline and job metrics",
+  summary: "Show a lobby's status, metrics and log lines",
   options: [
-    { flags: '--watch', description: 'poll until the lobby stops; exit 0 if it stopped cleanly, 1 if it failed' },
-    { flags: '--interval <seconds>', description: 'seconds between polls with --watch (default: 2)', value: milliseconds },
+    { flags: '--stream <stream>', description: 'the lines of stdout, stderr or both (default: all; stdout with --export)', choices: STREAM_CHOICES },
+    { flags: '-n, --lines <count>', description: 'only the last <count> lines (default: all the service keeps at hand, 256 per stream)', value: integer({ min: 0 }) },
+    { flags: '--since <time>', description: 'only lines from this time on: a duration ago (10m, 2h) or a time (RFC 3339, epoch ms)' },
+    { flags: '-f, --follow', description: 'print new lines as they come until the lobby stops; exit 0 if it stopped cleanly, 1 if it failed' },
+    { flags: '--timestamps', description: 'each line after its time when piped (always on a terminal)' },
+    { flags: '--export [file]', description: 'save the whole stream to a file (default: lobby-<id>-stdout.txt), or - for stdout' },
+    { flags: '--watch', description: 'redraw the status until the lobby stops; exit 0 if it stopped cleanly, 1 if it failed' },
+    { flags: '--interval <seconds>', description: 'seconds between looks at the status with --watch or --follow (default: 2)', value: milliseconds },
     { flags: '--chart', description: 'draw CPU and memory as line charts with axes' },
     { flags: '--utc', description: 'show times in UTC instead of the local zone' },
   ],
+  notes:
+    '--watch redraws the status and prints no lines; --follow prints the status once, then the lines as they come; both end when the lobby stops. ' +
+    'With -q, only the lines. --export saves every line the service kept of one stream, as it was printed.',
   examples: [
-    'gamehost lobby logs "$LOBBY" --watch --chart',
-    'gamehost lobby logs "$LOBBY" --json | jq .lobby.status   # in CI',
-    'gamehost lobby logs "$LOBBY" --watch --interval 5 > lobby.log   # in CI: one line per change, exit 1 if it failed',
+    'gamehost lobby logs "$LOBBY" --follow',
+    'gamehost lobby logs "$LOBBY" --stream stderr -n 20 --since 10m',
+    'gamehost lobby logs "$LOBBY" -q --follow --timestamps > server.log   # in CI: exit 1 if the lobby failed',
   ],
-  parse(v, ctx): LogsOptions {
+  async parse(v, ctx): Promise<LogsOptions> {
     const lobbyId = parseLobbyId(v.lobbyId);
-    if (v.interval !== undefined && !v.watch) throw new UsageError('--interval goes with --watch');
+    if (v.watch && v.follow) throw new UsageError('--watch redraws the status and --follow prints the lines: give one of them');
+    if (v.interval !== undefined && !v.watch && !v.follow) throw new UsageError('--interval goes with --watch or --follow');
     if (v.chart && ctx.global.json) throw new UsageError('--chart draws for people; --json already carries every sample');
-    return { lobbyId, watch: v.watch, intervalMs: v.interval ?? DEFAULT_INTERVAL_MS, chart: v.chart, utc: v.utc };
+    if (v.timestamps && ctx.global.json) throw new UsageError('--json already carries each line\'s timestamp: drop --timestamps');
+    const since = v.since === undefined ? undefined : await parseSince(v.since, ctx.now());
+    const base = { lobbyId, watch: v.watch, follow: v.follow, intervalMs: v.interval ?? DEFAULT_INTERVAL_MS, chart: v.chart, utc: v.utc, lines: v.lines, since, timestamps: v.timestamps };
+    if (v.export === undefined) return { ...base, streams: STREAMS[v.stream ?? 'all'] };
+    // The export is the whole stream as a file: nothing to pick lines from, nothing to follow or draw.
+    const others = { '--follow': v.follow, '--watch': v.watch, '--lines': v.lines !== undefined, '--since': v.since !== undefined, '--timestamps': v.timestamps, '--chart': v.chart };
+    const other = Object.entries(others).find(([, given]) => given)?.[0];
+    if (other) throw new UsageError(`--export saves the whole stream: drop ${other}`);
+    if (v.stream === 'all') throw new UsageError('--export saves one stream: --stream stdout or --stream stderr');
+    const stream = v.stream ?? 'stdout';
+    const given = v.export === true ? `lobby-${lobbyId}-${stream}.txt` : v.export;
+    if (given === '') throw new UsageError('--export names an empty file');
+    if (given === '-' && ctx.global.json) throw new UsageError('--json prints a summary on stdout: give --export <file>, not -');
+    return { ...base, streams: STREAMS[stream], export: given === '-' ? '-' : path.resolve(ctx.cwd, given) };
   },
   run,
 });
 
+/** `--since 10m` (that long ago) or `--since 2026-11-25T10:00:00Z` (RFC 3339, epoch ms): ms since the epoch. */
+async function parseSince(raw: string, now: number): Promise<number> {
+  const { parseDuration, parseTime } = await import('../../timeparse.js');
+  const text = raw.trim();
+  try {
+    return /^\d+(\.\d+)?[a-z]/i.test(text) && !/^\d{4}-/.test(text) ? now - parseDuration('--since', text) : parseTime('--since', text);
+  } catch {
+    throw new UsageError(`--since must be a duration such as 10m or 2h, or a time (RFC 3339 such as 2026-11-20T10:00:00Z, or epoch ms), not "${raw}"`);
+  }
+}
+
 async function run(ctx: Context, o: LogsOptions): Promise<number | void> {
   const api = await ctx.api();
+  if (o.export !== undefined) return exportStream(ctx, api, o, o.export);
   if (o.watch) return watchLobby(ctx, api, o);
-  // --json prints the service's body as it is: no region names to look up for it.
-  if (ctx.global.json) return writeJsonText(ctx, (await getLobbyLogs(api, o.lobbyId)).text);
-  const logs = getLobbyLogs(api, o.lobbyId);
-  const lookup = lookupRegions(ctx, api);
-  // Both end before either is reported: a failed logs call never leaves the lookup's request open.
-  await Promise.allSettled([logs, lookup]);
-  const [{ value }, regions, { formatLobbyLogs }, { viewOptions }] = await Promise.all([
-    logs,
-    lookup,
-    import('../../output/views/lobby.js'),
+  return showLobby(ctx, api, o);
+}
+
+/** What one stream's lines are at: the index to watch from, and the newest line seen (to never print one twice). */
+interface StreamState {
+  stream: LogStream;
+  index: string;
+  newest?: bigint;
+}
+
+/** Writes to stdout; a reader that went away ends the command (exit 141) rather than lines going nowhere. */
+async function writeOut(ctx: Context, text: string): Promise<void> {
+  if (text === '') return;
+  const { stdoutSink } = await import('../../output/file.js');
+  await stdoutSink(ctx.io.stdout).write(text);
+}
+
+/** The summary, then the lines; with --follow, the new lines until the lobby stops. */
+async function showLobby(ctx: Context, api: ApiClient, o: LogsOptions): Promise<number | void> {
+  const [{ getLobbyLogLines }, lines, { viewOptions }, { reformatJson }, { ResponseError }] = await Promise.all([
+    import('../../api/operations.js'),
+    import('../../output/views/log-lines.js'),
     import('../../output/views/options.js'),
+    import('../../output/json.js'),
+    import('../../errors.js'),
   ]);
-  ctx.io.stdout.write(formatLobbyLogs(value, { ...viewOptions(ctx, ctx.io.stdout, o.utc), chart: o.chart, regions }));
+  const json = ctx.global.json;
+  // -q: the lines alone; a follow still reads the summary, to know when the lobby stopped.
+  const wantSummary = !ctx.global.quiet || json || o.follow;
+  const wantLines = o.follow || o.lines !== 0;
+  const summary = wantSummary ? getLobbyLogs(api, o.lobbyId) : undefined;
+  const answers = wantLines ? o.streams.map((s) => getLobbyLogLines(api, o.lobbyId, s)) : [];
+  // The region's name, for the summary a person or a script reads (not --json's body, nor -q's lines).
+  const lookup = !json && !ctx.global.quiet ? lookupRegions(ctx, api) : undefined;
+  // Every request ends before any is reported: a failed one never leaves another's request open.
+  await Promise.allSettled([summary, lookup, ...answers]);
+  const first = summary ? await summary : undefined;
+  const got = await Promise.all(answers);
+
+  let notBase64 = 0;
+  const states: StreamState[] = [];
+  let entries: LogEntry[] = [];
+  got.forEach((answer, i) => {
+    const stream = o.streams[i]!;
+    const res = lines.checkLogLines(answer.value);
+    const list = lines.logEntries(stream, res);
+    states.push({ stream, index: res.watch.index, newest: newestOf(list) });
+    entries = lines.mergeEntries(entries, list);
+  });
+  if (o.since !== undefined) {
+    const from = BigInt(o.since) * 1_000_000n;
+    entries = entries.filter((e) => e.ns !== undefined && e.ns >= from);
+  }
+  if (o.lines !== undefined) entries = o.lines === 0 ? [] : entries.slice(-o.lines);
+  const lineView = { ...viewOptions(ctx, ctx.io.stdout, o.utc), timestamps: ctx.io.stdout.isTTY === true || o.timestamps, both: o.streams.length > 1 };
+  const warnNotBase64 = (list: LogEntry[]) => {
+    for (const e of list) if (e.notBase64 && notBase64++ === 0) ctx.warn('the service sent lines that are not base64; they are shown as sent');
+  };
+  const show = async (list: LogEntry[]) => {
+    warnNotBase64(list);
+    if (json) return writeOut(ctx, lines.logEntryLines(list));
+    return writeOut(ctx, lines.formatLogEntries(list, lineView));
+  };
+  const stoppedCode = (res: LobbyLogsResponse) => {
+    const stopped = res.lobby?.status?.stopped;
+    return stopped ? (stopped.failed ? 1 : 0) : undefined;
+  };
+
+  if (json && !o.follow) {
+    // One document: the service's summary as received, with the lines the CLI read added as `log_lines`.
+    if (first!.value === null || typeof first!.value !== 'object' || Array.isArray(first!.value)) throw new ResponseError("the service's lobby summary is not an object");
+    const body = reformatJson(first!.text);
+    const list = lines.safeJson(entries.map(lines.logEntryJson), 2).replace(/\n/g, '\n  ');
+    const empty = Object.keys(first!.value).length === 0;
+    warnNotBase64(entries);
+    return writeOut(ctx, `${empty ? '{' : body.slice(0, -2) + ','}\n  "log_lines": ${list}\n}\n`);
+  }
+  if (json) {
+    await writeOut(ctx, reformatJson(first!.text, 0) + '\n');
+  } else if (first && !ctx.global.quiet) {
+    const [regions, { formatLobbyLogs }] = await Promise.all([lookup, import('../../output/views/lobby.js')]);
+    const view = viewOptions(ctx, ctx.io.stdout, o.utc);
+    let text = formatLobbyLogs(first.value, { ...view, chart: o.chart, regions });
+    const what = o.streams.length > 1 ? 'stdout and stderr' : o.streams[0] === 'std_out' ? 'stdout' : 'stderr';
+    if (view.tty) text += lines.logHeading(view, o.follow && stoppedCode(first.value) === undefined ? `${what}, following (Ctrl-C to stop)` : what, entries.length);
+    else if (entries.length > 0) text += '\n';
+    await writeOut(ctx, text);
+  }
+  await show(entries);
+  if (!o.follow) return;
+
+  const already = stoppedCode(first!.value);
+  const ended = already !== undefined ? first! : await followLines(ctx, api, o, states, show);
+  if (typeof ended === 'number') return ended;
+  if (json && already === undefined) await writeOut(ctx, reformatJson(ended.text, 0) + '\n');
+  const stopped = ended.value.lobby.status.stopped!;
+  ctx.info(`lobby ${o.lobbyId} ${stopped.failed ? 'failed' : 'stopped'} with exit code ${stopped.exit_code}`);
+  return stopped.failed ? 1 : 0;
+}
+
+const newestOf = (list: LogEntry[]): bigint | undefined => {
+  let newest: bigint | undefined;
+  for (const e of list) if (e.ns !== undefined && (newest === undefined || e.ns > newest)) newest = e.ns;
+  return newest;
+};
+
+/**
+ * Watches each stream (the service holds a watch until a line comes, up to 40 s) and looks at the summary every
+ * interval; once the lobby stopped, the watches end and the lines they had not brought yet are read from the most
+ * recent ones. Returns the summary that said it stopped, or the exit code of Ctrl-C (130) or SIGTERM (143).
+ */
+async function followLines(
+  ctx: Context,
+  api: ApiClient,
+  o: LogsOptions,
+  states: StreamState[],
+  show: (list: LogEntry[]) => Promise<void>,
+): Promise<Answer<LobbyLogsResponse> | number> {
+  const [{ getLobbyLogLines }, { sleep }, { checkLogLines, logEntries, mergeEntries }, { InterruptedError }] = await Promise.all([
+    import('../../api/operations.js'),
+    import('../../api/retry.js'),
+    import('../../output/views/log-lines.js'),
+    import('../../errors.js'),
+  ]);
+  // Aborted when the lobby stopped, or when one task failed: the others end with it.
+  const done = new AbortController();
+  const either = AbortSignal.any([ctx.signal, done.signal]);
+  /** The entries of `list` newer than any shown of their stream (a service that answers a line twice shows it once). */
+  const fresh = (state: StreamState, list: LogEntry[]) => {
+    const newest = state.newest;
+    const out = newest === undefined ? list : list.filter((e) => e.ns === undefined || e.ns > newest);
+    state.newest = newestOf(out) ?? newest;
+    return out;
+  };
+  const watchStream = async (state: StreamState) => {
+    while (!done.signal.aborted) {
+      const began = performance.now();
+      const answer = await getLobbyLogLines(api, o.lobbyId, state.stream, { watchIndex: state.index, signal: done.signal });
+      const res = checkLogLines(answer.value);
+      await show(fresh(state, logEntries(state.stream, res)));
+      state.index = res.watch.index;
+      await sleep(Math.max(0, WATCH_FLOOR_MS - (performance.now() - began)), either);
+    }
+  };
+  let stopped: Answer<LobbyLogsResponse> | undefined;
+  const watchStatus = async () => {
+    for (;;) {
+      await sleep(o.intervalMs, either);
+      const answer = await getLobbyLogs(api, o.lobbyId, { signal: done.signal });
+      if (answer.value.lobby?.status?.stopped) {
+        stopped = answer;
+        done.abort();
+        return;
+      }
+    }
+  };
+  const tasks = [watchStatus(), ...states.map(watchStream)];
+  try {
+    await Promise.all(
+      tasks.map((t) =>
+        t.catch((err: unknown) => {
+          // A task ended by the stop (or by another's failure) is no failure of its own.
+          if (done.signal.aborted && !ctx.signal.aborted && err === done.signal.reason) return;
+          done.abort();
+          throw err;
+        }),
+      ),
+    );
+  } catch (err) {
+    await Promise.allSettled(tasks);
+    if (ctx.signal.aborted && err === ctx.signal.reason && err instanceof InterruptedError) return err.exitCode;
+    throw err;
+  }
+  // The lines printed between the last watch and the stop: the most recent ones, past what was shown.
+  const rest = await Promise.all(states.map((s) => getLobbyLogLines(api, o.lobbyId, s.stream)));
+  let last: LogEntry[] = [];
+  for (const [i, answer] of rest.entries()) last = mergeEntries(last, fresh(states[i]!, logEntries(states[i]!.stream, checkLogLines(answer.value))));
+  await show(last);
+  return stopped!;
+}
+
+/**
+ * `--export`: the whole stream through the service's export (a presigned link to stdout.txt or stderr.txt), saved
+ * as served: a regular file is written beside itself and renamed into place when complete, so a failure leaves none.
+ */
+async function exportStream(ctx: Context, api: ApiClient, o: LogsOptions, output: string): Promise<void> {
+  const [{ exportLobbyLogLines }, { openPresignedGet }, { checkServiceUrl, toNetworkError }, { stdoutSink, bufferedFileSink }, { formatBytes, formatCount }, { writeJson }] =
+    await Promise.all([
+      import('../../api/operations.js'),
+      import('../../api/presigned.js'),
+      import('../../api/transport.js'),
+      import('../../output/file.js'),
+      import('../../output/format.js'),
+      import('../../output/json.js'),
+    ]);
+  const stream = o.streams[0]!;
+  const { url } = await exportLobbyLogLines(api, o.lobbyId, stream);
+  const link = checkServiceUrl('log export url', url);
+  const res = await openPresignedGet(ctx, api, link, 'log-export');
+  const sink = output === '-' ? stdoutSink(ctx.io.stdout) : await bufferedFileSink(output, '--export');
+  let bytes = 0;
+  let newlines = 0;
+  let last = 0x0a;
+  try {
+    try {
+      for await (const chunk of res.body as AsyncIterable<Buffer>) {
+        bytes += chunk.length;
+        for (let i = chunk.indexOf(0x0a); i !== -1; i = chunk.indexOf(0x0a, i + 1)) newlines++;
+        if (chunk.length) last = chunk[chunk.length - 1]!;
+        await sink.write(chunk);
+      }
+    } catch (err) {
+      throw ctx.signal.aborted ? ctx.signal.reason : err instanceof Error && err.name === 'OutputClosedError' ? err : toNetworkError(err, link);
+    }
+    await sink.commit();
+  } catch (err) {
+    await sink.abort();
+    throw err;
+  }
+  const lines = newlines + (last === 0x0a ? 0 : 1);
+  const name = stream === 'std_out' ? 'stdout' : 'stderr';
+  if (ctx.global.json) return writeJson(ctx, { lobby_id: o.lobbyId, stream, url, output, lines, bytes });
+  if (output === '-') return;
+  if (ctx.global.quiet) return void ctx.io.stdout.write(output + '\n');
+  const shown = path.relative(ctx.cwd, output);
+  ctx.info(`Wrote ${formatCount(lines)} line${lines === 1 ? '' : 's'} of ${name} (${formatBytes(bytes)}) to ${shown && !shown.startsWith('..') && !path.isAbsolute(shown) ? shown : output}`);
 }
 
 /**

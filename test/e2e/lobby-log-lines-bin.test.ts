@@ -1,0 +1,112 @@
+// `lobby logs --follow` from the real executable, on a pseudo-terminal (script(1)) and piped, against an emulator
+// that runs each lobby's server (readiness `run`): the server's printed lines come as it prints them, its exit ends
+// the follow with the lobby's exit code shown (exit 0, or 1 when it failed), and Ctrl-C ends it with 130 and no
+// stack trace. The server waits for a file the test writes, so nothing here waits on a timer.
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { isolatedEnv, plain, tempDir } from '../helpers/cli.js';
+import { endpointEnv, startTestEmulator } from '../helpers/emulator.js';
+
+const BIN = path.resolve(__dirname, '../../bin/gamehost.js');
+const POSIX = process.platform !== 'win32';
+
+/** A child's output as it comes, and its exit code once it ends. */
+function watchChild(child: ChildProcess): { out: () => string; err: () => string; code: Promise<number | null> } {
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const code = new Promise<number | null>((resolve) => child.once('close', (c) => resolve(c)));
+  return { out: () => out, err: () => err, code };
+}
+
+describe.skipIf(!POSIX)('lobby logs --follow, the real executable against lobbies that run a server', () => {
+  let emu: Awaited<ReturnType<typeof startTestEmulator>>;
+  let env: Record<string, string | undefined>;
+  let go: string;
+
+  beforeAll(async () => {
+    go = tempDir();
+    // Prints, then waits for its go file, whose content is its exit code.
+    const server =
+      `echo "hello from $RIVET_LOBBY_ID"; printf '\\033[2J\\033]0;title\\007cleared\\n'; echo "to stderr" >&2; ` +
+      `while [ ! -s "${go}/$RIVET_LOBBY_ID" ]; do sleep 0.02; done; echo bye; exit "$(cat "${go}/$RIVET_LOBBY_ID")"`;
+    emu = await startTestEmulator({ run: server }, undefined, { logWatch: { waitMs: 300, pollMs: 20, minMs: 50 } });
+    env = { PATH: process.env.PATH, ...isolatedEnv(), ...endpointEnv(emu) };
+  });
+  afterAll(() => emu?.close());
+
+  // Made over HTTP, not by the CLI in this process: the lobby's server is a child of the emulator here.
+  async function newLobby(): Promise<string> {
+    const res = await fetch(`${emu.endpoint}/matchmaker/lobbies/create`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${emu.tokens.public}` },
+      body: JSON.stringify({ game_mode: 'default' }),
+    });
+    expect(res.status).toBe(200);
+    return ((await res.json()) as { lobby: { lobby_id: string } }).lobby.lobby_id;
+  }
+  const finish = (lobbyId: string, exitCode: number) => fs.writeFileSync(path.join(go, lobbyId), String(exitCode));
+  const follow = (lobbyId: string) => [BIN, 'lobby', 'logs', lobbyId, '--follow', '--interval', '0.1'];
+  /** On a pseudo-terminal: script(1) gives the executable one, -e passes its exit code through. */
+  const onTerminal = (args: string[]) =>
+    spawn('script', ['-qec', [process.execPath, ...args, '--utc'].map((a) => `'${a}'`).join(' '), '/dev/null'], { env: env as NodeJS.ProcessEnv, stdio: ['pipe', 'pipe', 'pipe'] });
+  const piped = (args: string[]) => spawn(process.execPath, args, { env: env as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+
+  it('piped: the lines alone as the server prints them, sanitised; its exit 3 ends the follow with exit 1 and says so', async () => {
+    const id = await newLobby();
+    const child = watchChild(piped(follow(id)));
+    await vi.waitFor(() => expect(child.out()).toContain('to stderr'), { timeout: 10_000, interval: 20 });
+    finish(id, 3);
+    expect(await child.code).toBe(1);
+    expect(child.err()).toBe(`lobby ${id} failed with exit code 3\n`);
+    const lines = child.out().split('\n\n')[1]!.split('\n');
+    // stdout's lines in order; stderr's where its time puts it (the two streams printed in one millisecond may tie).
+    expect(lines.filter((l) => l !== 'to stderr')).toEqual([`hello from ${id}`, 'cleared', 'bye', '']);
+    expect(lines.filter((l) => l === 'to stderr')).toHaveLength(1);
+    expect(child.out()).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f]/);
+  });
+
+  it('piped: SIGINT ends the follow at once, exit 130, nothing on stderr', async () => {
+    const id = await newLobby();
+    const proc = piped(follow(id));
+    const child = watchChild(proc);
+    await vi.waitFor(() => expect(child.out()).toContain('to stderr'), { timeout: 10_000, interval: 20 });
+    proc.kill('SIGINT');
+    expect(await child.code).toBe(130);
+    expect(child.err()).toBe('');
+    finish(id, 0);
+  });
+
+  it('on a terminal: each line after its time; the server\'s exit 0 ends the follow with exit 0 and its exit code shown', async () => {
+    const id = await newLobby();
+    const child = watchChild(onTerminal(follow(id)));
+    await vi.waitFor(() => expect(child.out()).toContain('to stderr'), { timeout: 10_000, interval: 20 });
+    finish(id, 0);
+    expect(await child.code).toBe(0);
+    const text = plain(child.out()).replace(/\r/g, '');
+    expect(text).toMatch(/^Logs {2}stdout and stderr, following \(Ctrl-C to stop\)$/m);
+    expect(text).toMatch(new RegExp(`^\\d\\d:\\d\\d:\\d\\d\\.\\d{3} hello from ${id}$`, 'm'));
+    expect(text).toMatch(/^\d\d:\d\d:\d\d\.\d{3} cleared$/m);
+    expect(text).toMatch(/^\d\d:\d\d:\d\d\.\d{3} err to stderr$/m);
+    expect(text).toMatch(/^\d\d:\d\d:\d\d\.\d{3} bye$/m);
+    expect(text).toMatch(new RegExp(`^lobby ${id} stopped with exit code 0$`, 'm'));
+    // The server's clear-screen and title sequences never reach the terminal.
+    expect(child.out()).not.toMatch(/\x1b\[2J|\x1b\]0;/);
+  });
+
+  it('on a terminal: Ctrl-C ends the follow, exit 130, no error and no stack trace', async () => {
+    const id = await newLobby();
+    const proc = onTerminal(follow(id));
+    const child = watchChild(proc);
+    await vi.waitFor(() => expect(child.out()).toContain('to stderr'), { timeout: 10_000, interval: 20 });
+    // The terminal turns ^C into SIGINT for the process in front.
+    proc.stdin!.write('\x03');
+    expect(await child.code).toBe(130);
+    const text = plain(child.out());
+    expect(text).not.toMatch(/error|unexpected|\n\s+at /);
+    finish(id, 0);
+  });
+});
