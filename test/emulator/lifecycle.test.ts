@@ -168,7 +168,7 @@ describe('job metrics over HTTP', () => {
 });
 
 describe('a data directory from an older gamehost', () => {
-  it('a version 1 store is upgraded in place (to version 5, with games, running players counted and the matchmaker) and keeps its lobbies', async () => {
+  it('a version 1 store is upgraded in place (to version 6, with games, running players counted and the matchmaker) and keeps its lobbies', async () => {
     const dir = tempDir();
     const first = await startEmulator({ dataDir: dir, config: { startDelayMs: 0, readyDelayMs: 0 } });
     const created = await fetch(`${first.endpoint}/matchmaker/lobbies/create`, {
@@ -178,8 +178,8 @@ describe('a data directory from an older gamehost', () => {
     await first.close();
     // Turn it back into what version 1 wrote.
     const db = openDatabase(join(dir, 'emulator.db'), { timeout: 5000 });
-    db.exec(`DROP TRIGGER running_players_join; DROP TRIGGER running_players_leave; DROP TRIGGER running_players_remove;
-             DROP TRIGGER running_players_stop; DROP TRIGGER running_players_delete; DROP TABLE running_players; DROP INDEX lobbies_running_mode;
+    db.exec(`DROP TRIGGER connected_players_insert; DROP TRIGGER connected_players_update; DROP TRIGGER connected_players_delete;
+             DROP TRIGGER connected_players_stop; DROP TRIGGER connected_players_lobby_delete; DROP TABLE running_players; DROP INDEX lobbies_running_mode;
              DROP INDEX lobbies_find; DROP INDEX lobbies_ready_deadline; DROP INDEX players_pending; DROP INDEX players_pending_source;
              ALTER TABLE lobbies DROP COLUMN ports; ALTER TABLE lobbies DROP COLUMN auto_created; ALTER TABLE lobbies DROP COLUMN is_closed;
              ALTER TABLE lobbies DROP COLUMN state; ALTER TABLE lobbies DROP COLUMN ready_deadline_ts; ALTER TABLE lobbies DROP COLUMN player_count;
@@ -197,11 +197,11 @@ describe('a data directory from an older gamehost', () => {
       }).then((r) => r.json() as Promise<{ lobby: { status: unknown } }>);
       expect(logs.lobby.status).toEqual({ running: {} });
       const check = openDatabase(join(dir, 'emulator.db'), { timeout: 5000 });
-      expect(check.prepare("SELECT value FROM meta WHERE key = 'schema_version'").pluck().get()).toBe('5');
+      expect(check.prepare("SELECT value FROM meta WHERE key = 'schema_version'").pluck().get()).toBe('6');
       expect(check.prepare('SELECT idle_lifetime_ms FROM lobbies').pluck().all()).toEqual([null]);
       expect(check.prepare('SELECT COUNT(*) FROM games').pluck().get()).toBe(0);
       check.close();
-      // Its running lobby's player, counted from the lobbies it held.
+      // Its running lobby's player, counted from the lobbies it held (an older store's players count as connected).
       const stats = await fetch(`${second.endpoint}/matchmaker/players/statistics`, { headers: { authorization: `Bearer ${second.tokens.public}` } }).then((r) => r.json() as Promise<{ player_count: number }>);
       expect(stats.player_count).toBe(1);
     } finally {
