@@ -31,11 +31,15 @@ export const MEASURES = [
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-/** A game with `lobbies` running lobbies spread over its game modes and regions (each with its creating player). */
+/**
+ * A game with `lobbies` running lobbies spread over its game modes and regions, each with its creating player in
+ * game: admitted by the lobby's server (players/connected with the lobby token), as the statistics count players.
+ */
 async function gameWith(endpoint, lobbies) {
   const game = await call(endpoint, 'POST', '/_emulator/games', { body: { name: `${lobbies} lobbies`, ttl_seconds: 3600 } });
   const modes = ['default', 'duos', 'squads'];
   const regions = ['lnd-atl', 'lnd-fra', 'lnd-sgp'];
+  const seats = [];
   let n = 0;
   const result = await autocannon({
     url: `${endpoint}/matchmaker/lobbies/create`,
@@ -49,10 +53,24 @@ async function gameWith(endpoint, lobbies) {
           const i = n++;
           return { ...req, body: JSON.stringify({ game_mode: modes[i % 3], region: regions[Math.floor(i / 3) % 3] }) };
         },
+        onResponse: (status, body) => {
+          if (status === 200) seats.push(JSON.parse(body));
+        },
       },
     ],
   });
   if (result.non2xx + result.errors + result.timeouts > 0) throw new Error(`creating ${lobbies} lobbies: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  let next = 0;
+  const admit = async () => {
+    while (next < seats.length) {
+      const seat = seats[next++];
+      const { env } = await call(endpoint, 'GET', `/_emulator/lobbies/${seat.lobby.lobby_id}/env`);
+      await call(endpoint, 'POST', '/matchmaker/players/connected', { token: env.RIVET_TOKEN, body: { player_token: seat.player.token } });
+    }
+  };
+  await Promise.all(Array.from({ length: CONNECTIONS }, admit));
+  const counted = (await call(endpoint, 'GET', '/matchmaker/players/statistics', { token: game.tokens.public })).player_count;
+  if (counted !== lobbies) throw new Error(`${lobbies} lobbies with their players admitted: the statistics count ${counted}`);
   return game;
 }
 
