@@ -31,28 +31,28 @@ export const MEASURES = [
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-/** A game with `lobbies` running lobbies spread over its game modes and regions (each with its creating player). */
+/**
+ * A game with `lobbies` running lobbies spread over its game modes and regions, each with its creating player in
+ * game: admitted by the lobby's server (players/connected with the lobby token) right after the create, as the
+ * statistics count connected players (admitted all after every create, the first would outlast the 2-minute
+ * registration window on a loaded machine).
+ */
 async function gameWith(endpoint, lobbies) {
   const game = await call(endpoint, 'POST', '/_emulator/games', { body: { name: `${lobbies} lobbies`, ttl_seconds: 3600 } });
   const modes = ['default', 'duos', 'squads'];
   const regions = ['lnd-atl', 'lnd-fra', 'lnd-sgp'];
   let n = 0;
-  const result = await autocannon({
-    url: `${endpoint}/matchmaker/lobbies/create`,
-    connections: CONNECTIONS,
-    amount: lobbies,
-    requests: [
-      {
-        method: 'POST',
-        headers: { authorization: `Bearer ${game.tokens.public}`, 'content-type': 'application/json' },
-        setupRequest: (req) => {
-          const i = n++;
-          return { ...req, body: JSON.stringify({ game_mode: modes[i % 3], region: regions[Math.floor(i / 3) % 3] }) };
-        },
-      },
-    ],
-  });
-  if (result.non2xx + result.errors + result.timeouts > 0) throw new Error(`creating ${lobbies} lobbies: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  const seed = async () => {
+    for (let i = n++; i < lobbies; i = n++) {
+      const body = { game_mode: modes[i % 3], region: regions[Math.floor(i / 3) % 3] };
+      const seat = await call(endpoint, 'POST', '/matchmaker/lobbies/create', { token: game.tokens.public, body });
+      const { env } = await call(endpoint, 'GET', `/_emulator/lobbies/${seat.lobby.lobby_id}/env`);
+      await call(endpoint, 'POST', '/matchmaker/players/connected', { token: env.RIVET_TOKEN, body: { player_token: seat.player.token } });
+    }
+  };
+  await Promise.all(Array.from({ length: CONNECTIONS }, seed));
+  const counted = (await call(endpoint, 'GET', '/matchmaker/players/statistics', { token: game.tokens.public })).player_count;
+  if (counted !== lobbies) throw new Error(`${lobbies} lobbies with their players admitted: the statistics count ${counted}`);
   return game;
 }
 

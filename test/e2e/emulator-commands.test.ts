@@ -7,6 +7,7 @@ import { PassThrough, Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli.js';
 import { ManualClock, NAMESPACE_ID, startEmulator } from '../../src/emulator/index.js';
+import { admit } from '../emulator/helpers.js';
 import { isolatedEnv, plain, runCli, tempDir } from '../helpers/cli.js';
 import { endpointEnv, startTestEmulator } from '../helpers/emulator.js';
 
@@ -230,10 +231,19 @@ async function tokensOf(dataDir: string) {
 }
 
 describe('emulator reset', () => {
+  /** An embedded emulator's data with one player in game: created by `lobby create`, admitted by its server. */
   async function seeded() {
     const env = isolatedEnv();
-    await newLobby(env);
-    return { env, dir: dataDirOf(env), tokens: await tokensOf(dataDirOf(env)) };
+    const created = await runCli(['lobby', 'create', '--game-mode', 'default', '--json'], { env });
+    expect(created.code).toBe(0);
+    // The embedded emulator's address dies with the command: the server reaches one serving the same data.
+    const emu = await startEmulator({ dataDir: dataDirOf(env) });
+    try {
+      await admit(emu.endpoint, JSON.parse(created.stdout));
+      return { env, dir: dataDirOf(env), tokens: emu.tokens };
+    } finally {
+      await emu.close();
+    }
   }
   const players = async (env: Record<string, string | undefined>) =>
     JSON.parse((await runCli(['stats', '--json'], { env })).stdout).player_count as number;

@@ -1,11 +1,14 @@
 // Many `gamehost` processes at once on one embedded emulator data directory, as parallel CI jobs would run them:
-// the one real multi-process test of the store (50 processes, one fresh data directory, exact counts).
+// the one real multi-process test of the store (50 processes, one fresh data directory, exact counts; the players
+// then admitted through two `emulator serve` processes at once).
 import { spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { admit } from '../emulator/helpers.js';
 import { isolatedEnv, tempDir } from '../helpers/cli.js';
+import { serve, stopReplica } from '../helpers/replica.js';
 
 const BIN = path.resolve(import.meta.dirname, '../../bin/gamehost.js');
 const PROCESSES = 50;
@@ -50,6 +53,14 @@ describe('the embedded emulator under concurrent CLI processes', () => {
     expect(secret).toHaveLength(32);
     expect(answers.filter((a) => signedWith(a.player.token, secret))).toHaveLength(PROCESSES);
 
+    // Their servers admit every player at once, through two more processes serving the same data directory: the
+    // statistics count connected players, and these counts too are kept by the store under processes that race.
+    const servers = await Promise.all([serve(['--data-dir', dataDir], env), serve(['--data-dir', dataDir], env)]);
+    try {
+      await Promise.all(answers.map((a, i) => admit(servers[i % 2]!.info.endpoint, a)));
+    } finally {
+      await Promise.all(servers.map(stopReplica));
+    }
     const after = await gamehost(['stats', '--json'], env);
     expect(after.code).toBe(0);
     const stats = JSON.parse(after.stdout);

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { admit } from '../emulator/helpers.js';
 import { readCsv, runCli, tempDir } from '../helpers/cli.js';
 import { createTestDatabase, PG_PRESENT, queryDatabase } from '../helpers/postgres.js';
 import { BIN, replicaEnv, serve, SLOW, stopReplica, type Replica } from '../helpers/replica.js';
@@ -110,6 +111,8 @@ describe.skipIf(!PG_PRESENT || !MOTO_PRESENT)('two emulator replicas on one Post
     const logs = await runCli(['lobby', 'logs', lobbyId, '--json'], { env: cliEnv(b) });
     expect(logs.code).toBe(0);
     expect(JSON.parse(logs.stdout).lobby.lobby_id).toBe(lobbyId);
+    // Its server admits the creator's player through the other replica: counted by both.
+    await admit(b.info.endpoint, JSON.parse(created.stdout));
     // One after the other: runCli checks that a run leaves no handle behind, which another run's would look like.
     const stats = [];
     for (const r of [a, b]) stats.push(JSON.parse((await runCli(['stats', '--json'], { env: cliEnv(r) })).stdout));

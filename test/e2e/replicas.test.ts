@@ -7,6 +7,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { admit } from '../emulator/helpers.js';
 import { readCsv, runCli, tempDir } from '../helpers/cli.js';
 import { createTestDatabase, PG_PRESENT, queryDatabase } from '../helpers/postgres.js';
 import { BIN, replicaEnv, serve, SLOW, stopReplica, type Replica } from '../helpers/replica.js';
@@ -56,6 +57,8 @@ describe.skipIf(!PG_PRESENT)('two emulator replicas on one PostgreSQL database',
     expect(logs.code).toBe(0);
     expect(JSON.parse(logs.stdout).lobby.lobby_id).toBe(lobbyId);
 
+    // Its server admits the creator's player through the other replica.
+    await admit(b.info.endpoint, JSON.parse(created.stdout));
     const joined = await fetch(`${b.info.endpoint}/_emulator/lobbies/${lobbyId}/players`, { method: 'POST' });
     expect(joined.status).toBe(200);
 
@@ -225,7 +228,9 @@ describe.skipIf(!PG_PRESENT)('two emulator replicas on one PostgreSQL database',
       GAMEHOST_GAME: game.game_id,
       GAMEHOST_NAMESPACE: game.namespace_id,
     });
-    expect((await runCli(['lobby', 'create', '--game-mode', 'squads', '-q'], { env: jobOn(b) })).code).toBe(0);
+    const lobby = await runCli(['lobby', 'create', '--game-mode', 'squads', '--json'], { env: jobOn(b) });
+    expect(lobby.code).toBe(0);
+    await admit(a.info.endpoint, JSON.parse(lobby.stdout));
     const stats = await runCli(['stats', '--json'], { env: jobOn(a) });
     expect(stats.code).toBe(0);
     expect(JSON.parse(stats.stdout).player_count).toBe(1);

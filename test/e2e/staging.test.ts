@@ -9,6 +9,7 @@ import readline from 'node:readline';
 import tls from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock, startEmulator } from '../../src/emulator/index.js';
+import { admit } from '../emulator/helpers.js';
 import { isolatedEnv, runCli, tempDir } from '../helpers/cli.js';
 
 const BIN = path.resolve(import.meta.dirname, '../../bin/gamehost.js');
@@ -96,7 +97,12 @@ describe('one shared emulator, two CI jobs', () => {
     expect(pushed.code).toBe(0);
     expect(JSON.parse(pushed.stdout).bytes).toBe(64 * 1024);
     await Promise.all(
-      Array.from({ length: lobbies }, async () => expect((await gamehost(['lobby', 'create', '--game-mode', 'default', '-q'], env)).code).toBe(0)),
+      Array.from({ length: lobbies }, async () => {
+        const created = await gamehost(['lobby', 'create', '--game-mode', 'default', '--json'], env);
+        expect(created.code).toBe(0);
+        // Its server admits the player: the statistics count connected players.
+        await admit(server.endpoint, JSON.parse(created.stdout), ADMIN);
+      }),
     );
     const stats = await gamehost(['stats', '--json'], env);
     expect(stats.code).toBe(0);
@@ -183,14 +189,16 @@ describe('one shared emulator, two CI jobs', () => {
 describe('a game that expires', () => {
   it('its tokens exit 3 once the (injected) clock passes its expiry, and it leaves the list', async () => {
     const clock = new ManualClock(Date.UTC(2026, 0, 1));
-    // The creator's player, never connected, holds its place for the whole test (not the 2 minutes of production).
-    const emu = await startEmulator({ dataDir: tempDir(), clock, config: { startDelayMs: 0, readyDelayMs: 0, registrationWindowMs: 3_600_000 } });
+    const emu = await startEmulator({ dataDir: tempDir(), clock, config: { startDelayMs: 0, readyDelayMs: 0 } });
     try {
       const env: Record<string, string | undefined> = { ...isolatedEnv(), GAMEHOST_ENDPOINT: emu.endpoint };
       const created = await runCli(['emulator', 'game', 'create', '--ttl', '10m', '--env'], { env });
       expect(created.code).toBe(0);
       const job = { ...env, ...exported(created.stdout) };
-      expect((await runCli(['lobby', 'create', '--game-mode', 'default', '-q'], { env: job })).code).toBe(0);
+      const lobby = await runCli(['lobby', 'create', '--game-mode', 'default', '--json'], { env: job });
+      expect(lobby.code).toBe(0);
+      // Admitted by its server, the player is in game until the game expires.
+      await admit(emu.endpoint, JSON.parse(lobby.stdout));
       clock.advance(10 * 60 * 1000 - 1);
       expect(JSON.parse((await runCli(['stats', '--json'], { env: job })).stdout).player_count).toBe(1);
       clock.advance(1);

@@ -3,6 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { admit } from '../emulator/helpers.js';
 import { isolatedEnv, plain, readCsv, runCli, tempDir } from '../helpers/cli.js';
 import { stopLobby, useEmulator } from '../helpers/emulator.js';
 
@@ -17,11 +18,13 @@ describe('stats and history against one emulator', () => {
     for (const [mode, region] of plan) {
       const r = await runCli(['lobby', 'create', '--game-mode', mode, '--region', region, '--json'], { env: fx.env });
       expect(r.code).toBe(0);
+      // The lobby's server admits the player its client was given: the statistics count connected players.
+      await admit(fx.emu.endpoint, JSON.parse(r.stdout));
       lobbies.push(JSON.parse(r.stdout).lobby.lobby_id);
     }
   });
 
-  it('stats --json counts the players of running lobbies per mode and region', async () => {
+  it('stats --json counts the connected players of running lobbies per mode and region', async () => {
     const r = await runCli(['stats', '--json'], { env: fx.env });
     expect(r.code).toBe(0);
     const s = JSON.parse(r.stdout);

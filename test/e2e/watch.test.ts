@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli.js';
 import { InterruptedError } from '../../src/errors.js';
+import { admit } from '../emulator/helpers.js';
 import { Capture, FAST_RETRY, plain } from '../helpers/cli.js';
 import { stopLobby, useEmulator } from '../helpers/emulator.js';
 
@@ -139,9 +140,11 @@ describe('lobby logs --watch', () => {
 describe('stats --watch', () => {
   const fx = useEmulator();
 
+  /** A lobby whose server has admitted its creator's player: one more connected player in the statistics. */
   async function newLobby(mode: string, region: string): Promise<string> {
     const run = start(['lobby', 'create', '--game-mode', mode, '--region', region, '--json'], fx.env);
     expect(await run.done).toBe(0);
+    await admit(fx.emu.endpoint, JSON.parse(run.stdout.text));
     return JSON.parse(run.stdout.text).lobby.lobby_id;
   }
 

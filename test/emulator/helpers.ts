@@ -93,9 +93,10 @@ export function expectErrorShape(call: Call, status: number, code: string): any 
 /**
  * What a game server does for the player a create, find or join answered: with its lobby's token (from the admin
  * environment route, as `emulator lobby env` prints it) it presents the player's token to players/connected.
+ * `adminToken`: for an emulator whose admin routes want one.
  */
-export async function admit(endpoint: string, seat: { lobby: { lobby_id: string }; player: { token: string } }): Promise<void> {
-  const env = await callAt(endpoint, 'GET', `/_emulator/lobbies/${seat.lobby.lobby_id}/env`);
+export async function admit(endpoint: string, seat: { lobby: { lobby_id: string }; player: { token: string } }, adminToken?: string): Promise<void> {
+  const env = await callAt(endpoint, 'GET', `/_emulator/lobbies/${seat.lobby.lobby_id}/env`, { token: adminToken });
   if (env.status !== 200) throw new Error(`env: ${env.status} ${env.text}`);
   const res = await callAt(endpoint, 'POST', '/matchmaker/players/connected', { token: env.json.env.RIVET_TOKEN, body: { player_token: seat.player.token } });
   if (res.status !== 200) throw new Error(`connected: ${res.status} ${res.text}`);

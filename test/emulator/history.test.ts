@@ -3,7 +3,7 @@ import { csvField, toCsv } from '../../src/emulator/services/csv.js';
 import { GAME_ID, ManualClock, NAMESPACE_ID } from '../../src/emulator/index.js';
 import { TIER_NAME, VERSION_ID, VERSION_NAME, lobbyGroupUuid, regionUuid } from '../../src/emulator/services/ids.js';
 import { presignPath } from '../../src/emulator/stores/presign.js';
-import { expectErrorShape, startTestEmulator, type TestEmulator } from './helpers.js';
+import { admit, expectErrorShape, startTestEmulator, type TestEmulator } from './helpers.js';
 
 const HEADER =
   'lobby_id,namespace_id,namespace_name,region_id,region_name,tier_name,version_id,version_name,' +
@@ -211,5 +211,55 @@ describe('the window rules at their edges', () => {
     expect(rows.map((r) => [name(r[0]!), ...r.slice(10)])).toEqual(
       [...sameTime, 'd1', 'a1', 'h1'].map((n) => [n, ...expected[n]!]),
     );
+  });
+});
+
+describe('lobbies the matchmaker stops', () => {
+  const T = 1_800_000_000_000;
+  /** The export's rows of [0, now] by lobby: its start_ts, stop_ts, total_uptime_ms. */
+  async function exported(t: TestEmulator, clock: ManualClock): Promise<Record<string, string[]>> {
+    const res = await t.call('POST', `/cloud/games/${GAME_ID}/matchmaker/lobbies/export-history`, {
+      token: t.emu.tokens.cloud,
+      body: { query_start: 0, query_end: clock.now() },
+    });
+    const lines = (await (await fetch(res.json.url)).text()).trimEnd().split('\n').slice(1);
+    return Object.fromEntries(lines.map((l) => l.split(',')).map((r) => [r[0]!, r.slice(10, 13)]));
+  }
+
+  it('are in the export, stopped when their last player left or their players\' registration ran out; a custom lobby runs on', async () => {
+    const clock = new ManualClock(T);
+    const t = await startTestEmulator({ startDelayMs: 0, readyDelayMs: 0, registrationWindowMs: 5_000 }, { clock });
+    try {
+      const env = async (id: string) => (await t.call('GET', `/_emulator/lobbies/${id}/env`)).json.env.RIVET_TOKEN;
+      // Found, admitted, left after a second: a lobby find made stops with its last player.
+      const left = await t.call('POST', '/matchmaker/lobbies/find', { body: { game_modes: ['default'] } });
+      await admit(t.emu.endpoint, left.json);
+      clock.advance(1_000);
+      await t.call('POST', '/matchmaker/players/disconnected', { token: await env(left.json.lobby.lobby_id), body: { player_token: left.json.player.token } });
+      // Found, never connected: removed when the registration window ends, and its lobby stops then.
+      const never = await t.call('POST', '/matchmaker/lobbies/find', { body: { game_modes: ['duos'] } });
+      // Created, never connected: a custom lobby stays when its players go.
+      const custom = await t.call('POST', '/matchmaker/lobbies/create', { body: { game_mode: 'squads' } });
+      clock.advance(60_000);
+      const rows = await exported(t, clock);
+      expect(rows[left.json.lobby.lobby_id]).toEqual([String(T), String(T + 1_000), '1000']);
+      expect(rows[never.json.lobby.lobby_id]).toEqual([String(T + 1_000), String(T + 6_000), '5000']);
+      expect(rows[custom.json.lobby.lobby_id]).toEqual([String(T + 1_000), '', '60000']);
+    } finally {
+      await t.stop();
+    }
+  });
+
+  it('are in the export stopped at their ready deadline when their server never called ready', async () => {
+    const clock = new ManualClock(T);
+    const t = await startTestEmulator({ readiness: 'manual', readyWindowMs: 3_000 }, { clock });
+    try {
+      const waiting = await t.call('POST', '/matchmaker/lobbies/create', { body: { game_mode: 'default' } });
+      expect(waiting.status).toBe(200);
+      clock.advance(10_000);
+      expect((await exported(t, clock))[waiting.json.lobby.lobby_id]).toEqual([String(T), String(T + 3_000), '3000']);
+    } finally {
+      await t.stop();
+    }
   });
 });

@@ -168,7 +168,7 @@ describe('job metrics over HTTP', () => {
 });
 
 describe('a data directory from an older gamehost', () => {
-  it('a version 1 store is upgraded in place (to version 6, with games, running players counted, the matchmaker and lobby owners) and keeps its lobbies', async () => {
+  it('a version 1 store is upgraded in place (to version 7, with games, the matchmaker, lobby owners and connected players counted) and keeps its lobbies', async () => {
     const dir = tempDir();
     const first = await startEmulator({ dataDir: dir, config: { startDelayMs: 0, readyDelayMs: 0 } });
     const created = await fetch(`${first.endpoint}/matchmaker/lobbies/create`, {
@@ -178,8 +178,8 @@ describe('a data directory from an older gamehost', () => {
     await first.close();
     // Turn it back into what version 1 wrote.
     const db = openDatabase(join(dir, 'emulator.db'), { timeout: 5000 });
-    db.exec(`DROP TRIGGER running_players_join; DROP TRIGGER running_players_leave; DROP TRIGGER running_players_remove;
-             DROP TRIGGER running_players_stop; DROP TRIGGER running_players_delete; DROP TABLE running_players; DROP INDEX lobbies_running_mode;
+    db.exec(`DROP TRIGGER connected_players_insert; DROP TRIGGER connected_players_update; DROP TRIGGER connected_players_delete;
+             DROP TRIGGER connected_players_stop; DROP TRIGGER connected_players_lobby_delete; DROP TABLE running_players; DROP INDEX lobbies_running_mode;
              DROP INDEX lobbies_find; DROP INDEX lobbies_ready_deadline; DROP INDEX players_pending; DROP INDEX players_pending_source;
              DROP INDEX lobbies_owner; ALTER TABLE lobbies DROP COLUMN owner; ALTER TABLE lobbies DROP COLUMN owner_pid;
              ALTER TABLE lobbies DROP COLUMN owner_start; ALTER TABLE lobbies DROP COLUMN server_pid; ALTER TABLE lobbies DROP COLUMN server_start;
@@ -199,11 +199,11 @@ describe('a data directory from an older gamehost', () => {
       }).then((r) => r.json() as Promise<{ lobby: { status: unknown } }>);
       expect(logs.lobby.status).toEqual({ running: {} });
       const check = openDatabase(join(dir, 'emulator.db'), { timeout: 5000 });
-      expect(check.prepare("SELECT value FROM meta WHERE key = 'schema_version'").pluck().get()).toBe('6');
+      expect(check.prepare("SELECT value FROM meta WHERE key = 'schema_version'").pluck().get()).toBe('7');
       expect(check.prepare('SELECT idle_lifetime_ms FROM lobbies').pluck().all()).toEqual([null]);
       expect(check.prepare('SELECT COUNT(*) FROM games').pluck().get()).toBe(0);
       check.close();
-      // Its running lobby's player, counted from the lobbies it held.
+      // Its running lobby's player, counted from the lobbies it held (an older store's players count as connected).
       const stats = await fetch(`${second.endpoint}/matchmaker/players/statistics`, { headers: { authorization: `Bearer ${second.tokens.public}` } }).then((r) => r.json() as Promise<{ player_count: number }>);
       expect(stats.player_count).toBe(1);
     } finally {

@@ -95,3 +95,33 @@ describe('outdated lobbies', () => {
     }
   });
 });
+
+describe('who is counted', () => {
+  let own: TestEmulator;
+  beforeAll(async () => {
+    own = await startTestEmulator({ gameModes: ['duos'], regions: [{ id: 'lnd-atl', name: 'Atlanta' }] });
+  });
+  afterAll(() => own.stop());
+
+  const inGame = async () => (await own.call('GET', '/matchmaker/players/statistics', { token: own.emu.tokens.public })).json.player_count;
+
+  it('a player counts from its server\'s connected call until it is removed; pending players and stopped lobbies do not', async () => {
+    const created = await own.call('POST', '/matchmaker/lobbies/create', { body: { game_mode: 'duos' } });
+    const lobbyId = created.json.lobby.lobby_id;
+    // Pending: a place held against the lobby's capacity, nobody in game yet.
+    expect(await inGame()).toBe(0);
+    await admit(own.emu.endpoint, created.json);
+    expect(await inGame()).toBe(1);
+    const joined = await own.call('POST', '/matchmaker/lobbies/join', { body: { lobby_id: lobbyId } });
+    expect(joined.status).toBe(200);
+    expect(await inGame()).toBe(1);
+    await admit(own.emu.endpoint, joined.json);
+    expect(await inGame()).toBe(2);
+    const env = (await own.call('GET', `/_emulator/lobbies/${lobbyId}/env`)).json.env;
+    const left = await own.call('POST', '/matchmaker/players/disconnected', { token: env.RIVET_TOKEN, body: { player_token: created.json.player.token } });
+    expect(left.status).toBe(200);
+    expect(await inGame()).toBe(1);
+    await own.call('POST', `/_emulator/lobbies/${lobbyId}/stop`, { body: {} });
+    expect(await inGame()).toBe(0);
+  });
+});

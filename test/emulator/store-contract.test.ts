@@ -5,10 +5,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mulberry32 } from '../../src/emulator/faults.js';
 import { prepareDataDir } from '../../src/emulator/datadir.js';
-import { PG_SCHEMA_VERSION, PostgresStore, SchemaTooNewError } from '../../src/emulator/stores/postgres.js';
+import { MIGRATIONS, PG_SCHEMA_VERSION, PostgresStore, SchemaTooNewError } from '../../src/emulator/stores/postgres.js';
 import { SqliteStore } from '../../src/emulator/stores/sqlite.js';
 import { hasNodeSqlite, openDatabase, sqliteDriverName } from '../../src/emulator/stores/sqlite-driver.js';
-import { MAX_LOG_LINE_BYTES, NOT_READY, type BuildRow, type LobbyRow, type LocalObjectIndex, type NewPlayer, type NewUpload, type Store } from '../../src/emulator/stores/store.js';
+import { LOBBY_INSERT_COLUMNS, MAX_LOG_LINE_BYTES, NOT_READY, lobbyInsertValues, type BuildRow, type LobbyRow, type LocalObjectIndex, type NewPlayer, type NewUpload, type Store } from '../../src/emulator/stores/store.js';
 import { createTestDatabase, PG_PRESENT, queryDatabase } from '../helpers/postgres.js';
 import { tempDir } from './helpers.js';
 
@@ -161,63 +161,147 @@ describe.each(ENGINES)('the Store contract on %s', (_name, present, open) => {
     expect(await store.stopLobby(randomUUID(), T0, 0, false)).toBe(false);
   });
 
-  it_('playerCounts counts the players of running lobbies of the namespace, by game mode and region', async () => {
+  it_('playerCounts counts the connected players of running lobbies: not pending ones, not removed ones, none of a stopped lobby', async () => {
     const ns = `ns-${randomUUID()}`;
-    const a = lobby({ namespace_id: ns, game_mode: 'duos', region_id: 'lnd-fra' });
+    const counts = () => store.playerCounts(ns);
+    const duos = (n: number) => [{ game_mode: 'duos', region_id: 'lnd-fra', player_count: n }];
+    const a = lobby({ namespace_id: ns, game_mode: 'duos', region_id: 'lnd-fra', max_players: 8, ready_ts: T0 });
+    // A pending player holds a place (find's capacity) but is not in game: not counted until its server connects it.
+    const creator = pending();
+    await store.insertLobby(a, creator);
+    const waiting = pending();
+    await store.joinLobby(a.lobby_id, waiting, T0, null);
+    expect(await counts()).toEqual([]);
+    expect((await store.getLobby(a.lobby_id))!.player_count).toBe(2);
+    expect(await store.connectPlayer(creator.player_id, a.lobby_id, T0 + 1)).toBe('connected');
+    expect(await counts()).toEqual(duos(1));
+    // Connected from the start (the admin join's player): counted at once.
+    const admitted = connected();
+    await store.joinLobby(a.lobby_id, admitted, T0 + 2, null);
+    expect(await counts()).toEqual(duos(2));
+    // Removed: a connected player who disconnects no longer counts; a pending one removed never did.
+    await store.disconnectPlayer(admitted.player_id, a.lobby_id, T0 + 3);
+    await store.disconnectPlayer(waiting.player_id, a.lobby_id, T0 + 3);
+    expect(await counts()).toEqual(duos(1));
+    // A pending player whose registration time passes leaves uncounted.
+    const late = pending(60_000);
+    await store.joinLobby(a.lobby_id, late, T0 + 4, null);
+    await store.expireIdle(T0 + 4 + 60_000);
+    expect((await store.getPlayer(late.player_id))!.remove_ts).toBe(T0 + 4 + 60_000);
+    expect(await counts()).toEqual(duos(1));
+    // A stopped lobby's connected players are not counted, and nothing that happens to them later counts again.
     const b = lobby({ namespace_id: ns, game_mode: 'duos', region_id: 'lnd-fra' });
+    const inB = pending();
+    await store.insertLobby(b, inB);
+    await store.connectPlayer(inB.player_id, b.lobby_id, T0 + 5);
+    const pendingInB = pending();
+    await store.joinLobby(b.lobby_id, pendingInB, T0 + 5, null);
+    expect(await counts()).toEqual(duos(2));
+    await store.stopLobby(b.lobby_id, T0 + 6, 0, false);
+    expect(await counts()).toEqual(duos(1));
+    expect(await store.connectPlayer(pendingInB.player_id, b.lobby_id, T0 + 7)).toBe('removed');
+    await store.disconnectPlayer(inB.player_id, b.lobby_id, T0 + 7);
+    expect(await counts()).toEqual(duos(1));
+    // By game mode and region; a game mode and region whose players all left has no row.
     const c = lobby({ namespace_id: ns, game_mode: 'squads', region_id: 'lnd-sgp' });
-    for (const l of [a, b, c]) await store.insertLobby(l, connected());
-    await store.joinLobby(a.lobby_id, connected(), T0, null);
-    // A pending player holds a place and is counted; once removed it is not.
-    const gone = pending();
-    await store.joinLobby(b.lobby_id, gone, T0, null);
-    await store.joinLobby(b.lobby_id, pending(), T0, null);
-    await store.disconnectPlayer(gone.player_id, b.lobby_id, T0 + 1);
-    await store.stopLobby(c.lobby_id, T0 + 1, 0, false);
-    expect(await store.playerCounts(ns)).toEqual([{ game_mode: 'duos', region_id: 'lnd-fra', player_count: 4 }]);
+    const inC = connected();
+    await store.insertLobby(c, inC);
+    expect(await counts()).toEqual(expect.arrayContaining([...duos(1), { game_mode: 'squads', region_id: 'lnd-sgp', player_count: 1 }]));
+    await store.disconnectPlayer(inC.player_id, c.lobby_id, T0 + 8);
+    expect(await counts()).toEqual(duos(1));
   });
 
-  it_('playerCounts stays the count of running lobbies\' players through any mix of creates, joins, stops, idle stops and a purge', async () => {
+  it_('playerCounts stays the count of running lobbies\' connected players through any mix of creates, joins, connects, disconnects, expiries, stops and a purge', async () => {
     const ns = `ns-${randomUUID()}`;
     const random = mulberry32(22);
     const pick = <T,>(xs: T[]): T => xs[Math.floor(random() * xs.length)]!;
-    // The model: each lobby's key, whether it runs, and its players.
-    const model = new Map<string, { key: string; running: boolean; players: number; idleStop: number | null }>();
+    const REGISTRATION_MS = 80;
+    const IDLE_MS = 50;
+    // The model: each lobby's key, whether it runs, its idle deadline, and its players' states.
+    type ModelPlayer = { id: string; lobby: string; state: 'pending' | 'connected' | 'removed'; registerBy: number };
+    type ModelLobby = { key: string; running: boolean; auto: boolean; idleStop: number | null; players: ModelPlayer[] };
+    const model = new Map<string, ModelLobby>();
+    const holding = (m: ModelLobby) => m.players.filter((p) => p.state !== 'removed').length;
+    const remove = (m: ModelLobby, p: ModelPlayer) => {
+      p.state = 'removed';
+      // A lobby find made stops when its last player leaves.
+      if (m.auto && m.running && holding(m) === 0) m.running = false;
+    };
+    // What time alone decides, as every store operation but stopLobby does first (for the counts, the same).
+    const expire = (now: number) => {
+      for (const m of model.values()) {
+        if (m.running && m.idleStop !== null && m.idleStop <= now) m.running = false;
+        for (const p of m.players) if (p.state === 'pending' && p.registerBy <= now) remove(m, p);
+      }
+    };
+    const player = (kind: 'pending' | 'connected') => (kind === 'pending' ? pending(REGISTRATION_MS) : connected());
     let now = T0;
-    for (let step = 0; step < 150; step++) {
+    const tally = { connects: 0, disconnects: 0, expired: 0 };
+    for (let step = 0; step < 200; step++) {
       now += 10;
+      expire(now);
       const op = random();
       const ids = [...model.keys()];
-      if (op < 0.35 || ids.length === 0) {
-        const idle = random() < 0.2 ? now + 50 : null;
-        const l = lobby({ namespace_id: ns, game_mode: pick(['default', 'duos']), region_id: pick(['lnd-atl', 'lnd-fra']), max_players: 4, create_ts: now, ready_ts: now, idle_lifetime_ms: idle === null ? null : 50, idle_stop_ts: idle });
-        await store.insertLobby(l, connected());
-        model.set(l.lobby_id, { key: `${l.game_mode}/${l.region_id}`, running: true, players: 1, idleStop: idle });
-      } else if (op < 0.75) {
+      const everyone = [...model.values()].flatMap((m) => m.players);
+      if (op < 0.2 || ids.length === 0) {
+        const idle = random() < 0.3;
+        const auto = random() < 0.5;
+        const kind = random() < 0.5 ? 'pending' : 'connected';
+        const l = lobby({ namespace_id: ns, game_mode: pick(['default', 'duos']), region_id: pick(['lnd-atl', 'lnd-fra']), max_players: 4, create_ts: now, ready_ts: now, auto_created: auto ? 1 : 0, idle_lifetime_ms: idle ? IDLE_MS : null, idle_stop_ts: idle ? now + IDLE_MS : null });
+        const p = player(kind);
+        await store.insertLobby(l, p);
+        model.set(l.lobby_id, { key: `${l.game_mode}/${l.region_id}`, running: true, auto, idleStop: idle ? now + IDLE_MS : null, players: [{ id: p.player_id, lobby: l.lobby_id, state: kind, registerBy: now + REGISTRATION_MS }] });
+      } else if (op < 0.5) {
         const id = pick(ids);
-        const outcome = await store.joinLobby(id, connected(), now, null);
         const m = model.get(id)!;
-        if (m.running && m.idleStop !== null && m.idleStop <= now) m.running = false;
+        const kind = random() < 0.7 ? 'pending' : 'connected';
+        const p = player(kind);
+        const outcome = await store.joinLobby(id, p, now, null);
+        expect(outcome.kind).toBe(!m.running ? 'stopped' : holding(m) >= 4 ? 'full' : 'joined');
         if (outcome.kind === 'joined') {
-          m.players++;
-          if (m.idleStop !== null) m.idleStop = now + 50;
+          m.players.push({ id: p.player_id, lobby: id, state: kind, registerBy: now + REGISTRATION_MS });
+          if (m.idleStop !== null) m.idleStop = now + IDLE_MS;
         }
-      } else if (op < 0.9) {
+      } else if (op < 0.7) {
+        // Mostly a player waiting to connect; sometimes any, whose refusal must change nothing.
+        const waiting = everyone.filter((p) => p.state === 'pending');
+        const p = pick(waiting.length > 0 && random() < 0.8 ? waiting : everyone);
+        const m = model.get(p.lobby)!;
+        const outcome = await store.connectPlayer(p.id, p.lobby, now);
+        const connects = p.state === 'pending' && m.running;
+        expect(outcome === 'connected').toBe(connects);
+        if (connects) {
+          p.state = 'connected';
+          tally.connects++;
+        }
+      } else if (op < 0.85) {
+        const p = pick(everyone);
+        await store.disconnectPlayer(p.id, p.lobby, now);
+        if (p.state !== 'removed') {
+          if (p.state === 'connected' && model.get(p.lobby)!.running) tally.disconnects++;
+          remove(model.get(p.lobby)!, p);
+        }
+      } else if (op < 0.93) {
         const id = pick(ids);
         await store.stopLobby(id, now, 0, false);
         model.get(id)!.running = false;
       } else {
         await store.expireIdle(now);
-        for (const m of model.values()) if (m.running && m.idleStop !== null && m.idleStop <= now) m.running = false;
       }
     }
     await store.expireIdle(now);
-    for (const m of model.values()) if (m.running && m.idleStop !== null && m.idleStop <= now) m.running = false;
+    expire(now);
+    tally.expired = [...model.values()].flatMap((m) => m.players).filter((p) => p.state === 'removed').length - tally.disconnects;
     const expected = new Map<string, number>();
-    for (const m of model.values()) if (m.running) expected.set(m.key, (expected.get(m.key) ?? 0) + m.players);
+    for (const m of model.values())
+      if (m.running) for (const p of m.players) if (p.state === 'connected') expected.set(m.key, (expected.get(m.key) ?? 0) + 1);
     const counted = new Map((await store.playerCounts(ns)).map((r) => [`${r.game_mode}/${r.region_id}`, r.player_count]));
     expect(counted).toEqual(expected);
+    // The walk went through every kind of change.
     expect(expected.size).toBeGreaterThan(0);
+    expect(tally.connects).toBeGreaterThan(10);
+    expect(tally.disconnects).toBeGreaterThan(5);
+    expect(tally.expired).toBeGreaterThan(5);
     await store.purgeGame(randomUUID(), ns);
     expect(await store.playerCounts(ns)).toEqual([]);
   });
@@ -608,7 +692,7 @@ describe.skipIf(!PG_PRESENT)('PostgreSQL only', () => {
     }
   });
 
-  it('migrates a version 5 database (before lobby owners) to version 6, keeping its lobbies, with no owner', async () => {
+  it('migrates a version 5 database (before lobby owners) to the current version, keeping its lobbies, with no owner', async () => {
     const url = await createTestDatabase();
     const old = await PostgresStore.open({ connectionString: url });
     const kept = lobby();
@@ -621,8 +705,8 @@ describe.skipIf(!PG_PRESENT)('PostgreSQL only', () => {
     );
     const store = await PostgresStore.open({ connectionString: url });
     try {
-      expect(PG_SCHEMA_VERSION).toBe(6);
-      expect(await queryDatabase(url, 'SELECT version FROM schema_version')).toEqual([{ version: 6 }]);
+      expect(PG_SCHEMA_VERSION).toBe(7);
+      expect(await queryDatabase(url, 'SELECT version FROM schema_version')).toEqual([{ version: 7 }]);
       expect(await store.getLobby(kept.lobby_id)).toEqual(kept);
       await store.setLobbyServer(kept.lobby_id, 7, T0);
       expect(await store.ownedLobbies('r-1')).toEqual([]);
@@ -675,11 +759,155 @@ describe.skipIf(!PG_PRESENT)('PostgreSQL only', () => {
   });
 });
 
+// Versions 5 and 6 counted every player holding a place, pending ones too; version 7 counts connected players.
+// A store written by version 5 (its rows put in while version 5's own triggers kept the counts) is migrated: the
+// counts are made again from its players, and only the new triggers keep them from then on.
+describe('a version 6 store, whose statistics counted pending players, migrated to count connected ones', () => {
+  // What version 5 of the SQLite store created (sqlite.ts at that version); PostgreSQL's is MIGRATIONS[4].
+  const SQLITE_VERSION_5_TRIGGERS = `
+CREATE TRIGGER running_players_join AFTER INSERT ON players
+  WHEN NEW.remove_ts IS NULL AND (SELECT stop_ts IS NULL FROM lobbies WHERE lobby_id = NEW.lobby_id)
+BEGIN
+  INSERT INTO running_players (namespace_id, game_mode, region_id, player_count)
+    SELECT namespace_id, game_mode, region_id, 1 FROM lobbies WHERE lobby_id = NEW.lobby_id
+    ON CONFLICT (namespace_id, game_mode, region_id) DO UPDATE SET player_count = player_count + 1;
+END;
+CREATE TRIGGER running_players_leave AFTER DELETE ON players
+  WHEN OLD.remove_ts IS NULL AND (SELECT stop_ts IS NULL FROM lobbies WHERE lobby_id = OLD.lobby_id)
+BEGIN
+  UPDATE running_players SET player_count = player_count - 1
+   WHERE (namespace_id, game_mode, region_id) = (SELECT namespace_id, game_mode, region_id FROM lobbies WHERE lobby_id = OLD.lobby_id);
+END;
+CREATE TRIGGER running_players_remove AFTER UPDATE OF remove_ts ON players
+  WHEN OLD.remove_ts IS NULL AND NEW.remove_ts IS NOT NULL AND (SELECT stop_ts IS NULL FROM lobbies WHERE lobby_id = NEW.lobby_id)
+BEGIN
+  UPDATE running_players SET player_count = player_count - 1
+   WHERE (namespace_id, game_mode, region_id) = (SELECT namespace_id, game_mode, region_id FROM lobbies WHERE lobby_id = NEW.lobby_id);
+END;
+CREATE TRIGGER running_players_stop AFTER UPDATE OF stop_ts ON lobbies
+  WHEN OLD.stop_ts IS NULL AND NEW.stop_ts IS NOT NULL
+BEGIN
+  UPDATE running_players SET player_count = player_count - (SELECT COUNT(*) FROM players WHERE lobby_id = NEW.lobby_id AND remove_ts IS NULL)
+   WHERE namespace_id = NEW.namespace_id AND game_mode = NEW.game_mode AND region_id = NEW.region_id;
+END;
+CREATE TRIGGER running_players_delete AFTER DELETE ON lobbies
+  WHEN OLD.stop_ts IS NULL
+BEGIN
+  UPDATE running_players SET player_count = player_count - (SELECT COUNT(*) FROM players WHERE lobby_id = OLD.lobby_id AND remove_ts IS NULL)
+   WHERE namespace_id = OLD.namespace_id AND game_mode = OLD.game_mode AND region_id = OLD.region_id;
+END;
+`;
+
+  /** A SQL runner on the old database: `?` placeholders, numbered ($1, …) for PostgreSQL. */
+  type Exec = (sql: string, values?: unknown[]) => Promise<unknown[]>;
+
+  const ns = 'ns-v5';
+  // player_count as version 5 kept it: the players holding a place.
+  const running = lobby({ namespace_id: ns, max_players: 8, ready_ts: T0, player_count: 2 });
+  const stopped = lobby({ namespace_id: ns });
+  const onlyPending = lobby({ namespace_id: ns, game_mode: 'duos', region_id: 'lnd-fra', ready_ts: T0 });
+  const ids = { waiting: randomUUID(), inGame: randomUUID(), left: randomUUID(), inStopped: randomUUID(), alone: randomUUID() };
+
+  /** Writes what a version 5 emulator held: pending, connected and removed players, and a stopped lobby. */
+  async function writeVersion5Rows(exec: Exec): Promise<void> {
+    for (const l of [running, stopped, onlyPending])
+      await exec(`INSERT INTO lobbies (${LOBBY_INSERT_COLUMNS}) VALUES (${lobbyInsertValues(l).map(() => '?').join(', ')})`, lobbyInsertValues(l));
+    const player = (id: string, lobbyId: string, connectTs: number | null) =>
+      exec('INSERT INTO players (player_id, lobby_id, create_ts, source_ip, register_by_ts, connect_ts) VALUES (?, ?, ?, ?, ?, ?)', [
+        id, lobbyId, T0, '127.0.0.1', connectTs === null ? T0 + HOUR : null, connectTs,
+      ]);
+    await player(ids.waiting, running.lobby_id, null);
+    await player(ids.inGame, running.lobby_id, T0 + 1);
+    await player(ids.left, running.lobby_id, T0 + 1);
+    await player(ids.inStopped, stopped.lobby_id, T0 + 1);
+    await player(ids.alone, onlyPending.lobby_id, null);
+    await exec('UPDATE players SET remove_ts = ? WHERE player_id = ?', [T0 + 2, ids.left]);
+    await exec('UPDATE lobbies SET stop_ts = ?, exit_code = 0, failed = 0 WHERE lobby_id = ?', [T0 + 3, stopped.lobby_id]);
+    // Version 5's counts: the pending players in.
+    const counts = await exec('SELECT game_mode, region_id, player_count FROM running_players WHERE namespace_id = ? AND player_count > 0 ORDER BY game_mode', [ns]);
+    expect(counts.map((r) => ({ ...(r as object), player_count: Number((r as { player_count: unknown }).player_count) }))).toEqual([
+      { game_mode: 'default', region_id: 'lnd-atl', player_count: 2 },
+      { game_mode: 'duos', region_id: 'lnd-fra', player_count: 1 },
+    ]);
+  }
+
+  /** The migrated store counts connected players only, now and as players connect and join. */
+  async function expectConnectedCounted(store: Store): Promise<void> {
+    const atl = (n: number) => ({ game_mode: 'default', region_id: 'lnd-atl', player_count: n });
+    expect(await store.playerCounts(ns)).toEqual([atl(1)]);
+    expect(await store.connectPlayer(ids.waiting, running.lobby_id, T0 + 10)).toBe('connected');
+    expect(await store.playerCounts(ns)).toEqual([atl(2)]);
+    // Version 5's triggers are gone: a pending player joining is not counted.
+    expect(await store.joinLobby(running.lobby_id, pending(), T0 + 11, null)).toMatchObject({ kind: 'joined', players: 3 });
+    expect(await store.playerCounts(ns)).toEqual([atl(2)]);
+    expect(await store.connectPlayer(ids.alone, onlyPending.lobby_id, T0 + 12)).toBe('connected');
+    expect(await store.playerCounts(ns)).toEqual(expect.arrayContaining([atl(2), { game_mode: 'duos', region_id: 'lnd-fra', player_count: 1 }]));
+    await store.disconnectPlayer(ids.inGame, running.lobby_id, T0 + 13);
+    expect(await store.playerCounts(ns)).toEqual(expect.arrayContaining([atl(1), { game_mode: 'duos', region_id: 'lnd-fra', player_count: 1 }]));
+  }
+
+  it('on SQLite', async () => {
+    const file = join(prepareDataDir(tempDir()).root, 'emulator.db');
+    await SqliteStore.open(file).close();
+    // Back to version 6: version 5's triggers (which it kept) instead of version 7's.
+    const db = openDatabase(file, { timeout: 5000 });
+    const triggers = () => db.prepare<[], string>("SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name").pluck().all();
+    try {
+      for (const name of triggers()) db.exec(`DROP TRIGGER ${name}`);
+      db.exec(SQLITE_VERSION_5_TRIGGERS);
+      db.exec("UPDATE meta SET value = '6' WHERE key = 'schema_version'");
+      await writeVersion5Rows(async (sql, values = []) => {
+        const statement = db.prepare<unknown[], unknown>(sql);
+        return /^\s*SELECT/i.test(sql) ? statement.all(...values) : (statement.run(...values), []);
+      });
+    } finally {
+      db.close();
+    }
+    const store = SqliteStore.open(file);
+    try {
+      const check = openDatabase(file, { timeout: 5000 });
+      try {
+        expect(check.prepare("SELECT value FROM meta WHERE key = 'schema_version'").pluck().get()).toBe('7');
+        expect(check.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name").pluck().all()).toEqual([
+          'connected_players_delete',
+          'connected_players_insert',
+          'connected_players_lobby_delete',
+          'connected_players_stop',
+          'connected_players_update',
+        ]);
+      } finally {
+        check.close();
+      }
+      await expectConnectedCounted(store);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it.skipIf(!PG_PRESENT)('on PostgreSQL', async () => {
+    const url = await createTestDatabase();
+    // A database as version 6 migrated it: the first six migrations, as migrate() runs them.
+    await queryDatabase(url, `CREATE TABLE schema_version (version integer NOT NULL); ${MIGRATIONS.slice(0, 6).join('\n')}; INSERT INTO schema_version (version) VALUES (6)`);
+    await writeVersion5Rows((sql, values) => {
+      let n = 0;
+      return queryDatabase(url, sql.replace(/\?/g, () => `$${++n}`), values);
+    });
+    const store = await PostgresStore.open({ connectionString: url });
+    try {
+      expect(await queryDatabase(url, 'SELECT version FROM schema_version')).toEqual([{ version: PG_SCHEMA_VERSION }]);
+      expect(PG_SCHEMA_VERSION).toBe(7);
+      await expectConnectedCounted(store);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
 // The SQLite driver this Node.js gets: node:sqlite from 22.13 (nothing to build), better-sqlite3 on 20. The contract
 // above ran on it; these are what the driver itself must give the store on either: the file shared by connections
 // (as by processes) in WAL mode, another connection's commit seen through data_version, and SQLite's error codes.
 describe('SQLite on this Node.js', () => {
-  it('migrates a version 5 store (before lobby owners) to version 6, keeping its lobbies, with no owner', async () => {
+  it('migrates a version 5 store (before lobby owners) to the current version, keeping its lobbies, with no owner', async () => {
     const file = join(prepareDataDir(tempDir()).root, 'emulator.db');
     const old = SqliteStore.open(file);
     const kept = lobby();
@@ -700,7 +928,7 @@ describe('SQLite on this Node.js', () => {
       await store.close();
     }
     const check = openDatabase(file, { timeout: 5000 });
-    expect(check.prepare("SELECT value FROM meta WHERE key = 'schema_version'").pluck().get()).toBe('6');
+    expect(check.prepare("SELECT value FROM meta WHERE key = 'schema_version'").pluck().get()).toBe('7');
     check.close();
   });
 

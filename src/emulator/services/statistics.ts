@@ -1,4 +1,5 @@
-// Player statistics: the players of running lobbies, by game mode and region, with every configured one present.
+// Player statistics: the connected players of running lobbies (a pending player is not in game yet), by game mode
+// and region, with every configured one present.
 import type { Store } from '../stores/store.js';
 import type { Clock } from './clock.js';
 import type { Game } from './games.js';

@@ -33,8 +33,9 @@ import { LOBBY_INSERT_COLUMNS, LOG_BOUNDS, MAX_LOG_LINE_BYTES, TRIM_PAGE, lobbyI
  * The schema, one entry per version: entry i takes a database from version i to i + 1. Append, never edit: a
  * replica migrates a database from whatever version it finds up to the last entry, and refuses a newer one.
  * Times and lengths are bigint (milliseconds since the epoch, bytes); see INT8_SAFE for how they are read back.
+ * Exported for the tests that make a database of an older version to migrate.
  */
-const MIGRATIONS: readonly string[] = [
+export const MIGRATIONS: readonly string[] = [
   `
 CREATE TABLE meta (key text PRIMARY KEY, value text NOT NULL);
 CREATE TABLE lobbies (
@@ -247,6 +248,47 @@ END $$;
 ALTER TABLE lobbies ADD COLUMN IF NOT EXISTS owner text, ADD COLUMN IF NOT EXISTS owner_pid integer, ADD COLUMN IF NOT EXISTS owner_start bigint,
   ADD COLUMN IF NOT EXISTS server_pid integer, ADD COLUMN IF NOT EXISTS server_start bigint;
 CREATE INDEX IF NOT EXISTS lobbies_owner ON lobbies (owner) WHERE stop_ts IS NULL AND owner IS NOT NULL;
+`,
+  // Version 7: player statistics count connected players only (a player counts from its connected call until it is
+  // removed; a pending one holds a place against capacity but is not in game); running_players counted again.
+  `
+CREATE OR REPLACE FUNCTION running_players_on_player() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  l record;
+  lobby text;
+  delta integer;
+BEGIN
+  -- Counted after (a new or updated row connected, not removed) minus counted before (an updated or deleted row).
+  delta := 0;
+  IF TG_OP <> 'DELETE' AND NEW.connect_ts IS NOT NULL AND NEW.remove_ts IS NULL THEN delta := delta + 1; END IF;
+  IF TG_OP <> 'INSERT' AND OLD.connect_ts IS NOT NULL AND OLD.remove_ts IS NULL THEN delta := delta - 1; END IF;
+  IF delta = 0 THEN RETURN NULL; END IF;
+  lobby := CASE WHEN TG_OP = 'DELETE' THEN OLD.lobby_id ELSE NEW.lobby_id END;
+  SELECT namespace_id, game_mode, region_id, stop_ts INTO l FROM lobbies WHERE lobby_id = lobby;
+  IF NOT FOUND OR l.stop_ts IS NOT NULL THEN
+    RETURN NULL;
+  END IF;
+  INSERT INTO running_players (namespace_id, game_mode, region_id, player_count) VALUES (l.namespace_id, l.game_mode, l.region_id, delta)
+    ON CONFLICT (namespace_id, game_mode, region_id) DO UPDATE SET player_count = running_players.player_count + delta;
+  RETURN NULL;
+END $$;
+DROP TRIGGER running_players_player ON players;
+CREATE TRIGGER running_players_player AFTER INSERT OR DELETE OR UPDATE OF connect_ts, remove_ts ON players
+  FOR EACH ROW EXECUTE FUNCTION running_players_on_player();
+CREATE OR REPLACE FUNCTION running_players_on_lobby() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF OLD.stop_ts IS NULL AND (TG_OP = 'DELETE' OR NEW.stop_ts IS NOT NULL) THEN
+    UPDATE running_players SET player_count = player_count -
+        (SELECT count(*) FROM players WHERE lobby_id = OLD.lobby_id AND connect_ts IS NOT NULL AND remove_ts IS NULL)
+     WHERE namespace_id = OLD.namespace_id AND game_mode = OLD.game_mode AND region_id = OLD.region_id;
+  END IF;
+  RETURN NULL;
+END $$;
+DELETE FROM running_players;
+INSERT INTO running_players (namespace_id, game_mode, region_id, player_count)
+  SELECT l.namespace_id, l.game_mode, l.region_id, count(*) FROM lobbies l JOIN players p ON p.lobby_id = l.lobby_id
+   WHERE l.stop_ts IS NULL AND p.connect_ts IS NOT NULL AND p.remove_ts IS NULL
+   GROUP BY l.namespace_id, l.game_mode, l.region_id;
 `,
 ];
 

@@ -31,40 +31,49 @@ import type {
 } from './store.js';
 import { LOBBY_INSERT_COLUMNS, LOG_BOUNDS, MAX_LOG_LINE_BYTES, TRIM_PAGE, lobbyInsertValues, nextLogTs, trimLogs } from './store.js';
 
-// The players of running lobbies (pending or connected, not removed) by namespace, game mode and region, kept by
-// triggers on every write that changes them (a player in, removed or deleted, a lobby stopped or deleted), whatever
-// code path writes: player statistics read a few rows, not every running lobby. The table came in version 4 (a
-// version 3 store is filled from its lobbies by MIGRATE_3_TO_4); the triggers look at remove_ts since version 5.
-const RUNNING_PLAYER_TRIGGERS = `
-CREATE TRIGGER IF NOT EXISTS running_players_join AFTER INSERT ON players
-  WHEN NEW.remove_ts IS NULL AND (SELECT stop_ts IS NULL FROM lobbies WHERE lobby_id = NEW.lobby_id)
+// The connected players of running lobbies (a player counts from its connected call until it is removed) by
+// namespace, game mode and region, kept by triggers on every write that changes them (a player in, connected,
+// removed or deleted, a lobby stopped or deleted), whatever code path writes: player statistics read a few rows,
+// not every running lobby. The table came in version 4 (a version 3 store is filled from its lobbies by
+// MIGRATE_3_TO_4); these triggers, which count connected players only, and the table's refill came in version 7
+// (MIGRATE_6_TO_7): they are created after the migrations, as the columns they read came in version 5.
+const CONNECTED_PLAYER_TRIGGERS = `
+CREATE TRIGGER IF NOT EXISTS connected_players_insert AFTER INSERT ON players
+  WHEN NEW.connect_ts IS NOT NULL AND NEW.remove_ts IS NULL AND (SELECT stop_ts IS NULL FROM lobbies WHERE lobby_id = NEW.lobby_id)
 BEGIN
   INSERT INTO running_players (namespace_id, game_mode, region_id, player_count)
     SELECT namespace_id, game_mode, region_id, 1 FROM lobbies WHERE lobby_id = NEW.lobby_id
     ON CONFLICT (namespace_id, game_mode, region_id) DO UPDATE SET player_count = player_count + 1;
 END;
-CREATE TRIGGER IF NOT EXISTS running_players_leave AFTER DELETE ON players
-  WHEN OLD.remove_ts IS NULL AND (SELECT stop_ts IS NULL FROM lobbies WHERE lobby_id = OLD.lobby_id)
+-- Connected (+1) or removed (-1): the difference between the row counted after and before.
+CREATE TRIGGER IF NOT EXISTS connected_players_update AFTER UPDATE OF connect_ts, remove_ts ON players
+  WHEN ((NEW.connect_ts IS NOT NULL AND NEW.remove_ts IS NULL) <> (OLD.connect_ts IS NOT NULL AND OLD.remove_ts IS NULL))
+   AND (SELECT stop_ts IS NULL FROM lobbies WHERE lobby_id = NEW.lobby_id)
+BEGIN
+  INSERT INTO running_players (namespace_id, game_mode, region_id, player_count)
+    SELECT namespace_id, game_mode, region_id,
+           (NEW.connect_ts IS NOT NULL AND NEW.remove_ts IS NULL) - (OLD.connect_ts IS NOT NULL AND OLD.remove_ts IS NULL)
+      FROM lobbies WHERE lobby_id = NEW.lobby_id
+    ON CONFLICT (namespace_id, game_mode, region_id) DO UPDATE SET player_count = player_count + excluded.player_count;
+END;
+CREATE TRIGGER IF NOT EXISTS connected_players_delete AFTER DELETE ON players
+  WHEN OLD.connect_ts IS NOT NULL AND OLD.remove_ts IS NULL AND (SELECT stop_ts IS NULL FROM lobbies WHERE lobby_id = OLD.lobby_id)
 BEGIN
   UPDATE running_players SET player_count = player_count - 1
    WHERE (namespace_id, game_mode, region_id) = (SELECT namespace_id, game_mode, region_id FROM lobbies WHERE lobby_id = OLD.lobby_id);
 END;
-CREATE TRIGGER IF NOT EXISTS running_players_remove AFTER UPDATE OF remove_ts ON players
-  WHEN OLD.remove_ts IS NULL AND NEW.remove_ts IS NOT NULL AND (SELECT stop_ts IS NULL FROM lobbies WHERE lobby_id = NEW.lobby_id)
-BEGIN
-  UPDATE running_players SET player_count = player_count - 1
-   WHERE (namespace_id, game_mode, region_id) = (SELECT namespace_id, game_mode, region_id FROM lobbies WHERE lobby_id = NEW.lobby_id);
-END;
-CREATE TRIGGER IF NOT EXISTS running_players_stop AFTER UPDATE OF stop_ts ON lobbies
+CREATE TRIGGER IF NOT EXISTS connected_players_stop AFTER UPDATE OF stop_ts ON lobbies
   WHEN OLD.stop_ts IS NULL AND NEW.stop_ts IS NOT NULL
 BEGIN
-  UPDATE running_players SET player_count = player_count - (SELECT COUNT(*) FROM players WHERE lobby_id = NEW.lobby_id AND remove_ts IS NULL)
+  UPDATE running_players SET player_count = player_count -
+      (SELECT COUNT(*) FROM players WHERE lobby_id = NEW.lobby_id AND connect_ts IS NOT NULL AND remove_ts IS NULL)
    WHERE namespace_id = NEW.namespace_id AND game_mode = NEW.game_mode AND region_id = NEW.region_id;
 END;
-CREATE TRIGGER IF NOT EXISTS running_players_delete AFTER DELETE ON lobbies
+CREATE TRIGGER IF NOT EXISTS connected_players_lobby_delete AFTER DELETE ON lobbies
   WHEN OLD.stop_ts IS NULL
 BEGIN
-  UPDATE running_players SET player_count = player_count - (SELECT COUNT(*) FROM players WHERE lobby_id = OLD.lobby_id AND remove_ts IS NULL)
+  UPDATE running_players SET player_count = player_count -
+      (SELECT COUNT(*) FROM players WHERE lobby_id = OLD.lobby_id AND connect_ts IS NOT NULL AND remove_ts IS NULL)
    WHERE namespace_id = OLD.namespace_id AND game_mode = OLD.game_mode AND region_id = OLD.region_id;
 END;
 `;
@@ -77,7 +86,6 @@ CREATE TABLE IF NOT EXISTS running_players (
   player_count INTEGER NOT NULL,
   PRIMARY KEY (namespace_id, game_mode, region_id)
 ) WITHOUT ROWID;
-${RUNNING_PLAYER_TRIGGERS}
 -- The running lobbies of a namespace in one game mode and region.
 CREATE INDEX IF NOT EXISTS lobbies_running_mode ON lobbies (namespace_id, game_mode, region_id) WHERE stop_ts IS NULL;
 `;
@@ -184,7 +192,7 @@ CREATE TABLE IF NOT EXISTS lobby_logs (
   PRIMARY KEY (lobby_id, stream, ts)
 ) WITHOUT ROWID;
 ${RUNNING_PLAYERS}
--- A new store is made at version 4 and takes MIGRATE_4_TO_5 (the matchmaker's columns) like an older one.
+-- A new store is made at version 4 and takes MIGRATE_4_TO_5 (the matchmaker's columns) and on like an older one.
 INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', '4');
 `;
 
@@ -210,6 +218,7 @@ UPDATE meta SET value = '4' WHERE key = 'schema_version';
 
 // Version 5 added the matchmaker: lobby ports, closed, state, readiness and a live player count; players pending,
 // connected and removed. Players of an older store had been counted by the statistics: they count as connected.
+// Version 4's statistics triggers go (version 5's own were replaced by MIGRATE_6_TO_7, which always follows).
 const MIGRATE_4_TO_5 = `
 ALTER TABLE lobbies ADD COLUMN ports TEXT NOT NULL DEFAULT '{}';
 ALTER TABLE lobbies ADD COLUMN auto_created INTEGER NOT NULL DEFAULT 0;
@@ -227,7 +236,6 @@ DROP TRIGGER IF EXISTS running_players_join;
 DROP TRIGGER IF EXISTS running_players_leave;
 DROP TRIGGER IF EXISTS running_players_stop;
 DROP TRIGGER IF EXISTS running_players_delete;
-${RUNNING_PLAYER_TRIGGERS}
 UPDATE meta SET value = '5' WHERE key = 'schema_version';
 `;
 
@@ -242,6 +250,23 @@ ALTER TABLE lobbies ADD COLUMN server_start INTEGER;
 UPDATE meta SET value = '6' WHERE key = 'schema_version';
 `;
 
+// Version 7: player statistics count connected players only (a pending player holds a place against capacity but
+// is not in game). Version 5's triggers, which counted pending players too, go; CONNECTED_PLAYER_TRIGGERS are
+// created after the migrations; running_players is counted again from the players a store holds.
+const MIGRATE_6_TO_7 = `
+DROP TRIGGER IF EXISTS running_players_join;
+DROP TRIGGER IF EXISTS running_players_leave;
+DROP TRIGGER IF EXISTS running_players_remove;
+DROP TRIGGER IF EXISTS running_players_stop;
+DROP TRIGGER IF EXISTS running_players_delete;
+DELETE FROM running_players;
+INSERT INTO running_players (namespace_id, game_mode, region_id, player_count)
+  SELECT l.namespace_id, l.game_mode, l.region_id, COUNT(*) FROM lobbies l JOIN players p ON p.lobby_id = l.lobby_id
+   WHERE l.stop_ts IS NULL AND p.connect_ts IS NOT NULL AND p.remove_ts IS NULL
+   GROUP BY l.namespace_id, l.game_mode, l.region_id;
+UPDATE meta SET value = '7' WHERE key = 'schema_version';
+`;
+
 // Indexes on columns a migration adds are created after it. lobbies_find is what find reads, fullest first;
 // the partial ones keep expireIdle's "anything due?" to an empty index range.
 const INDEXES = `
@@ -253,7 +278,7 @@ CREATE INDEX IF NOT EXISTS players_pending_source ON players (source_ip) WHERE c
 CREATE INDEX IF NOT EXISTS lobbies_owner ON lobbies (owner) WHERE stop_ts IS NULL AND owner IS NOT NULL;
 `;
 
-const SCHEMA_VERSION = '6';
+const SCHEMA_VERSION = '7';
 // Game rows kept between requests, at most (a token names one game; a CI fleet uses a few hundred at once).
 const GAME_CACHE_MAX = 4096;
 const BUSY_RETRY_MS = 15_000;
@@ -528,7 +553,9 @@ export class SqliteStore implements Store, LocalObjectIndex {
           if (schemaVersion() === '3') db.exec(MIGRATE_3_TO_4);
           if (schemaVersion() === '4') db.exec(MIGRATE_4_TO_5);
           if (schemaVersion() === '5') db.exec(MIGRATE_5_TO_6);
+          if (schemaVersion() === '6') db.exec(MIGRATE_6_TO_7);
           db.exec(INDEXES);
+          db.exec(CONNECTED_PLAYER_TRIGGERS);
           db.exec('COMMIT');
         } catch (err) {
           db.exec('ROLLBACK');

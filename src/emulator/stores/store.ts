@@ -341,8 +341,8 @@ export interface Store {
   /** False when the lobby was already stopped (or does not exist). */
   stopLobby(lobbyId: string, stopTs: number, exitCode: number, failed: boolean): Promise<boolean>;
   /**
-   * Players holding a place in the running lobbies of a namespace (connected, or pending within their registration
-   * time: expireIdle first removes the others), by game mode and region.
+   * The connected players of the running lobbies of a namespace (from their connected call until removed; a pending
+   * player holds a place but is not counted), by game mode and region; rows of zero left out.
    */
   playerCounts(namespaceId: string): Promise<PlayerCountRow[]>;
   /** Lobbies stopped in the window, created in it, or running and created before its end; newest first. */
