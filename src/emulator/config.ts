@@ -22,6 +22,12 @@ export interface EmulatorConfig {
    * the lobby's environment, in a working directory of its own under the data directory.
    */
   run: string | null;
+  /**
+   * Each lobby's server is a pushed build run in a container (readiness `run`, which giving it implies): the build
+   * with this image tag (`game-server:v1`, as `build push --tag` gave it), or `true` for the game's newest complete
+   * build. Not with `run`.
+   */
+  runBuild: string | true | null;
   /** A player made by find, join or create must connect within this long (of it, or of its lobby's ready). */
   registrationWindowMs: number;
   /** A manual lobby whose server has not called ready this long after its creation is stopped. */
@@ -59,6 +65,7 @@ export const DEFAULT_CONFIG: EmulatorConfig = Object.freeze({
   idleLifetimeMs: 0,
   readiness: 'delay',
   run: null,
+  runBuild: null,
   registrationWindowMs: 2 * 60 * 1000,
   readyWindowMs: 5 * 60 * 1000,
   rateLimits: false,
@@ -81,10 +88,13 @@ const NUMBER_FIELDS = [
 ] as const;
 // Delays may be zero; sizes, windows and the store's bound may not (a singlePartMax of 0 would plan an empty file in zero parts).
 const POSITIVE = new Set<string>(['partSize', 'singlePartMax', 'maxUploadBytes', 'registrationWindowMs', 'readyWindowMs', 'storeTimeoutMs']);
-const FIELDS = new Set<string>([...NUMBER_FIELDS, 'tokenless', 'rateLimits', 'readiness', 'run', 'gameModes', 'regions']);
+const FIELDS = new Set<string>([...NUMBER_FIELDS, 'tokenless', 'rateLimits', 'readiness', 'run', 'runBuild', 'gameModes', 'regions']);
 
 /** A config the emulator could not serve; the message names the field. */
 export class EmulatorConfigError extends Error {}
+
+// An image tag as builds keep it (base:tag, lowercase [0-9a-z_-] each side, no "-" at either end of a side).
+const IMAGE_TAG_RE = /^(?!-)[0-9a-z_-]+(?<!-):(?!-)[0-9a-z_-]+(?<!-)$/;
 
 const isName = (v: unknown): v is string => typeof v === 'string' && v.length > 0;
 
@@ -126,7 +136,16 @@ export function checkConfig(raw: unknown): Partial<EmulatorConfig> {
     out.run = cfg.run;
     out.readiness = 'run';
   }
-  if (out.readiness === 'run' && out.run === undefined) throw new EmulatorConfigError('readiness run needs run, the command that starts a lobby\'s server');
+  if (cfg.runBuild !== undefined && cfg.runBuild !== null && cfg.runBuild !== false) {
+    if (cfg.runBuild !== true && (typeof cfg.runBuild !== 'string' || !IMAGE_TAG_RE.test(cfg.runBuild)))
+      throw new EmulatorConfigError('runBuild must be true (the newest build) or an image tag such as "game-server:v1"');
+    if (out.run !== undefined) throw new EmulatorConfigError('give run (a command) or runBuild (a pushed build), not both');
+    if (out.readiness !== undefined && out.readiness !== 'run') throw new EmulatorConfigError(`runBuild goes with readiness run, not ${out.readiness}`);
+    out.runBuild = cfg.runBuild;
+    out.readiness = 'run';
+  }
+  if (out.readiness === 'run' && out.run === undefined && out.runBuild === undefined)
+    throw new EmulatorConfigError('readiness run needs run (the command that starts a lobby\'s server) or runBuild (a pushed build)');
   if (cfg.gameModes !== undefined) {
     const modes = cfg.gameModes;
     if (!Array.isArray(modes) || modes.length === 0 || !modes.every(isName))

@@ -78,6 +78,8 @@ export interface StartEmulatorOptions extends StoreOptions {
   tls?: TlsFiles;
   /** How a logs watch waits; tests shorten it. */
   logWatch?: Partial<LogWatchTiming>;
+  /** Where `runBuild` finds Docker (DOCKER_HOST, as the docker CLI reads it); default: this process's environment. */
+  env?: Record<string, string | undefined>;
   /** Readiness `run`: how often a server is sampled for its lobby's metrics, and its stop's grace period (tests shorten them). */
   runtime?: { sampleEveryMs?: number; stopGraceMs?: number };
 }
@@ -102,16 +104,30 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
   const tls = opts.tls ? readTls(opts.tls) : undefined;
   // A bucket refuses parts under 5 MiB at completion: said before anything is opened.
   if (opts.bucket) checkBucketPartSize(config.partSize);
-  const { store, blobs, secret, inUse, names } = await openStores({ ...opts, timeoutMs: config.storeTimeoutMs });
+  // `--run-build`: Docker first (none: refused in one line before anything is opened), and what a dead emulator of
+  // this data directory left in it removed.
+  const builds =
+    config.runBuild === null ? undefined : await (await import('./runtime/builds.js')).startBuildRunner({ tag: config.runBuild, dataDir: opts.dataDir, host, env: opts.env });
+  if (builds !== undefined && builds.swept > 0) console.error(`[emulator] removed ${builds.swept} container(s) an emulator of this data directory left when it stopped`);
+  let opened: Awaited<ReturnType<typeof openStores>>;
+  try {
+    opened = await openStores({ ...opts, timeoutMs: config.storeTimeoutMs });
+  } catch (err) {
+    await builds?.close().catch(() => {});
+    throw err;
+  }
+  const { store, blobs, secret, inUse, names } = opened;
   const services = createServices({ store, blobs, names, clock: opts.clock ?? systemClock, config, secret, faults, adminToken: opts.adminToken, logWatch: opts.logWatch });
   const front: Front = { endpoint: '', faults };
   const server = createEmulatorServer(services, front, tls);
   // The runtime (process and container runners, their metrics libraries) is loaded only where lobbies run a server.
+  const command = config.run;
+  const how = builds !== undefined ? builds.resolver(store, blobs) : command !== null ? () => ({ command }) : undefined;
   const servers =
-    config.run === null
+    how === undefined
       ? undefined
       : new (await import('./runtime/servers.js')).LobbyServers({
-          command: config.run,
+          how,
           workRoot: join(opts.dataDir, 'lobbies'),
           store,
           lobbies: services.lobbies,
@@ -132,6 +148,7 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
     });
   } catch (err) {
     await store.close();
+    await builds?.close().catch(() => {});
     throw err;
   }
   const { port } = server.address() as AddressInfo;
@@ -179,6 +196,7 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
         server.closeAllConnections();
         await closed;
         await store.close();
+        await builds?.close().catch(() => {});
       })();
       return closing;
     },

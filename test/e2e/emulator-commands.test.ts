@@ -391,6 +391,26 @@ describe('emulator configuration', () => {
     expect(r.stderr).toBe(`error: --part-size must be a size in bytes such as 65536, 64K, 64KiB or 1M, not "${size}"\n`);
   });
 
+  it.each([
+    [['--run', 'node server.js', '--run-build'], "error: option '--run-build [tag]' cannot be used with option '--run <command>'\nrun `gamehost emulator serve --help` for usage\n"],
+    [['--run-build', 'Game:v1'], 'error: --run-build must be name:tag, each side lowercase [0-9a-z_-] not starting or ending with "-", not "Game:v1"\n  e.g. --run-build game-server:v1-4-2\n'],
+    [['--run-build', '--readiness', 'manual'], 'error: --run-build goes with --readiness run, not manual\n'],
+  ])('serve %j → exit 2, one line', async (args, stderr) => {
+    const r = await runCli(['emulator', 'serve', '--port', '0', ...args], { env: isolatedEnv() });
+    expect(r.stderr).toBe(stderr);
+    expect(r.code).toBe(2);
+  });
+
+  it('serve --run-build where no Docker daemon answers → exit 5 in one line, before anything is opened', async () => {
+    const dir = tempDir();
+    const r = await runCli(['emulator', 'serve', '--port', '0', '--run-build', '--data-dir', path.join(dir, 'data')], {
+      env: isolatedEnv({ DOCKER_HOST: `unix://${path.join(dir, 'docker.sock')}` }),
+    });
+    expect(r.stderr).toBe(`error: --run-build: no Docker daemon answers at unix://${path.join(dir, 'docker.sock')} (ENOENT): start one, or set DOCKER_HOST\n`);
+    expect(r.code).toBe(5);
+    expect(fs.existsSync(path.join(dir, 'data'))).toBe(false);
+  });
+
   it('idleLifetimeMs in GAMEHOST_EMULATOR_CONFIG ends idle lobbies of the embedded emulator', async () => {
     const env = isolatedEnv({}, { startDelayMs: 0, readyDelayMs: 0, idleLifetimeMs: 100 });
     const lobbyId = await newLobby(env);
@@ -423,6 +443,10 @@ describe('emulator configuration', () => {
     [{ regions: [{ id: '', name: 'Nowhere' }] }, 'regions must be a non-empty list of {"id", "name"}'],
     [{ gameModes: 'duos' }, 'gameModes must be a non-empty list of names'],
     [{ partSize: 1, lobbies: 3 }, 'unknown field lobbies'],
+    [{ runBuild: 'latest' }, 'runBuild must be true (the newest build) or an image tag such as "game-server:v1"'],
+    [{ run: 'node server.js', runBuild: true }, 'give run (a command) or runBuild (a pushed build), not both'],
+    [{ readiness: 'manual', runBuild: 'game-server:v1' }, 'runBuild goes with readiness run, not manual'],
+    [{ readiness: 'run' }, "readiness run needs run (the command that starts a lobby's server) or runBuild (a pushed build)"],
   ])('config %j is a usage error naming the field, with the same check the emulator applies', async (config, message) => {
     const r = await runCli(['stats'], { env: isolatedEnv({}, config) });
     expect(r.code).toBe(2);

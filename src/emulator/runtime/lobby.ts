@@ -11,7 +11,7 @@ import type { ExitInfo, OutputStream, ResourceSample, RunPort, RunningServer } f
 /** How a lobby's server runs: a command through the shell, or a pushed build in a container. */
 export type HowToRun =
   | { command: string }
-  | { build: BuildSource; docker: DockerDaemon; owner: ContainerOwner; network?: 'host' | 'published' };
+  | { build: BuildSource; docker: DockerDaemon; owner: ContainerOwner; network?: 'host' | 'published'; publishOn?: string };
 
 /** Where the output lines go: the logs service's append (services/logs.ts). */
 export interface LogSink {
@@ -135,7 +135,7 @@ export async function startLobbyServer(opts: LobbyRunOptions): Promise<LobbyRun>
   const server =
     'command' in run
       ? await new ProcessRunner(run.command).start(spec)
-      : await new DockerRunner(run.docker, { image: await imageOf(run.docker, run.build), owner: run.owner, network: run.network }).start(spec);
+      : await new DockerRunner(run.docker, { image: await imageOf(run.docker, run.build), owner: run.owner, network: run.network, publishOn: run.publishOn }).start(spec);
 
   const kept: TimedSample[] = [];
   const keep = opts.keepSamples ?? 30;

@@ -6,7 +6,8 @@ import type { Game } from '../services/games.js';
 import type { Lobbies } from '../services/lobbies.js';
 import { lobbyEnvironment, lobbyPorts } from '../services/environment.js';
 import type { LobbyRow, Store } from '../stores/store.js';
-import { startLobbyServer, type LobbyRun, type LogSink, type TimedSample } from './lobby.js';
+import { urlFromContainer } from './docker.js';
+import { startLobbyServer, type HowToRun, type LobbyRun, type LogSink, type TimedSample } from './lobby.js';
 import type { ExitInfo, RunPort } from './runtime.js';
 
 /** How long a stopped lobby's server has between SIGTERM and SIGKILL. */
@@ -15,7 +16,11 @@ export const STOP_GRACE_MS = 5_000;
 const ENDED_KEPT = 256;
 
 export interface LobbyServersOptions {
-  command: string;
+  /**
+   * How a lobby's server runs (a command, or a pushed build: `--run-build`); throws, in one line for a person, when
+   * it cannot run (no complete build), which stops the lobby failed.
+   */
+  how(game: Game, lobby: LobbyRow): HowToRun | Promise<HowToRun>;
   /** The lobbies' working directories go under it, one each. */
   workRoot: string;
   store: Store;
@@ -53,17 +58,23 @@ export class LobbyServers {
     for (const [label, port] of Object.entries(lobbyPorts(lobby))) if ('port' in port) ports.push({ label, protocol: 'tcp', port: port.port });
     let run: LobbyRun;
     try {
+      const how = await this.opts.how(game, lobby);
+      // A container on published ports reaches the emulator through host.docker.internal, not its loopback.
+      const endpoint = 'build' in how && how.network === 'published' ? urlFromContainer(this.opts.endpoint(), 'published') : this.opts.endpoint();
       run = await startLobbyServer({
         lobbyId: lobby.lobby_id,
-        env: lobbyEnvironment({ lobby, endpoint: this.opts.endpoint(), token: lobbies.lobbyToken(game, lobby.lobby_id) }),
+        env: lobbyEnvironment({ lobby, endpoint, token: lobbies.lobbyToken(game, lobby.lobby_id) }),
         ports,
-        run: { command: this.opts.command },
+        run: how,
         workRoot: this.opts.workRoot,
         logs: this.opts.logs,
         sampleEveryMs: this.opts.sampleEveryMs,
       });
     } catch (err) {
-      this.opts.warn(`lobby ${lobby.lobby_id}: its server did not start: ${(err as Error).message}`);
+      const line = `its server did not start: ${(err as Error).message}`;
+      this.opts.warn(`lobby ${lobby.lobby_id}: ${line}`);
+      // Also where the lobby's owner looks (`lobby logs`, the logs API), on whichever replica they ask.
+      await this.opts.logs.append(lobby.lobby_id, 'std_err', [Buffer.from(`[emulator] ${line}`)]).catch(() => {});
       await lobbies.stop(lobby.lobby_id, { exitCode: 1, failed: true });
       return;
     }
