@@ -14,8 +14,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { RivetClient, RivetError } from '@rivet-gg/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LABELS, type DockerDaemon } from '../../src/emulator/runtime/docker.js';
+import { buildImage } from '../../src/emulator/runtime/lobby.js';
 import { runCli, tempDir } from '../helpers/cli.js';
 import { buildAndSaveImage, DOCKER, DOCKER_PRESENT } from '../helpers/docker.js';
+import { listBuilds } from '../helpers/emulator.js';
 import { replicaEnv, runBin, serve, stopReplica, type Replica } from '../helpers/replica.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -90,6 +92,8 @@ describe.skipIf(!DOCKER_PRESENT || process.platform !== 'linux')('emulator serve
   const home = tempDir();
   const replicas: Replica[] = [];
   let imageTar = '';
+  // The images the emulator loaded, each under its build's own name.
+  const loaded: string[] = [];
   let configFile = '';
 
   const containers = (opts: { running?: boolean } = {}) => docker.listContainers([`${LABELS.dataDir}=${dataDir}`], opts);
@@ -120,7 +124,7 @@ describe.skipIf(!DOCKER_PRESENT || process.platform !== 'linux')('emulator serve
   afterAll(async () => {
     await Promise.all(replicas.map(stopReplica));
     for (const c of await containers().catch(() => [])) await docker.removeContainer(c.Id).catch(() => {});
-    await docker.removeImage(IMAGE).catch(() => {});
+    for (const image of [...loaded, IMAGE]) await docker.removeImage(image).catch(() => {});
   }, 60_000);
 
   it('without a complete build, or with an oci_bundle, the lobby stops failed and says why in one line', async () => {
@@ -154,8 +158,11 @@ describe.skipIf(!DOCKER_PRESENT || process.platform !== 'linux')('emulator serve
     const seat = await found;
     console.log(`run-build: pushed, then found a lobby whose container called ready, in ${Date.now() - began} ms`);
     expect(seat.lobby.lobbyId).toBe(lobbyId);
+    const build = (await listBuilds(r.info.endpoint)).find((b) => b.image_tag === TAG)!;
+    loaded.push(buildImage(build.build_id));
     const [container] = await containers({ running: true });
     expect(container?.Labels[LABELS.lobby]).toBe(lobbyId);
+    expect(container?.Image).toBe(buildImage(build.build_id));
 
     const port = seat.ports.default!.port!;
     expect(await say(port, seat.player.token)).toBe('ok');
