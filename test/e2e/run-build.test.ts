@@ -3,7 +3,8 @@
 // as `docker save` writes it, pushed LZ4-compressed with the real `gamehost build push`, and run by the emulator in
 // a container for each lobby: find waits for its ready, it admits the player, its lines come back through the logs
 // API, its exit code stops the lobby, its CPU and memory are the metrics. No container is left after a lobby
-// stops, after serve stops (SIGTERM), nor after serve is killed (SIGKILL) and started again (the start sweep).
+// stops (by its exit, or through the API), after serve stops (SIGTERM), nor after serve is killed (SIGKILL) and
+// started again (the start sweep).
 // Builds that cannot run (none, an oci_bundle) stop the lobby failed with one line, in serve's output and the
 // lobby's std_err. Needs a Docker daemon (skipped without one, failed under CI).
 import fs from 'node:fs';
@@ -183,6 +184,18 @@ describe.skipIf(!DOCKER_PRESENT || process.platform !== 'linux')('emulator serve
     const stopped = await until('the lobby stopped', async () => (await lobbyJson(r, lobbyId)).lobby.status.stopped ?? undefined);
     expect(stopped).toMatchObject({ exit_code: 3, failed: true });
     await until('its container gone', async () => ((await containers()).length === 0 ? true : undefined));
+  });
+
+  it('a lobby stopped through the API takes its container with it', async () => {
+    const r = replicas[0]!;
+    const { lobbyId, found } = await findLobby(r);
+    await found;
+    expect(await containers({ running: true })).toHaveLength(1);
+    const stopped = await runCli(['emulator', 'lobby', 'stop', lobbyId], { env: replicaEnv(tempDir(), r) });
+    expect(stopped.code, stopped.stderr).toBe(0);
+    // The stop answers once the container is gone.
+    expect(await containers()).toEqual([]);
+    expect((await lobbyJson(r, lobbyId)).lobby.status.stopped).toMatchObject({ exit_code: 0, failed: false });
   });
 
   it('serve stopped (SIGTERM) stops its containers and records their lobbies stopped', async () => {
