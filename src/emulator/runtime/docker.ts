@@ -200,7 +200,8 @@ class RunningContainer implements RunningServer {
       }
       this.ended = true;
       // The output stream ends with the container; a moment's wait bounds a stream that does not say so.
-      await Promise.race([drained, sleep(1_000)]);
+      // Unref'd, as the grace below: a timer that lost its race must not hold a closing serve open.
+      await Promise.race([drained, sleep(1_000, undefined, { ref: false })]);
       out.end();
       err.end();
       output.destroy();
@@ -214,7 +215,7 @@ class RunningContainer implements RunningServer {
     this.stopping ??= (async () => {
       if (!this.ended) {
         await this.docker.killContainer(this.container, 'SIGTERM').catch(() => {});
-        const done = await Promise.race([this.exited.then(() => true), sleep(graceMs).then(() => false)]);
+        const done = await Promise.race([this.exited.then(() => true), sleep(graceMs, false, { ref: false })]);
         if (!done) await this.docker.killContainer(this.container, 'SIGKILL').catch(() => {});
       }
       return this.exited;
