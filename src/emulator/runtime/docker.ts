@@ -58,7 +58,12 @@ export interface BuildSource {
 export async function loadBuild(daemon: DockerDaemon, build: BuildSource): Promise<string> {
   if (build.kind === 'oci_bundle') throw new RunnerError('oci_bundle builds are not run yet: push a docker_image build (docker save) to run it');
   if (build.kind !== 'docker_image') throw new RunnerError(`builds of kind ${build.kind} cannot be run`);
-  const raw = await build.open();
+  let raw: Readable;
+  try {
+    raw = await build.open();
+  } catch (err) {
+    throw new RunnerError(`the build's bytes cannot be read: ${(err as Error).message}`);
+  }
   const tar = build.compression === 'lz4' ? Readable.from(decompressLz4(raw)) : raw;
   let messages: string[];
   try {
