@@ -170,15 +170,16 @@ describe.skipIf(!DOCKER_PRESENT || process.platform !== 'linux')('emulator serve
     expect(await say(port, seat.player.token)).toBe('refused MATCHMAKER_PLAYER_ALREADY_CONNECTED');
     expect(await until('the ready line', async () => ((await logLines(r, lobbyId, 'std_out')).includes('ready') ? true : undefined))).toBe(true);
 
-    // The container's own samples (one per 5 s): memory a Node process holds, not the synthetic curve.
+    // The container's own samples (one as it starts, then one per 5 s), not the synthetic curve: the first was
+    // taken as it started, before its ready (CPU spent loading Node and the SDK, memory growing to a Node's).
     const metrics = await until('a sample of the container', async () => {
       const m = (await lobbyJson(r, lobbyId)).metrics;
       return m.memory.length > 0 ? m : undefined;
     });
     expect(metrics.cpu).toHaveLength(metrics.memory.length);
     expect(metrics.cpu.every((c: number) => c >= 0)).toBe(true);
-    expect(metrics.memory[0]).toBeGreaterThan(5 * 1024 * 1024);
-    expect(metrics.memory[0]).toBeLessThan(512 * 1024 * 1024);
+    expect(Math.max(...metrics.cpu)).toBeGreaterThan(0);
+    expect(metrics.memory.every((m: number) => m > 0 && m < 512 * 1024 * 1024)).toBe(true);
 
     expect(await say(port, 'exit 3')).toBe('');
     const stopped = await until('the lobby stopped', async () => (await lobbyJson(r, lobbyId)).lobby.status.stopped ?? undefined);

@@ -150,13 +150,16 @@ export async function startLobbyServer(opts: LobbyRunOptions): Promise<LobbyRun>
 
   const kept: TimedSample[] = [];
   const keep = opts.keepSamples ?? 30;
-  const sampler = setInterval(() => {
+  const takeSample = () => {
     void server.sample().then((s) => {
       if (s === undefined) return;
       kept.push({ ts: Date.now(), ...s });
       if (kept.length > keep) kept.splice(0, kept.length - keep);
     }, () => {});
-  }, opts.sampleEveryMs ?? 5_000);
+  };
+  // One as it starts, so a lobby has metrics of its own at once, not only after the first interval.
+  takeSample();
+  const sampler = setInterval(takeSample, opts.sampleEveryMs ?? 5_000);
   sampler.unref();
   const exited = server.exited.then(async (exit) => {
     clearInterval(sampler);
