@@ -401,9 +401,12 @@ describe('emulator configuration', () => {
     expect(r.code).toBe(2);
   });
 
-  it('serve --run-build where no Docker daemon answers → exit 5 in one line, before anything is opened', async () => {
+  it.each([['--run-build'], ['"runBuild": true in --config']])('serve with %s where no Docker daemon answers → exit 5 in one line, before anything is opened', async (how) => {
     const dir = tempDir();
-    const r = await runCli(['emulator', 'serve', '--port', '0', '--run-build', '--data-dir', path.join(dir, 'data')], {
+    const config = path.join(dir, 'emulator.json');
+    fs.writeFileSync(config, JSON.stringify({ runBuild: true }));
+    const args = how === '--run-build' ? ['--run-build'] : ['--config', config];
+    const r = await runCli(['emulator', 'serve', '--port', '0', ...args, '--data-dir', path.join(dir, 'data')], {
       env: isolatedEnv({ DOCKER_HOST: `unix://${path.join(dir, 'docker.sock')}` }),
     });
     expect(r.stderr).toBe(`error: --run-build: no Docker daemon answers at unix://${path.join(dir, 'docker.sock')} (ENOENT): start one, or set DOCKER_HOST\n`);
