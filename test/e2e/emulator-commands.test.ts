@@ -414,6 +414,15 @@ describe('emulator configuration', () => {
     expect(fs.existsSync(path.join(dir, 'data'))).toBe(false);
   });
 
+  it('runBuild in GAMEHOST_EMULATOR_CONFIG without Docker: the embedded emulator refuses in one line, exit 1', async () => {
+    const socket = path.join(tempDir(), 'docker.sock');
+    const r = await runCli(['stats'], { env: isolatedEnv({ DOCKER_HOST: `unix://${socket}` }, { runBuild: true }) });
+    expect(r.stderr).toBe(
+      `error: the embedded emulator's runBuild: no Docker daemon answers at unix://${socket} (ENOENT): start one, or set DOCKER_HOST\n  start Docker, or take runBuild out of GAMEHOST_EMULATOR_CONFIG\n`,
+    );
+    expect(r.code).toBe(1);
+  });
+
   it('idleLifetimeMs in GAMEHOST_EMULATOR_CONFIG ends idle lobbies of the embedded emulator', async () => {
     const env = isolatedEnv({}, { startDelayMs: 0, readyDelayMs: 0, idleLifetimeMs: 100 });
     const lobbyId = await newLobby(env);
