@@ -209,9 +209,7 @@ export default defineCommand({
         bucket = bucketSettings(bucketUrl, ctx.env);
         checkBucketPartSize(config?.partSize ?? DEFAULT_CONFIG.partSize);
       } catch (err) {
-        // --run-build: no Docker daemon answers (what serve needs is not there, as a database that does not answer).
-    if (err instanceof Error && err.name === 'RunnerError') throw new StoreOpenError(`--run-build: ${err.message}`, ExitCode.UNAVAILABLE);
-    if (err instanceof BucketSettingsError) throw new UsageError(`--bucket: ${err.message}`);
+        if (err instanceof BucketSettingsError) throw new UsageError(`--bucket: ${err.message}`);
         throw err;
       }
     }

@@ -5,7 +5,7 @@
 import { hostname } from 'node:os';
 import type { Game } from '../services/games.js';
 import type { BlobStore, BuildRow, Store } from '../stores/store.js';
-import { connectDocker, sweepContainers, type DockerDaemon } from './docker.js';
+import { connectDocker, sweepContainers } from './docker.js';
 import type { HowToRun } from './lobby.js';
 import { RunnerError } from './runtime.js';
 
@@ -19,7 +19,6 @@ export interface BuildRunnerOptions {
 }
 
 export interface BuildRunner {
-  daemon: DockerDaemon;
   /** Containers of a dead emulator of this data directory removed at start. */
   swept: number;
   /** What runs a lobby of `game`: its build (read from these stores), in a container. */
@@ -55,7 +54,6 @@ export async function startBuildRunner(opts: BuildRunnerOptions): Promise<BuildR
   const network = process.platform === 'linux' ? 'host' : 'published';
   const owner = { dataDir: opts.dataDir, replica: `${hostname()}/${process.pid}` };
   return {
-    daemon,
     swept,
     close: () => daemon.close(),
     resolver: (store, blobs) => async (game) => {
