@@ -137,7 +137,12 @@ async function startEmulator(ctx: Context, dataDir: string | undefined): Promise
   const [{ startEmulator }, { embeddedEmulatorOptions }] = await Promise.all([import('./emulator/index.js'), import('./config/target.js')]);
   if (dataDir !== undefined) return startEmulator({ dataDir });
   const options = await embeddedEmulatorOptions(ctx);
-  const emu = await startEmulator(options);
+  const emu = await startEmulator({ ...options, env: ctx.env }).catch(async (err: unknown) => {
+    // runBuild in GAMEHOST_EMULATOR_CONFIG, and no Docker: what the config asks cannot be done, said in one line.
+    if (!(err instanceof Error && err.name === 'RunnerError')) throw err;
+    const { RefusedError } = await import('./errors.js');
+    throw new RefusedError(`the embedded emulator's runBuild: ${err.message}`, 'start Docker, or take runBuild out of GAMEHOST_EMULATOR_CONFIG');
+  });
   // For a person, once per shell session (an hour at most); never in a script's -q or --json.
   if (!ctx.global.quiet && !ctx.global.json) {
     const { firstInSession } = await import('./config/notice-once.js');

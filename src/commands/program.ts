@@ -24,7 +24,7 @@ export const EXIT_CODES_HELP = `Exit codes:
   3    not authenticated or forbidden (401/403); try gamehost login
   4    not found
   5    rate limited or service unavailable, after retries; for emulator serve:
-       its port in use, its database not answering
+       its port in use, its database not answering, no Docker for --run-build
   6    network error (DNS, refused, timeout, TLS)
   7    upload failed (a part failed after retries, or the file changed)
   130  interrupted (Ctrl-C)

@@ -23,6 +23,12 @@ export interface EmulatorConfig {
    */
   run: string | null;
   /**
+   * Each lobby's server is a pushed build run in a container (readiness `run`, which giving it implies): the build
+   * with this image tag (`game-server:v1`, as `build push --tag` gave it), or `true` for the game's newest complete
+   * build. Not with `run`.
+   */
+  runBuild: string | true | null;
+  /**
    * Per game mode (by name): the command that starts its lobbies' servers, over `run` (giving one implies readiness
    * `run`), and the ports its lobbies have, instead of the default ones (`default`, a free TCP port, and
    * `game-range`, ten ports).
@@ -97,6 +103,7 @@ export const DEFAULT_CONFIG: EmulatorConfig = Object.freeze({
   idleLifetimeMs: 0,
   readiness: 'delay',
   run: null,
+  runBuild: null,
   gameModeSettings: Object.freeze({}) as EmulatorConfig['gameModeSettings'],
   maxRunningLobbies: 16,
   replica: null,
@@ -123,13 +130,16 @@ const NUMBER_FIELDS = [
 ] as const;
 // Delays may be zero; sizes, windows and the store's bound may not (a singlePartMax of 0 would plan an empty file in zero parts).
 const POSITIVE = new Set<string>(['partSize', 'singlePartMax', 'maxUploadBytes', 'registrationWindowMs', 'readyWindowMs', 'storeTimeoutMs', 'maxRunningLobbies']);
-const FIELDS = new Set<string>([...NUMBER_FIELDS, 'tokenless', 'rateLimits', 'readiness', 'run', 'replica', 'gameModes', 'gameModeSettings', 'regions']);
+const FIELDS = new Set<string>([...NUMBER_FIELDS, 'tokenless', 'rateLimits', 'readiness', 'run', 'runBuild', 'replica', 'gameModes', 'gameModeSettings', 'regions']);
 
 /** What a replica id may be (`--replica`, the config's `replica`): a name fit for a label and a log line. */
 export const REPLICA_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
 
 /** A config the emulator could not serve; the message names the field. */
 export class EmulatorConfigError extends Error {}
+
+// An image tag as builds keep it (base:tag, lowercase [0-9a-z_-] each side, no "-" at either end of a side).
+const IMAGE_TAG_RE = /^(?!-)[0-9a-z_-]+(?<!-):(?!-)[0-9a-z_-]+(?<!-)$/;
 
 const isName = (v: unknown): v is string => typeof v === 'string' && v.length > 0;
 
@@ -176,6 +186,14 @@ export function checkConfig(raw: unknown): Partial<EmulatorConfig> {
       throw new EmulatorConfigError('replica must be 1 to 63 letters, digits, ".", "_" or "-", starting with a letter or digit');
     out.replica = cfg.replica;
   }
+  if (cfg.runBuild !== undefined && cfg.runBuild !== null && cfg.runBuild !== false) {
+    if (cfg.runBuild !== true && (typeof cfg.runBuild !== 'string' || !IMAGE_TAG_RE.test(cfg.runBuild)))
+      throw new EmulatorConfigError('runBuild must be true (the newest build) or an image tag such as "game-server:v1"');
+    if (out.run !== undefined) throw new EmulatorConfigError('give run (a command) or runBuild (a pushed build), not both');
+    if (out.readiness !== undefined && out.readiness !== 'run') throw new EmulatorConfigError(`runBuild goes with readiness run, not ${out.readiness}`);
+    out.runBuild = cfg.runBuild;
+    out.readiness = 'run';
+  }
   if (cfg.gameModes !== undefined) {
     const modes = cfg.gameModes;
     if (!Array.isArray(modes) || modes.length === 0 || !modes.every(isName))
@@ -188,11 +206,12 @@ export function checkConfig(raw: unknown): Partial<EmulatorConfig> {
     if (withRun.length > 0) {
       if (out.readiness !== undefined && out.readiness !== 'run')
         throw new EmulatorConfigError(`gameModeSettings.${withRun[0]![0]}.run goes with readiness run, not ${out.readiness}`);
+      if (out.runBuild !== undefined) throw new EmulatorConfigError(`gameModeSettings.${withRun[0]![0]}.run: every lobby runs the pushed build with runBuild`);
       out.readiness = 'run';
     }
   }
-  if (out.readiness === 'run' && out.run === undefined && !hasModeRuns(out))
-    throw new EmulatorConfigError('readiness run needs run, the command that starts a lobby\'s server');
+  if (out.readiness === 'run' && out.run === undefined && out.runBuild === undefined && !hasModeRuns(out))
+    throw new EmulatorConfigError('readiness run needs run (the command that starts a lobby\'s server) or runBuild (a pushed build)');
   if (cfg.regions !== undefined) {
     const regions = cfg.regions;
     const ok =
@@ -281,7 +300,7 @@ export function resolveConfig(partial: Partial<EmulatorConfig> = {}): EmulatorCo
     ...given,
   };
   // Every game mode needs a command where the emulator runs servers (a created game's other modes stop failed).
-  const without = config.readiness === 'run' ? config.gameModes.filter((m) => commandFor(config, m) === undefined) : [];
+  const without = config.readiness === 'run' && config.runBuild === null ? config.gameModes.filter((m) => commandFor(config, m) === undefined) : [];
   if (without.length > 0)
     throw new EmulatorConfigError(`Invalid emulator config: readiness run needs run, or a run in gameModeSettings for every game mode (none for ${without.join(', ')})`);
   return config;

@@ -4,7 +4,7 @@ import { existsSync, readdirSync, readFileSync, rmSync, rmdirSync } from 'node:f
 import type { Server as TlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { resolveConfig, type EmulatorConfig } from './config.js';
+import { commandFor, resolveConfig, type EmulatorConfig } from './config.js';
 import { DATA_DIR_ENTRIES, dataDirPaths, dataDirReplicaId } from './datadir.js';
 export { dataDirHolders, holdDataDir, type ServerHold } from './datadir.js';
 import { parseFaults } from './faults.js';
@@ -17,6 +17,7 @@ import { createServices, type Services } from './services/index.js';
 import type { LogWatchTiming } from './services/logs.js';
 import { checkBucketPartSize } from './stores/bucket.js';
 import { openStores, type StoreOptions, type StoresInUse } from './stores/open.js';
+import type { LobbyServersOptions } from './runtime/servers.js';
 
 export { DEFAULT_CONFIG, type EmulatorConfig } from './config.js';
 export { DEVIATIONS, type Deviation } from './deviations.js';
@@ -78,6 +79,8 @@ export interface StartEmulatorOptions extends StoreOptions {
   tls?: TlsFiles;
   /** How a logs watch waits; tests shorten it. */
   logWatch?: Partial<LogWatchTiming>;
+  /** Where `runBuild` finds Docker (DOCKER_HOST, as the docker CLI reads it); default: this process's environment. */
+  env?: Record<string, string | undefined>;
   /** Readiness `run`: how often a server is sampled for its lobby's metrics, and its stop's grace period (tests shorten them). */
   runtime?: { sampleEveryMs?: number; stopGraceMs?: number };
 }
@@ -102,7 +105,19 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
   const tls = opts.tls ? readTls(opts.tls) : undefined;
   // A bucket refuses parts under 5 MiB at completion: said before anything is opened.
   if (opts.bucket) checkBucketPartSize(config.partSize);
-  const { store, blobs, secret, inUse, names } = await openStores({ ...opts, timeoutMs: config.storeTimeoutMs });
+  // `--run-build`: Docker first (none: refused in one line before anything is opened), and what a dead emulator of
+  // this data directory left in it removed.
+  const builds =
+    config.runBuild === null ? undefined : await (await import('./runtime/builds.js')).startBuildRunner({ tag: config.runBuild, dataDir: opts.dataDir, host, env: opts.env });
+  if (builds !== undefined && builds.swept > 0) console.error(`[emulator] removed ${builds.swept} container(s) an emulator of this data directory left when it stopped`);
+  let opened: Awaited<ReturnType<typeof openStores>>;
+  try {
+    opened = await openStores({ ...opts, timeoutMs: config.storeTimeoutMs });
+  } catch (err) {
+    await builds?.close().catch(() => {});
+    throw err;
+  }
+  const { store, blobs, secret, inUse, names } = opened;
   const services = createServices({ store, blobs, names, clock: opts.clock ?? systemClock, config, secret, faults, adminToken: opts.adminToken, logWatch: opts.logWatch });
   const front: Front = { endpoint: '', faults };
   const server = createEmulatorServer(services, front, tls);
@@ -111,10 +126,16 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
   try {
     if (config.readiness === 'run') {
       const { LobbyServers, OWNER_GONE_EXIT_CODE, serverOwner } = await import('./runtime/servers.js');
-      const commands = Object.entries(config.gameModeSettings).flatMap(([mode, m]) => (m.run === undefined ? [] : [[mode, m.run] as const]));
+      // A pushed build in a container (--run-build), else a command: the game mode's own, else `run`.
+      const how: LobbyServersOptions['how'] =
+        builds?.resolver(store, blobs) ??
+        ((_game, lobby) => {
+          const command = commandFor(config, lobby.game_mode);
+          if (command === undefined) throw new Error(`no command runs game mode ${lobby.game_mode}: give run, or its own in gameModeSettings`);
+          return { command };
+        });
       servers = new LobbyServers({
-        command: config.run,
-        commands: Object.fromEntries(commands),
+        how,
         workRoot: join(opts.dataDir, 'lobbies'),
         store,
         lobbies: services.lobbies,
@@ -141,6 +162,7 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
     });
   } catch (err) {
     await store.close();
+    await builds?.close().catch(() => {});
     throw err;
   }
   const { port } = server.address() as AddressInfo;
@@ -188,6 +210,7 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
         server.closeAllConnections();
         await closed;
         await store.close();
+        await builds?.close().catch(() => {});
       })();
       return closing;
     },

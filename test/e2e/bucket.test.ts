@@ -120,7 +120,12 @@ describe.skipIf(!MOTO_PRESENT)('emulator serve --bucket on moto_server', () => {
     const r = await runCli(['build', 'push', file, '--tag', 'small:v1', '--json'], { env });
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ sha256: sha(data), parts: 1 });
-    expect((await listBuilds(info.endpoint)).find((b) => b.image_tag === 'small:v1')).toMatchObject({ complete: true, sha256: sha(data) });
+    const build = (await listBuilds(info.endpoint)).find((b) => b.image_tag === 'small:v1');
+    expect(build).toMatchObject({ complete: true, sha256: sha(data) });
+    // Read back as `--run-build` reads a build for docker load: the object's bytes, streamed.
+    const chunks: Buffer[] = [];
+    for await (const chunk of await new S3BlobStore(bucketAt(moto.endpoint, 'ci/')).readBuild(build!.build_id)) chunks.push(chunk as Buffer);
+    expect(sha(Buffer.concat(chunks))).toBe(sha(data));
   });
 
   it('a multipart push killed with SIGKILL is finished by the next run, parts straight to the bucket, the object the file', async () => {

@@ -423,6 +423,38 @@ describe('emulator configuration', () => {
     );
   });
 
+  it.each([
+    [['--run', 'node server.js', '--run-build'], "error: option '--run-build [tag]' cannot be used with option '--run <command>'\nrun `gamehost emulator serve --help` for usage\n"],
+    [['--run-build', 'Game:v1'], 'error: --run-build must be name:tag, each side lowercase [0-9a-z_-] not starting or ending with "-", not "Game:v1"\n  e.g. --run-build game-server:v1-4-2\n'],
+    [['--run-build', '--readiness', 'manual'], 'error: --run-build goes with --readiness run, not manual\n'],
+  ])('serve %j → exit 2, one line', async (args, stderr) => {
+    const r = await runCli(['emulator', 'serve', '--port', '0', ...args], { env: isolatedEnv() });
+    expect(r.stderr).toBe(stderr);
+    expect(r.code).toBe(2);
+  });
+
+  it.each([['--run-build'], ['"runBuild": true in --config']])('serve with %s where no Docker daemon answers → exit 5 in one line, before anything is opened', async (how) => {
+    const dir = tempDir();
+    const config = path.join(dir, 'emulator.json');
+    fs.writeFileSync(config, JSON.stringify({ runBuild: true }));
+    const args = how === '--run-build' ? ['--run-build'] : ['--config', config];
+    const r = await runCli(['emulator', 'serve', '--port', '0', ...args, '--data-dir', path.join(dir, 'data')], {
+      env: isolatedEnv({ DOCKER_HOST: `unix://${path.join(dir, 'docker.sock')}` }),
+    });
+    expect(r.stderr).toBe(`error: --run-build: no Docker daemon answers at unix://${path.join(dir, 'docker.sock')} (ENOENT): start one, or set DOCKER_HOST\n`);
+    expect(r.code).toBe(5);
+    expect(fs.existsSync(path.join(dir, 'data'))).toBe(false);
+  });
+
+  it('runBuild in GAMEHOST_EMULATOR_CONFIG without Docker: the embedded emulator refuses in one line, exit 1', async () => {
+    const socket = path.join(tempDir(), 'docker.sock');
+    const r = await runCli(['stats'], { env: isolatedEnv({ DOCKER_HOST: `unix://${socket}` }, { runBuild: true }) });
+    expect(r.stderr).toBe(
+      `error: the embedded emulator's runBuild: no Docker daemon answers at unix://${socket} (ENOENT): start one, or set DOCKER_HOST\n  start Docker, or take runBuild out of GAMEHOST_EMULATOR_CONFIG\n`,
+    );
+    expect(r.code).toBe(1);
+  });
+
   it('idleLifetimeMs in GAMEHOST_EMULATOR_CONFIG ends idle lobbies of the embedded emulator', async () => {
     const env = isolatedEnv({}, { startDelayMs: 0, readyDelayMs: 0, idleLifetimeMs: 100 });
     const lobbyId = await newLobby(env);
@@ -464,6 +496,11 @@ describe('emulator configuration', () => {
     [{ readiness: 'manual', gameModeSettings: { duos: { run: 'x' } } }, 'gameModeSettings.duos.run goes with readiness run, not manual'],
     [{ gameModeSettings: { duos: { run: 'x' } } }, 'readiness run needs run, or a run in gameModeSettings for every game mode (none for default, squads)'],
     [{ replica: 'a b' }, 'replica must be 1 to 63 letters, digits, ".", "_" or "-", starting with a letter or digit'],
+    [{ runBuild: 'latest' }, 'runBuild must be true (the newest build) or an image tag such as "game-server:v1"'],
+    [{ run: 'node server.js', runBuild: true }, 'give run (a command) or runBuild (a pushed build), not both'],
+    [{ readiness: 'manual', runBuild: 'game-server:v1' }, 'runBuild goes with readiness run, not manual'],
+    [{ readiness: 'run' }, "readiness run needs run (the command that starts a lobby's server) or runBuild (a pushed build)"],
+    [{ runBuild: true, gameModeSettings: { duos: { run: 'x' } } }, 'gameModeSettings.duos.run: every lobby runs the pushed build with runBuild'],
   ])('config %j is a usage error naming the field, with the same check the emulator applies', async (config, message) => {
     const r = await runCli(['stats'], { env: isolatedEnv({}, config) });
     expect(r.code).toBe(2);

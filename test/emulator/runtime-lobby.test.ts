@@ -1,11 +1,12 @@
 // The seam the lobbies service calls: a lobby's server started from its id, environment, ports and how to run it;
 // what it prints comes back through the logs routes (so through the Store), its samples are kept for metrics.
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GAME_ID } from '../../src/emulator/index.js';
 import { isRunning } from '../../src/emulator/runtime/process.js';
-import { startLobbyServer } from '../../src/emulator/runtime/lobby.js';
+import { buildImage, startLobbyServer } from '../../src/emulator/runtime/lobby.js';
 import { LABELS } from '../../src/emulator/runtime/docker.js';
 import { tempDir } from '../helpers/cli.js';
 import { DOCKER, DOCKER_PRESENT, nodeImageTar } from '../helpers/docker.js';
@@ -104,7 +105,8 @@ describe.skipIf(!POSIX)('startLobbyServer', () => {
 
   it.skipIf(!CONTAINERS)('a build: loaded once, run in a container labelled with the lobby, its lines in the logs', async () => {
     const docker = DOCKER!;
-    const build = { id: tag, kind: 'docker_image', compression: 'none', open: () => fs.createReadStream(tar) };
+    // Its id as the store's are (a UUID), so its image name here is this test's alone.
+    const build = { id: crypto.randomUUID(), kind: 'docker_image', compression: 'none', open: () => fs.createReadStream(tar) };
     const owner = { dataDir: t.dataDir, replica: 'lobby-test' };
     try {
       for (let i = 0; i < 2; i++) {
@@ -115,6 +117,8 @@ describe.skipIf(!POSIX)('startLobbyServer', () => {
           expect(await lines(lobbyId, 'std_out')).toEqual([`container says ${lobbyId}`]);
           const listed = await docker.listContainers([`${LABELS.lobby}=${lobbyId}`], { running: true });
           expect(listed.map((c) => c.Labels[LABELS.replica])).toEqual(['lobby-test']);
+          // Under the build's own name, whatever the tar called it (two pushes of game:latest are two images).
+          expect(listed.map((c) => c.Image)).toEqual([buildImage(build.id)]);
         } finally {
           // Node as the server has no SIGTERM handler: the signal ends it.
           expect(await run.stop(5_000)).toEqual({ code: null, signal: 'SIGTERM' });
@@ -124,10 +128,11 @@ describe.skipIf(!POSIX)('startLobbyServer', () => {
         fs.rmSync(tar, { force: true });
       }
       // An image removed since is loaded again, not assumed there: here that fails, its tar being gone.
-      await docker.removeImage(tag);
+      await docker.removeImage(buildImage(build.id));
       const again = startLobbyServer({ lobbyId: await newLobby(), env: {}, ports: [], run: { build, docker, owner }, workRoot: tempDir(), logs: t.emu.services.logs });
       await expect(again).rejects.toThrow(/^Docker could not load the build: /);
     } finally {
+      await docker.removeImage(buildImage(build.id)).catch(() => {});
       await docker.removeImage(tag).catch(() => {});
     }
     // Making and loading a 100 MiB image takes a few seconds alone, and far longer on a loaded machine.

@@ -3,9 +3,12 @@
 // in the test from nothing (FROM scratch): this Node binary and the libraries it has loaded, with a script.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import * as tar from 'tar';
 import { connectDocker, type DockerDaemon } from '../../src/emulator/runtime/docker.js';
+import { engineAddress } from '../../src/emulator/runtime/engine-api.js';
 import { isCI } from '../../src/output/ci.js';
 
 async function find(): Promise<{ daemon?: DockerDaemon; missing: string }> {
@@ -39,12 +42,11 @@ function interpreterOf(file: string): string | undefined {
 }
 
 /**
- * Writes a `docker save` tar of an image made from nothing: this Node, the shared libraries this process has mapped
- * (read from /proc/self/maps, so no ldd) and its interpreter, and `files` (path → content) under /app; its entry
- * point is `node /app/server.js`. Linux only. Answers the tar's path.
+ * Fills `root` with what Node needs to run from nothing: this Node as /usr/bin/node, the shared libraries this
+ * process has mapped (read from /proc/self/maps, so no ldd) and its interpreter, and `files` (path → content, or
+ * `{ from }` a file to copy) under /app. Linux only.
  */
-export function nodeImageTar(dir: string, tag: string, files: Record<string, string>): string {
-  const root = path.join(dir, 'rootfs');
+function nodeRootfs(root: string, files: Record<string, string | { from: string }>): void {
   const copy = (from: string, to = from) => {
     const target = path.join(root, to);
     fs.mkdirSync(path.dirname(target), { recursive: true });
@@ -73,9 +75,20 @@ export function nodeImageTar(dir: string, tag: string, files: Record<string, str
   if (interp) copy(interp);
   fs.mkdirSync(path.join(root, 'tmp'), { recursive: true });
   for (const [name, content] of Object.entries(files)) {
-    fs.mkdirSync(path.dirname(path.join(root, 'app', name)), { recursive: true });
-    fs.writeFileSync(path.join(root, 'app', name), content);
+    const target = path.join(root, 'app', name);
+    fs.mkdirSync(path.dirname(target), { recursive: true });
+    if (typeof content === 'string') fs.writeFileSync(target, content);
+    else fs.copyFileSync(content.from, target);
   }
+}
+
+/**
+ * Writes a `docker save` tar of an image made from nothing (nodeRootfs) without a daemon; its entry point is
+ * `node /app/server.js`. Answers the tar's path.
+ */
+export function nodeImageTar(dir: string, tag: string, files: Record<string, string>): string {
+  const root = path.join(dir, 'rootfs');
+  nodeRootfs(root, files);
 
   const image = path.join(dir, 'image');
   fs.mkdirSync(path.join(image, 'layer'), { recursive: true });
@@ -95,5 +108,62 @@ export function nodeImageTar(dir: string, tag: string, files: Record<string, str
   tar.c({ file: out, cwd: image, portable: true, sync: true }, ['manifest.json', configName, 'layer']);
   fs.rmSync(root, { recursive: true, force: true });
   fs.rmSync(image, { recursive: true, force: true });
+  return out;
+}
+
+/** One request to the daemon for what only tests ask of it (build, save); a socket or plain tcp DOCKER_HOST. */
+function engine(method: string, pathname: string, body?: fs.ReadStream): Promise<http.IncomingMessage> {
+  const address = engineAddress(process.env);
+  const origin = new URL(address.origin);
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        method,
+        path: `${address.basePath}${pathname}`,
+        ...(address.socketPath !== undefined ? { socketPath: address.socketPath } : { host: origin.hostname, port: origin.port }),
+        headers: body ? { 'content-type': 'application/x-tar' } : {},
+      },
+      (res) => {
+        if ((res.statusCode ?? 500) < 300) return resolve(res);
+        let text = '';
+        res.on('data', (d: Buffer) => (text += d.toString()));
+        res.on('end', () => reject(new Error(`${method} ${pathname}: ${res.statusCode} ${text.trim()}`)));
+      },
+    );
+    req.once('error', reject);
+    if (body) body.pipe(req);
+    else req.end();
+  });
+}
+
+/**
+ * An image built by the daemon from a scratch base (`docker build` through the Engine API: a Dockerfile `FROM
+ * scratch` copying in nodeRootfs) and saved as `docker save` writes it (GET /images/{name}/get) to `<dir>/image.tar`;
+ * the image is then removed from the daemon, so whoever runs the tar loads it. Its entry point is
+ * `node /app/<entry>`. Answers the tar's path.
+ */
+export async function buildAndSaveImage(dir: string, tag: string, files: Record<string, string | { from: string }>, entry: string): Promise<string> {
+  const context = path.join(dir, 'context');
+  nodeRootfs(path.join(context, 'rootfs'), files);
+  fs.writeFileSync(
+    path.join(context, 'Dockerfile'),
+    `FROM scratch\nCOPY rootfs/ /\nENV PATH=/usr/bin\nWORKDIR /app\nENTRYPOINT ["/usr/bin/node", "/app/${entry}"]\n`,
+  );
+  const contextTar = path.join(dir, 'context.tar');
+  tar.c({ file: contextTar, cwd: context, portable: true, sync: true }, ['Dockerfile', 'rootfs']);
+  fs.rmSync(context, { recursive: true, force: true });
+  const built = await engine('POST', `/build?${new URLSearchParams({ t: tag, rm: '1', forcerm: '1', q: '1' })}`, fs.createReadStream(contextTar));
+  let progress = '';
+  for await (const chunk of built) progress += chunk.toString();
+  fs.rmSync(contextTar);
+  const failed = progress
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { error?: string })
+    .find((m) => m.error !== undefined);
+  if (failed) throw new Error(`docker build ${tag}: ${failed.error}`);
+  const out = path.join(dir, 'image.tar');
+  await pipeline(await engine('GET', `/images/${encodeURIComponent(tag)}/get`), fs.createWriteStream(out));
+  await DOCKER!.removeImage(tag);
   return out;
 }

@@ -29,12 +29,13 @@ export interface PushOptions {
   progress: ProgressFlag;
 }
 
-export function validateTag(tag: string): string {
+/** An image tag as builds keep it; `flag` names where it came from (`--run-build` takes one too). */
+export function validateTag(tag: string, flag = '--tag'): string {
   const sides = tag.split(':');
   if (sides.length !== 2 || !sides.every((s) => TAG_PART.test(s))) {
     throw new UsageError(
-      `--tag must be name:tag, each side lowercase [0-9a-z_-] not starting or ending with "-", not "${tag}"`,
-      'e.g. --tag game-server:v1-4-2',
+      `${flag} must be name:tag, each side lowercase [0-9a-z_-] not starting or ending with "-", not "${tag}"`,
+      `e.g. ${flag} game-server:v1-4-2`,
     );
   }
   return tag;

@@ -123,8 +123,13 @@ export default defineCommand({
     { flags: '--port <port>', description: 'port to listen on (0 picks a free one)', default: '6420', value: integer({ min: 0, max: 65535 }) },
     { flags: '--data-dir <dir>', description: 'where the emulator keeps its state (default: the user data directory)' },
     { flags: '--config <file>', description: 'JSON file with game modes, regions, delays and limits' },
-    { flags: '--readiness <mode>', description: "how lobbies become ready: delay (after the config's delays), manual (when their server calls ready) or run (with --run)" },
+    { flags: '--readiness <mode>', description: "how lobbies become ready: delay (after the config's delays), manual (when their server calls ready) or run (with --run or --run-build)" },
     { flags: '--run <command>', description: "start each lobby's server with this shell command (its environment as `emulator lobby env` prints it); the lobby is ready when it calls ready" },
+    {
+      flags: '--run-build [tag]',
+      description: "run each lobby's server from a pushed docker_image build in a Docker container: the build with this image tag (name:tag), else the game's newest complete build",
+      conflicts: 'run',
+    },
     { flags: '--replica <name>', description: "this replica's id, the owner of the lobbies whose servers it runs (default: kept in the data directory)" },
     { flags: '--part-size <bytes>', description: 'multipart part size, e.g. 64KiB or 1MiB (default: 100MiB; for tests)', value: bytes },
     { flags: '--database <url>', description: 'keep the records in PostgreSQL at this postgres:// URL instead of SQLite in the data directory' },
@@ -141,7 +146,10 @@ export default defineCommand({
     '--database and --bucket may come from GAMEHOST_EMULATOR_DATABASE_URL and GAMEHOST_EMULATOR_BUCKET. ' +
     'With --readiness manual, a lobby waits for its server, started with `gamehost emulator lobby env`, to call ready. ' +
     'With --run, the emulator starts each lobby\'s server itself, its output in the lobby\'s logs; the server exiting ' +
-    'stops the lobby, and a stopped lobby\'s server is stopped (SIGTERM, then SIGKILL after 5 s).',
+    'stops the lobby, and a stopped lobby\'s server is stopped (SIGTERM, then SIGKILL after 5 s). ' +
+    'With --run-build, each lobby runs a docker_image build pushed to this emulator in a Docker container (found through ' +
+    'DOCKER_HOST or the default socket; without one, serve refuses to start, exit 5); containers a killed serve left are ' +
+    'removed when serve starts again on the same data directory. oci_bundle builds are not run yet.',
   examples: [
     'gamehost emulator serve --env > emulator.env & sleep 1; . ./emulator.env; gamehost stats',
     'gamehost emulator serve --port 0 --data-dir .emulator --json > emulator.json &   # in CI',
@@ -161,9 +169,13 @@ export default defineCommand({
     if (v.run !== undefined) {
       if (v.readiness !== undefined && v.readiness !== 'run') throw new UsageError(`--run goes with --readiness run, not ${v.readiness}`);
       if (!v.run.trim()) throw new UsageError('--run is empty', "e.g. --run 'node server.js'");
-      config = { ...config, readiness: 'run', run: v.run };
-    } else if (config?.readiness === 'run' && !config.run && !Object.values(config.gameModeSettings ?? {}).some((m) => m.run !== undefined)) {
-      throw new UsageError('--readiness run needs the command that starts a lobby\'s server: --run <command> (or "run" in --config)');
+      config = { ...config, readiness: 'run', run: v.run, runBuild: null };
+    } else if (v.runBuild !== undefined) {
+      if (v.readiness !== undefined && v.readiness !== 'run') throw new UsageError(`--run-build goes with --readiness run, not ${v.readiness}`);
+      const tag = v.runBuild === true ? true : (await import('../build/push.js')).validateTag(v.runBuild, '--run-build');
+      config = { ...config, readiness: 'run', run: null, runBuild: tag };
+    } else if (config?.readiness === 'run' && !config.run && !config.runBuild && !Object.values(config.gameModeSettings ?? {}).some((m) => m.run !== undefined)) {
+      throw new UsageError('--readiness run needs what runs a lobby\'s server: --run <command> or --run-build [tag] (or "run" or "runBuild" in --config)');
     }
     // The file and the flags together: every game mode has a command (its own, or --run).
     if (config?.readiness === 'run') checkWholeConfig(config, v.config === undefined ? 'emulator config' : `emulator config ${v.config}`);
@@ -240,6 +252,7 @@ async function run(ctx: Context, o: ServeOptions): Promise<void> {
     faults: o.faults,
     adminToken: o.adminToken,
     tls,
+    env: ctx.env,
   }).catch(async (err) => {
     if (tls && typeof err?.code === 'string' && (err.code === 'ENOENT' || err.code === 'EACCES' || err.code.startsWith('ERR_OSSL'))) {
       const { describeFsError } = await import('../../errors.js');
@@ -249,6 +262,8 @@ async function run(ctx: Context, o: ServeOptions): Promise<void> {
     // Not a usage error: the command was right, the port is taken (as a database that does not answer: exit 5).
     if (err?.code === 'EADDRINUSE') throw new StoreOpenError(`--port ${o.port} is in use`, ExitCode.UNAVAILABLE, 'pick another with --port, or --port 0 for any free one');
     if (err?.code === 'EADDRNOTAVAIL') throw new UsageError(`--host ${o.host} is not an address of this machine`);
+    // --run-build: no Docker daemon answers (what serve needs is not there, as a database that does not answer).
+    if (err instanceof Error && err.name === 'RunnerError') throw new StoreOpenError(`--run-build: ${err.message}`, ExitCode.UNAVAILABLE);
     if (err instanceof BucketSettingsError)
       throw new ResponseError(err.message, 'check the bucket, AWS_ENDPOINT_URL (or AWS_ENDPOINT_URL_S3), AWS_REGION and the credentials');
     throw storeOpenError(err, o.database);

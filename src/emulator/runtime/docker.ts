@@ -48,7 +48,7 @@ export interface BuildSource {
   id: string;
   kind: string;
   compression: string;
-  open(): Readable;
+  open(): Readable | Promise<Readable>;
 }
 
 /**
@@ -58,7 +58,12 @@ export interface BuildSource {
 export async function loadBuild(daemon: DockerDaemon, build: BuildSource): Promise<string> {
   if (build.kind === 'oci_bundle') throw new RunnerError('oci_bundle builds are not run yet: push a docker_image build (docker save) to run it');
   if (build.kind !== 'docker_image') throw new RunnerError(`builds of kind ${build.kind} cannot be run`);
-  const raw = build.open();
+  let raw: Readable;
+  try {
+    raw = await build.open();
+  } catch (err) {
+    throw new RunnerError(`the build's bytes cannot be read: ${(err as Error).message}`);
+  }
   const tar = build.compression === 'lz4' ? Readable.from(decompressLz4(raw)) : raw;
   let messages: string[];
   try {
@@ -94,6 +99,8 @@ export interface DockerRunnerOptions {
    * host.docker.internal inside. Default: host on Linux.
    */
   network?: 'host' | 'published';
+  /** Where published ports are bound (the emulator's `--host`); default 127.0.0.1. */
+  publishOn?: string;
 }
 
 /** The URL the emulator is reached at from inside a container: loopback becomes host.docker.internal where published. */
@@ -136,7 +143,7 @@ export class DockerRunner implements Runner {
           // An init as PID 1: SIGTERM reaches the server (PID 1 ignores signals it has no handler for) and zombies are reaped.
           Init: true,
           NetworkMode: published ? undefined : 'host',
-          PortBindings: published ? Object.fromEntries(spec.ports.map((p) => [portKey(p), [{ HostIp: '127.0.0.1', HostPort: String(p.port) }]])) : undefined,
+          PortBindings: published ? Object.fromEntries(spec.ports.map((p) => [portKey(p), [{ HostIp: this.opts.publishOn ?? '127.0.0.1', HostPort: String(p.port) }]])) : undefined,
           ExtraHosts: published ? ['host.docker.internal:host-gateway'] : undefined,
         },
       });
@@ -198,7 +205,8 @@ class RunningContainer implements RunningServer {
       }
       this.ended = true;
       // The output stream ends with the container; a moment's wait bounds a stream that does not say so.
-      await Promise.race([drained, sleep(1_000)]);
+      // Unref'd, as the grace below: a timer that lost its race must not hold a closing serve open.
+      await Promise.race([drained, sleep(1_000, undefined, { ref: false })]);
       out.end();
       err.end();
       output.destroy();
@@ -212,7 +220,7 @@ class RunningContainer implements RunningServer {
     this.stopping ??= (async () => {
       if (!this.ended) {
         await this.docker.killContainer(this.container, 'SIGTERM').catch(() => {});
-        const done = await Promise.race([this.exited.then(() => true), sleep(graceMs).then(() => false)]);
+        const done = await Promise.race([this.exited.then(() => true), sleep(graceMs, false, { ref: false })]);
         if (!done) await this.docker.killContainer(this.container, 'SIGKILL').catch(() => {});
       }
       return this.exited;

@@ -90,6 +90,8 @@ export class EngineError extends Error {
 /** A container as the list call answers it (the fields used here). */
 export interface ContainerSummary {
   Id: string;
+  /** The image as the container was created from it (its name, as given). */
+  Image?: string;
   Labels: Record<string, string>;
   State?: string;
 }
@@ -211,6 +213,11 @@ export class DockerEngine {
       if (err instanceof EngineError && err.status === 404) return false;
       throw err;
     }
+  }
+
+  /** `docker tag name repo:tag`. */
+  tagImage(name: string, repo: string, tag: string): Promise<void> {
+    return this.empty('POST', `/images/${encodeURIComponent(name)}/tag`, { repo, tag });
   }
 
   removeImage(name: string): Promise<void> {

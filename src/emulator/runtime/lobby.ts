@@ -6,12 +6,12 @@ import { join } from 'node:path';
 import type { LogStream } from '../stores/store.js';
 import { DockerRunner, LABELS, loadBuild, type BuildSource, type ContainerOwner, type DockerDaemon } from './docker.js';
 import { ProcessRunner } from './process.js';
-import type { ExitInfo, OutputStream, ResourceSample, RunPort, RunningServer } from './runtime.js';
+import { RunnerError, type ExitInfo, type OutputStream, type ResourceSample, type RunPort, type RunningServer } from './runtime.js';
 
 /** How a lobby's server runs: a command through the shell, or a pushed build in a container. */
 export type HowToRun =
   | { command: string }
-  | { build: BuildSource; docker: DockerDaemon; owner: ContainerOwner; network?: 'host' | 'published' };
+  | { build: BuildSource; docker: DockerDaemon; owner: ContainerOwner; network?: 'host' | 'published'; publishOn?: string };
 
 /** Where the output lines go: the logs service's append (services/logs.ts). */
 export interface LogSink {
@@ -93,27 +93,38 @@ class LogBatcher {
   }
 }
 
-const loaded = new Map<string, Promise<string>>();
+// Loads in progress, by daemon and image: lobbies made together wait for the one load.
+const loading = new Map<string, Promise<string>>();
+
+/** The name a build's image is kept under in Docker: its own, whatever the tar called it (two pushes of game:latest differ). */
+export function buildImage(buildId: string): string {
+  return `gamehost-build:${buildId.replace(/[^\w.-]/g, '-').replace(/^[.-]/, '_').slice(0, 128)}`;
+}
 
 /**
- * The image of a build, loaded into the daemon once per process while it is there: an image removed since (docker
- * image prune, a person) is loaded again; a failed load is tried again next time.
+ * The image of a build: kept in the daemon under buildImage(id) once loaded, so a later serve (a restart) does not
+ * load it again; an image removed since (docker image prune, a person) is loaded again; a failed load is tried
+ * again next time.
  */
 async function imageOf(docker: DockerDaemon, build: BuildSource): Promise<string> {
-  const key = `${docker.where}\n${build.id}`;
-  const cached = loaded.get(key);
-  if (cached !== undefined) {
-    const image = await cached.catch(() => undefined);
-    if (image !== undefined && (await docker.hasImage(image).catch(() => false))) return image;
-    if (loaded.get(key) === cached) loaded.delete(key);
+  const image = buildImage(build.id);
+  if (await docker.hasImage(image).catch(() => false)) return image;
+  const key = `${docker.where}\n${image}`;
+  let load = loading.get(key);
+  if (load === undefined) {
+    load = (async () => {
+      const loaded = await loadBuild(docker, build);
+      const [repo, tag] = image.split(':') as [string, string];
+      try {
+        await docker.tagImage(loaded, repo, tag);
+      } catch (err) {
+        throw new RunnerError(`Docker could not name the build's image ${image}: ${(err as Error).message}`);
+      }
+      return image;
+    })().finally(() => loading.delete(key));
+    loading.set(key, load);
   }
-  let image = loaded.get(key);
-  if (image === undefined) {
-    image = loadBuild(docker, build);
-    loaded.set(key, image);
-    image.catch(() => loaded.delete(key));
-  }
-  return image;
+  return load;
 }
 
 /**
@@ -135,17 +146,20 @@ export async function startLobbyServer(opts: LobbyRunOptions): Promise<LobbyRun>
   const server =
     'command' in run
       ? await new ProcessRunner(run.command).start(spec)
-      : await new DockerRunner(run.docker, { image: await imageOf(run.docker, run.build), owner: run.owner, network: run.network }).start(spec);
+      : await new DockerRunner(run.docker, { image: await imageOf(run.docker, run.build), owner: run.owner, network: run.network, publishOn: run.publishOn }).start(spec);
 
   const kept: TimedSample[] = [];
   const keep = opts.keepSamples ?? 30;
-  const sampler = setInterval(() => {
+  const takeSample = () => {
     void server.sample().then((s) => {
       if (s === undefined) return;
       kept.push({ ts: Date.now(), ...s });
       if (kept.length > keep) kept.splice(0, kept.length - keep);
     }, () => {});
-  }, opts.sampleEveryMs ?? 5_000);
+  };
+  // One as it starts, so a lobby has metrics of its own at once, not only after the first interval.
+  takeSample();
+  const sampler = setInterval(takeSample, opts.sampleEveryMs ?? 5_000);
   sampler.unref();
   const exited = server.exited.then(async (exit) => {
     clearInterval(sampler);

@@ -6,7 +6,8 @@ import type { Game } from '../services/games.js';
 import type { Lobbies } from '../services/lobbies.js';
 import { lobbyEnvironment, lobbyPorts } from '../services/environment.js';
 import type { LobbyRow, Store } from '../stores/store.js';
-import { startLobbyServer, type LobbyRun, type LogSink, type TimedSample } from './lobby.js';
+import { urlFromContainer } from './docker.js';
+import { startLobbyServer, type HowToRun, type LobbyRun, type LogSink, type TimedSample } from './lobby.js';
 import { isSameProcess, killLeftover, processStart } from './process.js';
 import type { ExitInfo, RunPort } from './runtime.js';
 
@@ -21,10 +22,11 @@ export const OWNER_GONE_EXIT_CODE = 137;
 const ENDED_KEPT = 256;
 
 export interface LobbyServersOptions {
-  /** The command that starts a lobby's server, unless its game mode has its own (commands); null: only those. */
-  command: string | null;
-  /** Per game mode: the command that starts its lobbies' servers, over `command` (the config's gameModeSettings). */
-  commands?: Record<string, string>;
+  /**
+   * How a lobby's server runs (a command, or a pushed build: `--run-build`); throws, in one line for a person, when
+   * it cannot run (no complete build), which stops the lobby failed.
+   */
+  how(game: Game, lobby: LobbyRow): HowToRun | Promise<HowToRun>;
   /** The lobbies' working directories go under it, one each. */
   workRoot: string;
   store: Store;
@@ -120,22 +122,26 @@ export class LobbyServers {
     }
     const ports: RunPort[] = [];
     for (const [label, port] of Object.entries(lobbyPorts(lobby))) if ('port' in port) ports.push({ label, protocol: port.protocol ?? 'tcp', port: port.port });
-    const command = this.opts.commands?.[lobby.game_mode] ?? this.opts.command;
     let run: LobbyRun;
     try {
-      if (command === null) throw new Error(`no command runs game mode ${lobby.game_mode}: give run, or its own in gameModeSettings`);
+      const how = await this.opts.how(game, lobby);
+      // A container on published ports reaches the emulator through host.docker.internal, not its loopback.
+      const endpoint = 'build' in how && how.network === 'published' ? urlFromContainer(this.opts.endpoint(), 'published') : this.opts.endpoint();
       run = await startLobbyServer({
         lobbyId: lobby.lobby_id,
-        env: lobbyEnvironment({ lobby, endpoint: this.opts.endpoint(), token: lobbies.lobbyToken(game, lobby.lobby_id) }),
+        env: lobbyEnvironment({ lobby, endpoint, token: lobbies.lobbyToken(game, lobby.lobby_id) }),
         ports,
-        run: { command },
+        run: how,
         workRoot: this.opts.workRoot,
         logs: this.opts.logs,
         sampleEveryMs: this.opts.sampleEveryMs,
       });
     } catch (err) {
       this.release();
-      this.opts.warn(`lobby ${lobby.lobby_id}: its server did not start: ${(err as Error).message}`);
+      const line = `its server did not start: ${(err as Error).message}`;
+      this.opts.warn(`lobby ${lobby.lobby_id}: ${line}`);
+      // Also where the lobby's owner looks (`lobby logs`, the logs API), on whichever replica they ask.
+      await this.opts.logs.append(lobby.lobby_id, 'std_err', [Buffer.from(`[emulator] ${line}`)]).catch(() => {});
       await lobbies.stop(lobby.lobby_id, { exitCode: 1, failed: true });
       return;
     }

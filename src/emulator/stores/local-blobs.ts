@@ -5,7 +5,7 @@ import { once } from 'node:events';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { access, constants, mkdir, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Transform } from 'node:stream';
+import { Readable, Transform } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
 import type { DataDirPaths } from '../datadir.js';
 import { fail } from '../errors.js';
@@ -109,6 +109,13 @@ export class LocalBlobStore implements BlobStore {
     if (received.size < listed.length && (await this.assembledSize(upload)) === upload.content_length)
       for (const part of listed) if (!received.has(part.part_number)) received.set(part.part_number, { size: part.size, etag: part.sha256 });
     return received;
+  }
+
+  async readBuild(buildId: string): Promise<Readable> {
+    const stream = createReadStream(join(this.paths.builds, buildId));
+    // Opened before it is handed on, so a missing file is this call's error, not a stream's later one.
+    await once(stream, 'open');
+    return stream;
   }
 
   private async assembledSize(upload: NewUpload): Promise<number | null> {

@@ -5,6 +5,7 @@
 // so any replica can complete or abort it. Exports are <prefix>exports/<export_id>.csv, fetched on a presigned GET.
 // Every request is signed with SigV4 by aws4fetch and sent with the runtime's fetch.
 import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
 import { AwsClient } from 'aws4fetch';
 import { DEFAULT_CONFIG } from '../config.js';
 import { fail } from '../errors.js';
@@ -358,6 +359,11 @@ export class S3BlobStore implements BlobStore {
 
   async removeLeftovers(): Promise<number> {
     return 0;
+  }
+
+  async readBuild(buildId: string): Promise<Readable> {
+    const res = await this.send({ method: 'GET', key: this.key('builds', buildId) });
+    return Readable.fromWeb(res.body as import('node:stream/web').ReadableStream<Uint8Array>);
   }
 
   async readExport(): Promise<string | undefined> {

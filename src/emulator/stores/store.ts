@@ -1,6 +1,7 @@
 // What the services keep, and where: the Store (records of lobbies, players, builds and uploads) and the BlobStore
 // (the bytes of parts, builds and exports, and the presigned URLs clients use to move them). Every method is
 // asynchronous so a networked implementation (Postgres, an S3-compatible bucket) fits behind the same interface.
+import type { Readable } from 'node:stream';
 
 export interface LobbyRow {
   lobby_id: string;
@@ -454,6 +455,8 @@ export interface BlobStore {
   removeLeftovers(writtenBefore: number): Promise<number>;
   /** Presigned target: the export's CSV, or undefined when it is unknown or pruned. */
   readExport(exportId: string): Promise<string | undefined>;
+  /** A complete build's bytes, as pushed (a lobby's server run from it: `--run-build`); throws when they are gone. */
+  readBuild(buildId: string): Promise<Readable>;
   /** Resolves when the store answers (the health route); throws saying what failed otherwise. */
   ping(): Promise<void>;
 }

@@ -1,0 +1,70 @@
+// `--run-build`: each lobby's server is a build pushed to this emulator, run in a container. Docker is reached once,
+// when the emulator starts (none: it refuses to start, in one line), and the containers an emulator of this data
+// directory left when it died are removed then; each lobby then runs its game's build with the tag given, or its
+// newest complete one.
+import { hostname } from 'node:os';
+import type { Game } from '../services/games.js';
+import type { BlobStore, BuildRow, Store } from '../stores/store.js';
+import { connectDocker, sweepContainers } from './docker.js';
+import type { HowToRun } from './lobby.js';
+import { RunnerError } from './runtime.js';
+
+export interface BuildRunnerOptions {
+  /** The image tag of the build to run (`game-server:v1`), or true for the game's newest complete build. */
+  tag: string | true;
+  dataDir: string;
+  /** The emulator's --host: where a container's ports are published when they are (not on Linux's host network). */
+  host: string;
+  env?: Record<string, string | undefined>;
+}
+
+export interface BuildRunner {
+  /** Containers of a dead emulator of this data directory removed at start. */
+  swept: number;
+  /** What runs a lobby of `game`: its build (read from these stores), in a container. */
+  resolver(store: Pick<Store, 'listBuilds'>, blobs: Pick<BlobStore, 'readBuild'>): (game: Game) => Promise<HowToRun>;
+  close(): Promise<void>;
+}
+
+/** The build a lobby of `gameId` runs, or a RunnerError saying why there is none (and what to push). */
+export function pickBuild(builds: BuildRow[], gameId: string, tag: string | true): BuildRow {
+  // Newest first, as the store lists them.
+  const build = builds.find((b) => b.complete === 1 && (tag === true || b.image_tag === tag));
+  if (build !== undefined) return build;
+  if (tag === true) throw new RunnerError(`game ${gameId} has no complete build to run: push one with \`gamehost build push <file> --tag <name:tag>\``);
+  const pending = builds.some((b) => b.image_tag === tag);
+  throw new RunnerError(
+    pending
+      ? `the build tagged ${tag} of game ${gameId} is not complete yet: finish its push (\`gamehost build push\` resumes it)`
+      : `game ${gameId} has no build tagged ${tag}: push one with \`gamehost build push <file> --tag ${tag}\``,
+  );
+}
+
+/** Connects to Docker (a RunnerError in one line when none answers) and sweeps what a dead emulator left. */
+export async function startBuildRunner(opts: BuildRunnerOptions): Promise<BuildRunner> {
+  const daemon = await connectDocker(opts.env);
+  let swept: number;
+  try {
+    swept = await sweepContainers(daemon, opts.dataDir);
+  } catch (err) {
+    await daemon.close().catch(() => {});
+    throw new RunnerError(`Docker could not list this emulator's containers: ${(err as Error).message}`);
+  }
+  // Linux: the host's network, every packet on this machine; elsewhere (Docker Desktop) ports published on --host.
+  const network = process.platform === 'linux' ? 'host' : 'published';
+  const owner = { dataDir: opts.dataDir, replica: `${hostname()}/${process.pid}` };
+  return {
+    swept,
+    close: () => daemon.close(),
+    resolver: (store, blobs) => async (game) => {
+      const build = pickBuild(await store.listBuilds(game.gameId), game.gameId, opts.tag);
+      return {
+        build: { id: build.build_id, kind: build.kind, compression: build.compression, open: () => blobs.readBuild(build.build_id) },
+        docker: daemon,
+        owner,
+        network,
+        publishOn: opts.host === 'localhost' ? '127.0.0.1' : opts.host.replace(/^\[|\]$/g, ''),
+      };
+    },
+  };
+}

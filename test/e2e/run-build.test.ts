@@ -1,0 +1,233 @@
+// Acceptance (issue 25), `emulator serve --run-build`: the game server on the official SDK (the fixture of the
+// --run tests) packed into an image the daemon builds from a scratch base (Node and its libraries copied in), saved
+// as `docker save` writes it, pushed LZ4-compressed with the real `gamehost build push`, and run by the emulator in
+// a container for each lobby: find waits for its ready, it admits the player, its lines come back through the logs
+// API, its exit code stops the lobby, its CPU and memory are the metrics. No container is left after a lobby
+// stops (by its exit, or through the API), after serve stops (SIGTERM), nor after serve is killed (SIGKILL) and
+// started again (the start sweep).
+// Builds that cannot run (none, an oci_bundle) stop the lobby failed with one line, in serve's output and the
+// lobby's std_err. Needs a Docker daemon (skipped without one, failed under CI). The image is built once for the
+// file, in its temp dir: about 13 s of the file's 35-50 s on 2 busy cores (the 100 MiB Node binary, built and saved).
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import readline from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { RivetClient, RivetError } from '@rivet-gg/api';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LABELS, type DockerDaemon } from '../../src/emulator/runtime/docker.js';
+import { buildImage } from '../../src/emulator/runtime/lobby.js';
+import { runCli, tempDir } from '../helpers/cli.js';
+import { buildAndSaveImage, DOCKER, DOCKER_PRESENT } from '../helpers/docker.js';
+import { listBuilds } from '../helpers/emulator.js';
+import { replicaEnv, runBin, serve, stopReplica, type Replica } from '../helpers/replica.js';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const SDK = path.join(ROOT, 'node_modules/@rivet-gg/api');
+const TAG = 'game-server:v1';
+// The image's own name in Docker, apart from other tests' on the same daemon.
+const IMAGE = `gamehost-test/run-build:${process.pid}-${Date.now()}`;
+
+async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+/** One line to the game server on its port; its one-line answer ('' when it closes without one). */
+async function say(port: number, line: string): Promise<string> {
+  const socket = net.connect(port, '127.0.0.1');
+  socket.write(`${line}\n`);
+  const answer = await new Promise<string>((resolve) => {
+    readline.createInterface({ input: socket }).once('line', resolve);
+    socket.once('close', () => resolve(''));
+    socket.once('error', () => resolve(''));
+  });
+  socket.destroy();
+  return answer;
+}
+
+/** A find whose lobby stopped before its server was ready: the lobby's id, from the service's message. */
+async function stoppedFind(r: Replica): Promise<string> {
+  const client = new RivetClient({ environment: r.info.endpoint, token: r.info.tokens.public });
+  const err = await client.matchmaker.lobbies.find({ gameModes: ['default'] }).then(() => undefined, (e: unknown) => e);
+  expect(err).toBeInstanceOf(RivetError);
+  const body = (err as RivetError).body as { code: string; message: string };
+  expect(body.code).toBe('MATCHMAKER_LOBBY_STOPPED');
+  return /^Lobby (\S+) has stopped\.$/.exec(body.message)![1]!;
+}
+
+/** A lobby's lines of one stream, through the service's logs route. */
+async function logLines(r: Replica, lobbyId: string, stream: 'std_out' | 'std_err'): Promise<string[]> {
+  const url = `${r.info.endpoint}/cloud/games/${r.info.game_id}/matchmaker/lobbies/${lobbyId}/logs?stream=${stream}`;
+  const body = (await (await fetch(url, { headers: { authorization: `Bearer ${r.info.tokens.cloud}` } })).json()) as { lines: string[] };
+  return body.lines.map((l) => Buffer.from(l, 'base64').toString());
+}
+
+/** The lobby as `gamehost lobby logs --json` prints it (the service's getNamespaceLobby: status and metrics). */
+async function lobbyJson(r: Replica, lobbyId: string): Promise<any> {
+  const out = await runCli(['lobby', 'logs', lobbyId, '--json'], { env: replicaEnv(tempDir(), r) });
+  expect(out.code, out.stderr).toBe(0);
+  return JSON.parse(out.stdout);
+}
+
+/** The find of one lobby's SDK client, and the lobby it made (listed before its server is ready). */
+async function findLobby(r: Replica): Promise<{ lobbyId: string; found: ReturnType<RivetClient['matchmaker']['lobbies']['find']> }> {
+  const client = new RivetClient({ environment: r.info.endpoint, token: r.info.tokens.public });
+  const before = new Set((await client.matchmaker.lobbies.list()).lobbies.map((l) => l.lobbyId));
+  const found = client.matchmaker.lobbies.find({ gameModes: ['default'] });
+  found.catch(() => {});
+  const lobbyId = await until('the lobby find made', async () => {
+    const [fresh] = (await client.matchmaker.lobbies.list()).lobbies.filter((l) => !before.has(l.lobbyId));
+    return fresh?.lobbyId;
+  });
+  return { lobbyId, found };
+}
+
+describe.skipIf(!DOCKER_PRESENT || process.platform !== 'linux')('emulator serve --run-build: a pushed build run in a container per lobby', { timeout: 180_000 }, () => {
+  const docker = DOCKER as DockerDaemon;
+  const dataDir = tempDir('gamehost-run-build-data-');
+  const home = tempDir();
+  const replicas: Replica[] = [];
+  let imageTar = '';
+  // The images the emulator loaded, each under its build's own name.
+  const loaded: string[] = [];
+  let configFile = '';
+
+  const containers = (opts: { running?: boolean } = {}) => docker.listContainers([`${LABELS.dataDir}=${dataDir}`], opts);
+  const start = async (args: string[]) => {
+    const r = await serve(['--data-dir', dataDir, '--config', configFile, ...args], { DOCKER_HOST: process.env.DOCKER_HOST });
+    replicas.push(r);
+    return r;
+  };
+
+  beforeAll(async () => {
+    const began = Date.now();
+    // The fixture and the SDK's Node build (one bundled file) under /app, as a studio's image would hold them.
+    imageTar = await buildAndSaveImage(
+      tempDir(),
+      IMAGE,
+      {
+        'server.mjs': { from: path.join(ROOT, 'test/fixtures/game-server.mjs') },
+        'node_modules/@rivet-gg/api/package.json': { from: path.join(SDK, 'package.json') },
+        'node_modules/@rivet-gg/api/dist/node/index.js': { from: path.join(SDK, 'dist/node/index.js') },
+      },
+      'server.mjs',
+    );
+    console.log(`run-build: image built and saved in ${Date.now() - began} ms (${fs.statSync(imageTar).size} bytes)`);
+    configFile = path.join(tempDir(), 'emulator.json');
+    fs.writeFileSync(configFile, JSON.stringify({ startDelayMs: 0, readyDelayMs: 0, readyWindowMs: 60_000 }));
+  }, 180_000);
+
+  afterAll(async () => {
+    await Promise.all(replicas.map(stopReplica));
+    for (const c of await containers().catch(() => [])) await docker.removeContainer(c.Id).catch(() => {});
+    for (const image of [...loaded, IMAGE]) await docker.removeImage(image).catch(() => {});
+  }, 60_000);
+
+  it('without a complete build, or with an oci_bundle, the lobby stops failed and says why in one line', async () => {
+    const r = await start(['--run-build']);
+    const none = { lobbyId: await stoppedFind(r) };
+    const noneLine = `[emulator] its server did not start: game ${r.info.game_id} has no complete build to run: push one with \`gamehost build push <file> --tag <name:tag>\``;
+    expect(await logLines(r, none.lobbyId, 'std_err')).toEqual([noneLine]);
+    expect((await lobbyJson(r, none.lobbyId)).lobby.status.stopped).toMatchObject({ exit_code: 1, failed: true });
+
+    const bundle = tempDir();
+    fs.mkdirSync(path.join(bundle, 'rootfs'));
+    fs.writeFileSync(path.join(bundle, 'config.json'), '{}');
+    const pushed = await runBin(['build', 'push', bundle, '--tag', 'game-server:oci'], replicaEnv(home, r));
+    expect(pushed.code, pushed.stderr).toBe(0);
+    const oci = { lobbyId: await stoppedFind(r) };
+    const [ociLine] = await logLines(r, oci.lobbyId, 'std_err');
+    expect(ociLine).toBe('[emulator] its server did not start: oci_bundle builds are not run yet: push a docker_image build (docker save) to run it');
+    // The same lines in serve's own output, one each, naming the lobby.
+    expect(r.stderr()).toContain(`[emulator] lobby ${none.lobbyId}: ${noneLine.slice('[emulator] '.length)}\n`);
+    expect(r.stderr()).toContain(`[emulator] lobby ${oci.lobbyId}: ${ociLine!.slice('[emulator] '.length)}\n`);
+    expect(await containers()).toEqual([]);
+  });
+
+  it('the pushed image runs for a found lobby: ready, admits, its lines, its metrics; its exit code stops the lobby and its container goes', async () => {
+    const r = replicas[0]!;
+    const began = Date.now();
+    // LZ4 on the way up: the emulator undoes it before `docker load`.
+    const pushed = await runBin(['build', 'push', imageTar, '--tag', TAG, '--compression', 'lz4'], replicaEnv(home, r));
+    expect(pushed.code, pushed.stderr).toBe(0);
+    const { lobbyId, found } = await findLobby(r);
+    const seat = await found;
+    console.log(`run-build: pushed, then found a lobby whose container called ready, in ${Date.now() - began} ms`);
+    expect(seat.lobby.lobbyId).toBe(lobbyId);
+    const build = (await listBuilds(r.info.endpoint)).find((b) => b.image_tag === TAG)!;
+    loaded.push(buildImage(build.build_id));
+    const [container] = await containers({ running: true });
+    expect(container?.Labels[LABELS.lobby]).toBe(lobbyId);
+    expect(container?.Image).toBe(buildImage(build.build_id));
+
+    const port = seat.ports.default!.port!;
+    expect(await say(port, seat.player.token)).toBe('ok');
+    expect(await say(port, seat.player.token)).toBe('refused MATCHMAKER_PLAYER_ALREADY_CONNECTED');
+    expect(await until('the ready line', async () => ((await logLines(r, lobbyId, 'std_out')).includes('ready') ? true : undefined))).toBe(true);
+
+    // The container's own samples (one as it starts, then one per 5 s), not the synthetic curve: the first was
+    // taken as it started, before its ready (CPU spent loading Node and the SDK, memory growing to a Node's).
+    const metrics = await until('a sample of the container', async () => {
+      const m = (await lobbyJson(r, lobbyId)).metrics;
+      return m.memory.length > 0 ? m : undefined;
+    });
+    expect(metrics.cpu).toHaveLength(metrics.memory.length);
+    expect(metrics.cpu.every((c: number) => c >= 0)).toBe(true);
+    expect(Math.max(...metrics.cpu)).toBeGreaterThan(0);
+    expect(metrics.memory.every((m: number) => m > 0 && m < 512 * 1024 * 1024)).toBe(true);
+
+    expect(await say(port, 'exit 3')).toBe('');
+    const stopped = await until('the lobby stopped', async () => (await lobbyJson(r, lobbyId)).lobby.status.stopped ?? undefined);
+    expect(stopped).toMatchObject({ exit_code: 3, failed: true });
+    await until('its container gone', async () => ((await containers()).length === 0 ? true : undefined));
+  });
+
+  it('a lobby stopped through the API takes its container with it', async () => {
+    const r = replicas[0]!;
+    const { lobbyId, found } = await findLobby(r);
+    await found;
+    expect(await containers({ running: true })).toHaveLength(1);
+    const stopped = await runCli(['emulator', 'lobby', 'stop', lobbyId], { env: replicaEnv(tempDir(), r) });
+    expect(stopped.code, stopped.stderr).toBe(0);
+    // The stop answers once the container is gone.
+    expect(await containers()).toEqual([]);
+    expect((await lobbyJson(r, lobbyId)).lobby.status.stopped).toMatchObject({ exit_code: 0, failed: false });
+  });
+
+  it('serve stopped (SIGTERM) stops its containers and records their lobbies stopped', async () => {
+    const r = replicas[0]!;
+    const { lobbyId, found } = await findLobby(r);
+    await found;
+    expect(await containers({ running: true })).toHaveLength(1);
+    r.child.kill('SIGTERM');
+    expect((await r.exit).code).toBe(0);
+    expect(await containers()).toEqual([]);
+
+    // Started again, by the tag this time: the lobby is stopped, the server's SIGTERM exit recorded.
+    const again = await start(['--run-build', TAG]);
+    expect((await lobbyJson(again, lobbyId)).lobby.status.stopped).toBeDefined();
+  });
+
+  it('serve killed (SIGKILL) leaves its container, which the next serve of the data directory removes at start', async () => {
+    const r = replicas.at(-1)!;
+    const { found } = await findLobby(r);
+    await found;
+    const [left] = await containers({ running: true });
+    expect(left).toBeDefined();
+    r.child.kill('SIGKILL');
+    await r.exit;
+    expect((await containers()).map((c) => c.Id)).toEqual([left!.Id]);
+
+    const next = await start(['--run-build', TAG]);
+    expect(await containers()).toEqual([]);
+    expect(next.stderr()).toContain('[emulator] removed 1 container(s) an emulator of this data directory left when it stopped');
+    await stopReplica(next);
+    expect(await containers()).toEqual([]);
+  });
+});
