@@ -66,10 +66,32 @@ export function prepareDataDir(dataDir: string): DataDirPaths {
 
 /** Creates the secret with O_EXCL so exactly one process writes it; the others read the winner's. */
 export function loadSecret(file: string): Buffer {
+  const corrupt = (secret: Buffer) => `Emulator secret ${file} is corrupt (${secret.length} bytes); delete it to make a new one.`;
+  return createOnce(
+    file,
+    () => randomBytes(SECRET_BYTES),
+    (secret) => (secret.length === SECRET_BYTES ? secret : undefined),
+    (secret) => (secret.length > SECRET_BYTES ? corrupt(secret) : undefined),
+    corrupt,
+  );
+}
+
+/**
+ * A file made once by whichever of concurrent processes opens it first (O_EXCL), read by all of them once complete:
+ * the winner may be between its open and its write, so a reader waits (up to 5 s) until `complete` accepts what it
+ * reads. `corrupt` names what can never become complete; `late`, what the 5 s did not see completed.
+ */
+function createOnce<T>(
+  file: string,
+  content: () => Buffer,
+  complete: (bytes: Buffer) => T | undefined,
+  corrupt: (bytes: Buffer) => string | undefined,
+  late: (bytes: Buffer) => string,
+): T {
   try {
     const fd = openSync(file, 'wx', 0o600);
     try {
-      writeSync(fd, randomBytes(SECRET_BYTES));
+      writeSync(fd, content());
       fsyncSync(fd);
     } finally {
       closeSync(fd);
@@ -77,13 +99,13 @@ export function loadSecret(file: string): Buffer {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
   }
-  // The winner may be between open and write: wait for the full 32 bytes.
   const deadline = Date.now() + 5000;
   for (;;) {
-    const secret = readFileSync(file);
-    if (secret.length === SECRET_BYTES) return secret;
-    if (secret.length > SECRET_BYTES || Date.now() > deadline)
-      throw new Error(`Emulator secret ${file} is corrupt (${secret.length} bytes); delete it to make a new one.`);
+    const bytes = readFileSync(file);
+    const value = complete(bytes);
+    if (value !== undefined) return value;
+    const why = corrupt(bytes) ?? (Date.now() > deadline ? late(bytes) : undefined);
+    if (why !== undefined) throw new Error(why);
     sleepSync(5);
   }
 }
@@ -96,25 +118,16 @@ export function loadSecret(file: string): Buffer {
 export function dataDirReplicaId(dataDir: string): string {
   const file = join(dataDir, 'replica');
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  try {
-    const fd = openSync(file, 'wx', 0o600);
-    try {
-      writeSync(fd, `r-${randomBytes(6).toString('hex')}\n`);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-  }
-  // The winner may be between open and write: wait for its whole line.
-  const deadline = Date.now() + 5000;
-  for (;;) {
-    const text = readFileSync(file, 'utf8');
-    if (text.endsWith('\n') && REPLICA_NAME.test(text.trim())) return text.trim();
-    if (Date.now() > deadline) throw new Error(`Emulator replica file ${file} holds no replica id; delete it to make a new one.`);
-    sleepSync(5);
-  }
+  return createOnce(
+    file,
+    () => Buffer.from(`r-${randomBytes(6).toString('hex')}\n`),
+    (bytes) => {
+      const text = bytes.toString('utf8');
+      return text.endsWith('\n') && REPLICA_NAME.test(text.trim()) ? text.trim() : undefined;
+    },
+    () => undefined,
+    () => `Emulator replica file ${file} holds no replica id; delete it to make a new one.`,
+  );
 }
 
 // `emulator serve` says it holds a data directory with a file `servers/<pid>.json` (its endpoint), removed when it
