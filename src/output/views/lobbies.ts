@@ -5,7 +5,7 @@ import type { Context } from '../../context.js';
 import type { ListLobbiesResponse, ListRegionsResponse } from '../../api/types.js';
 import { formatCount } from '../format.js';
 import { formatTable } from '../table.js';
-import { viewOptions, type ViewOptions } from './options.js';
+import { fitBlock, viewOptions, type ViewOptions } from './options.js';
 
 const STATE_CHARS = 60;
 
@@ -22,7 +22,8 @@ export function stateSummary(state: unknown): string {
 }
 
 export function formatLobbyList(res: ListLobbiesResponse, o: ViewOptions, withState: boolean): string {
-  if (o.tty && res.lobbies.length === 0) return 'No lobby is running.\n';
+  // As the service lists them: a lobby shows once a player is connected to it (or while it is its game mode's only one).
+  if (o.tty && res.lobbies.length === 0) return fitBlock('No lobby is listed.\nA lobby is listed once a player is connected to it.\n', o);
   const head = ['LOBBY', 'GAME MODE', 'REGION', 'PLAYERS', ...(withState ? ['STATE'] : [])];
   const rows = res.lobbies.map((l) => [
     l.lobby_id,
