@@ -81,9 +81,9 @@ describe.concurrent.each(ENGINES)('a game server on the official SDK run by emul
     expect(await say(port, seat.player.token)).toBe('refused MATCHMAKER_PLAYER_ALREADY_CONNECTED');
 
     // It burns CPU for a moment; the next sample of its process has it.
-    const samplesBefore = (await sdkLobby(a, lobbyId)).metrics!.cpu.length;
-    expect(samplesBefore).toBeGreaterThan(0);
     const burnedAnswer = await say(port, 'burn 1000');
+    const samplesThen = (await sdkLobby(a, lobbyId)).metrics!.cpu.length;
+    expect(samplesThen).toBeGreaterThan(0);
     expect(burnedAnswer).toMatch(/^burned \d+$/);
     const burnedMs = Number(burnedAnswer.slice('burned '.length));
     expect(burnedMs).toBeGreaterThan(0);
@@ -100,13 +100,14 @@ describe.concurrent.each(ENGINES)('a game server on the official SDK run by emul
     expect(await logLines(b, lobbyId, 'std_out')).toEqual(printed);
     expect(await logLines(b, lobbyId, 'std_err')).toEqual([]);
 
-    // The sample taken after the burn (within 5 s of it), through `lobby logs --json` on the replica that runs the
-    // server (the samples are kept in that replica's memory: B answers the made-up curve for this lobby, see the
-    // report of this test's commit). The burn falls within one sampling window or across two: one has half of it.
-    await until('a sample after the burn', async () => ((await sdkLobby(a, lobbyId)).metrics!.cpu.length > samplesBefore ? true : undefined), SAMPLE_EVERY_MS * 3);
+    // The next sample (within 5 s), through `lobby logs --json` on the replica that runs the server (the samples are
+    // kept in that replica's memory, not the Store: through B this lobby still shows the made-up curve, a gap to
+    // close). The burn fell in that sample's window or across it and the one before: one of the two has half of it,
+    // over a window of 5 s (a late one, on a busy machine, counted as 7.5 s).
+    await until('a sample after the burn', async () => ((await sdkLobby(a, lobbyId)).metrics!.cpu.length > samplesThen ? true : undefined), SAMPLE_EVERY_MS * 3);
     const { metrics } = await cliLobby(a, lobbyId);
     expect(metrics.cpu).toHaveLength(metrics.memory.length);
-    expect(Math.max(...metrics.cpu)).toBeGreaterThanOrEqual(((burnedMs / 2) * 100) / (SAMPLE_EVERY_MS * 1.2));
+    expect(Math.max(...metrics.cpu)).toBeGreaterThanOrEqual(((burnedMs / 2) * 100) / (SAMPLE_EVERY_MS * 1.5));
     // The last is a running Node's resident memory (the first may be the shell's, as it started); and none of it is
     // the curve the emulator makes up for a lobby with no process.
     expect(metrics.memory.at(-1)).toBeGreaterThan(10 * 1024 * 1024);
