@@ -9,10 +9,7 @@
 // lobby's std_err. Needs a Docker daemon (skipped without one, failed under CI). The image is built once for the
 // file, in its temp dir: about 13 s of the file's 35-50 s on 2 busy cores (the 100 MiB Node binary, built and saved).
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
-import readline from 'node:readline';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { RivetClient, RivetError } from '@rivet-gg/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LABELS, type DockerDaemon } from '../../src/emulator/runtime/docker.js';
@@ -20,6 +17,7 @@ import { buildImage } from '../../src/emulator/runtime/lobby.js';
 import { runCli, tempDir } from '../helpers/cli.js';
 import { buildAndSaveImage, DOCKER, DOCKER_PRESENT } from '../helpers/docker.js';
 import { listBuilds } from '../helpers/emulator.js';
+import { findLobby, lobbyJson, logLines, say, until } from '../helpers/lobby-server.js';
 import { replicaEnv, runBin, serve, stopReplica, type Replica } from '../helpers/replica.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -27,29 +25,6 @@ const SDK = path.join(ROOT, 'node_modules/@rivet-gg/api');
 const TAG = 'game-server:v1';
 // The image's own name in Docker, apart from other tests' on the same daemon.
 const IMAGE = `gamehost-test/run-build:${process.pid}-${Date.now()}`;
-
-async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
-    await sleep(100);
-  }
-}
-
-/** One line to the game server on its port; its one-line answer ('' when it closes without one). */
-async function say(port: number, line: string): Promise<string> {
-  const socket = net.connect(port, '127.0.0.1');
-  socket.write(`${line}\n`);
-  const answer = await new Promise<string>((resolve) => {
-    readline.createInterface({ input: socket }).once('line', resolve);
-    socket.once('close', () => resolve(''));
-    socket.once('error', () => resolve(''));
-  });
-  socket.destroy();
-  return answer;
-}
 
 /** A find whose lobby stopped before its server was ready: the lobby's id, from the service's message. */
 async function stoppedFind(r: Replica): Promise<string> {
@@ -59,33 +34,6 @@ async function stoppedFind(r: Replica): Promise<string> {
   const body = (err as RivetError).body as { code: string; message: string };
   expect(body.code).toBe('MATCHMAKER_LOBBY_STOPPED');
   return /^Lobby (\S+) has stopped\.$/.exec(body.message)![1]!;
-}
-
-/** A lobby's lines of one stream, through the service's logs route. */
-async function logLines(r: Replica, lobbyId: string, stream: 'std_out' | 'std_err'): Promise<string[]> {
-  const url = `${r.info.endpoint}/cloud/games/${r.info.game_id}/matchmaker/lobbies/${lobbyId}/logs?stream=${stream}`;
-  const body = (await (await fetch(url, { headers: { authorization: `Bearer ${r.info.tokens.cloud}` } })).json()) as { lines: string[] };
-  return body.lines.map((l) => Buffer.from(l, 'base64').toString());
-}
-
-/** The lobby as `gamehost lobby logs --json` prints it (the service's getNamespaceLobby: status and metrics). */
-async function lobbyJson(r: Replica, lobbyId: string): Promise<any> {
-  const out = await runCli(['lobby', 'logs', lobbyId, '--json'], { env: replicaEnv(tempDir(), r) });
-  expect(out.code, out.stderr).toBe(0);
-  return JSON.parse(out.stdout);
-}
-
-/** The find of one lobby's SDK client, and the lobby it made (listed before its server is ready). */
-async function findLobby(r: Replica): Promise<{ lobbyId: string; found: ReturnType<RivetClient['matchmaker']['lobbies']['find']> }> {
-  const client = new RivetClient({ environment: r.info.endpoint, token: r.info.tokens.public });
-  const before = new Set((await client.matchmaker.lobbies.list()).lobbies.map((l) => l.lobbyId));
-  const found = client.matchmaker.lobbies.find({ gameModes: ['default'] });
-  found.catch(() => {});
-  const lobbyId = await until('the lobby find made', async () => {
-    const [fresh] = (await client.matchmaker.lobbies.list()).lobbies.filter((l) => !before.has(l.lobbyId));
-    return fresh?.lobbyId;
-  });
-  return { lobbyId, found };
 }
 
 describe.skipIf(!DOCKER_PRESENT || process.platform !== 'linux')('emulator serve --run-build: a pushed build run in a container per lobby', { timeout: 180_000 }, () => {

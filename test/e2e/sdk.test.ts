@@ -5,28 +5,16 @@
 // replicas (the client on one, the server on the other).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import readline from 'node:readline';
 import { RivetClient, RivetError } from '@rivet-gg/api';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli, tempDir } from '../helpers/cli.js';
+import { say } from '../helpers/lobby-server.js';
 import { createTestDatabase, PG_PRESENT } from '../helpers/postgres.js';
 import { replicaEnv, serve, SLOW, stopReplica, type Replica } from '../helpers/replica.js';
 
 const GAME_SERVER = path.resolve(__dirname, '../fixtures/game-server.mjs');
-
-/** One line sent to the game server, its one-line answer. */
-function say(port: number, line: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(port, '127.0.0.1', () => socket.write(`${line}\n`));
-    readline.createInterface({ input: socket }).once('line', (answer) => {
-      socket.destroy();
-      resolve(answer);
-    });
-    socket.once('error', reject);
-  });
-}
 
 async function sdkError(promise: Promise<unknown>): Promise<string> {
   const err = await promise.then(() => undefined, (e: unknown) => e);
@@ -72,7 +60,10 @@ describe.each(ENGINES)('a game on the official SDK against emulator serve on %s'
     const server = spawn(process.execPath, [GAME_SERVER], { env: { PATH: process.env.PATH, ...lobbyEnv }, stdio: ['ignore', 'pipe', 'inherit'] });
     const serverExit = new Promise((resolve) => server.once('exit', resolve));
     try {
-      expect(await new Promise((resolve) => readline.createInterface({ input: server.stdout! }).once('line', resolve))).toBe('ready');
+      // It says where it listens, then that it called ready.
+      const lines = readline.createInterface({ input: server.stdout! })[Symbol.asyncIterator]();
+      expect((await lines.next()).value).toBe(`listening on ${lobbyEnv.PORT_default}`);
+      expect((await lines.next()).value).toBe('ready');
       const found = await finding;
       expect(found.lobby.lobbyId).toBe(lobbyId);
       const port = found.ports.default!.port!;

@@ -3,16 +3,16 @@
 // stops the lobby, and a stopped lobby's (or a closing emulator's) server goes with its whole process tree.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import path from 'node:path';
 import net from 'node:net';
+import path from 'node:path';
 import readline from 'node:readline';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GAME_ID, NAMESPACE_ID, startEmulator } from '../../src/emulator/index.js';
 import { isRunning } from '../../src/emulator/runtime/process.js';
 import { lobbyMetrics } from '../../src/emulator/services/metrics.js';
 import { isolatedEnv, runCli, tempDir } from '../helpers/cli.js';
+import { say, until } from '../helpers/lobby-server.js';
 import { createTestDatabase, PG_PRESENT, queryDatabase } from '../helpers/postgres.js';
 import { callAt, startTestEmulator, type TestEmulator } from './helpers.js';
 
@@ -23,17 +23,6 @@ const SERVER = `GAME_SERVER_CHILD=1 "${process.execPath}" "${FIXTURE}"`;
 const CONFIG = { startDelayMs: 0, readyDelayMs: 0, run: SERVER };
 // Real processes started and stopped: seconds of work on a busy machine.
 const SLOW_RUN = { timeout: 60_000 };
-
-/** Waits for `check` to give a value (a bound, not a timing: a server that never does fails the test). */
-async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
-    await sleep(50);
-  }
-}
 
 async function logLines(endpoint: string, cloudToken: string, lobbyId: string): Promise<string[]> {
   const res = await callAt(endpoint, 'GET', `/cloud/games/${GAME_ID}/matchmaker/lobbies/${lobbyId}/logs?stream=std_out`, { token: cloudToken });
@@ -50,19 +39,6 @@ async function pidsOf(endpoint: string, cloudToken: string, lobbyId: string): Pr
 
 async function lobbyOf(endpoint: string, cloudToken: string, lobbyId: string): Promise<any> {
   return (await callAt(endpoint, 'GET', `/cloud/games/${GAME_ID}/namespaces/${NAMESPACE_ID}/logs/lobbies/${lobbyId}`, { token: cloudToken })).json;
-}
-
-/** Sends one line to the lobby's server on its port and returns its answer. */
-async function say(port: number, line: string): Promise<string> {
-  const socket = net.connect(port, '127.0.0.1');
-  socket.write(line + '\n');
-  const answer = await new Promise<string>((resolve) => {
-    const lines = readline.createInterface({ input: socket });
-    lines.once('line', resolve);
-    socket.once('close', () => resolve(''));
-  });
-  socket.destroy();
-  return answer;
 }
 
 describe.skipIf(!POSIX)('readiness run: lobbies whose servers the emulator runs', () => {
