@@ -82,7 +82,7 @@ describe.concurrent.each(ENGINES)('a game server on the official SDK run by emul
 
     // It burns CPU for a moment; the next sample of its process has it.
     const burnedAnswer = await say(port, 'burn 1000');
-    const samplesThen = (await sdkLobby(a, lobbyId)).metrics!.cpu.length;
+    const samplesThen = (await sdkLobby(b, lobbyId)).metrics!.cpu.length;
     expect(samplesThen).toBeGreaterThan(0);
     expect(burnedAnswer).toMatch(/^burned \d+$/);
     const burnedMs = Number(burnedAnswer.slice('burned '.length));
@@ -100,12 +100,11 @@ describe.concurrent.each(ENGINES)('a game server on the official SDK run by emul
     expect(await logLines(b, lobbyId, 'std_out')).toEqual(printed);
     expect(await logLines(b, lobbyId, 'std_err')).toEqual([]);
 
-    // The next sample (within 5 s), through `lobby logs --json` on the replica that runs the server (the samples are
-    // kept in that replica's memory, not the Store: through B this lobby still shows the made-up curve, a gap to
-    // close). The burn fell in that sample's window or across it and the one before: one of the two has half of it,
-    // over a window of 5 s (a late one, on a busy machine, counted as 7.5 s).
-    await until('a sample after the burn', async () => ((await sdkLobby(a, lobbyId)).metrics!.cpu.length > samplesThen ? true : undefined), SAMPLE_EVERY_MS * 3);
-    const { metrics } = await cliLobby(a, lobbyId);
+    // The next sample (within 5 s), through `lobby logs --json` on B: the replica running the server keeps its
+    // samples in the store, so any replica answers them. The burn fell in that sample's window or across it and the
+    // one before: one of the two has half of it, over a window of 5 s (a late one, on a busy machine, counted as 7.5 s).
+    await until('a sample after the burn', async () => ((await sdkLobby(b, lobbyId)).metrics!.cpu.length > samplesThen ? true : undefined), SAMPLE_EVERY_MS * 3);
+    const { metrics } = await cliLobby(b, lobbyId);
     expect(metrics.cpu).toHaveLength(metrics.memory.length);
     expect(Math.max(...metrics.cpu)).toBeGreaterThanOrEqual(((burnedMs / 2) * 100) / (SAMPLE_EVERY_MS * 1.5));
     // The last is a running Node's resident memory (the first may be the shell's, as it started); and none of it is

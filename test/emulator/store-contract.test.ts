@@ -610,6 +610,22 @@ describe.each(ENGINES)('the Store contract on %s', (_name, present, open) => {
     expect(await store.lobbyLogs(kept.lobby_id, 'std_out', 10)).toHaveLength(1);
   });
 
+  it_('lobbySamples: what setLobbySamples kept for a lobby, the newest replacing the last; purged with its game', async () => {
+    const ns = `ns-${randomUUID()}`;
+    const gone = lobby({ namespace_id: ns });
+    const kept = lobby();
+    for (const l of [gone, kept]) await store.insertLobby(l, pending());
+    expect(await store.lobbySamples(kept.lobby_id)).toBeUndefined();
+    await store.setLobbySamples(kept.lobby_id, '[{"ts":1,"cpu":2.5,"memory":1048576}]');
+    await store.setLobbySamples(kept.lobby_id, '[{"ts":1,"cpu":2.5,"memory":1048576},{"ts":2,"cpu":99.5,"memory":2097152}]');
+    await store.setLobbySamples(gone.lobby_id, '[]');
+    expect(await store.lobbySamples(kept.lobby_id)).toBe('[{"ts":1,"cpu":2.5,"memory":1048576},{"ts":2,"cpu":99.5,"memory":2097152}]');
+    expect(await store.lobbySamples(gone.lobby_id)).toBe('[]');
+    await store.purgeGame(randomUUID(), ns);
+    expect(await store.lobbySamples(gone.lobby_id)).toBeUndefined();
+    expect(await store.lobbySamples(kept.lobby_id)).toMatch(/^\[\{"ts":1/);
+  });
+
   it_('ownedLobbies: the running lobbies of one owner, oldest first, with their processes; setLobbyServer records the server', async () => {
     const owner = `r-${randomUUID()}`;
     const first = lobby({ owner, owner_pid: 4242, owner_start: T0 + BIG, create_ts: T0 });
@@ -705,8 +721,8 @@ describe.skipIf(!PG_PRESENT)('PostgreSQL only', () => {
     );
     const store = await PostgresStore.open({ connectionString: url });
     try {
-      expect(PG_SCHEMA_VERSION).toBe(7);
-      expect(await queryDatabase(url, 'SELECT version FROM schema_version')).toEqual([{ version: 7 }]);
+      expect(PG_SCHEMA_VERSION).toBe(8);
+      expect(await queryDatabase(url, 'SELECT version FROM schema_version')).toEqual([{ version: 8 }]);
       expect(await store.getLobby(kept.lobby_id)).toEqual(kept);
       await store.setLobbyServer(kept.lobby_id, 7, T0);
       expect(await store.ownedLobbies('r-1')).toEqual([]);
@@ -895,7 +911,7 @@ END;
     const store = await PostgresStore.open({ connectionString: url });
     try {
       expect(await queryDatabase(url, 'SELECT version FROM schema_version')).toEqual([{ version: PG_SCHEMA_VERSION }]);
-      expect(PG_SCHEMA_VERSION).toBe(7);
+      expect(PG_SCHEMA_VERSION).toBe(8);
       await expectConnectedCounted(store);
     } finally {
       await store.close();

@@ -30,6 +30,8 @@ export interface LobbyRunOptions {
   /** Default 5 s and 30: the service's metrics are one sample per 5 s, the last 30. */
   sampleEveryMs?: number;
   keepSamples?: number;
+  /** Called with the kept samples (oldest first) each time one is taken: e.g. to keep them in the store. */
+  onSamples?(samples: TimedSample[]): void;
 }
 
 export interface TimedSample extends ResourceSample {
@@ -155,6 +157,7 @@ export async function startLobbyServer(opts: LobbyRunOptions): Promise<LobbyRun>
       if (s === undefined) return;
       kept.push({ ts: Date.now(), ...s });
       if (kept.length > keep) kept.splice(0, kept.length - keep);
+      opts.onSamples?.([...kept]);
     }, () => {});
   };
   // One as it starts, so a lobby has metrics of its own at once, not only after the first interval.

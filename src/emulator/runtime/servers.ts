@@ -18,8 +18,6 @@ export const STOP_GRACE_MS = 5_000;
  * killed, or its machine went down): 128 + SIGKILL's 9, what happened to the emulator or is done to what it left.
  */
 export const OWNER_GONE_EXIT_CODE = 137;
-// Samples of ended runs kept for their lobbies' metrics, at most (the oldest go first).
-const ENDED_KEPT = 256;
 
 export interface LobbyServersOptions {
   /**
@@ -66,7 +64,6 @@ export function exitCodeOf(exit: ExitInfo): number {
 
 export class LobbyServers {
   private readonly runs = new Map<string, LobbyRun>();
-  private readonly ended = new Map<string, TimedSample[]>();
   /** Exits and servers' pids still being recorded in the store: close waits for them before the store closes. */
   private readonly recording = new Set<Promise<void>>();
   private closing = false;
@@ -135,6 +132,7 @@ export class LobbyServers {
         workRoot: this.opts.workRoot,
         logs: this.opts.logs,
         sampleEveryMs: this.opts.sampleEveryMs,
+        onSamples: this.sampleKeeper(lobby.lobby_id),
       });
     } catch (err) {
       this.release();
@@ -154,7 +152,6 @@ export class LobbyServers {
     if (pid !== undefined) this.track(this.recordServer(lobby.lobby_id, pid));
     const recorded = run.exited.then(async (exit) => {
       this.runs.delete(lobby.lobby_id);
-      this.keepEnded(lobby.lobby_id, run.samples());
       const code = exitCodeOf(exit);
       // A lobby stopped already (through the API, idle, its ready window) keeps that stop.
       await lobbies.stop(lobby.lobby_id, { exitCode: code, failed: code !== 0 }).catch((err: unknown) => {
@@ -172,15 +169,39 @@ export class LobbyServers {
     });
   }
 
+  /**
+   * Keeps a lobby's samples in the store as they are taken, so any replica answers its metrics with them: one write
+   * at a time per lobby, the newest samples winning over those a slow store has not taken yet.
+   */
+  private sampleKeeper(lobbyId: string): (samples: TimedSample[]) => void {
+    let latest: TimedSample[] | undefined;
+    let writing = false;
+    const write = async (): Promise<void> => {
+      writing = true;
+      while (latest !== undefined) {
+        const samples = latest;
+        latest = undefined;
+        await this.opts.store.setLobbySamples(lobbyId, JSON.stringify(samples)).catch((err: unknown) => {
+          this.opts.warn(`lobby ${lobbyId}: its server's samples were not kept: ${(err as Error).message}`);
+        });
+      }
+      writing = false;
+    };
+    return (samples) => {
+      latest = samples;
+      if (!writing) this.track(write());
+    };
+  }
+
   /** A store write close waits for before the store closes. */
   private track(write: Promise<void>): void {
     this.recording.add(write);
     void write.finally(() => this.recording.delete(write));
   }
 
-  /** The samples of a lobby's server, running or ended; undefined when this emulator ran none for it. */
+  /** The samples of a lobby's server while this emulator runs it; undefined after (the store keeps them: sampleKeeper). */
   samples(lobbyId: string): TimedSample[] | undefined {
-    return this.runs.get(lobbyId)?.samples() ?? this.ended.get(lobbyId);
+    return this.runs.get(lobbyId)?.samples();
   }
 
   /** Stops a lobby's server if this emulator runs one (its lobby stopped); resolves once nothing of it is left. */
@@ -208,10 +229,5 @@ export class LobbyServers {
     this.closing = true;
     await Promise.all([...this.runs.keys()].map((id) => this.stop(id)));
     while (this.recording.size > 0) await Promise.all([...this.recording]);
-  }
-
-  private keepEnded(lobbyId: string, samples: TimedSample[]): void {
-    this.ended.set(lobbyId, samples);
-    if (this.ended.size > ENDED_KEPT) this.ended.delete(this.ended.keys().next().value!);
   }
 }

@@ -130,7 +130,7 @@ export interface LobbyServerRunner {
   /** Starts the server of a lobby created here, in the place reserved for it. */
   start(game: Game, lobby: LobbyRow): Promise<void>;
   stop(lobbyId: string): Promise<void>;
-  /** The resource samples of the lobby's server, oldest first; undefined when it had none here. */
+  /** The resource samples of the lobby's server while this emulator runs it, oldest first; else undefined. */
   samples(lobbyId: string): { cpu: number; memory: number }[] | undefined;
 }
 
@@ -465,7 +465,7 @@ export class Lobbies {
     await this.deps.store.expireIdle(now);
     const lobby = await this.deps.store.getLobby(lobbyId);
     if (lobby === undefined || lobby.namespace_id !== namespaceId) fail('API_NOT_FOUND', { what: `Lobby ${lobbyId}` });
-    return this.stateAt(lobby, now);
+    return this.withSamples(stateAt(lobby, now));
   }
 
   /** The lobbies of the game's namespace created before `before` (ms), newest first, at most `limit`. */
@@ -479,7 +479,8 @@ export class Lobbies {
       .filter((l) => l.create_ts < before)
       .sort((a, b) => b.create_ts - a.create_ts || (a.lobby_id < b.lobby_id ? -1 : 1))
       .slice(0, limit)
-      .map((l) => this.stateAt(l, now));
+      // The list answers the lobbies alone: no metrics to look up.
+      .map((l) => stateAt(l, now));
   }
 
   /** Stops a lobby of the game (the cloud API's delete): false when it had already stopped. */
@@ -505,14 +506,20 @@ export class Lobbies {
     // (Asked even when it had stopped already: a lobby stopped by time, or elsewhere, may still have one here.)
     await this.runner?.stop(lobbyId);
     const lobby = await store.getLobby(lobbyId);
-    return lobby === undefined ? null : { ...this.stateAt(lobby, this.deps.clock.now()), alreadyStopped: !stopped };
+    return lobby === undefined ? null : { ...(await this.withSamples(stateAt(lobby, this.deps.clock.now()))), alreadyStopped: !stopped };
   }
 
-  /** A lobby at `now`, its metrics from its server's samples when this emulator runs (or ran) one. */
-  private stateAt(lobby: LobbyRow, now: number): LobbyState {
-    const state = stateAt(lobby, now);
-    const samples = this.runner?.samples(lobby.lobby_id);
-    if (samples !== undefined && state.metrics !== undefined) state.metrics = sampledMetrics(lobby.lobby_id, samples);
+  /**
+   * A lobby's metrics from its server's samples where one ran it: this emulator's own while it runs the server, else
+   * the ones its owner (this replica or another, running or ended) kept in the store. The synthetic curves remain
+   * for a lobby no server ran.
+   */
+  private async withSamples(state: LobbyState): Promise<LobbyState> {
+    const { lobby } = state;
+    if (state.metrics === undefined) return state;
+    let samples = this.runner?.samples(lobby.lobby_id);
+    if (samples === undefined && lobby.owner !== null) samples = parseSamples(await this.deps.store.lobbySamples(lobby.lobby_id));
+    if (samples !== undefined) state.metrics = sampledMetrics(lobby.lobby_id, samples);
     return state;
   }
 
@@ -569,6 +576,20 @@ async function lobbyPortsFor(lobbyId: string, settings: Record<string, PortSetti
     ports[label] = { port: free, protocol: port.protocol };
   }
   return ports;
+}
+
+/** Samples as the store keeps them (JSON of [{ts, cpu, memory}]); undefined for none, or for what is not that. */
+function parseSamples(text: string | undefined): { cpu: number; memory: number }[] | undefined {
+  if (text === undefined) return undefined;
+  try {
+    const samples = JSON.parse(text) as unknown;
+    const valid =
+      Array.isArray(samples) &&
+      samples.every((x) => typeof x === 'object' && x !== null && Number.isFinite((x as { cpu: unknown }).cpu) && Number.isFinite((x as { memory: unknown }).memory));
+    return valid ? (samples as { cpu: number; memory: number }[]) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function stateAt(lobby: LobbyRow, now: number): LobbyState {

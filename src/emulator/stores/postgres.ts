@@ -290,6 +290,14 @@ INSERT INTO running_players (namespace_id, game_mode, region_id, player_count)
    WHERE l.stop_ts IS NULL AND p.connect_ts IS NOT NULL AND p.remove_ts IS NULL
    GROUP BY l.namespace_id, l.game_mode, l.region_id;
 `,
+  // Version 8: the resource samples of a lobby's server, kept by the replica that runs it so that any replica answers
+  // the lobby's metrics with them.
+  `
+CREATE TABLE IF NOT EXISTS lobby_samples (
+  lobby_id text PRIMARY KEY,
+  samples text NOT NULL
+);
+`,
 ];
 
 /** The schema version this code writes and reads. */
@@ -520,7 +528,7 @@ export class PostgresStore implements Store, LocalObjectIndex {
     return this.transaction(async (c): Promise<PurgedGame> => {
       // Children before parents (the foreign keys): players, lobbies, parts, uploads, builds; then exports, the game.
       // The lobbies' output first, while their rows still say which namespace they were in.
-      for (const table of ['lobby_logs', 'lobby_log_streams'])
+      for (const table of ['lobby_logs', 'lobby_log_streams', 'lobby_samples'])
         await c.query(`DELETE FROM ${table} WHERE lobby_id IN (SELECT lobby_id FROM lobbies WHERE namespace_id = $1)`, [namespaceId]);
       const players = (await c.query('DELETE FROM players WHERE lobby_id IN (SELECT lobby_id FROM lobbies WHERE namespace_id = $1)', [namespaceId])).rowCount ?? 0;
       const lobbies = (await c.query('DELETE FROM lobbies WHERE namespace_id = $1', [namespaceId])).rowCount ?? 0;
@@ -707,6 +715,17 @@ export class PostgresStore implements Store, LocalObjectIndex {
   async ownedLobbies(owner: string): Promise<LobbyRow[]> {
     const sql = 'SELECT * FROM lobbies WHERE owner = $1 AND stop_ts IS NULL AND owner IS NOT NULL ORDER BY create_ts, lobby_id COLLATE "C"';
     return (await this.pool.query<LobbyRow>(sql, [owner])).rows;
+  }
+
+  async setLobbySamples(lobbyId: string, samples: string): Promise<void> {
+    await this.pool.query(
+      'INSERT INTO lobby_samples (lobby_id, samples) VALUES ($1, $2) ON CONFLICT (lobby_id) DO UPDATE SET samples = EXCLUDED.samples',
+      [lobbyId, samples],
+    );
+  }
+
+  async lobbySamples(lobbyId: string): Promise<string | undefined> {
+    return (await this.pool.query<{ samples: string }>('SELECT samples FROM lobby_samples WHERE lobby_id = $1', [lobbyId])).rows[0]?.samples;
   }
 
   async stopLobby(lobbyId: string, stopTs: number, exitCode: number, failed: boolean): Promise<boolean> {

@@ -184,6 +184,11 @@ CREATE TABLE IF NOT EXISTS lobby_log_streams (
   byte_count INTEGER NOT NULL,
   PRIMARY KEY (lobby_id, stream)
 ) WITHOUT ROWID;
+-- The resource samples of a lobby's server (JSON), kept by the replica that runs it, read by any.
+CREATE TABLE IF NOT EXISTS lobby_samples (
+  lobby_id TEXT PRIMARY KEY,
+  samples TEXT NOT NULL
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS lobby_logs (
   lobby_id TEXT NOT NULL,
   stream TEXT NOT NULL,
@@ -497,6 +502,11 @@ function prepareStatements(db: SqliteDatabase) {
     purgeLogStreams: db.prepare<[string]>(
       'DELETE FROM lobby_log_streams WHERE lobby_id IN (SELECT lobby_id FROM lobbies WHERE namespace_id = ?)',
     ),
+    purgeSamples: db.prepare<[string]>('DELETE FROM lobby_samples WHERE lobby_id IN (SELECT lobby_id FROM lobbies WHERE namespace_id = ?)'),
+    setLobbySamples: db.prepare<[string, string]>(
+      'INSERT INTO lobby_samples (lobby_id, samples) VALUES (?, ?) ON CONFLICT (lobby_id) DO UPDATE SET samples = excluded.samples',
+    ),
+    lobbySamples: db.prepare<[string], string>('SELECT samples FROM lobby_samples WHERE lobby_id = ?').pluck(),
     // Reads the file, so a deleted or unreadable database fails here.
     ping: db.prepare('SELECT COUNT(*) FROM meta'),
   };
@@ -684,6 +694,7 @@ export class SqliteStore implements Store, LocalObjectIndex {
     this.purgeGameTx = db.transaction((gameId: string, namespaceId: string, keepGame: boolean): PurgedGame => {
       s.purgeLogs.run(namespaceId);
       s.purgeLogStreams.run(namespaceId);
+      s.purgeSamples.run(namespaceId);
       const players = s.purgePlayers.run(namespaceId).changes;
       const lobbies = s.purgeLobbies.run(namespaceId).changes;
       s.purgeParts.run(gameId);
@@ -795,6 +806,14 @@ export class SqliteStore implements Store, LocalObjectIndex {
 
   async ownedLobbies(owner: string): Promise<LobbyRow[]> {
     return this.stmt.ownedLobbies.all(owner);
+  }
+
+  async setLobbySamples(lobbyId: string, samples: string): Promise<void> {
+    this.stmt.setLobbySamples.run(lobbyId, samples);
+  }
+
+  async lobbySamples(lobbyId: string): Promise<string | undefined> {
+    return this.stmt.lobbySamples.get(lobbyId);
   }
 
   async stopLobby(lobbyId: string, stopTs: number, exitCode: number, failed: boolean): Promise<boolean> {

@@ -339,6 +339,13 @@ export interface Store {
   setLobbyServer(lobbyId: string, pid: number, start: number): Promise<void>;
   /** The running lobbies whose servers the replica `owner` runs (or ran, before it restarted), oldest first. */
   ownedLobbies(owner: string): Promise<LobbyRow[]>;
+  /**
+   * Keeps the resource samples of a lobby's server (JSON, the last few: its owner replaces them at each sample), so
+   * that every replica answers the lobby's metrics with them; purged with the lobby's game.
+   */
+  setLobbySamples(lobbyId: string, samples: string): Promise<void>;
+  /** The samples setLobbySamples kept for a lobby; undefined when none were. */
+  lobbySamples(lobbyId: string): Promise<string | undefined>;
   /** False when the lobby was already stopped (or does not exist). */
   stopLobby(lobbyId: string, stopTs: number, exitCode: number, failed: boolean): Promise<boolean>;
   /**
