@@ -122,6 +122,31 @@ describe.skipIf(!POSIX)('the process runner', () => {
     expect(await processStart(leader)).toBeUndefined();
   });
 
+  // pidusage keeps a process's /proc/<pid>/stat open between readings; processStart once forgot them (clear())
+  // without closing, one descriptor (and every sampled process's) left open for good per lobby started, and two
+  // first readings of one process at once left the first one's open.
+  it.skipIf(process.platform !== 'linux')('reading a server\'s start time and samples, again and again, holds at most one descriptor of each process', async () => {
+    const s = await start(`sleep 300 & echo "pid $! #1"; wait`);
+    const [child] = await pids(s, 1);
+    const leader = s.server.pid!;
+    const heldOf = (pid: number) =>
+      fs.readdirSync('/proc/self/fd').filter((fd) => {
+        try {
+          return fs.readlinkSync(`/proc/self/fd/${fd}`) === `/proc/${pid}/stat`;
+        } catch {
+          return false;
+        }
+      }).length;
+    // Asked at once, first (a server's start time and its first sample, as it starts): one reading, not two.
+    expect((await Promise.all([processStart(leader), processStart(leader)])).every((t) => t !== undefined)).toBe(true);
+    for (let i = 0; i < 5; i++) {
+      expect(await processStart(leader)).toBeDefined();
+      expect(await s.server.sample()).toBeDefined();
+    }
+    expect(heldOf(leader)).toBe(1);
+    expect(heldOf(child!)).toBe(1);
+  });
+
   it('samples the CPU and memory of the whole tree', async () => {
     // A busy child under an idle shell: the CPU is the child's, counted in the tree.
     const s = await start(`node -e 'console.log("pid " + process.pid + " #1"); for (;;) {}' & wait`);

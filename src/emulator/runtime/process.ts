@@ -14,6 +14,27 @@ const KILL_WAIT_MS = 2_000;
 // A process that left the tree but still holds its output pipes open does not hold the exit for longer than this.
 const PIPE_WAIT_MS = 1_000;
 const POLL_MS = 25;
+/**
+ * pidusage keeps each process's last reading (on Linux with its /proc/<pid>/stat open, for the CPU of the next one)
+ * until it has not been read for this long; its clear() forgets them without closing them, so it is never called.
+ * Three of the service's 5 s sampling periods: a lobby's server's descriptors are closed within ~1.5x this of its end.
+ */
+const READING_KEPT_MS = 15_000;
+const inFlight = new Map<number, Promise<pidusage.Status>>();
+
+/**
+ * One pidusage reading of `pid`, shared by whoever asks while it is under way: two first readings of one process at
+ * once (a server's first sample and its start time, as it starts) each open its /proc/<pid>/stat, and pidusage keeps
+ * only the second, the first left open for good.
+ */
+function reading(pid: number): Promise<pidusage.Status> {
+  let read = inFlight.get(pid);
+  if (read === undefined) {
+    read = pidusage(pid, { maxage: READING_KEPT_MS }).finally(() => inFlight.delete(pid));
+    inFlight.set(pid, read);
+  }
+  return read;
+}
 
 /**
  * Whether a process runs: it exists and, on Linux, is not a zombie (ended, waiting for a parent that may never reap
@@ -62,12 +83,10 @@ const START_TOLERANCE_MS = 1_000;
 export async function processStart(pid: number): Promise<number | undefined> {
   if (!isRunning(pid)) return undefined;
   try {
-    const stat = await pidusage(pid);
+    const stat = await reading(pid);
     return Math.round(stat.timestamp - stat.elapsed);
   } catch {
     return undefined;
-  } finally {
-    pidusage.clear();
   }
 }
 
@@ -193,7 +212,7 @@ class RunningProcess implements RunningServer {
     if (this.exit !== undefined) return undefined;
     const pids = await treeOf(this.pid);
     // One at a time: a process that ends meanwhile is left out, not the whole sample.
-    const stats = await Promise.allSettled(pids.map((pid) => pidusage(pid)));
+    const stats = await Promise.allSettled(pids.map(reading));
     let cpu = 0;
     let memory = 0;
     for (const s of stats) {
