@@ -53,6 +53,8 @@ const STREAMS: Record<OutputStream, LogStream> = { stdout: 'std_out', stderr: 's
 // Lines are written in batches: at most this often, or at this many.
 const FLUSH_MS = 100;
 const FLUSH_LINES = 256;
+// A server's first resource sample, this long after it starts (then one every sampleEveryMs).
+const FIRST_SAMPLE_MS = 1_000;
 // Lines waiting for a slow or failing store, per stream, at most; past it the oldest go (the store keeps 10,000).
 const PENDING_MAX = 10_000;
 
@@ -160,11 +162,14 @@ export async function startLobbyServer(opts: LobbyRunOptions): Promise<LobbyRun>
       opts.onSamples?.([...kept]);
     }, () => {});
   };
-  // One as it starts, so a lobby has metrics of its own at once, not only after the first interval.
-  takeSample();
+  // A first one soon after it starts, so a lobby has metrics of its own early, not only after the first interval;
+  // not at once: finding the tree runs `ps` (pidtree), which would take CPU from the server as it starts.
+  const first = setTimeout(takeSample, Math.min(FIRST_SAMPLE_MS, opts.sampleEveryMs ?? 5_000));
+  first.unref();
   const sampler = setInterval(takeSample, opts.sampleEveryMs ?? 5_000);
   sampler.unref();
   const exited = server.exited.then(async (exit) => {
+    clearTimeout(first);
     clearInterval(sampler);
     await batcher.flush();
     return exit;
