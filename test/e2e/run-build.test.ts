@@ -119,15 +119,21 @@ describe.skipIf(!DOCKER_PRESENT || process.platform !== 'linux')('emulator serve
     expect(await say(port, seat.player.token)).toBe('refused MATCHMAKER_PLAYER_ALREADY_CONNECTED');
     expect(await until('the ready line', async () => ((await logLines(r, lobbyId, 'std_out')).includes('ready') ? true : undefined))).toBe(true);
 
-    // The container's own samples (one as it starts, then one per 5 s), not the synthetic curve: the first was
-    // taken as it started, before its ready (CPU spent loading Node and the SDK, memory growing to a Node's).
-    const metrics = await until('a sample of the container', async () => {
-      const m = (await lobbyJson(r, lobbyId)).metrics;
-      return m.memory.length > 0 ? m : undefined;
-    });
+    // The container's own samples (the first 1 s after it starts, then one per 5 s), not the synthetic curve. An
+    // idle server can spend no CPU at all between two samples (its start can fall before the first on a fast
+    // machine), so it burns some: a sample taken after the burn has it.
+    const before = (await lobbyJson(r, lobbyId)).metrics.cpu.length;
+    expect(await say(port, 'burn 1000')).toMatch(/^burned \d+$/);
+    const metrics = await until(
+      'a sample of the container after its burn',
+      async () => {
+        const m = (await lobbyJson(r, lobbyId)).metrics;
+        return m.cpu.length > before && Math.max(...m.cpu) > 0 ? m : undefined;
+      },
+      20_000,
+    );
     expect(metrics.cpu).toHaveLength(metrics.memory.length);
     expect(metrics.cpu.every((c: number) => c >= 0)).toBe(true);
-    expect(Math.max(...metrics.cpu)).toBeGreaterThan(0);
     expect(metrics.memory.every((m: number) => m > 0 && m < 512 * 1024 * 1024)).toBe(true);
 
     expect(await say(port, 'exit 3')).toBe('');
