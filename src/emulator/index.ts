@@ -81,8 +81,11 @@ export interface StartEmulatorOptions extends StoreOptions {
   logWatch?: Partial<LogWatchTiming>;
   /** Where `runBuild` finds Docker (DOCKER_HOST, as the docker CLI reads it); default: this process's environment. */
   env?: Record<string, string | undefined>;
-  /** Readiness `run`: how often a server is sampled for its lobby's metrics, and its stop's grace period (tests shorten them). */
-  runtime?: { sampleEveryMs?: number; stopGraceMs?: number };
+  /**
+   * Readiness `run`: how often a server is sampled for its lobby's metrics, its stop's grace period, and the idle
+   * collection's wait and call (tests shorten and watch them).
+   */
+  runtime?: Pick<LobbyServersOptions, 'sampleEveryMs' | 'stopGraceMs' | 'idleCollectMs' | 'collect'>;
 }
 
 function readTls(files: TlsFiles): TlsPair {
@@ -134,6 +137,9 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
           if (command === undefined) throw new Error(`no command runs game mode ${lobby.game_mode}: give run, or its own in gameModeSettings`);
           return { command };
         });
+      // An emulator that runs servers may run hundreds in a day and wait between them: what they grew goes back
+      // (with the collection LobbyServers makes once none runs).
+      (await import('./runtime/collect.js')).keepYoungGenerationSmall();
       servers = new LobbyServers({
         how,
         workRoot: join(opts.dataDir, 'lobbies'),

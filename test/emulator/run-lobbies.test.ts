@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import readline from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GAME_ID, NAMESPACE_ID, startEmulator } from '../../src/emulator/index.js';
@@ -222,6 +223,40 @@ describe.skipIf(!POSIX)('readiness run: lobbies whose servers the emulator runs'
       // A lobby of another game mode keeps the default ports and `run`.
       const other = await mine.call('POST', '/matchmaker/lobbies/create', { token: mine.emu.tokens.public, body: { game_mode: 'default' } });
       expect(Object.keys(other.json.lobby.ports).sort()).toEqual(['default', 'game-range']);
+    } finally {
+      await mine.stop();
+    }
+  });
+
+  it('once its last server stopped and none started for the idle wait, the emulator collects its garbage, once; a start in the wait puts it off', SLOW_RUN, async () => {
+    const collected: number[] = [];
+    const IDLE_MS = 400;
+    const mine = await startTestEmulator(CONFIG, { runtime: { stopGraceMs: 300, idleCollectMs: IDLE_MS, collect: () => collected.push(Date.now()) } });
+    try {
+      const create = async () => (await mine.call('POST', '/matchmaker/lobbies/create', { token: mine.emu.tokens.public, body: { game_mode: 'default' } })).json.lobby.lobby_id as string;
+      const stop = (id: string) => mine.call('POST', `/_emulator/lobbies/${id}/stop`, { body: {} });
+      // Nothing ran yet: nothing to give back.
+      await sleep(IDLE_MS * 2);
+      expect(collected).toEqual([]);
+      // Two servers; the first stops, the second runs on through the wait: no collection.
+      const [a, b] = [await create(), await create()];
+      await pidsOf(mine.emu.endpoint, mine.emu.tokens.cloud, b);
+      await stop(a);
+      await sleep(IDLE_MS * 2);
+      expect(collected).toEqual([]);
+      // The last stops, and another starts within the wait: still none.
+      await stop(b);
+      const c = await create();
+      await sleep(IDLE_MS * 2);
+      expect(collected).toEqual([]);
+      // It stops, and nothing starts: one collection, the wait after its server's exit (which comes before the stop
+      // answers: that waits for the whole tree, a child ignoring SIGTERM killed after the grace period).
+      const stoppedAt = Date.now();
+      await stop(c);
+      await until('the idle collection', async () => (collected.length > 0 ? true : undefined), 10_000);
+      expect(collected[0]! - stoppedAt).toBeGreaterThanOrEqual(IDLE_MS - 50);
+      await sleep(IDLE_MS * 2);
+      expect(collected).toHaveLength(1);
     } finally {
       await mine.stop();
     }

@@ -6,6 +6,7 @@ import type { Game } from '../services/games.js';
 import type { Lobbies } from '../services/lobbies.js';
 import { lobbyEnvironment, lobbyPorts } from '../services/environment.js';
 import type { LobbyRow, Store } from '../stores/store.js';
+import { collectGarbage } from './collect.js';
 import { urlFromContainer } from './docker.js';
 import { startLobbyServer, type HowToRun, type LobbyRun, type LogSink, type TimedSample } from './lobby.js';
 import { isSameProcess, killLeftover, processStart } from './process.js';
@@ -18,6 +19,12 @@ export const STOP_GRACE_MS = 5_000;
  * killed, or its machine went down): 128 + SIGKILL's 9, what happened to the emulator or is done to what it left.
  */
 export const OWNER_GONE_EXIT_CODE = 137;
+/**
+ * How long the emulator waits, once the last of its servers stopped and no other started, before it collects its
+ * garbage (collect.ts): what running them grew (V8's young generation, the old generation's garbage) goes back, so
+ * a staging emulator that ran a hundred servers and waits for the next is near its size at start.
+ */
+export const IDLE_COLLECT_MS = 5_000;
 
 export interface LobbyServersOptions {
   /**
@@ -40,6 +47,9 @@ export interface LobbyServersOptions {
   owner: ServerOwner;
   /** Servers run at once, at most (the config's maxRunningLobbies). */
   maxRunning: number;
+  /** IDLE_COLLECT_MS and collectGarbage unless given (tests). */
+  idleCollectMs?: number;
+  collect?(): void;
 }
 
 /** This emulator as the owner of the lobbies whose servers it runs: its replica id, and its own process. */
@@ -67,6 +77,8 @@ export class LobbyServers {
   /** Exits and servers' pids still being recorded in the store: close waits for them before the store closes. */
   private readonly recording = new Set<Promise<void>>();
   private closing = false;
+  /** Armed while no server runs nor is about to start, for the collection after IDLE_COLLECT_MS (see it). */
+  private idle: NodeJS.Timeout | undefined;
   /** Places taken for servers about to start (reserve), counted with the running ones against maxRunning. */
   private reserved = 0;
 
@@ -82,6 +94,7 @@ export class LobbyServers {
    */
   reserve(): boolean {
     if (this.closing || this.runs.size + this.reserved >= this.opts.maxRunning) return false;
+    clearTimeout(this.idle);
     this.reserved++;
     return true;
   }
@@ -89,6 +102,7 @@ export class LobbyServers {
   /** Gives back a place reserve took, for a lobby that was not created here after all. */
   release(): void {
     if (this.reserved > 0) this.reserved--;
+    this.whenIdle();
   }
 
   /**
@@ -144,14 +158,15 @@ export class LobbyServers {
       return;
     }
     // Its place passes from reserved to running in one step: the bound holds throughout.
-    this.release();
     this.runs.set(lobby.lobby_id, run);
+    this.release();
     // What a restarted owner needs to kill what this process leaves if it dies: the server's pid and start time.
     // Written beside the answer, not before it (close waits for it, as for the exits).
     const pid = run.server.pid;
     if (pid !== undefined) this.track(this.recordServer(lobby.lobby_id, pid));
     const recorded = run.exited.then(async (exit) => {
       this.runs.delete(lobby.lobby_id);
+      this.whenIdle();
       const code = exitCodeOf(exit);
       // A lobby stopped already (through the API, idle, its ready window) keeps that stop.
       await lobbies.stop(lobby.lobby_id, { exitCode: code, failed: code !== 0 }).catch((err: unknown) => {
@@ -159,6 +174,17 @@ export class LobbyServers {
       });
     });
     this.track(recorded);
+  }
+
+  /** Arms the idle collection if no server runs nor is about to start (a later start disarms it). */
+  private whenIdle(): void {
+    if (this.closing || this.runs.size + this.reserved > 0) return;
+    clearTimeout(this.idle);
+    this.idle = setTimeout(() => {
+      if (this.runs.size + this.reserved === 0) (this.opts.collect ?? collectGarbage)();
+    }, this.opts.idleCollectMs ?? IDLE_COLLECT_MS);
+    // Never what keeps the process alive.
+    this.idle.unref();
   }
 
   private async recordServer(lobbyId: string, pid: number): Promise<void> {
@@ -227,6 +253,7 @@ export class LobbyServers {
   /** The emulator closes: no new servers; each running one is stopped and its lobby recorded stopped by its exit. */
   async close(): Promise<void> {
     this.closing = true;
+    clearTimeout(this.idle);
     await Promise.all([...this.runs.keys()].map((id) => this.stop(id)));
     while (this.recording.size > 0) await Promise.all([...this.recording]);
   }
