@@ -148,7 +148,7 @@ export default defineCommand({
     'With --run, the emulator starts each lobby\'s server itself, its output in the lobby\'s logs; the server exiting ' +
     'stops the lobby, and a stopped lobby\'s server is stopped (SIGTERM, then SIGKILL after 5 s). ' +
     'With --run-build, each lobby runs a docker_image build pushed to this emulator in a Docker container (found through ' +
-    'DOCKER_HOST or the default socket; without one, serve refuses to start, exit 5); containers a killed serve left are ' +
+    'DOCKER_HOST, the current docker context or the default socket; without one, serve refuses to start, exit 5); containers a killed serve left are ' +
     'removed when serve starts again on the same data directory. oci_bundle builds are not run yet.',
   examples: [
     'gamehost emulator serve --env > emulator.env & sleep 1; . ./emulator.env; gamehost stats',

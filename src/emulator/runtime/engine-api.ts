@@ -1,8 +1,11 @@
 // The few calls of the Docker Engine API the container runner makes, over undici (the project's one HTTP client):
 // the API is plain HTTP on the daemon's socket (a unix socket, a Windows named pipe) or on tcp://. The daemon is
-// found as the docker CLI finds it: DOCKER_HOST, else the platform's default socket. No docker CLI, and no client
+// found as the docker CLI finds it: DOCKER_HOST, else the context DOCKER_CONTEXT names or the CLI's config file
+// sets as current (Docker Desktop's desktop-linux, Colima, OrbStack, Rancher Desktop: each a socket of its own),
+// else the platform's default socket. No docker CLI, and no client
 // library (dockerode pulls ssh2 and cpu-features, which node-gyp compiles at every install).
-import { readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -36,10 +39,67 @@ export interface EngineAddress {
   certDir?: string;
 }
 
-/** DOCKER_HOST or the platform's CLI default, as the docker CLI reads it; an Error in one line for what it refuses. */
+/**
+ * Where the docker CLI would reach its daemon: DOCKER_HOST, else the context in use (DOCKER_CONTEXT, else the config
+ * file's currentContext), else the platform's default socket; an Error in one line for what it refuses.
+ */
 export function engineAddress(env: Record<string, string | undefined> = process.env): EngineAddress {
   const host = env.DOCKER_HOST?.trim() ?? '';
-  if (host === '') return { where: DEFAULT_SOCKET, socketPath: DEFAULT_SOCKET, origin: 'http://localhost', basePath: '' };
+  if (host !== '') return hostAddress(host, `DOCKER_HOST "${host}"`, { tls: (env.DOCKER_TLS_VERIFY ?? '') !== '', certDir: env.DOCKER_CERT_PATH || join(homedir(), '.docker') });
+  const context = contextEndpoint(env);
+  if (context !== undefined) {
+    const named = `Docker context "${context.name}"`;
+    const address = hostAddress(context.host, `${named}'s host "${context.host}"`, { tls: context.certDir !== undefined, certDir: context.certDir });
+    return { ...address, where: `${context.host} (${named})` };
+  }
+  return { where: DEFAULT_SOCKET, socketPath: DEFAULT_SOCKET, origin: 'http://localhost', basePath: '' };
+}
+
+/** The docker CLI's own directory: DOCKER_CONFIG, else ~/.docker. */
+function dockerConfigDir(env: Record<string, string | undefined>): string {
+  return env.DOCKER_CONFIG?.trim() || join(homedir(), '.docker');
+}
+
+/**
+ * The context the docker CLI would use when DOCKER_HOST is not set: DOCKER_CONTEXT, else `currentContext` in its
+ * config.json; undefined for none, or `default` (the platform's socket). Its daemon's host, and the directory of
+ * its TLS files (ca.pem, cert.pem, key.pem) where it has them. A context named that does not exist, or files the
+ * CLI could not read either, are refused in one line, as the CLI refuses them.
+ */
+function contextEndpoint(env: Record<string, string | undefined>): { name: string; host: string; certDir?: string } | undefined {
+  const dir = dockerConfigDir(env);
+  let name = env.DOCKER_CONTEXT?.trim() ?? '';
+  const source = name !== '' ? 'DOCKER_CONTEXT' : join(dir, 'config.json');
+  if (name === '') {
+    let config: unknown;
+    try {
+      config = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw new Error(`the docker CLI's config ${join(dir, 'config.json')} cannot be read: ${(err as Error).message}`);
+    }
+    const current = (config as { currentContext?: unknown } | null)?.currentContext;
+    name = typeof current === 'string' ? current.trim() : '';
+  }
+  if (name === '' || name === 'default') return undefined;
+  // The CLI keeps a context under the SHA-256 of its name.
+  const id = createHash('sha256').update(name).digest('hex');
+  const metaFile = join(dir, 'contexts', 'meta', id, 'meta.json');
+  let meta: unknown;
+  try {
+    meta = JSON.parse(readFileSync(metaFile, 'utf8'));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new Error(`Docker context "${name}" (from ${source}) does not exist: \`docker context ls\` lists those there are`);
+    throw new Error(`Docker context "${name}" cannot be read (${metaFile}): ${(err as Error).message}`);
+  }
+  const host = (meta as { Endpoints?: { docker?: { Host?: unknown } } } | null)?.Endpoints?.docker?.Host;
+  if (typeof host !== 'string' || host.trim() === '') throw new Error(`Docker context "${name}" names no Docker endpoint (${metaFile})`);
+  const tlsDir = join(dir, 'contexts', 'tls', id, 'docker');
+  return { name, host: host.trim(), certDir: existsSync(join(tlsDir, 'ca.pem')) || existsSync(join(tlsDir, 'cert.pem')) ? tlsDir : undefined };
+}
+
+/** A daemon's host (DOCKER_HOST's or a context's), `named` so in what it refuses; TLS as its source says. */
+function hostAddress(host: string, named: string, tls: { tls: boolean; certDir?: string }): EngineAddress {
   // A bare host:port is tcp, as the CLI takes it.
   const at = host.indexOf('://');
   const scheme = at === -1 ? 'tcp' : host.slice(0, at).toLowerCase();
@@ -51,28 +111,28 @@ export function engineAddress(env: Record<string, string | undefined> = process.
     case 'tcp':
     case 'http':
     case 'https': {
-      const tls = scheme === 'https' || (env.DOCKER_TLS_VERIFY ?? '') !== '';
+      const secure = scheme === 'https' || tls.tls;
       let url: URL;
       try {
         // A non-special scheme keeps any port as written (http: would drop :80); an empty host is localhost.
         url = new URL(`tcp://${rest.startsWith(':') ? `localhost${rest}` : rest}`);
       } catch {
-        throw new Error(`DOCKER_HOST "${host}" is not an address such as tcp://127.0.0.1:2375 or unix:///var/run/docker.sock`);
+        throw new Error(`${named} is not an address such as tcp://127.0.0.1:2375 or unix:///var/run/docker.sock`);
       }
       if (url.hostname === '' || url.search !== '' || url.hash !== '' || url.username !== '')
-        throw new Error(`DOCKER_HOST "${host}" is not an address such as tcp://127.0.0.1:2375 or unix:///var/run/docker.sock`);
-      const port = url.port || (tls ? '2376' : '2375');
+        throw new Error(`${named} is not an address such as tcp://127.0.0.1:2375 or unix:///var/run/docker.sock`);
+      const port = url.port || (secure ? '2376' : '2375');
       return {
         where: host,
-        origin: `${tls ? 'https' : 'http'}://${url.hostname}:${port}`,
+        origin: `${secure ? 'https' : 'http'}://${url.hostname}:${port}`,
         basePath: url.pathname.replace(/\/+$/, ''),
-        certDir: tls ? env.DOCKER_CERT_PATH || join(homedir(), '.docker') : undefined,
+        certDir: secure ? tls.certDir : undefined,
       };
     }
     case 'ssh':
-      throw new Error(`DOCKER_HOST "${host}": ssh:// is not supported here; forward the daemon's socket instead (ssh -NL /tmp/docker.sock:/var/run/docker.sock ${rest}) and set DOCKER_HOST=unix:///tmp/docker.sock`);
+      throw new Error(`${named}: ssh:// is not supported here; forward the daemon's socket instead (ssh -NL /tmp/docker.sock:/var/run/docker.sock ${rest}) and set DOCKER_HOST=unix:///tmp/docker.sock`);
     default:
-      throw new Error(`DOCKER_HOST "${host}": ${scheme}:// is not supported here; use unix://, npipe:// or tcp://`);
+      throw new Error(`${named}: ${scheme}:// is not supported here; use unix://, npipe:// or tcp://`);
   }
 }
 
