@@ -129,9 +129,11 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
   try {
     if (config.readiness === 'run') {
       const { LobbyServers, OWNER_GONE_EXIT_CODE, serverOwner } = await import('./runtime/servers.js');
+      // This replica's id and process: the store's owner of its lobbies, and on the labels of its containers.
+      const owner = await serverOwner(config.replica ?? dataDirReplicaId(opts.dataDir));
       // A pushed build in a container (--run-build), else a command: the game mode's own, else `run`.
       const how: LobbyServersOptions['how'] =
-        builds?.resolver(store, blobs) ??
+        builds?.resolver(store, blobs, owner) ??
         ((_game, lobby) => {
           const command = commandFor(config, lobby.game_mode);
           if (command === undefined) throw new Error(`no command runs game mode ${lobby.game_mode}: give run, or its own in gameModeSettings`);
@@ -148,7 +150,7 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
         logs: services.logs,
         endpoint: () => front.endpoint,
         warn: (message) => console.error(`[emulator] ${message}`),
-        owner: await serverOwner(config.replica ?? dataDirReplicaId(opts.dataDir)),
+        owner,
         maxRunning: config.maxRunningLobbies,
         ...opts.runtime,
       });

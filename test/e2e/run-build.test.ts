@@ -113,6 +113,9 @@ describe.skipIf(!DOCKER_PRESENT || process.platform !== 'linux')('emulator serve
     const [container] = await containers({ running: true });
     expect(container?.Labels[LABELS.lobby]).toBe(lobbyId);
     expect(container?.Image).toBe(buildImage(build.build_id));
+    // Its owner as the store records the lobby's: the replica id kept in the data directory, and serve's process.
+    expect(container?.Labels[LABELS.replica]).toBe(fs.readFileSync(path.join(dataDir, 'replica'), 'utf8').trim());
+    expect(container?.Labels[LABELS.pid]).toBe(String(r.child.pid));
 
     const port = seat.ports.default!.port!;
     expect(await say(port, seat.player.token)).toBe('ok');

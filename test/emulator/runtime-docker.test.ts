@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDocker, DockerRunner, LABELS, loadBuild, sweepContainers, urlFromContainer, type DockerDaemon } from '../../src/emulator/runtime/docker.js';
+import { processStart } from '../../src/emulator/runtime/process.js';
 import { RunnerError, type OutputStream, type RunningServer } from '../../src/emulator/runtime/runtime.js';
 import { compressFileLz4 } from '../../src/upload/lz4.js';
 import { tempDir } from '../helpers/cli.js';
@@ -52,7 +53,7 @@ describe.skipIf(!DOCKER_PRESENT || process.platform !== 'linux')('the Docker run
   beforeAll(async () => {
     tarFile = nodeImageTar(tempDir(), tag, { 'server.js': SERVER });
     image = await loadBuild(docker, { id: 'plain', kind: 'docker_image', compression: 'none', open: () => fs.createReadStream(tarFile) });
-    runner = new DockerRunner(docker, { image, owner: { dataDir, replica: 'test' } });
+    runner = new DockerRunner(docker, { image, owner: { dataDir, replica: 'test', pidStart: Date.now() } });
   }, 120_000);
   afterAll(async () => {
     // Whatever a failed test left running (the sweep spares this live process's containers).
@@ -157,18 +158,33 @@ describe.skipIf(!DOCKER_PRESENT || process.platform !== 'linux')('the Docker run
     await s.server.stop(5_000);
   });
 
-  it('the sweep removes what a dead emulator left in this data directory, and nothing of a live one', async () => {
+  it('the sweep removes what a dead emulator left in this data directory (its pid ended, or given to another process since), and nothing of a live one', async () => {
     // A pid that no longer runs: a process that has ended.
     const dead = spawnSync(process.execPath, ['-e', 'console.log(process.pid)'], { encoding: 'utf8' });
     const deadPid = dead.stdout.trim();
-    const labels = (pid: string) => ({ [LABELS.dataDir]: dataDir, [LABELS.host]: hostname(), [LABELS.pid]: pid, [LABELS.replica]: 'test' });
-    const left = await docker.createContainer({ Image: image, Labels: labels(deadPid) });
-    const live = await docker.createContainer({ Image: image, Labels: labels(String(process.pid)) });
-    expect(await sweepContainers(docker, dataDir)).toBe(1);
+    // A live process other than this one (the test's parent), as it is, and as if its pid were a dead emulator's.
+    const other = process.ppid;
+    const otherStart = (await processStart(other))!;
+    expect(otherStart).toBeGreaterThan(0);
+    const labels = (pid: number | string, start?: number) => ({
+      [LABELS.dataDir]: dataDir,
+      [LABELS.host]: hostname(),
+      [LABELS.pid]: String(pid),
+      ...(start === undefined ? {} : { [LABELS.pidStart]: String(start) }),
+      [LABELS.replica]: 'test',
+    });
+    const left = await docker.createContainer({ Image: image, Labels: labels(deadPid, Date.now() - 60_000) });
+    const reused = await docker.createContainer({ Image: image, Labels: labels(other, otherStart - 3_600_000) });
+    const live = await docker.createContainer({ Image: image, Labels: labels(other, otherStart) });
+    const mine = await docker.createContainer({ Image: image, Labels: labels(process.pid, Date.now()) });
+    // Made before the start time was a label: a live pid is taken at its word.
+    const older = await docker.createContainer({ Image: image, Labels: labels(other) });
+    expect(await sweepContainers(docker, dataDir)).toBe(2);
     const remaining = (await containersOf()).map((c) => c.Id);
-    expect(remaining).toEqual([live]);
+    expect(remaining.sort()).toEqual([live, mine, older].sort());
     expect(remaining).not.toContain(left);
-    await docker.removeContainer(live);
+    expect(remaining).not.toContain(reused);
+    for (const id of [live, mine, older]) await docker.removeContainer(id);
   });
 });
 

@@ -107,7 +107,7 @@ describe.skipIf(!POSIX)('startLobbyServer', () => {
     const docker = DOCKER!;
     // Its id as the store's are (a UUID), so its image name here is this test's alone.
     const build = { id: crypto.randomUUID(), kind: 'docker_image', compression: 'none', open: () => fs.createReadStream(tar) };
-    const owner = { dataDir: t.dataDir, replica: 'lobby-test' };
+    const owner = { dataDir: t.dataDir, replica: 'lobby-test', pidStart: Date.now() };
     try {
       for (let i = 0; i < 2; i++) {
         const lobbyId = await newLobby();

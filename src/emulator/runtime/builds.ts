@@ -2,11 +2,11 @@
 // when the emulator starts (none: it refuses to start, in one line), and the containers an emulator of this data
 // directory left when it died are removed then; each lobby then runs its game's build with the tag given, or its
 // newest complete one.
-import { hostname } from 'node:os';
 import type { Game } from '../services/games.js';
 import type { BlobStore, BuildRow, Store } from '../stores/store.js';
 import { connectDocker, sweepContainers } from './docker.js';
 import type { HowToRun } from './lobby.js';
+import type { ServerOwner } from './servers.js';
 import { RunnerError } from './runtime.js';
 
 export interface BuildRunnerOptions {
@@ -22,7 +22,7 @@ export interface BuildRunner {
   /** Containers of a dead emulator of this data directory removed at start. */
   swept: number;
   /** What runs a lobby of `game`: its build (read from these stores), in a container. */
-  resolver(store: Pick<Store, 'listBuilds'>, blobs: Pick<BlobStore, 'readBuild'>): (game: Game) => Promise<HowToRun>;
+  resolver(store: Pick<Store, 'listBuilds'>, blobs: Pick<BlobStore, 'readBuild'>, owner: ServerOwner): (game: Game) => Promise<HowToRun>;
   close(): Promise<void>;
 }
 
@@ -52,16 +52,15 @@ export async function startBuildRunner(opts: BuildRunnerOptions): Promise<BuildR
   }
   // Linux: the host's network, every packet on this machine; elsewhere (Docker Desktop) ports published on --host.
   const network = process.platform === 'linux' ? 'host' : 'published';
-  const owner = { dataDir: opts.dataDir, replica: `${hostname()}/${process.pid}` };
   return {
     swept,
     close: () => daemon.close(),
-    resolver: (store, blobs) => async (game) => {
+    resolver: (store, blobs, owner) => async (game) => {
       const build = pickBuild(await store.listBuilds(game.gameId), game.gameId, opts.tag);
       return {
         build: { id: build.build_id, kind: build.kind, compression: build.compression, open: () => blobs.readBuild(build.build_id) },
         docker: daemon,
-        owner,
+        owner: { dataDir: opts.dataDir, replica: owner.replica, pidStart: owner.start },
         network,
         publishOn: opts.host === 'localhost' ? '127.0.0.1' : opts.host.replace(/^\[|\]$/g, ''),
       };

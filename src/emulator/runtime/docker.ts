@@ -8,7 +8,7 @@ import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { decompressLz4, Lz4FormatError } from '../../upload/lz4.js';
 import { DockerEngine, engineAddress, FrameDemuxer, type ContainerStats } from './engine-api.js';
-import { isRunning } from './process.js';
+import { isRunning, isSameProcess } from './process.js';
 import { LineSplitter, RunnerError, type ExitInfo, type ResourceSample, type Runner, type RunningServer, type StartSpec } from './runtime.js';
 
 /** The labels every container of the emulator carries. */
@@ -17,6 +17,8 @@ export const LABELS = {
   replica: 'gamehost.replica',
   host: 'gamehost.host',
   pid: 'gamehost.pid',
+  /** The emulator's process start time (processStart): a pid given to another process since is not taken for it. */
+  pidStart: 'gamehost.pid-start',
   lobby: 'gamehost.lobby',
 } as const;
 
@@ -86,8 +88,10 @@ export async function loadBuild(daemon: DockerDaemon, build: BuildSource): Promi
 /** Who is running the containers: the labels that let a sweep tell whether the emulator that made one still runs. */
 export interface ContainerOwner {
   dataDir: string;
-  /** Which replica (when several share one database). */
+  /** Which replica (when several share one database): its id, as the store records it as the lobbies' owner. */
   replica: string;
+  /** The emulator's process start time (processStart), beside its pid. */
+  pidStart: number;
 }
 
 export interface DockerRunnerOptions {
@@ -137,6 +141,7 @@ export class DockerRunner implements Runner {
           [LABELS.replica]: owner.replica,
           [LABELS.host]: hostname(),
           [LABELS.pid]: String(process.pid),
+          [LABELS.pidStart]: String(owner.pidStart),
         },
         ExposedPorts: published ? Object.fromEntries(spec.ports.map((p) => [portKey(p), {}])) : undefined,
         HostConfig: {
@@ -250,7 +255,8 @@ class RunningContainer implements RunningServer {
 
 /**
  * Removes the containers of this data directory that an emulator on this host left when it died (its pid no longer
- * runs); those of a live emulator, and of other hosts, are left alone. Answers how many went.
+ * runs, or is another process's now: its start time differs); those of a live emulator, and of other hosts, are
+ * left alone. Answers how many went.
  */
 export async function sweepContainers(daemon: DockerDaemon, dataDir: string): Promise<number> {
   const found = await daemon.listContainers([`${LABELS.dataDir}=${dataDir}`]);
@@ -258,7 +264,9 @@ export async function sweepContainers(daemon: DockerDaemon, dataDir: string): Pr
   let removed = 0;
   for (const c of found) {
     const pid = Number(c.Labels[LABELS.pid]);
-    if (c.Labels[LABELS.host] !== here || !Number.isSafeInteger(pid) || pid === process.pid || isRunning(pid)) continue;
+    if (c.Labels[LABELS.host] !== here || !Number.isSafeInteger(pid) || pid === process.pid) continue;
+    const start = Number(c.Labels[LABELS.pidStart]);
+    if (isRunning(pid) && (!Number.isSafeInteger(start) || (await isSameProcess(pid, start)))) continue;
     await daemon
       .removeContainer(c.Id)
       .then(() => removed++)
