@@ -18,8 +18,8 @@ export const EXIT_CODES_HELP = `Exit codes:
   0    ok
   1    refused or failed: the service turned the request down (a taken tag, an
        unknown game mode: the message says why), the CLI would not do it (data
-       a running emulator holds), a prompt answered no, a lobby that --watch or
-       --follow saw fail, or an unexpected failure (a report is written)
+       a running emulator holds), a prompt answered no, a lobby that --watch
+       saw fail, or an unexpected failure (a report is written)
   2    usage or invalid input (nothing was sent)
   3    not authenticated or forbidden (401/403); try gamehost login
   4    not found

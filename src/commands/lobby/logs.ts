@@ -50,7 +50,7 @@ export default defineCommand({
     { flags: '--stream <stream>', description: 'the lines of stdout, stderr or both (default: all; stdout with --export)', choices: STREAM_CHOICES },
     { flags: '-n, --lines <count>', description: 'only the last <count> lines (default: all the service keeps at hand, 256 per stream)', value: integer({ min: 0 }) },
     { flags: '--since <time>', description: 'only lines from this time on: a duration ago (10m, 2h) or a time (RFC 3339, epoch ms)' },
-    { flags: '-f, --follow', description: 'print new lines as they come until the lobby stops; exit 0 if it stopped cleanly, 1 if it failed' },
+    { flags: '-f, --follow', description: 'print new lines as they come until the lobby stops, then its exit code; exit 0 once it stopped' },
     { flags: '--timestamps', description: 'each line after its time when piped (always on a terminal)' },
     { flags: '--export [file]', description: 'save the whole stream to a file (default: lobby-<id>-stdout.txt), or - for stdout' },
     { flags: '--watch', description: 'redraw the status until the lobby stops; exit 0 if it stopped cleanly, 1 if it failed' },
@@ -62,9 +62,9 @@ export default defineCommand({
     '--watch redraws the status and prints no lines; --follow prints the status once, then the lines as they come; both end when the lobby stops. ' +
     'With -q, only the lines. --export saves every line the service kept of one stream, as it was printed.',
   examples: [
-    'gamehost lobby logs "$LOBBY" --follow',
-    'gamehost lobby logs "$LOBBY" --stream stderr -n 20 --since 10m',
-    'gamehost lobby logs "$LOBBY" -q --follow --timestamps > server.log   # in CI: exit 1 if the lobby failed',
+    'gamehost lobby logs "$LOBBY" --stream stderr -n 20 --since 10m --follow',
+    'gamehost lobby logs "$LOBBY" -q --follow --timestamps > server.log   # in CI: its lines until it stops',
+    'gamehost lobby logs "$LOBBY" -q --watch || echo "lobby failed"   # in CI, then: exit 1 if it failed',
   ],
   async parse(v, ctx): Promise<LogsOptions> {
     const lobbyId = parseLobbyId(v.lobbyId);
@@ -201,7 +201,9 @@ async function showLobby(ctx: Context, api: ApiClient, o: LogsOptions): Promise<
   if (json && already === undefined) await writeOut(ctx, reformatJson(ended.text, 0) + '\n');
   const stopped = ended.value.lobby.status.stopped!;
   ctx.info(`lobby ${o.lobbyId} ${stopped.failed ? 'failed' : 'stopped'} with exit code ${stopped.exit_code}`);
-  return stopped.failed ? 1 : 0;
+  // The follow did what it was asked, whatever the server did (as `docker logs -f` and `kubectl logs -f`): its exit
+  // code is shown, and `--watch` is the one that exits 1 on a failed lobby.
+  return 0;
 }
 
 const newestOf = (list: LogEntry[]): bigint | undefined => {
