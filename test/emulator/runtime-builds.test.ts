@@ -1,6 +1,7 @@
-// Which build a lobby runs under `--run-build`, and the one line when there is none to run.
+// Which build a lobby runs under `--run-build`, and the one line when there is none to run; how its container
+// reaches this host.
 import { describe, expect, it } from 'vitest';
-import { pickBuild } from '../../src/emulator/runtime/builds.js';
+import { networkFor, pickBuild } from '../../src/emulator/runtime/builds.js';
 import type { BuildRow } from '../../src/emulator/stores/store.js';
 
 const build = (image_tag: string, complete: number, create_ts: number): BuildRow => ({
@@ -36,5 +37,15 @@ describe('pickBuild', () => {
     expect(() => pickBuild([], 'g', true)).toThrow('game g has no complete build to run: push one with `gamehost build push <file> --tag <name:tag>`');
     expect(() => pickBuild(BUILDS, 'g', 'game-server:v9')).toThrow('game g has no build tagged game-server:v9: push one with `gamehost build push <file> --tag game-server:v9`');
     expect(() => pickBuild(BUILDS, 'g', 'game-server:v3')).toThrow('the build tagged game-server:v3 of game g is not complete yet: finish its push (`gamehost build push` resumes it)');
+  });
+});
+
+describe('networkFor', () => {
+  it("the host's network on Linux's Docker Engine; published ports under Docker Desktop (its VM, on Linux too) and off Linux", () => {
+    expect(networkFor('linux', { OperatingSystem: 'Debian GNU/Linux 12 (bookworm)' })).toBe('host');
+    expect(networkFor('linux', {})).toBe('host');
+    expect(networkFor('linux', { OperatingSystem: 'Docker Desktop' })).toBe('published');
+    expect(networkFor('darwin', { OperatingSystem: 'Docker Desktop' })).toBe('published');
+    expect(networkFor('win32', {})).toBe('published');
   });
 });

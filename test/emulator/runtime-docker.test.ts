@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDocker, DockerRunner, LABELS, loadBuild, sweepContainers, urlFromContainer, type DockerDaemon } from '../../src/emulator/runtime/docker.js';
 import { processStart } from '../../src/emulator/runtime/process.js';
 import { RunnerError, type OutputStream, type RunningServer } from '../../src/emulator/runtime/runtime.js';
+import { networkFor } from '../../src/emulator/runtime/builds.js';
 import { compressFileLz4 } from '../../src/upload/lz4.js';
 import { tempDir } from '../helpers/cli.js';
 import { DOCKER, DOCKER_PRESENT, nodeImageTar } from '../helpers/docker.js';
@@ -23,6 +24,7 @@ process.on('SIGTERM', () => { console.log('got SIGTERM'); if (process.env.MODE !
 if (process.env.MODE === 'exit') process.exit(Number(process.env.CODE));
 if (process.env.MODE === 'busy') setImmediate(function spin() { const t = Date.now(); while (Date.now() - t < 50); setImmediate(spin); });
 if (process.env.READY_URL) http.get(process.env.READY_URL, (r) => r.resume());
+if (process.env.LISTEN) http.createServer((q, s) => s.end('hi from inside')).listen(Number(process.env.LISTEN), '0.0.0.0');
 setInterval(() => {}, 1000);
 `;
 
@@ -32,6 +34,12 @@ describe('finding the daemon', () => {
     expect(err).toBeInstanceOf(RunnerError);
     expect((err as Error).message).toBe('no Docker daemon answers at unix:///nonexistent/docker.sock (ENOENT): start one, or set DOCKER_HOST');
     expect(await connectDocker({ DOCKER_HOST: 'ssh://me@host' }).catch((e: Error) => e.message)).toMatch(/ssh:\/\/ is not supported/);
+  });
+
+  it.skipIf(!DOCKER_PRESENT || process.platform !== 'linux')("the daemon says what it is: a Linux Docker Engine's containers take the host's network, Docker Desktop's ports are published", async () => {
+    const info = await (DOCKER as DockerDaemon).info();
+    expect(info.OperatingSystem).toMatch(/\S/);
+    expect(networkFor('linux', info)).toBe(/Docker Desktop/.test(info.OperatingSystem!) ? 'published' : 'host');
   });
 
   it('the emulator\'s URL from inside a container: as it is on the host network, host.docker.internal where published', () => {
@@ -132,6 +140,51 @@ describe.skipIf(!DOCKER_PRESENT || process.platform !== 'linux')('the Docker run
     } finally {
       listener.close();
     }
+  });
+
+  it("published ports, Docker Desktop's way (on this Linux daemon): the server's port on the host's 127.0.0.1, the host reached from inside as host.docker.internal", async () => {
+    // On Linux host.docker.internal is the bridge's gateway (host-gateway), not loopback: this listener takes every
+    // address. (Docker Desktop takes the host's loopback there too.)
+    let called!: (host: string | undefined) => void;
+    const ready = new Promise<string | undefined>((resolve) => (called = resolve));
+    const listener = http.createServer((req, res) => {
+      res.end('ok');
+      called(req.headers.host);
+    });
+    await new Promise<void>((resolve) => listener.listen(0, '0.0.0.0', resolve));
+    // A free port of this host for the server's, published as itself.
+    const free = http.createServer();
+    await new Promise<void>((resolve) => free.listen(0, '127.0.0.1', resolve));
+    const port = (free.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => free.close(() => resolve()));
+    const publishedRunner = new DockerRunner(docker, { image, owner: { dataDir, replica: 'test', pidStart: Date.now() }, network: 'published', publishOn: '127.0.0.1' });
+    const lines: string[] = [];
+    const server = await publishedRunner.start({
+      env: { LISTEN: String(port), READY_URL: urlFromContainer(`http://127.0.0.1:${(listener.address() as AddressInfo).port}/ready`, 'published') },
+      workDir: tempDir(),
+      ports: [{ label: 'default', protocol: 'tcp', port }],
+      labels: { [LABELS.lobby]: 'published-lobby' },
+      onLine: (_stream, line) => lines.push(line.toString()),
+    });
+    try {
+      expect(await ready).toBe(`host.docker.internal:${(listener.address() as AddressInfo).port}`);
+      const [info] = await containersOf();
+      expect(info!.Labels[LABELS.lobby]).toBe('published-lobby');
+      // The published port answers on the host's loopback once the server listens.
+      let answer = '';
+      for (let i = 0; i < 100 && answer === ''; i++) {
+        answer = await fetch(`http://127.0.0.1:${port}/`).then(
+          (r) => r.text(),
+          () => '',
+        );
+        if (answer === '') await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(answer).toBe('hi from inside');
+    } finally {
+      expect(await server.stop(10_000)).toEqual({ code: 0, signal: null });
+      listener.close();
+    }
+    expect(await containersOf()).toEqual([]);
   });
 
   it('what ignores SIGTERM is killed after the grace period', async () => {

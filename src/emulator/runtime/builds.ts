@@ -5,6 +5,7 @@
 import type { Game } from '../services/games.js';
 import type { BlobStore, BuildRow, Store } from '../stores/store.js';
 import { connectDocker, sweepContainers } from './docker.js';
+import type { DaemonInfo } from './engine-api.js';
 import type { HowToRun } from './lobby.js';
 import type { ServerOwner } from './servers.js';
 import { RunnerError } from './runtime.js';
@@ -40,6 +41,15 @@ export function pickBuild(builds: BuildRow[], gameId: string, tag: string | true
   );
 }
 
+/**
+ * How a container reaches this host: its network (Linux's Docker Engine: every packet stays on this machine, the
+ * server's ports are this host's), else ports published on --host and the host as host.docker.internal. Docker
+ * Desktop runs its engine in a VM, on Linux too, whose host network is the VM's: published there.
+ */
+export function networkFor(platform: NodeJS.Platform, info: DaemonInfo): 'host' | 'published' {
+  return platform === 'linux' && !/docker desktop/i.test(info.OperatingSystem ?? '') ? 'host' : 'published';
+}
+
 /** Connects to Docker (a RunnerError in one line when none answers) and sweeps what a dead emulator left. */
 export async function startBuildRunner(opts: BuildRunnerOptions): Promise<BuildRunner> {
   const daemon = await connectDocker(opts.env);
@@ -50,8 +60,7 @@ export async function startBuildRunner(opts: BuildRunnerOptions): Promise<BuildR
     await daemon.close().catch(() => {});
     throw new RunnerError(`Docker could not list this emulator's containers: ${(err as Error).message}`);
   }
-  // Linux: the host's network, every packet on this machine; elsewhere (Docker Desktop) ports published on --host.
-  const network = process.platform === 'linux' ? 'host' : 'published';
+  const network = networkFor(process.platform, await daemon.info().catch(() => ({})));
   return {
     swept,
     close: () => daemon.close(),

@@ -147,6 +147,12 @@ export class EngineError extends Error {
   }
 }
 
+/** The daemon as `/info` answers (the fields used here). */
+export interface DaemonInfo {
+  /** "Debian GNU/Linux 12 (bookworm)", "Docker Desktop", "Ubuntu 24.04 LTS"… */
+  OperatingSystem?: string;
+}
+
 /** A container as the list call answers it (the fields used here). */
 export interface ContainerSummary {
   Id: string;
@@ -246,6 +252,11 @@ export class DockerEngine {
 
   private async empty(method: Dispatcher.HttpMethod, path: string, query?: Query): Promise<void> {
     await (await this.call(method, path, { query })).body.dump();
+  }
+
+  /** `docker info`: what the daemon is (the fields used here). */
+  async info(): Promise<DaemonInfo> {
+    return this.json<DaemonInfo>('GET', '/info');
   }
 
   /**
