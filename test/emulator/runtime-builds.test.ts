@@ -1,7 +1,8 @@
 // Which build a lobby runs under `--run-build`, and the one line when there is none to run; how its container
 // reaches this host.
 import { describe, expect, it } from 'vitest';
-import { networkFor, pickBuild } from '../../src/emulator/runtime/builds.js';
+import { pickBuild } from '../../src/emulator/runtime/builds.js';
+import { networkFor } from '../../src/emulator/runtime/docker.js';
 import type { BuildRow } from '../../src/emulator/stores/store.js';
 
 const build = (image_tag: string, complete: number, create_ts: number): BuildRow => ({

@@ -4,8 +4,7 @@
 // newest complete one.
 import type { Game } from '../services/games.js';
 import type { BlobStore, BuildRow, Store } from '../stores/store.js';
-import { connectDocker, sweepContainers } from './docker.js';
-import type { DaemonInfo } from './engine-api.js';
+import { connectDocker, networkFor, sweepContainers } from './docker.js';
 import type { HowToRun } from './lobby.js';
 import type { ServerOwner } from './servers.js';
 import { RunnerError } from './runtime.js';
@@ -39,15 +38,6 @@ export function pickBuild(builds: BuildRow[], gameId: string, tag: string | true
       ? `the build tagged ${tag} of game ${gameId} is not complete yet: finish its push (\`gamehost build push\` resumes it)`
       : `game ${gameId} has no build tagged ${tag}: push one with \`gamehost build push <file> --tag ${tag}\``,
   );
-}
-
-/**
- * How a container reaches this host: its network (Linux's Docker Engine: every packet stays on this machine, the
- * server's ports are this host's), else ports published on --host and the host as host.docker.internal. Docker
- * Desktop runs its engine in a VM, on Linux too, whose host network is the VM's: published there.
- */
-export function networkFor(platform: NodeJS.Platform, info: DaemonInfo): 'host' | 'published' {
-  return platform === 'linux' && !/docker desktop/i.test(info.OperatingSystem ?? '') ? 'host' : 'published';
 }
 
 /** Connects to Docker (a RunnerError in one line when none answers) and sweeps what a dead emulator left. */

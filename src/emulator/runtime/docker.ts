@@ -7,7 +7,7 @@ import { constants as osConstants } from 'node:os';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { decompressLz4, Lz4FormatError } from '../../upload/lz4.js';
-import { DockerEngine, engineAddress, FrameDemuxer, type ContainerStats } from './engine-api.js';
+import { DockerEngine, engineAddress, FrameDemuxer, type ContainerStats, type DaemonInfo } from './engine-api.js';
 import { isRunning, isSameProcess } from './process.js';
 import { LineSplitter, RunnerError, type ExitInfo, type ResourceSample, type Runner, type RunningServer, type StartSpec } from './runtime.js';
 
@@ -100,11 +100,20 @@ export interface DockerRunnerOptions {
   /**
    * host: the container shares this host's network (Linux: every packet stays on the machine, the server's ports
    * are this host's); published: each port published on 127.0.0.1 (Docker Desktop), this host then being
-   * host.docker.internal inside. Default: host on Linux.
+   * host.docker.internal inside. Default: networkFor this platform (the daemon unasked).
    */
   network?: 'host' | 'published';
   /** Where published ports are bound (the emulator's `--host`); default 127.0.0.1. */
   publishOn?: string;
+}
+
+/**
+ * How a container reaches this host: its network (Linux's Docker Engine: every packet stays on this machine, the
+ * server's ports are this host's), else ports published on --host and the host as host.docker.internal. Docker
+ * Desktop runs its engine in a VM, on Linux too, whose host network is the VM's: published there.
+ */
+export function networkFor(platform: NodeJS.Platform, info: DaemonInfo): 'host' | 'published' {
+  return platform === 'linux' && !/docker desktop/i.test(info.OperatingSystem ?? '') ? 'host' : 'published';
 }
 
 /** The URL the emulator is reached at from inside a container: loopback becomes host.docker.internal where published. */
@@ -122,7 +131,7 @@ export class DockerRunner implements Runner {
     private readonly daemon: DockerDaemon,
     private readonly opts: DockerRunnerOptions,
   ) {
-    this.network = opts.network ?? (process.platform === 'linux' ? 'host' : 'published');
+    this.network = opts.network ?? networkFor(process.platform, {});
   }
 
   async start(spec: StartSpec): Promise<RunningServer> {
