@@ -5,7 +5,7 @@
 // API (the SDK's getLobbyLogs), the CPU it burns shows in the lobby's metrics, its exit code stops the lobby (failed,
 // which `lobby logs --follow` shows, exit 0), and serve stopped (SIGTERM) leaves no process of a server behind. On
 // SQLite, and on two PostgreSQL replicas: the client and the server on A, the CLI and the logs API through B.
-// Most of its time is the wait for the server's second CPU sample (one as it starts, then one per 5 s).
+// Most of its time is the wait for the server's second CPU sample (the first 1 s after it starts, then one per 5 s).
 import fs from 'node:fs';
 import path from 'node:path';
 import { RivetClient } from '@rivet-gg/api';
@@ -19,7 +19,7 @@ import { replicaEnv, runBin, serve, stopReplica, type Replica } from '../helpers
 const GAME_SERVER = path.resolve(import.meta.dirname, '../fixtures/game-server.mjs');
 // The server calls ready only when the test says so (the fixture's one knob for this), so a find is seen waiting.
 const RUN = `GAME_SERVER_HOLD_READY=1 "${process.execPath}" "${GAME_SERVER}"`;
-// The service samples a server's CPU once as it starts, then once per 5 s (what `emulator serve` does too).
+// The emulator samples a server's CPU 1 s after it starts, then once per 5 s (the service's own rate).
 const SAMPLE_EVERY_MS = 5_000;
 
 /** The lobby as the SDK reads it (getNamespaceLobby): cheap to ask again and again while waiting. */
