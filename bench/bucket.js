@@ -56,7 +56,13 @@ export async function runBucketBench() {
       return JSON.parse(s.match.input);
     };
     const local = await serve('local', [], {});
-    const bucket = await serve('bucket', ['--bucket', 's3://bench/builds'], { ...KEYS, AWS_ENDPOINT_URL: s3 });
+    // moto keeps objects in memory and answers a GET of the pushed GiB (the emulator's read of it back at completion)
+    // only once it has put the whole object together: seconds on this machine, past the 5 s bound `storeTimeoutMs`
+    // sets for a bucket that stops answering. A bucket that is slow by design gets a longer bound, as a studio
+    // would give its own.
+    const config = path.join(tmp, 'bucket-emulator.json');
+    fs.writeFileSync(config, JSON.stringify({ storeTimeoutMs: 120_000 }));
+    const bucket = await serve('bucket', ['--bucket', 's3://bench/builds', '--config', config], { ...KEYS, AWS_ENDPOINT_URL: s3 });
     let run = 0;
     const push = (info) => [
       process.execPath,
