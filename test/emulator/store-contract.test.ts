@@ -679,12 +679,18 @@ describe.skipIf(!PG_PRESENT)('PostgreSQL only', () => {
     expect(await queryDatabase(url, 'SELECT version FROM schema_version')).toEqual([{ version: PG_SCHEMA_VERSION + 1 }]);
   });
 
-  it('migrates a version 1 database (before games per CI job) in place, keeping its lobbies', async () => {
+  /** A database of the current schema holding one lobby (with a pending player), for a test to take back a version. */
+  async function databaseWithLobby(): Promise<{ url: string; kept: LobbyRow }> {
     const url = await createTestDatabase();
     const old = await PostgresStore.open({ connectionString: url });
     const kept = lobby();
     await old.insertLobby(kept, pending());
     await old.close();
+    return { url, kept };
+  }
+
+  it('migrates a version 1 database (before games per CI job) in place, keeping its lobbies', async () => {
+    const { url, kept } = await databaseWithLobby();
     // Back to what version 1 had: no games table, nor the indexes version 2 added, nor versions 3 and 4.
     await queryDatabase(
       url,
@@ -709,11 +715,7 @@ describe.skipIf(!PG_PRESENT)('PostgreSQL only', () => {
   });
 
   it('migrates a version 5 database (before lobby owners) to the current version, keeping its lobbies, with no owner', async () => {
-    const url = await createTestDatabase();
-    const old = await PostgresStore.open({ connectionString: url });
-    const kept = lobby();
-    await old.insertLobby(kept, pending());
-    await old.close();
+    const { url, kept } = await databaseWithLobby();
     await queryDatabase(
       url,
       'DROP INDEX lobbies_owner; ALTER TABLE lobbies DROP COLUMN owner, DROP COLUMN owner_pid, DROP COLUMN owner_start, DROP COLUMN server_pid, ' +

@@ -167,10 +167,7 @@ async function showLobby(ctx: Context, api: ApiClient, o: LogsOptions): Promise<
     if (json) return writeOut(ctx, lines.logEntryLines(list));
     return writeOut(ctx, lines.formatLogEntries(list, lineView));
   };
-  const stoppedCode = (res: LobbyLogsResponse) => {
-    const stopped = res.lobby?.status?.stopped;
-    return stopped ? (stopped.failed ? 1 : 0) : undefined;
-  };
+  const hasStopped = (res: LobbyLogsResponse) => Boolean(res.lobby?.status?.stopped);
 
   if (json && !o.follow) {
     // One document: the service's summary as received, with the lines the CLI read added as `log_lines`.
@@ -188,17 +185,17 @@ async function showLobby(ctx: Context, api: ApiClient, o: LogsOptions): Promise<
     const view = viewOptions(ctx, ctx.io.stdout, o.utc);
     let text = formatLobbyLogs(first.value, { ...view, chart: o.chart, regions });
     const what = o.streams.length > 1 ? 'stdout and stderr' : o.streams[0] === 'std_out' ? 'stdout' : 'stderr';
-    if (view.tty) text += lines.logHeading(view, o.follow && stoppedCode(first.value) === undefined ? `${what}, following (Ctrl-C to stop)` : what, entries.length);
+    if (view.tty) text += lines.logHeading(view, o.follow && !hasStopped(first.value) ? `${what}, following (Ctrl-C to stop)` : what, entries.length);
     else if (entries.length > 0) text += '\n';
     await writeOut(ctx, text);
   }
   await show(entries);
   if (!o.follow) return;
 
-  const already = stoppedCode(first!.value);
-  const ended = already !== undefined ? first! : await followLines(ctx, api, o, states, show);
+  const already = hasStopped(first!.value);
+  const ended = already ? first! : await followLines(ctx, api, o, states, show);
   if (typeof ended === 'number') return ended;
-  if (json && already === undefined) await writeOut(ctx, reformatJson(ended.text, 0) + '\n');
+  if (json && !already) await writeOut(ctx, reformatJson(ended.text, 0) + '\n');
   const stopped = ended.value.lobby.status.stopped!;
   ctx.info(`lobby ${o.lobbyId} ${stopped.failed ? 'failed' : 'stopped'} with exit code ${stopped.exit_code}`);
   // The follow did what it was asked, whatever the server did (as `docker logs -f` and `kubectl logs -f`): its exit
