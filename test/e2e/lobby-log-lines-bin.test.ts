@@ -29,25 +29,29 @@ describe.skipIf(!POSIX)('lobby logs --follow, the real executable against lobbie
 
   beforeAll(async () => {
     go = tempDir();
-    // Prints, then waits for its go file, whose content is its exit code.
+    // Waits for its start file, prints, then waits for its go file, whose content is its exit code.
     const server =
-      `echo "hello from $RIVET_LOBBY_ID"; printf '\\033[2J\\033]0;title\\007cleared\\n'; echo "to stderr" >&2; ` +
+      `while [ ! -e "${go}/$RIVET_LOBBY_ID.start" ]; do sleep 0.02; done; echo "hello from $RIVET_LOBBY_ID"; printf '\\033[2J\\033]0;title\\007cleared\\n'; echo "to stderr" >&2; ` +
       `while [ ! -s "${go}/$RIVET_LOBBY_ID" ]; do sleep 0.02; done; echo bye; exit "$(cat "${go}/$RIVET_LOBBY_ID")"`;
     emu = await startTestEmulator({ run: server }, undefined, { logWatch: { waitMs: 300, pollMs: 20, minMs: 50 } });
     env = { PATH: process.env.PATH, ...isolatedEnv(), ...endpointEnv(emu) };
   });
   afterAll(() => emu?.close());
 
-  // Made over HTTP, not by the CLI in this process: the lobby's server is a child of the emulator here.
-  async function newLobby(): Promise<string> {
+  // Made over HTTP, not by the CLI in this process: the lobby's server is a child of the emulator here. Its server
+  // prints at once, or (started: false) once start(id) says so.
+  async function newLobby({ started = true } = {}): Promise<string> {
     const res = await fetch(`${emu.endpoint}/matchmaker/lobbies/create`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${emu.tokens.public}` },
       body: JSON.stringify({ game_mode: 'default' }),
     });
     expect(res.status).toBe(200);
-    return ((await res.json()) as { lobby: { lobby_id: string } }).lobby.lobby_id;
+    const id = ((await res.json()) as { lobby: { lobby_id: string } }).lobby.lobby_id;
+    if (started) start(id);
+    return id;
   }
+  const start = (lobbyId: string) => fs.writeFileSync(path.join(go, `${lobbyId}.start`), '');
   const finish = (lobbyId: string, exitCode: number) => fs.writeFileSync(path.join(go, lobbyId), String(exitCode));
   const follow = (lobbyId: string) => [BIN, 'lobby', 'logs', lobbyId, '--follow', '--interval', '0.1'];
   /** On a pseudo-terminal: script(1) gives the executable one, -e passes its exit code through. */
@@ -85,13 +89,17 @@ describe.skipIf(!POSIX)('lobby logs --follow, the real executable against lobbie
   });
 
   it('on a terminal: each line after its time; the server\'s exit 0 ends the follow with exit 0 and its exit code shown', async () => {
-    const id = await newLobby();
+    // The follow starts before the server printed anything: its heading must not say "no lines" before the lines.
+    const id = await newLobby({ started: false });
     const child = watchChild(onTerminal(follow(id)));
+    await vi.waitFor(() => expect(plain(child.out())).toContain('following (Ctrl-C to stop)'), { timeout: 10_000, interval: 20 });
+    start(id);
     await vi.waitFor(() => expect(child.out()).toContain('to stderr'), { timeout: 10_000, interval: 20 });
     finish(id, 0);
     expect(await child.code).toBe(0);
     const text = plain(child.out()).replace(/\r/g, '');
     expect(text).toMatch(/^Logs {2}stdout and stderr, following \(Ctrl-C to stop\)$/m);
+    expect(text).not.toContain('no lines');
     expect(text).toMatch(new RegExp(`^\\d\\d:\\d\\d:\\d\\d\\.\\d{3} hello from ${id}$`, 'm'));
     expect(text).toMatch(/^\d\d:\d\d:\d\d\.\d{3} cleared$/m);
     expect(text).toMatch(/^\d\d:\d\d:\d\d\.\d{3} err to stderr$/m);

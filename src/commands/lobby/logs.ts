@@ -185,7 +185,8 @@ async function showLobby(ctx: Context, api: ApiClient, o: LogsOptions): Promise<
     const view = viewOptions(ctx, ctx.io.stdout, o.utc);
     let text = formatLobbyLogs(first.value, { ...view, chart: o.chart, regions });
     const what = o.streams.length > 1 ? 'stdout and stderr' : o.streams[0] === 'std_out' ? 'stdout' : 'stderr';
-    if (view.tty) text += lines.logHeading(view, o.follow && !hasStopped(first.value) ? `${what}, following (Ctrl-C to stop)` : what, entries.length);
+    const following = o.follow && !hasStopped(first.value);
+    if (view.tty) text += following ? lines.logHeading(view, `${what}, following (Ctrl-C to stop)`) : lines.logHeading(view, what, entries.length);
     else if (entries.length > 0) text += '\n';
     await writeOut(ctx, text);
   }

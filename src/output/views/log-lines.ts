@@ -147,8 +147,11 @@ export function logEntryLines(entries: readonly LogEntry[]): string {
   return entries.map((e) => safeJson(logEntryJson(e)) + '\n').join('');
 }
 
-/** The heading between the summary and the lines, on a terminal. */
-export function logHeading(o: ViewOptions, what: string, count: number): string {
+/**
+ * The heading between the summary and the lines, on a terminal. `count` is how many lines follow it; a follow
+ * passes none, since its lines are yet to come and "no lines" would be false the moment the first one does.
+ */
+export function logHeading(o: ViewOptions, what: string, count?: number): string {
   const c = paint(o);
   return `\n${c.bold('Logs')}  ${c.dim(count === 0 ? `${what}: no lines` : what)}\n`;
 }
