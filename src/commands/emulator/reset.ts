@@ -1,4 +1,5 @@
-// `gamehost emulator reset`: deletes the emulator's data (lobbies, builds, exports, the token secret).
+// `gamehost emulator reset`: deletes the emulator's data (lobbies, builds, exports, the token secret), after ending
+// the lobbies' servers that a killed `emulator serve` of the data directory left running (their only record goes).
 import type { Context } from '../../context.js';
 import { emulatorDir } from '../../config/paths.js';
 import { ExitCode, RefusedError, UsageError } from '../../errors.js';
@@ -66,8 +67,12 @@ async function run(ctx: Context, o: ResetOptions): Promise<number | void> {
     ctx.info('Nothing was deleted.');
     return ExitCode.UNEXPECTED;
   }
+  // Its records go with the data: what a killed serve left running would be found by nothing afterwards.
+  const { sweepLeftovers } = await import('../../emulator/runtime/leftovers.js');
+  const ended = await sweepLeftovers(o.dataDir);
   const removed = resetDataDir(o.dataDir);
-  if (ctx.global.json) return writeJson(ctx, { data_dir: o.dataDir, removed });
+  if (ctx.global.json) return writeJson(ctx, { data_dir: o.dataDir, removed, ended_servers: ended });
+  if (ended > 0) ctx.info(`Ended ${ended} lobby ${ended === 1 ? 'server' : 'servers'} that a killed emulator serve left running.`);
   ctx.info(
     removed.length === 0
       ? `No emulator data in ${o.dataDir}; nothing to delete.`

@@ -5,12 +5,13 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { LogStream } from '../stores/store.js';
 import { DockerRunner, LABELS, loadBuild, type BuildSource, type ContainerOwner, type DockerDaemon } from './docker.js';
+import type { LobbyCgroup } from './cgroup.js';
 import { hostEnvironment, ProcessRunner } from './process.js';
 import { RunnerError, type ExitInfo, type OutputStream, type ResourceSample, type RunPort, type RunningServer } from './runtime.js';
 
-/** How a lobby's server runs: a command through the shell, or a pushed build in a container. */
+/** How a lobby's server runs: a command through the shell (in its lobby's cgroup where there is one), or a pushed build in a container. */
 export type HowToRun =
-  | { command: string }
+  | { command: string; cgroup?: LobbyCgroup }
   | { build: BuildSource; docker: DockerDaemon; owner: ContainerOwner; network?: 'host' | 'published'; publishOn?: string };
 
 /** Where the output lines go: the logs service's append (services/logs.ts). */
@@ -152,7 +153,7 @@ export async function startLobbyServer(opts: LobbyRunOptions): Promise<LobbyRun>
   };
   const server =
     'command' in run
-      ? await new ProcessRunner(run.command).start(spec)
+      ? await new ProcessRunner(run.command, run.cgroup).start(spec)
       : await new DockerRunner(run.docker, { image: await imageOf(run.docker, run.build), owner: run.owner, network: run.network, publishOn: run.publishOn }).start(spec);
 
   const kept: TimedSample[] = [];

@@ -9,6 +9,8 @@ import type { LobbyRow, Store } from '../stores/store.js';
 import { collectGarbage } from './collect.js';
 import { urlFromContainer } from './docker.js';
 import { startLobbyServer, type HowToRun, type LobbyRun, type LogSink, type TimedSample } from './lobby.js';
+import type { Cgroups } from './cgroup.js';
+import type { RunRecord } from './leftovers.js';
 import { isSameProcess, killLeftover, processStart } from './process.js';
 import type { ExitInfo, RunPort } from './runtime.js';
 
@@ -37,6 +39,10 @@ export interface LobbyServersOptions {
   store: Store;
   lobbies: Lobbies;
   logs: LogSink;
+  /** Where a command's server runs on Linux, each in a cgroup of its lobby's (undefined: a process group). */
+  cgroups?: Cgroups;
+  /** The data directory's record of what this emulator runs, for a sweep after it died (leftovers.ts). */
+  record?: RunRecord;
   /** Variables of the emulator's environment its servers also get (`--pass-env`), beneath their lobby's. */
   passEnv?: Record<string, string>;
   /** The endpoint a server calls (RIVET_API_ENDPOINT); known once the emulator listens. */
@@ -137,7 +143,8 @@ export class LobbyServers {
     for (const [label, port] of Object.entries(lobbyPorts(lobby))) if ('port' in port) ports.push({ label, protocol: port.protocol ?? 'tcp', port: port.port });
     let run: LobbyRun;
     try {
-      const how = await this.opts.how(game, lobby);
+      const given = await this.opts.how(game, lobby);
+      const how = 'command' in given && this.opts.cgroups !== undefined ? { ...given, cgroup: this.opts.cgroups.lobby(lobby.lobby_id) } : given;
       // A container on published ports reaches the emulator through host.docker.internal, not its loopback.
       const endpoint = 'build' in how && how.network === 'published' ? urlFromContainer(this.opts.endpoint(), 'published') : this.opts.endpoint();
       run = await startLobbyServer({
@@ -168,6 +175,7 @@ export class LobbyServers {
     if (pid !== undefined) this.track(this.recordServer(lobby.lobby_id, pid));
     const recorded = run.exited.then(async (exit) => {
       this.runs.delete(lobby.lobby_id);
+      this.opts.record?.remove(lobby.lobby_id);
       this.whenIdle();
       const code = exitCodeOf(exit);
       // A lobby stopped already (through the API, idle, its ready window) keeps that stop.
@@ -192,6 +200,7 @@ export class LobbyServers {
   private async recordServer(lobbyId: string, pid: number): Promise<void> {
     const started = await processStart(pid);
     if (started === undefined) return;
+    if (this.runs.has(lobbyId)) this.opts.record?.add(lobbyId, pid, started);
     await this.opts.store.setLobbyServer(lobbyId, pid, started).catch((err: unknown) => {
       this.opts.warn(`lobby ${lobbyId}: its server's pid was not recorded: ${(err as Error).message}`);
     });
@@ -258,5 +267,8 @@ export class LobbyServers {
     clearTimeout(this.idle);
     await Promise.all([...this.runs.keys()].map((id) => this.stop(id)));
     while (this.recording.size > 0) await Promise.all([...this.recording]);
+    // Every server is gone: nothing for a sweep to find.
+    this.opts.record?.close();
+    await this.opts.cgroups?.close();
   }
 }

@@ -1,14 +1,23 @@
 // What a lobby's process is given: production's environment variables (SERVICE-FACTS.md, "What a lobby's process
 // is given"), computed from the lobby's record. `emulator lobby env` prints it for a server started by hand; a
 // runner that starts the server itself calls lobbyEnvironment with the ports it has.
-import { ALLOCATED_MEMORY_MB } from './metrics.js';
-import { NAMESPACE_NAME, VERSION_ID, VERSION_NAME, lobbyGroupUuid, regionUuid } from './ids.js';
+import { NAMESPACE_NAME, TIER_NAME, VERSION_ID, VERSION_NAME, lobbyGroupUuid, regionUuid } from './ids.js';
 import type { LobbyRow } from '../stores/store.js';
 
 /** A lobby's port: one port, or a range; its protocol when its game mode's settings name one (else tcp). */
 export type LobbyPort = ({ port: number } | { min: number; max: number }) & { protocol?: 'tcp' | 'udp' | 'http' };
 
-export const LOBBY_CPU_MILLICORES = 1000;
+const MiB = 1024 * 1024;
+
+/**
+ * The tier every lobby runs on until versions exist: production's default, basic-1d1 (SERVICE-FACTS "Tiers", the
+ * 2024-09 figures): one core (1000 millicores), 1838 MiB reserved, a hard limit of 2757 MiB
+ * (RIVET_MEMORY_OVERSUBSCRIBE), which a lobby's cgroup enforces. Production states no process limit; the
+ * emulator's is its own, so a fork bomb ends at it.
+ */
+export const LOBBY_TIER = Object.freeze({ name: TIER_NAME, cpuMillicores: 1000, memoryBytes: 1838 * MiB, memoryMaxBytes: 2757 * MiB, pids: 1024 });
+
+export const LOBBY_CPU_MILLICORES = LOBBY_TIER.cpuMillicores;
 
 /** The ports a lobby record holds, by label. */
 export function lobbyPorts(lobby: Pick<LobbyRow, 'ports'>): Record<string, LobbyPort> {
@@ -48,8 +57,8 @@ export function lobbyEnvironment({ lobby, endpoint, token, ports = lobbyPorts(lo
     RIVET_MAX_PLAYERS_DIRECT: max,
     RIVET_MAX_PLAYERS_PARTY: max,
     RIVET_CPU: String(LOBBY_CPU_MILLICORES),
-    RIVET_MEMORY: String(ALLOCATED_MEMORY_MB * 1024 * 1024),
-    RIVET_MEMORY_OVERSUBSCRIBE: String(ALLOCATED_MEMORY_MB * 1024 * 1024),
+    RIVET_MEMORY: String(LOBBY_TIER.memoryBytes),
+    RIVET_MEMORY_OVERSUBSCRIBE: String(LOBBY_TIER.memoryMaxBytes),
   };
   if (lobby.lobby_config !== null) env.RIVET_LOBBY_CONFIG = lobby.lobby_config;
   if (lobby.tags !== '{}') env.RIVET_LOBBY_TAGS = lobby.tags;
