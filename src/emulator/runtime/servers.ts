@@ -87,6 +87,8 @@ export class LobbyServers {
   private closing = false;
   /** Armed while no server runs nor is about to start, for the collection after IDLE_COLLECT_MS (see it). */
   private idle: NodeJS.Timeout | undefined;
+  /** Starts under way (start): close waits for them before it stops what runs. */
+  private readonly starting = new Set<Promise<void>>();
   /** Places taken for servers about to start (reserve), counted with the running ones against maxRunning. */
   private reserved = 0;
 
@@ -133,7 +135,15 @@ export class LobbyServers {
   }
 
   /** Starts a new lobby's server (its place reserved); a server that cannot start stops its lobby, failed. */
-  async start(game: Game, lobby: LobbyRow): Promise<void> {
+  start(game: Game, lobby: LobbyRow): Promise<void> {
+    // Close waits for starts under way: one that ended after close looked at what runs would outlive the emulator.
+    const starting = this.startServer(game, lobby);
+    this.starting.add(starting);
+    void starting.finally(() => this.starting.delete(starting)).catch(() => {});
+    return starting;
+  }
+
+  private async startServer(game: Game, lobby: LobbyRow): Promise<void> {
     const { lobbies } = this.opts;
     if (this.closing) {
       this.release();
@@ -265,6 +275,7 @@ export class LobbyServers {
   async close(): Promise<void> {
     this.closing = true;
     clearTimeout(this.idle);
+    await Promise.allSettled([...this.starting]);
     await Promise.all([...this.runs.keys()].map((id) => this.stop(id)));
     while (this.recording.size > 0) await Promise.all([...this.recording]);
     // Every server is gone: nothing for a sweep to find.
