@@ -65,6 +65,8 @@ describe.skipIf(!DOCKER_PRESENT || process.platform !== 'linux')('emulator serve
         'node_modules/@rivet-gg/api/dist/node/index.js': { from: path.join(SDK, 'dist/node/index.js') },
       },
       'server.mjs',
+      // On its bridge network, the published port arrives on the container's own address, not its loopback.
+      { GAME_SERVER_HOST: '0.0.0.0' },
     );
     console.log(`run-build: image built and saved in ${Date.now() - began} ms (${fs.statSync(imageTar).size} bytes)`);
     configFile = path.join(tempDir(), 'emulator.json');

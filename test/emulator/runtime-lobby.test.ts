@@ -111,7 +111,7 @@ describe.skipIf(!POSIX)('startLobbyServer', () => {
     try {
       for (let i = 0; i < 2; i++) {
         const lobbyId = await newLobby();
-        const run = await startLobbyServer({ lobbyId, env: { RIVET_LOBBY_ID: lobbyId }, ports: [], run: { build, docker, owner }, workRoot: tempDir(), logs: t.emu.services.logs });
+        const run = await startLobbyServer({ lobbyId, env: { RIVET_LOBBY_ID: lobbyId }, ports: [], run: { build, docker, owner, network: { mode: 'host' } }, workRoot: tempDir(), logs: t.emu.services.logs });
         try {
           while ((await lines(lobbyId, 'std_out')).length === 0) await new Promise((r) => setTimeout(r, 50));
           expect(await lines(lobbyId, 'std_out')).toEqual([`container says ${lobbyId}`]);
@@ -129,7 +129,7 @@ describe.skipIf(!POSIX)('startLobbyServer', () => {
       }
       // An image removed since is loaded again, not assumed there: here that fails, its tar being gone.
       await docker.removeImage(buildImage(build.id));
-      const again = startLobbyServer({ lobbyId: await newLobby(), env: {}, ports: [], run: { build, docker, owner }, workRoot: tempDir(), logs: t.emu.services.logs });
+      const again = startLobbyServer({ lobbyId: await newLobby(), env: {}, ports: [], run: { build, docker, owner, network: { mode: 'host' } }, workRoot: tempDir(), logs: t.emu.services.logs });
       await expect(again).rejects.toThrow(/^Docker could not load the build: /);
     } finally {
       await docker.removeImage(buildImage(build.id)).catch(() => {});

@@ -25,6 +25,8 @@ export interface ServeOptions {
   /** From GAMEHOST_EMULATOR_ADMIN_TOKEN or --admin-token-file; never printed. */
   adminToken?: string;
   tls?: { certFile: string; keyFile: string };
+  /** --container-network: bridge (the default) or host. */
+  containerNetwork?: 'bridge' | 'host';
 }
 
 /**
@@ -130,6 +132,11 @@ export default defineCommand({
       description: "run each lobby's server from a pushed docker_image build in a Docker container: the build with this image tag (name:tag), else the game's newest complete build",
       conflicts: 'run',
     },
+    {
+      flags: '--container-network <mode>',
+      description:
+        "with --run-build: bridge (the default: each container isolated on the emulator's network, its ports published, the lobby routes its only API) or host (this host's network, loopback and admin routes included: only for your own build on your own machine)",
+    },
     { flags: '--replica <name>', description: "this replica's id, the owner of the lobbies whose servers it runs (default: kept in the data directory)" },
     { flags: '--part-size <bytes>', description: 'multipart part size, e.g. 64KiB or 1MiB (default: 100MiB; for tests)', value: bytes },
     { flags: '--database <url>', description: 'keep the records in PostgreSQL at this postgres:// URL instead of SQLite in the data directory' },
@@ -149,7 +156,10 @@ export default defineCommand({
     'stops the lobby, and a stopped lobby\'s server is stopped (SIGTERM, then SIGKILL after 5 s). ' +
     'With --run-build, each lobby runs a docker_image build pushed to this emulator in a Docker container (found through ' +
     'DOCKER_HOST, the current docker context or the default socket; without one, serve refuses to start, exit 5); containers a killed serve left are ' +
-    'removed when serve starts again on the same data directory. oci_bundle builds are not run yet.',
+    'removed when serve starts again on the same data directory. oci_bundle builds are not run yet. ' +
+    "Each container runs isolated (--container-network bridge): on the emulator's own network, its ports published on --host, " +
+    'no capability but binding low ports, a read-only root, its tier\'s memory and CPU weight; it calls the emulator at a ' +
+    'listener of the lobby routes alone. --container-network host gives it this host\'s network, loopback and admin routes included.',
   examples: [
     'gamehost emulator serve --env > emulator.env & sleep 1; . ./emulator.env; gamehost stats',
     'gamehost emulator serve --port 0 --data-dir .emulator --json > emulator.json &   # in CI',
@@ -179,6 +189,11 @@ export default defineCommand({
     }
     // The file and the flags together: every game mode has a command (its own, or --run).
     if (config?.readiness === 'run') checkWholeConfig(config, v.config === undefined ? 'emulator config' : `emulator config ${v.config}`);
+    let containerNetwork: ServeOptions['containerNetwork'];
+    if (v.containerNetwork !== undefined) {
+      containerNetwork = parseChoice('--container-network', v.containerNetwork, ['bridge', 'host'] as const);
+      if (!config?.runBuild) throw new UsageError('--container-network goes with --run-build: only a pushed build runs in a container');
+    }
     if (v.replica !== undefined) {
       const { REPLICA_NAME } = await import('../../emulator/config.js');
       if (!REPLICA_NAME.test(v.replica)) throw new UsageError(`--replica "${v.replica}" must be 1 to 63 letters, digits, ".", "_" or "-", starting with a letter or digit`, 'e.g. --replica staging-1');
@@ -233,6 +248,7 @@ export default defineCommand({
       env: v.env,
       adminToken,
       tls: v.tlsCert === undefined ? undefined : { certFile: path.resolve(ctx.cwd, v.tlsCert), keyFile: path.resolve(ctx.cwd, v.tlsKey!) },
+      containerNetwork,
     };
   },
   run,
@@ -253,6 +269,7 @@ async function run(ctx: Context, o: ServeOptions): Promise<void> {
     adminToken: o.adminToken,
     tls,
     env: ctx.env,
+    containerNetwork: o.containerNetwork,
   }).catch(async (err) => {
     if (tls && typeof err?.code === 'string' && (err.code === 'ENOENT' || err.code === 'EACCES' || err.code.startsWith('ERR_OSSL'))) {
       const { describeFsError } = await import('../../errors.js');

@@ -4,14 +4,14 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { LogStream } from '../stores/store.js';
-import { DockerRunner, LABELS, loadBuild, type BuildSource, type ContainerOwner, type DockerDaemon } from './docker.js';
+import { DockerRunner, LABELS, loadBuild, type BuildSource, type ContainerNetwork, type ContainerOwner, type DockerDaemon } from './docker.js';
 import { ProcessRunner } from './process.js';
 import { RunnerError, type ExitInfo, type OutputStream, type ResourceSample, type RunPort, type RunningServer } from './runtime.js';
 
 /** How a lobby's server runs: a command through the shell, or a pushed build in a container. */
 export type HowToRun =
   | { command: string }
-  | { build: BuildSource; docker: DockerDaemon; owner: ContainerOwner; network?: 'host' | 'published'; publishOn?: string };
+  | { build: BuildSource; docker: DockerDaemon; owner: ContainerOwner; network: ContainerNetwork };
 
 /** Where the output lines go: the logs service's append (services/logs.ts). */
 export interface LogSink {
@@ -150,7 +150,7 @@ export async function startLobbyServer(opts: LobbyRunOptions): Promise<LobbyRun>
   const server =
     'command' in run
       ? await new ProcessRunner(run.command).start(spec)
-      : await new DockerRunner(run.docker, { image: await imageOf(run.docker, run.build), owner: run.owner, network: run.network, publishOn: run.publishOn }).start(spec);
+      : await new DockerRunner(run.docker, { image: await imageOf(run.docker, run.build), owner: run.owner, network: run.network }).start(spec);
 
   const kept: TimedSample[] = [];
   const keep = opts.keepSamples ?? 30;

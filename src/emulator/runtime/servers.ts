@@ -7,7 +7,6 @@ import type { Lobbies } from '../services/lobbies.js';
 import { lobbyEnvironment, lobbyPorts } from '../services/environment.js';
 import type { LobbyRow, Store } from '../stores/store.js';
 import { collectGarbage } from './collect.js';
-import { urlFromContainer } from './docker.js';
 import { startLobbyServer, type HowToRun, type LobbyRun, type LogSink, type TimedSample } from './lobby.js';
 import { isSameProcess, killLeftover, processStart } from './process.js';
 import type { ExitInfo, RunPort } from './runtime.js';
@@ -39,6 +38,8 @@ export interface LobbyServersOptions {
   logs: LogSink;
   /** The endpoint a server calls (RIVET_API_ENDPOINT); known once the emulator listens. */
   endpoint(): string;
+  /** The endpoint a container on its bridge network calls instead: the listener of the lobby routes alone. */
+  containerEndpoint?(): string;
   /** Where a failure that no request can answer goes (a store that failed while recording an exit). */
   warn(message: string): void;
   stopGraceMs?: number;
@@ -136,8 +137,8 @@ export class LobbyServers {
     let run: LobbyRun;
     try {
       const how = await this.opts.how(game, lobby);
-      // A container on published ports reaches the emulator through host.docker.internal, not its loopback.
-      const endpoint = 'build' in how && how.network === 'published' ? urlFromContainer(this.opts.endpoint(), 'published') : this.opts.endpoint();
+      // A container on its bridge network calls the listener that serves it the lobby routes alone.
+      const endpoint = 'build' in how && how.network.mode === 'bridge' ? this.opts.containerEndpoint!() : this.opts.endpoint();
       run = await startLobbyServer({
         lobbyId: lobby.lobby_id,
         env: lobbyEnvironment({ lobby, endpoint, token: lobbies.lobbyToken(game, lobby.lobby_id) }),
