@@ -6,7 +6,7 @@ import type { Dispatcher } from 'undici';
 import type { Agents } from './agents.js';
 import type { Context } from '../context.js';
 import type { Target } from '../config/target.js';
-import { ApiError, UsageError } from '../errors.js';
+import { ApiError, GAME_GONE, UsageError } from '../errors.js';
 import { describeBody, readText, responseError, retryLine, send, toNetworkError, withRetries, type RetryNotice } from './transport.js';
 import { version } from '../version.js';
 
@@ -147,6 +147,12 @@ export class ApiClient {
       const err = responseError(status, res.headers, text, { rayId });
       // The admin routes take the emulator's admin token, which `gamehost login` never sets.
       if (spec.auth === 'admin' && err instanceof ApiError && err.status === 401) err.hint = 'set GAMEHOST_EMULATOR_ADMIN_TOKEN to the token the emulator was started with';
+      // A service's token with no endpoint went to the embedded emulator: the missing endpoint is the cause, not the token.
+      if (spec.auth === 'cloud' && this.target.cloudTokenFrom && err instanceof ApiError && err.status === 401 && !GAME_GONE.test(err.message)) {
+        const cause = new ApiError(401, { code: err.code, message: `no endpoint is set, so the token of ${this.target.cloudTokenFrom} went to the embedded emulator, which does not know it` }, err.rayId);
+        cause.hint = 'pass --endpoint (or set GAMEHOST_ENDPOINT) for the service the token is for';
+        throw cause;
+      }
       throw err;
     }
     if (text.trim() === '') return { value: {} as T, text: '{}' };

@@ -35,7 +35,7 @@ export const EXIT_CODES_HELP = `Exit codes:
 
 /** The options every command takes, declared like a command's own, and read into the context's GlobalOptions. */
 const GLOBAL_OPTIONS = [
-  { flags: '--endpoint <url>', description: 'service endpoint (default: the embedded local emulator)' },
+  { flags: '--endpoint <url>', description: 'service endpoint (default: the embedded local emulator; "embedded" names it, as CI needs for a push or a lobby)' },
   { flags: '--token <token>', description: 'cloud token' },
   { flags: '--namespace-token <token>', description: 'namespace token for matchmaker calls (default: one made with the cloud token)' },
   { flags: '--game <id>', description: 'game id' },

@@ -12,6 +12,7 @@ export interface FindOptions {
 }
 
 export default defineCommand({
+  writes: true,
   summary: 'Find a lobby with room (or make one) and join it as a player',
   options: [
     { flags: '--game-mode <mode>', description: 'a game mode to look in (required); repeat for more, the first is used to create', repeatable: true },

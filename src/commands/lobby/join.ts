@@ -12,6 +12,7 @@ export interface JoinOptions {
 }
 
 export default defineCommand({
+  writes: true,
   operands: ['<lobby-id>'],
   summary: 'Join a lobby by id as a player',
   options: [],
