@@ -137,6 +137,11 @@ export default defineCommand({
       description:
         "with --run-build: bridge (the default: each container isolated on the emulator's network, its ports published, the lobby routes its only API) or host (this host's network, loopback and admin routes included: only for your own build on your own machine)",
     },
+    {
+      flags: '--pass-env <name>',
+      description: "also give lobbies' servers this variable of serve's environment (repeat for more); they get their lobby's RIVET_* and PORT_* variables, PATH, HOME, the locale, TZ and TMPDIR, nothing else",
+      repeatable: true,
+    },
     { flags: '--replica <name>', description: "this replica's id, the owner of the lobbies whose servers it runs (default: kept in the data directory)" },
     { flags: '--part-size <bytes>', description: 'multipart part size, e.g. 64KiB or 1MiB (default: 100MiB; for tests)', value: bytes },
     { flags: '--database <url>', description: 'keep the records in PostgreSQL at this postgres:// URL instead of SQLite in the data directory' },
@@ -193,6 +198,15 @@ export default defineCommand({
     if (v.containerNetwork !== undefined) {
       containerNetwork = parseChoice('--container-network', v.containerNetwork, ['bridge', 'host'] as const);
       if (!config?.runBuild) throw new UsageError('--container-network goes with --run-build: only a pushed build runs in a container');
+    }
+    if (v.passEnv !== undefined) {
+      const { passEnvProblem } = await import('../../emulator/config.js');
+      for (const name of v.passEnv) {
+        const problem = passEnvProblem(name);
+        if (problem !== undefined) throw new UsageError(`--pass-env: ${problem}`);
+      }
+      if (config?.readiness !== 'run') throw new UsageError('--pass-env goes with what runs lobbies\' servers: --run or --run-build');
+      config = { ...config, passEnv: [...new Set([...(config.passEnv ?? []), ...v.passEnv])] };
     }
     if (v.replica !== undefined) {
       const { REPLICA_NAME } = await import('../../emulator/config.js');
