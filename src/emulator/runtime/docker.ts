@@ -401,3 +401,21 @@ export async function removeEmulatorContainers(daemon: DockerDaemon, dataDir: st
   });
   return removed;
 }
+
+/**
+ * `emulator reset`'s part: the containers and network an emulator of `dataDir` left on this host, removed where a
+ * daemon answers (found as --run-build finds it); undefined where none does, as there is nothing of Docker's then.
+ */
+export async function resetContainers(dataDir: string, env: Record<string, string | undefined>): Promise<number | undefined> {
+  let daemon: DockerDaemon;
+  try {
+    daemon = await connectDocker(env, { timeoutMs: 5_000 });
+  } catch {
+    return undefined;
+  }
+  try {
+    return await removeEmulatorContainers(daemon, dataDir);
+  } finally {
+    await daemon.close().catch(() => {});
+  }
+}
