@@ -33,9 +33,10 @@ async function freePort(): Promise<number> {
 
 const SERVER = `
 const http = require('http');
+// Its handler before its first line: a test that stops it once it printed finds the handler there.
+process.on('SIGTERM', () => { console.log('got SIGTERM'); if (process.env.MODE !== 'stubborn') process.exit(0); });
 console.log('hello ' + process.env.GREETING);
 console.error('to stderr');
-process.on('SIGTERM', () => { console.log('got SIGTERM'); if (process.env.MODE !== 'stubborn') process.exit(0); });
 if (process.env.MODE === 'exit') process.exit(Number(process.env.CODE));
 if (process.env.MODE === 'busy') setImmediate(function spin() { const t = Date.now(); while (Date.now() - t < 50); setImmediate(spin); });
 if (process.env.READY_URL) http.get(process.env.READY_URL, (r) => r.resume());
