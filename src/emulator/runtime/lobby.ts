@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { EmulatorError } from '../errors.js';
 import { LOG_BOUNDS, LOG_STREAMS, type LogStream } from '../stores/store.js';
 import { DockerRunner, LABELS, loadBuild, type BuildSource, type ContainerOwner, type DockerDaemon } from './docker.js';
-import { ProcessRunner } from './process.js';
+import { hostEnvironment, ProcessRunner } from './process.js';
 import { RunnerError, type ExitInfo, type OutputStream, type ResourceSample, type RunPort, type RunningServer } from './runtime.js';
 
 /** How a lobby's server runs: a command through the shell, or a pushed build in a container. */
@@ -131,7 +131,10 @@ export class WriteGate {
 
 export interface LobbyRunOptions {
   lobbyId: string;
-  /** The lobby's environment (as `emulator lobby env` prints it). A command also gets this process's beneath it. */
+  /**
+   * The lobby's environment (as `emulator lobby env` prints it, and what `--pass-env` adds). A command also gets the
+   * allow-listed part of this process's beneath it (hostEnvironment), nothing else of it.
+   */
   env: Record<string, string>;
   ports: RunPort[];
   run: HowToRun;
@@ -315,7 +318,7 @@ export async function startLobbyServer(opts: LobbyRunOptions): Promise<LobbyRun>
   await mkdir(workDir, { recursive: true, mode: 0o700 });
   const batcher = new LogBatcher(lobbyId, opts.logs, opts.gate ?? new WriteGate());
   const spec = {
-    env: 'command' in run ? { ...stringEnv(process.env), ...opts.env } : opts.env,
+    env: 'command' in run ? { ...hostEnvironment(process.env), ...opts.env } : opts.env,
     workDir,
     ports: opts.ports,
     labels: { [LABELS.lobby]: lobbyId },
@@ -360,8 +363,4 @@ export async function startLobbyServer(opts: LobbyRunOptions): Promise<LobbyRun>
       return exited;
     },
   };
-}
-
-function stringEnv(env: NodeJS.ProcessEnv): Record<string, string> {
-  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
 }
