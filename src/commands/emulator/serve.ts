@@ -136,7 +136,7 @@ export default defineCommand({
       repeatable: true,
     },
     { flags: '--replica <name>', description: "this replica's id, the owner of the lobbies whose servers it runs (default: kept in the data directory)" },
-    { flags: '--log-retention <duration>', description: "how long a stopped lobby's log lines are kept, e.g. 12h or 30d (default: 7d)" },
+    { flags: '--log-retention <time>', description: "how long a stopped lobby's log lines are kept, e.g. 12h or 30d (default: 7d)" },
     { flags: '--part-size <bytes>', description: 'multipart part size, e.g. 64KiB or 1MiB (default: 100MiB; for tests)', value: bytes },
     { flags: '--database <url>', description: 'keep the records in PostgreSQL at this postgres:// URL instead of SQLite in the data directory' },
     { flags: '--bucket <url>', description: 'keep builds and exports in an S3-compatible bucket, s3://bucket[/prefix] (endpoint, region, keys: AWS_* variables)' },
