@@ -6,7 +6,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/cli.js';
-import { replicaEnv, runBin, serve, SLOW, stopReplica, type Replica } from '../helpers/replica.js';
+import { runBin } from '../helpers/bin.js';
+import { replicaEnv, serve, SLOW, stopReplica, type Replica } from '../helpers/replica.js';
 
 const POSIX = process.platform !== 'win32';
 
