@@ -130,6 +130,11 @@ export default defineCommand({
       description: "run each lobby's server from a pushed docker_image build in a Docker container: the build with this image tag (name:tag), else the game's newest complete build",
       conflicts: 'run',
     },
+    {
+      flags: '--max-image-size <bytes>',
+      description: "with --run-build: the largest a build's image may unpack to, e.g. 8GiB (default 4GiB); a larger one is refused as it loads",
+      value: bytes,
+    },
     { flags: '--replica <name>', description: "this replica's id, the owner of the lobbies whose servers it runs (default: kept in the data directory)" },
     { flags: '--part-size <bytes>', description: 'multipart part size, e.g. 64KiB or 1MiB (default: 100MiB; for tests)', value: bytes },
     { flags: '--database <url>', description: 'keep the records in PostgreSQL at this postgres:// URL instead of SQLite in the data directory' },
@@ -176,6 +181,10 @@ export default defineCommand({
       config = { ...config, readiness: 'run', run: null, runBuild: tag };
     } else if (config?.readiness === 'run' && !config.run && !config.runBuild && !Object.values(config.gameModeSettings ?? {}).some((m) => m.run !== undefined)) {
       throw new UsageError('--readiness run needs what runs a lobby\'s server: --run <command> or --run-build [tag] (or "run" or "runBuild" in --config)');
+    }
+    if (v.maxImageSize !== undefined) {
+      if (v.runBuild === undefined && !config?.runBuild) throw new UsageError('--max-image-size goes with --run-build');
+      config = { ...config, maxImageBytes: v.maxImageSize };
     }
     // The file and the flags together: every game mode has a command (its own, or --run).
     if (config?.readiness === 'run') checkWholeConfig(config, v.config === undefined ? 'emulator config' : `emulator config ${v.config}`);
