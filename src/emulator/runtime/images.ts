@@ -295,7 +295,8 @@ export async function* imageTar(source: AsyncIterable<Buffer>, maxBytes: number)
   let named = false;
   let pending: { path?: string; linkpath?: string; size?: number } = {};
   for (let first = true; ; first = false) {
-    const block = first ? await input.read(BLOCK).catch(() => notATar()) : await input.read(BLOCK);
+    // A first block cut short is no tar at all; what failed to be read (the file, its LZ4) says so itself.
+    const block = first ? await input.read(BLOCK).catch((err: unknown) => (err instanceof ImageRefused ? notATar() : Promise.reject(err))) : await input.read(BLOCK);
     if (block === null) {
       if (first) throw new ImageRefused('the build is empty');
       break;
