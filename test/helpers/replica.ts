@@ -54,9 +54,10 @@ export function serve(args: string[], env: Record<string, string | undefined> = 
   });
 }
 
-/** The real executable to its end, piped: exit code, stdout and stderr. */
-export function runBin(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH, HOME: tempDir(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+/** The real executable to its end, piped: exit code, stdout and stderr; `stdin` its input (else none). */
+export function runBin(args: string[], env: Record<string, string> = {}, stdin?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH, HOME: tempDir(), ...env }, stdio: [stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+  child.stdin?.end(stdin);
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));

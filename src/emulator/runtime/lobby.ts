@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { LogStream } from '../stores/store.js';
 import { DockerRunner, LABELS, type ContainerOwner, type DockerDaemon } from './docker.js';
 import type { BuildImages, BuildSource } from './images.js';
-import { ProcessRunner } from './process.js';
+import { hostEnvironment, ProcessRunner } from './process.js';
 import type { ExitInfo, OutputStream, ResourceSample, RunPort, RunningServer } from './runtime.js';
 
 /** A container of an image, by its ID, on a daemon. */
@@ -29,7 +29,10 @@ export interface LogSink {
 
 export interface LobbyRunOptions {
   lobbyId: string;
-  /** The lobby's environment (as `emulator lobby env` prints it). A command also gets this process's beneath it. */
+  /**
+   * The lobby's environment (as `emulator lobby env` prints it, and what `--pass-env` adds). A command also gets the
+   * allow-listed part of this process's beneath it (hostEnvironment), nothing else of it.
+   */
   env: Record<string, string>;
   ports: RunPort[];
   run: { command: string } | ContainerRun;
@@ -116,7 +119,7 @@ export async function startLobbyServer(opts: LobbyRunOptions): Promise<LobbyRun>
   await mkdir(workDir, { recursive: true, mode: 0o700 });
   const batcher = new LogBatcher(lobbyId, opts.logs);
   const spec = {
-    env: 'command' in run ? { ...stringEnv(process.env), ...opts.env } : opts.env,
+    env: 'command' in run ? { ...hostEnvironment(process.env), ...opts.env } : opts.env,
     workDir,
     ports: opts.ports,
     labels: { [LABELS.lobby]: lobbyId },
@@ -159,8 +162,4 @@ export async function startLobbyServer(opts: LobbyRunOptions): Promise<LobbyRun>
       return exited;
     },
   };
-}
-
-function stringEnv(env: NodeJS.ProcessEnv): Record<string, string> {
-  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
 }
