@@ -12,10 +12,8 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { RivetClient, RivetError } from '@rivet-gg/api';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildImage as loadedImage } from '../../src/emulator/runtime/lobby.js';
 import { tempDir } from '../helpers/cli.js';
-import { buildImage, DOCKER, DOCKER_PRESENT, saveImage } from '../helpers/docker.js';
-import { listBuilds } from '../helpers/emulator.js';
+import { buildImage, DOCKER, DOCKER_PRESENT, recordedImages, saveImage } from '../helpers/docker.js';
 import { lobbyJson, logLines, say, until } from '../helpers/lobby-server.js';
 import { BIN, replicaEnv, runBin, serve, stopReplica, type Replica } from '../helpers/replica.js';
 
@@ -250,9 +248,8 @@ describe.skipIf(!DOCKER_PRESENT || process.platform !== 'linux')('examples/node-
     replicas.push(r);
     const pushed = await runBin(['build', 'push', tar, '--tag', TAG], replicaEnv(tempDir(), r));
     expect(pushed.code, pushed.stderr).toBe(0);
-    const build = (await listBuilds(r.info.endpoint)).find((b) => b.image_tag === TAG)!;
-    loaded.push(loadedImage(build.build_id));
     const lobbyId = await createLobby(r);
+    loaded.push(...recordedImages(dataDir));
     const port = await play(r, lobbyId);
     r.child.kill('SIGTERM');
     expect(await r.exit).toEqual({ code: 0, signal: null });
