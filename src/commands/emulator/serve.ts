@@ -132,7 +132,7 @@ export default defineCommand({
     },
     {
       flags: '--max-image-size <bytes>',
-      description: "with --run-build: the largest a build's image may unpack to, e.g. 8GiB (default 4GiB); a larger one is refused as it loads",
+      description: "with --run-build: the largest a build's image may unpack to, e.g. 8GiB; a larger one is refused as it loads (default: 4GiB)",
       value: bytes,
     },
     {
