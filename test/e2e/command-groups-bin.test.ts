@@ -7,7 +7,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readCsv, tempDir } from '../helpers/cli.js';
-import { runBin, serve, SLOW, stopReplica, type Replica } from '../helpers/replica.js';
+import { serve, SLOW, stopReplica, type Replica } from '../helpers/replica.js';
+import { runBin } from '../helpers/bin.js';
 
 describe(`each command group through bin/gamehost.js, on Node.js ${process.versions.node}`, () => {
   let r: Replica;

@@ -8,8 +8,8 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isolatedEnv, runCli, tempDir } from '../helpers/cli.js';
+import { BIN } from '../helpers/bin.js';
 
-const BIN = path.resolve(__dirname, '../../bin/gamehost.js');
 
 /** A `gamehost` on PATH that runs this tree's executable, and the bash script it prints. */
 async function install(): Promise<{ dir: string; script: string }> {

@@ -8,9 +8,9 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkWholeConfig, loadEmulatorConfig } from '../../src/config/emulator-config.js';
 import { isolatedEnv, tempDir } from '../helpers/cli.js';
+import { BIN } from '../helpers/bin.js';
 
 const ROOT = path.resolve(__dirname, '../..');
-const BIN = path.join(ROOT, 'bin', 'gamehost.js');
 const DOCS = ['README.md', ...fs.readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
 const HAVE_JQ = spawnSync('sh', ['-c', 'command -v jq']).status === 0;
 

@@ -15,7 +15,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/cli.js';
 import { buildImage, DOCKER, DOCKER_PRESENT, recordedImages, saveImage } from '../helpers/docker.js';
 import { lobbyJson, logLines, say, until } from '../helpers/lobby-server.js';
-import { BIN, replicaEnv, runBin, serve, stopReplica, type Replica } from '../helpers/replica.js';
+import { replicaEnv, serve, stopReplica, type Replica } from '../helpers/replica.js';
+import { BIN, runBin } from '../helpers/bin.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const EXAMPLE = path.join(ROOT, 'examples', 'node-sdk');

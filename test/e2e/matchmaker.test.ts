@@ -1,13 +1,12 @@
 // lobby find, join, list, region list and emulator lobby env end to end against an emulator: in-process in a
 // terminal and piped, and the real bin on a pseudo-terminal and piped.
 import { execFile, spawnSync } from 'node:child_process';
-import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { plain, runCli } from '../helpers/cli.js';
 import { useEmulator } from '../helpers/emulator.js';
+import { BIN } from '../helpers/bin.js';
 
-const BIN = path.resolve(__dirname, '../../bin/gamehost.js');
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 describe('the matchmaker from the command line', () => {

@@ -6,7 +6,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/cli.js';
 import { logLines, until } from '../helpers/lobby-server.js';
 import { createTestDatabase, PG_PRESENT } from '../helpers/postgres.js';
-import { replicaEnv, runBin, serve, stopReplica, type Replica } from '../helpers/replica.js';
+import { replicaEnv, serve, stopReplica, type Replica } from '../helpers/replica.js';
+import { runBin } from '../helpers/bin.js';
 
 const POSIX = process.platform !== 'win32';
 const replicas: Replica[] = [];

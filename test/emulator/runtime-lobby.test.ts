@@ -11,7 +11,7 @@ import { BuildImages } from '../../src/emulator/runtime/images.js';
 import { LABELS } from '../../src/emulator/runtime/docker.js';
 import { tempDir } from '../helpers/cli.js';
 import { DOCKER, DOCKER_PRESENT, nodeImageTar } from '../helpers/docker.js';
-import { startTestEmulator, type TestEmulator } from './helpers.js';
+import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 
 const POSIX = process.platform !== 'win32';
 
@@ -37,13 +37,13 @@ describe.skipIf(!POSIX)('startLobbyServer', () => {
   });
 
   async function newLobby(): Promise<string> {
-    const res = await t.call('POST', '/matchmaker/lobbies/create', { token: t.emu.tokens.public, body: { game_mode: 'default' } });
+    const res = await t.call('POST', '/matchmaker/lobbies/create', { token: t.tokens.public, body: { game_mode: 'default' } });
     return res.json.lobby.lobby_id;
   }
   /** The lines the logs route answers: the most recent, or (with a watch index) the oldest after it. */
   const lines = async (lobbyId: string, stream: string, watchIndex?: string): Promise<string[]> => {
     const query = `stream=${stream}${watchIndex === undefined ? '' : `&watch_index=${watchIndex}`}`;
-    const res = await t.call('GET', `/cloud/games/${GAME_ID}/matchmaker/lobbies/${lobbyId}/logs?${query}`, { token: t.emu.tokens.cloud });
+    const res = await t.call('GET', `/cloud/games/${GAME_ID}/matchmaker/lobbies/${lobbyId}/logs?${query}`, { token: t.tokens.cloud });
     return res.json.lines.map((l: string) => Buffer.from(l, 'base64').toString());
   };
 
@@ -58,7 +58,7 @@ describe.skipIf(!POSIX)('startLobbyServer', () => {
         ports: [],
         run: { command: 'echo "lobby $RIVET_LOBBY_ID"; echo "$GAMEHOST_TEST_BENEATH"; pwd; for i in $(seq 1 500); do echo "line $i"; done; echo bye >&2; exit 4' },
         workRoot,
-        logs: t.emu.services.logs,
+        logs: t.services.logs,
       });
       expect(await run.exited).toEqual({ code: 4, signal: null });
       const out = await lines(lobbyId, 'std_out');
@@ -81,7 +81,7 @@ describe.skipIf(!POSIX)('startLobbyServer', () => {
       ports: [],
       run: { command: 'echo "pid $$"; sleep 300 & echo "pid $!"; wait' },
       workRoot: tempDir(),
-      logs: t.emu.services.logs,
+      logs: t.services.logs,
       sampleEveryMs: 30,
       keepSamples: 3,
     });
@@ -117,7 +117,7 @@ describe.skipIf(!POSIX)('startLobbyServer', () => {
         image = await images.imageFor(build, async () => void loads++);
         // Loaded for the first lobby only: the second runs the image the first loaded (its tar is gone by then).
         expect(loads).toBe(i === 0 ? 1 : 0);
-        const run = await startLobbyServer({ lobbyId, env: { RIVET_LOBBY_ID: lobbyId }, ports: [], run: { image, docker, owner }, workRoot: tempDir(), logs: t.emu.services.logs });
+        const run = await startLobbyServer({ lobbyId, env: { RIVET_LOBBY_ID: lobbyId }, ports: [], run: { image, docker, owner }, workRoot: tempDir(), logs: t.services.logs });
         try {
           while ((await lines(lobbyId, 'std_out')).length === 0) await new Promise((r) => setTimeout(r, 50));
           expect(await lines(lobbyId, 'std_out')).toEqual([`container says ${lobbyId}`]);
