@@ -68,6 +68,8 @@ export interface EmulatorConfig {
    * answered 503 naming it (and health reports it): a stalled database or bucket never holds a request longer.
    */
   storeTimeoutMs: number;
+  /** A stopped lobby's log lines (and its server's samples) are kept this long after its stop, then removed. */
+  logRetentionMs: number;
 }
 
 /** What a game mode's lobbies run and listen on. */
@@ -123,6 +125,7 @@ export const DEFAULT_CONFIG: EmulatorConfig = Object.freeze({
   maxUploadBytes: 8_000_000_000,
   maxImageBytes: 4 * 1024 * MiB,
   storeTimeoutMs: 5_000,
+  logRetentionMs: 7 * 24 * 60 * 60 * 1000,
 });
 
 const NUMBER_FIELDS = [
@@ -137,9 +140,10 @@ const NUMBER_FIELDS = [
   'maxImageBytes',
   'storeTimeoutMs',
   'maxRunningLobbies',
+  'logRetentionMs',
 ] as const;
 // Delays may be zero; sizes, windows and the store's bound may not (a singlePartMax of 0 would plan an empty file in zero parts).
-const POSITIVE = new Set<string>(['partSize', 'singlePartMax', 'maxUploadBytes', 'maxImageBytes', 'registrationWindowMs', 'readyWindowMs', 'storeTimeoutMs', 'maxRunningLobbies']);
+const POSITIVE = new Set<string>(['partSize', 'singlePartMax', 'maxUploadBytes', 'maxImageBytes', 'registrationWindowMs', 'readyWindowMs', 'storeTimeoutMs', 'maxRunningLobbies', 'logRetentionMs']);
 const FIELDS = new Set<string>([...NUMBER_FIELDS, 'tokenless', 'rateLimits', 'readiness', 'run', 'runBuild', 'replica', 'passEnv', 'gameModes', 'gameModeSettings', 'regions']);
 
 /** What a replica id may be (`--replica`, the config's `replica`): a name fit for a label and a log line. */
