@@ -66,6 +66,8 @@ export interface EmulatorConfig {
    * answered 503 naming it (and health reports it): a stalled database or bucket never holds a request longer.
    */
   storeTimeoutMs: number;
+  /** A stopped lobby's log lines (and its server's samples) are kept this long after its stop, then removed. */
+  logRetentionMs: number;
 }
 
 /** What a game mode's lobbies run and listen on. */
@@ -120,6 +122,7 @@ export const DEFAULT_CONFIG: EmulatorConfig = Object.freeze({
   singlePartMax: 5 * MiB,
   maxUploadBytes: 8_000_000_000,
   storeTimeoutMs: 5_000,
+  logRetentionMs: 7 * 24 * 60 * 60 * 1000,
 });
 
 const NUMBER_FIELDS = [
@@ -133,9 +136,10 @@ const NUMBER_FIELDS = [
   'maxUploadBytes',
   'storeTimeoutMs',
   'maxRunningLobbies',
+  'logRetentionMs',
 ] as const;
 // Delays may be zero; sizes, windows and the store's bound may not (a singlePartMax of 0 would plan an empty file in zero parts).
-const POSITIVE = new Set<string>(['partSize', 'singlePartMax', 'maxUploadBytes', 'registrationWindowMs', 'readyWindowMs', 'storeTimeoutMs', 'maxRunningLobbies']);
+const POSITIVE = new Set<string>(['partSize', 'singlePartMax', 'maxUploadBytes', 'registrationWindowMs', 'readyWindowMs', 'storeTimeoutMs', 'maxRunningLobbies', 'logRetentionMs']);
 const FIELDS = new Set<string>([...NUMBER_FIELDS, 'tokenless', 'rateLimits', 'readiness', 'run', 'runBuild', 'replica', 'passEnv', 'gameModes', 'gameModeSettings', 'regions']);
 
 /** What a replica id may be (`--replica`, the config's `replica`): a name fit for a label and a log line. */

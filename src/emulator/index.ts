@@ -163,7 +163,7 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
       });
       services.lobbies.runner = servers;
       // Before serving: the lobbies a dead predecessor of this replica left running are stopped, and its servers killed.
-      const recovered = await servers.recover();
+      const recovered = await servers.recover((opts.clock ?? systemClock).now());
       if (recovered > 0)
         console.error(`[emulator] stopped ${recovered} ${recovered === 1 ? 'lobby' : 'lobbies'} whose servers this replica ran before it restarted (exit code ${OWNER_GONE_EXIT_CODE}, failed)`);
     }
@@ -184,7 +184,7 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
   front.endpoint = `${tls ? 'https' : 'http'}://${urlHost(host)}:${port}`;
   // Each replica sweeps; a game is claimed by one of them. Unref'd: it never keeps a process alive.
   // Uploads whose part URLs expired are swept on the same beat.
-  const sweeper = setInterval(() => void Promise.all([services.games.sweep(), services.builds.sweep()]).catch(sweepFailed), SWEEP_INTERVAL_MS);
+  const sweeper = setInterval(() => void Promise.all([services.games.sweep(), services.builds.sweep(), services.logs.sweep()]).catch(sweepFailed), SWEEP_INTERVAL_MS);
   sweeper.unref();
   const serverSweeper = servers && setInterval(() => void servers.sweep((opts.clock ?? systemClock).now()).catch(sweepFailed), SERVER_SWEEP_INTERVAL_MS);
   serverSweeper?.unref();

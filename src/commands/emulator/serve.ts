@@ -136,6 +136,7 @@ export default defineCommand({
       repeatable: true,
     },
     { flags: '--replica <name>', description: "this replica's id, the owner of the lobbies whose servers it runs (default: kept in the data directory)" },
+    { flags: '--log-retention <time>', description: "how long a stopped lobby's log lines are kept, e.g. 12h or 30d (default: 7d)" },
     { flags: '--part-size <bytes>', description: 'multipart part size, e.g. 64KiB or 1MiB (default: 100MiB; for tests)', value: bytes },
     { flags: '--database <url>', description: 'keep the records in PostgreSQL at this postgres:// URL instead of SQLite in the data directory' },
     { flags: '--bucket <url>', description: 'keep builds and exports in an S3-compatible bucket, s3://bucket[/prefix] (endpoint, region, keys: AWS_* variables)' },
@@ -167,6 +168,7 @@ export default defineCommand({
     let config = v.config !== undefined ? loadEmulatorConfig(path.resolve(ctx.cwd, v.config)) : undefined;
     // The flag wins over the config file, as flags do everywhere.
     if (v.partSize !== undefined) config = { ...config, partSize: v.partSize };
+    if (v.logRetention !== undefined) config = { ...config, logRetentionMs: (await import('../../timeparse.js')).parseDuration('--log-retention', v.logRetention) };
     if (v.readiness !== undefined) {
       const { READINESS_MODES } = await import('../../emulator/config.js');
       config = { ...config, readiness: parseChoice('--readiness', v.readiness, READINESS_MODES) };
