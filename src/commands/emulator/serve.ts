@@ -131,6 +131,11 @@ export default defineCommand({
       conflicts: 'run',
     },
     {
+      flags: '--max-image-size <bytes>',
+      description: "with --run-build: the largest a build's image may unpack to, e.g. 8GiB; a larger one is refused as it loads (default: 4GiB)",
+      value: bytes,
+    },
+    {
       flags: '--pass-env <name>',
       description: "also give lobbies' servers this variable of serve's environment (repeat for more); they get their lobby's RIVET_* and PORT_* variables, PATH, HOME, the locale, TZ and TMPDIR, nothing else",
       repeatable: true,
@@ -183,6 +188,10 @@ export default defineCommand({
       config = { ...config, readiness: 'run', run: null, runBuild: tag };
     } else if (config?.readiness === 'run' && !config.run && !config.runBuild && !Object.values(config.gameModeSettings ?? {}).some((m) => m.run !== undefined)) {
       throw new UsageError('--readiness run needs what runs a lobby\'s server: --run <command> or --run-build [tag] (or "run" or "runBuild" in --config)');
+    }
+    if (v.maxImageSize !== undefined) {
+      if (v.runBuild === undefined && !config?.runBuild) throw new UsageError('--max-image-size goes with --run-build');
+      config = { ...config, maxImageBytes: v.maxImageSize };
     }
     // The file and the flags together: every game mode has a command (its own, or --run).
     if (config?.readiness === 'run') checkWholeConfig(config, v.config === undefined ? 'emulator config' : `emulator config ${v.config}`);

@@ -27,7 +27,7 @@ import type {
   LogStream,
   LogStreamState,
 } from './store.js';
-import { LOBBY_INSERT_COLUMNS, LOG_BOUNDS, MAX_LOG_LINE_BYTES, TRIM_PAGE, lobbyInsertValues, nextLogTs, trimLogs } from './store.js';
+import { LOBBY_INSERT_COLUMNS, LOG_BOUNDS, MAX_LOG_LINE_BYTES, NOT_READY, TRIM_PAGE, lobbyInsertValues, nextLogTs, trimLogs } from './store.js';
 
 /**
  * The schema, one entry per version: entry i takes a database from version i to i + 1. Append, never edit: a
@@ -720,6 +720,10 @@ export class PostgresStore implements Store, LocalObjectIndex {
 
   async setLobbyServer(lobbyId: string, pid: number, start: number): Promise<void> {
     await this.pool.query('UPDATE lobbies SET server_pid = $1, server_start = $2 WHERE lobby_id = $3', [pid, start, lobbyId]);
+  }
+
+  async setReadyDeadline(lobbyId: string, deadline: number | null): Promise<void> {
+    await this.pool.query('UPDATE lobbies SET ready_deadline_ts = $1 WHERE lobby_id = $2 AND stop_ts IS NULL AND ready_ts = $3', [deadline, lobbyId, NOT_READY]);
   }
 
   async ownedLobbies(owner: string): Promise<LobbyRow[]> {

@@ -343,6 +343,11 @@ export interface Store {
   getLobby(lobbyId: string): Promise<LobbyRow | undefined>;
   /** Records the process a lobby's server runs as (its owner started it): what a restarted owner kills if it is left. */
   setLobbyServer(lobbyId: string, pid: number, start: number): Promise<void>;
+  /**
+   * The ready window of a lobby whose server has not called ready: null holds it (its build's image is loading, which
+   * is no part of the window), a time restarts it (its server started). A ready or stopped lobby is left as it is.
+   */
+  setReadyDeadline(lobbyId: string, deadline: number | null): Promise<void>;
   /** The running lobbies whose servers the replica `owner` runs (or ran, before it restarted), oldest first. */
   ownedLobbies(owner: string): Promise<LobbyRow[]>;
   /**
