@@ -75,7 +75,8 @@ export class ApiError extends CliError {
 
   get exitCode(): number {
     if (this.status === 401 || this.status === 403) return ExitCode.AUTH;
-    if (this.status === 404) return ExitCode.NOT_FOUND;
+    // The matchmaker says an unknown lobby with a 400: it is exit 4 as the cloud routes' 404 for one is.
+    if (this.status === 404 || this.code === 'MATCHMAKER_LOBBY_NOT_FOUND') return ExitCode.NOT_FOUND;
     if (this.status === 429 || this.status >= 500) return ExitCode.UNAVAILABLE;
     return ExitCode.UNEXPECTED;
   }

@@ -13,7 +13,7 @@ import { checkAdminToken } from './services/admin.js';
 import { systemClock, type Clock } from './services/clock.js';
 import { gameTokens, sweepFailed, type GameTokens } from './services/games.js';
 import { GAME_ID, NAMESPACE_ID } from './services/ids.js';
-import { LOBBY_TIER } from './services/environment.js';
+import { LOBBY_PIDS_LIMIT, LOBBY_TIER } from './services/environment.js';
 import { createServices, type Services } from './services/index.js';
 import type { LogWatchTiming } from './services/logs.js';
 import { checkBucketPartSize } from './stores/bucket.js';
@@ -86,6 +86,12 @@ export interface StartEmulatorOptions extends StoreOptions {
    */
   env?: Record<string, string | undefined>;
   /**
+   * `runBuild`'s containers: `bridge` (the default) isolated on a network of their own, calling a listener that
+   * serves them the lobby routes alone; `host` on this host's network, loopback and admin routes included (for
+   * one's own build on one's own machine).
+   */
+  containerNetwork?: 'bridge' | 'host';
+  /**
    * Readiness `run`: how often a server is sampled for its lobby's metrics, its stop's grace period, and the idle
    * collection's wait and call (tests shorten and watch them).
    */
@@ -94,6 +100,16 @@ export interface StartEmulatorOptions extends StoreOptions {
 
 function readTls(files: TlsFiles): TlsPair {
   return { cert: readFileSync(files.certFile), key: readFileSync(files.keyFile) };
+}
+
+function listen(server: import('node:http').Server, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
 }
 
 /** A host as it appears in a URL; wildcard binds are reached through loopback. */
@@ -115,7 +131,17 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
   // `--run-build`: Docker first (none: refused in one line before anything is opened), and what a dead emulator of
   // this data directory left in it removed.
   const builds =
-    config.runBuild === null ? undefined : await (await import('./runtime/builds.js')).startBuildRunner({ tag: config.runBuild, dataDir: opts.dataDir, host, env: opts.env });
+    config.runBuild === null
+      ? undefined
+      : await (await import('./runtime/builds.js')).startBuildRunner({
+          tag: config.runBuild,
+          dataDir: opts.dataDir,
+          host,
+          network: opts.containerNetwork,
+          env: opts.env,
+          maxImageBytes: config.maxImageBytes,
+          warn: (message) => console.error(`[emulator] ${message}`),
+        });
   if (builds !== undefined && builds.swept > 0) console.error(`[emulator] removed ${builds.swept} container(s) an emulator of this data directory left when it stopped`);
   let opened: Awaited<ReturnType<typeof openStores>>;
   try {
@@ -126,8 +152,13 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
   }
   const { store, blobs, secret, inUse, names } = opened;
   const services = createServices({ store, blobs, names, clock: opts.clock ?? systemClock, config, secret, faults, adminToken: opts.adminToken, logWatch: opts.logWatch });
-  const front: Front = { endpoint: '', faults };
+  // Requests from the containers' addresses get the lobby routes alone, whichever listener they reach (a wildcard --host).
+  const front: Front = { endpoint: '', faults, containerSubnet: builds?.containerListener?.subnet };
   const server = createEmulatorServer(services, front, tls);
+  // What containers call: a listener of the lobby routes alone, on this host's address on their network; plain HTTP,
+  // as the traffic never leaves this host.
+  const containerFront: Front = { endpoint: '', faults, lobbyRoutesOnly: true };
+  const containerServer = builds?.containerListener && createEmulatorServer(services, containerFront);
   // The runtime (process and container runners, their metrics libraries) is loaded only where lobbies run a server.
   let servers: import('./runtime/servers.js').LobbyServers | undefined;
   try {
@@ -142,7 +173,7 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
       // Commands run each in a cgroup of its lobby's where this process may make one (Linux); else in a process group.
       const cgroups =
         config.runBuild === null && process.platform === 'linux'
-          ? await (await import('./runtime/cgroup.js')).Cgroups.open({ replica: owner.replica, owner, limits: { memory: LOBBY_TIER.memoryMaxBytes, pids: LOBBY_TIER.pids } })
+          ? await (await import('./runtime/cgroup.js')).Cgroups.open({ replica: owner.replica, owner, limits: { memory: LOBBY_TIER.memoryMax, pids: LOBBY_PIDS_LIMIT } })
           : undefined;
       if (config.runBuild === null && process.platform === 'linux' && cgroups === undefined)
         console.error("[emulator] lobbies' servers run in process groups: this process may make no cgroup; what a server starts in a session of its own (setsid) can outlive its lobby");
@@ -171,27 +202,43 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
         lobbies: services.lobbies,
         logs: services.logs,
         endpoint: () => front.endpoint,
+        containerEndpoint: () => containerFront.endpoint,
         warn: (message) => console.error(`[emulator] ${message}`),
         owner,
         maxRunning: config.maxRunningLobbies,
+        readyWindowMs: config.readyWindowMs,
+        now: () => (opts.clock ?? systemClock).now(),
         ...opts.runtime,
       });
       services.lobbies.runner = servers;
       // Before serving: the lobbies a dead predecessor of this replica left running are stopped, and its servers killed.
-      const recovered = await servers.recover();
+      const recovered = await servers.recover((opts.clock ?? systemClock).now());
       if (recovered > 0)
         console.error(`[emulator] stopped ${recovered} ${recovered === 1 ? 'lobby' : 'lobbies'} whose servers this replica ran before it restarted (exit code ${OWNER_GONE_EXIT_CODE}, failed)`);
     }
     await services.builds.removeLeftovers();
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(opts.port ?? 0, host, () => {
-        server.off('error', reject);
-        resolve();
+    if (builds !== undefined) {
+      // The images of builds deleted while no serve ran (or before a kill) go now; a deleted build's image, at once.
+      const removed = await builds.sweepImages(store).catch(imageSweepFailed);
+      if (removed) console.error(`[emulator] removed ${removed} image(s) of builds this emulator no longer has`);
+      services.builds.onDeleted = (buildId) => builds.images.remove([buildId]).then(() => {}, imageSweepFailed);
+    }
+    await listen(server, opts.port ?? 0, host);
+    if (containerServer) {
+      const at = builds!.containerListener!;
+      await listen(containerServer, 0, at.bindTo).catch(async (err: NodeJS.ErrnoException) => {
+        if (err.code !== 'EADDRNOTAVAIL') throw err;
+        const { RunnerError } = await import('./runtime/runtime.js');
+        throw new RunnerError(
+          `the containers' network gateway ${at.bindTo} is not an address of this host (a rootless daemon, or one in a VM): run your own build with --container-network host`,
+        );
       });
-    });
+      containerFront.endpoint = `http://${urlHost(at.callAt)}:${(containerServer.address() as AddressInfo).port}`;
+    }
   } catch (err) {
     await servers?.close();
+    server.close();
+    containerServer?.close();
     await store.close();
     await builds?.close().catch(() => {});
     throw err;
@@ -200,7 +247,11 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
   front.endpoint = `${tls ? 'https' : 'http'}://${urlHost(host)}:${port}`;
   // Each replica sweeps; a game is claimed by one of them. Unref'd: it never keeps a process alive.
   // Uploads whose part URLs expired are swept on the same beat.
-  const sweeper = setInterval(() => void Promise.all([services.games.sweep(), services.builds.sweep()]).catch(sweepFailed), SWEEP_INTERVAL_MS);
+  const sweeper = setInterval(
+    () =>
+      void Promise.all([services.games.sweep(), services.builds.sweep(), services.logs.sweep(), builds?.sweepImages(store).catch(imageSweepFailed)]).catch(sweepFailed),
+    SWEEP_INTERVAL_MS,
+  );
   sweeper.unref();
   const serverSweeper = servers && setInterval(() => void servers.sweep((opts.clock ?? systemClock).now()).catch(sweepFailed), SERVER_SWEEP_INTERVAL_MS);
   serverSweeper?.unref();
@@ -240,12 +291,24 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
         // Connections still open (keep-alive, or past the grace period) would hold close() open; end them now.
         server.closeAllConnections();
         await closed;
+        if (containerServer) {
+          // Its callers, the containers, are gone by now.
+          const done = new Promise<void>((resolve) => containerServer.close(() => resolve()));
+          containerServer.closeAllConnections();
+          await done;
+        }
         await store.close();
         await builds?.close().catch(() => {});
       })();
       return closing;
     },
   };
+}
+
+/** An image sweep that failed (the daemon went away): said, and tried again on the next beat. */
+function imageSweepFailed(err: unknown): undefined {
+  console.error(`[emulator] the images of deleted builds were not removed (tried again later): ${(err as Error).message}`);
+  return undefined;
 }
 
 /**

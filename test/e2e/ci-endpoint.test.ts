@@ -6,8 +6,8 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { isolatedEnv, runCli, tempDir } from '../helpers/cli.js';
+import { BIN } from '../helpers/bin.js';
 
-const BIN = path.resolve(__dirname, '../../bin/gamehost.js');
 const REFUSED = /^error: no endpoint is set, and under CI \((CI|GITHUB_ACTIONS)=true\) this command does not go to a throwaway embedded emulator: pass --endpoint or set GAMEHOST_ENDPOINT, or set GAMEHOST_ENDPOINT=embedded to use the embedded emulator on purpose$/;
 
 function gamehost(args: string[], env: Record<string, string | undefined>) {

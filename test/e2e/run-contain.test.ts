@@ -10,7 +10,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/cli.js';
 import { logLines, until } from '../helpers/lobby-server.js';
 import { createTestDatabase, PG_PRESENT } from '../helpers/postgres.js';
-import { replicaEnv, runBin, serve, stopReplica, type Replica } from '../helpers/replica.js';
+import { replicaEnv, serve, stopReplica, type Replica } from '../helpers/replica.js';
+import { runBin } from '../helpers/bin.js';
 import { Cgroups } from '../../src/emulator/runtime/cgroup.js';
 import { isCI } from '../../src/output/ci.js';
 
@@ -155,7 +156,7 @@ describe.skipIf(!CGROUPS)('every process of a lobby is contained', () => {
       return ['memory.max', 'memory.limit_in_bytes', 'pids.max'].map((f) => `${root}${path}/${f}`).filter((f) => fs.existsSync(f));
     });
     const limits = Object.fromEntries(files.map((f) => [f.slice(f.lastIndexOf('/') + 1), fs.readFileSync(f, 'utf8').trim()]));
-    expect(limits).toMatchObject({ 'pids.max': '1024' });
+    expect(limits).toMatchObject({ 'pids.max': '512' });
     expect(limits['memory.max'] ?? limits['memory.limit_in_bytes']).toBe(String(2757 * 1024 * 1024));
     for (const lobbyId of lobbies) {
       const out = await runBin(['lobby', 'stop', lobbyId], replicaEnv(tempDir(), r));

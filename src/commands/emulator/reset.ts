@@ -67,12 +67,19 @@ async function run(ctx: Context, o: ResetOptions): Promise<number | void> {
     ctx.info('Nothing was deleted.');
     return ExitCode.UNEXPECTED;
   }
-  // Its records go with the data: what a killed serve left running would be found by nothing afterwards.
+  // The servers a killed `serve --run` of this directory left, by its records, which go with the data: found by
+  // nothing afterwards. And the containers a killed `serve --run-build` left, and its network, where Docker answers.
   const { sweepLeftovers } = await import('../../emulator/runtime/leftovers.js');
   const ended = await sweepLeftovers(o.dataDir);
+  const { resetContainers } = await import('../../emulator/runtime/docker.js');
+  const containers = await resetContainers(o.dataDir, ctx.env).catch((err: unknown) => {
+    ctx.warn(`the emulator's containers could not be removed: ${(err as Error).message}`);
+    return 0;
+  });
   const removed = resetDataDir(o.dataDir);
-  if (ctx.global.json) return writeJson(ctx, { data_dir: o.dataDir, removed, ended_servers: ended });
+  if (ctx.global.json) return writeJson(ctx, { data_dir: o.dataDir, removed, containers: containers ?? 0, ended_servers: ended });
   if (ended > 0) ctx.info(`Ended ${ended} lobby ${ended === 1 ? 'server' : 'servers'} that a killed emulator serve left running.`);
+  if (containers) ctx.info(`Removed ${containers} container(s) an emulator of ${o.dataDir} left.`);
   ctx.info(
     removed.length === 0
       ? `No emulator data in ${o.dataDir}; nothing to delete.`

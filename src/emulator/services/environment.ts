@@ -8,16 +8,17 @@ import type { LobbyRow } from '../stores/store.js';
 export type LobbyPort = ({ port: number } | { min: number; max: number }) & { protocol?: 'tcp' | 'udp' | 'http' };
 
 const MiB = 1024 * 1024;
-
 /**
- * The tier every lobby runs on until versions exist: production's default, basic-1d1 (SERVICE-FACTS "Tiers", the
- * 2024-09 figures): one core (1000 millicores), 1838 MiB reserved, a hard limit of 2757 MiB
- * (RIVET_MEMORY_OVERSUBSCRIBE), which a lobby's cgroup enforces. Production states no process limit; the
- * emulator's is its own, so a fork bomb ends at it.
+ * The tier every lobby runs on until versions (and their tiers) exist, basic-1d1 as production lists it (SERVICE-FACTS
+ * "Tiers", 2024-09): one core in millicores, its memory (the reservation) and memory_max (the hard limit) in bytes.
+ * A container is held to it (runtime/docker.ts, containerLimits); its process is told it (RIVET_CPU, RIVET_MEMORY*).
  */
-export const LOBBY_TIER = Object.freeze({ name: TIER_NAME, cpuMillicores: 1000, memoryBytes: 1838 * MiB, memoryMaxBytes: 2757 * MiB, pids: 1024 });
-
-export const LOBBY_CPU_MILLICORES = LOBBY_TIER.cpuMillicores;
+export const LOBBY_TIER = { name: TIER_NAME, cpu: 1000, memory: 1838 * MiB, memoryMax: 2757 * MiB } as const;
+/**
+ * Processes and threads a lobby's server may hold at once (a container's PidsLimit, a process's cgroup pids.max): a
+ * game server's threads with room, not a fork bomb. Production states none; this is the emulator's own.
+ */
+export const LOBBY_PIDS_LIMIT = 512;
 
 /** The ports a lobby record holds, by label. */
 export function lobbyPorts(lobby: Pick<LobbyRow, 'ports'>): Record<string, LobbyPort> {
@@ -56,9 +57,9 @@ export function lobbyEnvironment({ lobby, endpoint, token, ports = lobbyPorts(lo
     RIVET_MAX_PLAYERS_NORMAL: max,
     RIVET_MAX_PLAYERS_DIRECT: max,
     RIVET_MAX_PLAYERS_PARTY: max,
-    RIVET_CPU: String(LOBBY_CPU_MILLICORES),
-    RIVET_MEMORY: String(LOBBY_TIER.memoryBytes),
-    RIVET_MEMORY_OVERSUBSCRIBE: String(LOBBY_TIER.memoryMaxBytes),
+    RIVET_CPU: String(LOBBY_TIER.cpu),
+    RIVET_MEMORY: String(LOBBY_TIER.memory),
+    RIVET_MEMORY_OVERSUBSCRIBE: String(LOBBY_TIER.memoryMax),
   };
   if (lobby.lobby_config !== null) env.RIVET_LOBBY_CONFIG = lobby.lobby_config;
   if (lobby.tags !== '{}') env.RIVET_LOBBY_TAGS = lobby.tags;
