@@ -166,10 +166,11 @@ describe.skipIf(!PG_PRESENT)('two emulator replicas on one PostgreSQL database',
   });
 
   it('an upload whose completing replica was killed is completed by the next complete, through the other', async () => {
-    // A replica of its own, so killing it leaves a and b serving.
-    const doomed = await serve(replicaArgs());
-    // Many parts, so assembling them (a claim refresh after each) takes long enough to be killed in the middle.
-    const body = crypto.randomBytes(160 * PART);
+    // A replica of its own, so killing it leaves a and b serving; each part it assembles takes a minute more, so it
+    // is killed in the middle however fast the machine (160 parts were relied on to take long enough, and did not
+    // always: its complete answered before the kill).
+    const doomed = await serve([...replicaArgs(), '--faults', 'assembly-delay=60s']);
+    const body = crypto.randomBytes(4 * PART);
     const created = await fetch(`${doomed.info.endpoint}/cloud/games/${doomed.info.game_id}/builds`, {
       method: 'POST',
       headers: { authorization: `Bearer ${doomed.info.tokens.cloud}`, 'content-type': 'application/json' },
