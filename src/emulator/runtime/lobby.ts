@@ -1,7 +1,7 @@
 // The seam between the matchmaker and what runs a lobby's server: one call starts it (a command, or a pushed build
 // in a container), its output goes to the lobby's log lines in the Store, and its resource samples are kept for
 // the lobby's metrics. The lobby's lifecycle (ready, stop, exit -> stopped) stays with the lobbies service.
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readdir, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { LogStream } from '../stores/store.js';
 import { DockerRunner, LABELS, loadBuild, type BuildSource, type ContainerOwner, type DockerDaemon } from './docker.js';
@@ -147,10 +147,16 @@ export async function startLobbyServer(opts: LobbyRunOptions): Promise<LobbyRun>
     labels: { [LABELS.lobby]: lobbyId },
     onLine: (stream: OutputStream, line: Buffer) => batcher.add(STREAMS[stream], line),
   };
-  const server =
-    'command' in run
-      ? await new ProcessRunner(run.command).start(spec)
-      : await new DockerRunner(run.docker, { image: await imageOf(run.docker, run.build), owner: run.owner, network: run.network, publishOn: run.publishOn }).start(spec);
+  let server: RunningServer;
+  try {
+    server =
+      'command' in run
+        ? await new ProcessRunner(run.command).start(spec)
+        : await new DockerRunner(run.docker, { image: await imageOf(run.docker, run.build), owner: run.owner, network: run.network, publishOn: run.publishOn }).start(spec);
+  } catch (err) {
+    await removeIfEmpty(workDir);
+    throw err;
+  }
 
   const kept: TimedSample[] = [];
   const keep = opts.keepSamples ?? 30;
@@ -172,6 +178,7 @@ export async function startLobbyServer(opts: LobbyRunOptions): Promise<LobbyRun>
     clearTimeout(first);
     clearInterval(sampler);
     await batcher.flush();
+    await removeIfEmpty(workDir);
     return exit;
   });
   return {
@@ -188,4 +195,28 @@ export async function startLobbyServer(opts: LobbyRunOptions): Promise<LobbyRun>
 
 function stringEnv(env: NodeJS.ProcessEnv): Record<string, string> {
   return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
+}
+
+/** A lobby's working directory goes once its server is done, when it left nothing there (what it wrote stays). */
+async function removeIfEmpty(dir: string): Promise<boolean> {
+  return rmdir(dir).then(
+    () => true,
+    () => false,
+  );
+}
+
+/**
+ * Removes the empty working directories under `workRoot` of lobbies that are not running (`running` answers from
+ * the store): those whose emulator died before their server's exit removed them. Answers how many went.
+ */
+export async function removeEmptyWorkDirs(workRoot: string, running: (lobbyId: string) => Promise<boolean>): Promise<number> {
+  let names: string[];
+  try {
+    names = await readdir(workRoot);
+  } catch {
+    return 0;
+  }
+  let removed = 0;
+  for (const name of names) if (!(await running(name)) && (await removeIfEmpty(join(workRoot, name)))) removed++;
+  return removed;
 }

@@ -8,7 +8,7 @@ import { lobbyEnvironment, lobbyPorts } from '../services/environment.js';
 import type { LobbyRow, Store } from '../stores/store.js';
 import { collectGarbage } from './collect.js';
 import { urlFromContainer } from './docker.js';
-import { startLobbyServer, type HowToRun, type LobbyRun, type LogSink, type TimedSample } from './lobby.js';
+import { removeEmptyWorkDirs, startLobbyServer, type HowToRun, type LobbyRun, type LogSink, type TimedSample } from './lobby.js';
 import { isSameProcess, killLeftover, processStart } from './process.js';
 import type { ExitInfo, RunPort } from './runtime.js';
 
@@ -121,6 +121,8 @@ export class LobbyServers {
       const result = await lobbies.stop(row.lobby_id, { exitCode: OWNER_GONE_EXIT_CODE, failed: true });
       if (result !== null && !result.alreadyStopped) stopped++;
     }
+    // The empty working directories a dead predecessor's servers left (a running lobby's, another emulator's, stays).
+    await removeEmptyWorkDirs(this.opts.workRoot, async (id) => (await store.getLobby(id))?.stop_ts === null);
     return stopped;
   }
 
