@@ -162,7 +162,7 @@ export async function main(argv: string[], init: ContextInit = {}): Promise<numb
       io,
       async (def, operands, opts, globals) => {
         const { createContext } = await import('./context.js');
-        ctx = createContext(full, globals);
+        ctx = createContext(full, globals, def.writes === true);
         const result = await def.run(ctx, await def.parse(readValues(def.operands, def.options, operands, opts), ctx));
         if (typeof result === 'number') code = result;
       },

@@ -32,6 +32,11 @@ export interface Context {
   /** Aborted on SIGINT/SIGTERM: long operations pass it to every request. */
   signal: AbortSignal;
   global: GlobalOptions;
+  /**
+   * The command changes what the service holds (build push, lobby create, find, join, stop): in CI its target is
+   * never an embedded emulator nobody asked for (src/config/target.ts).
+   */
+  writes: boolean;
   /** Resolves where commands talk to (flags, env, profile, or the embedded emulator); built once, on first use. */
   target(): Promise<Target>;
   /** A client for the target. */
@@ -71,7 +76,7 @@ export interface ContextInit {
   signal?: AbortSignal;
 }
 
-export function createContext(init: ContextInit = {}, global: GlobalOptions = DEFAULT_GLOBALS): Context {
+export function createContext(init: ContextInit = {}, global: GlobalOptions = DEFAULT_GLOBALS, writes = false): Context {
   const io: IOStreams = {
     stdin: init.io?.stdin ?? process.stdin,
     stdout: init.io?.stdout ?? process.stdout,
@@ -92,6 +97,7 @@ export function createContext(init: ContextInit = {}, global: GlobalOptions = DE
     retry: init.retry ?? DEFAULT_RETRY,
     signal: init.signal ?? new AbortController().signal,
     global,
+    writes,
     target() {
       target ??= import('./config/target.js').then((m) => m.resolveTarget(ctx));
       return target;

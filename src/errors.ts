@@ -44,6 +44,9 @@ export interface ApiErrorBody {
   metadata?: unknown;
 }
 
+/** The emulator's 401 for a token of a game that was deleted or expired (the token itself is sound). */
+export const GAME_GONE = /game of this token was deleted or has expired/;
+
 /** A non-2xx answer from the service (or a body that could not be understood). */
 export class ApiError extends CliError {
   readonly status: number;
@@ -63,7 +66,7 @@ export class ApiError extends CliError {
     this.documentation = body.documentation;
     this.metadata = body.metadata;
     // The emulator's games per CI job end (deleted, expired) and their tokens with them: logging in changes nothing.
-    if (status === 401 && /game of this token was deleted or has expired/.test(body.message)) {
+    if (status === 401 && GAME_GONE.test(body.message)) {
       this.hint = 'this game was deleted or has expired: make a new one with `gamehost emulator game create`';
     } else if (status === 401 || status === 403) {
       this.hint = 'check the token, or run `gamehost login`';
@@ -72,7 +75,8 @@ export class ApiError extends CliError {
 
   get exitCode(): number {
     if (this.status === 401 || this.status === 403) return ExitCode.AUTH;
-    if (this.status === 404) return ExitCode.NOT_FOUND;
+    // The matchmaker says an unknown lobby with a 400: it is exit 4 as the cloud routes' 404 for one is.
+    if (this.status === 404 || this.code === 'MATCHMAKER_LOBBY_NOT_FOUND') return ExitCode.NOT_FOUND;
     if (this.status === 429 || this.status >= 500) return ExitCode.UNAVAILABLE;
     return ExitCode.UNEXPECTED;
   }

@@ -6,9 +6,10 @@ import type { Dispatcher } from 'undici';
 import type { Agents } from './agents.js';
 import type { Context } from '../context.js';
 import type { Target } from '../config/target.js';
-import { ApiError, UsageError } from '../errors.js';
+import { ApiError, GAME_GONE, NetworkError, UsageError } from '../errors.js';
 import { describeBody, readText, responseError, retryLine, send, toNetworkError, withRetries, type RetryNotice } from './transport.js';
 import { version } from '../version.js';
+import { READY_WAIT_MS } from '../globals.js';
 
 /** `admin`: the emulator's admin routes, with GAMEHOST_EMULATOR_ADMIN_TOKEN when it is set (never from a profile). */
 export type AuthKind = 'cloud' | 'namespace' | 'admin' | 'none';
@@ -27,6 +28,11 @@ export interface CallSpec {
   attempts?: number;
   /** The service may hold the answer this long on purpose (a watch): it is added to --timeout's wait for the headers. */
   holdMs?: number;
+  /**
+   * The service holds the answer until this lobby is ready (find, join; `the lobby found` for find): without
+   * --timeout the wait for the headers is READY_WAIT_MS, and running out of it says the lobby did not become ready.
+   */
+  untilReady?: string;
   /** Ends this call early (as Ctrl-C ends every call): the call throws the signal's reason. */
   signal?: AbortSignal;
 }
@@ -131,8 +137,18 @@ export class ApiClient {
     const started = performance.now();
     this.ctx.verbose(`> ${spec.method} ${url.origin}${url.pathname}${url.search}`);
     const signal = spec.signal ? AbortSignal.any([this.ctx.signal, spec.signal]) : this.ctx.signal;
-    const headersTimeoutMs = spec.holdMs === undefined ? undefined : this.ctx.global.timeoutMs + spec.holdMs;
-    const res = await send(url, { method: spec.method, headers, body: payload, dispatcher: this.dispatcher(url), signal, headersTimeoutMs });
+    const g = this.ctx.global;
+    const headersTimeoutMs =
+      spec.holdMs !== undefined ? g.timeoutMs + spec.holdMs : spec.untilReady !== undefined && !g.timeoutGiven ? READY_WAIT_MS : undefined;
+    if (headersTimeoutMs !== undefined) this.ctx.verbose(`  (the answer awaited up to ${headersTimeoutMs / 1000} s)`);
+    const res = await send(url, { method: spec.method, headers, body: payload, dispatcher: this.dispatcher(url), signal, headersTimeoutMs }).catch((err: unknown) => {
+      // Held until the lobby is ready, and not answered in time: the lobby is what did not come, not the network.
+      if (spec.untilReady === undefined || !(err instanceof NetworkError) || err.code !== 'HEADERS_TIMEOUT') throw err;
+      const waited = (headersTimeoutMs ?? g.timeoutMs) / 1000;
+      const notReady = new NetworkError(`${spec.untilReady} did not become ready: no answer in ${waited} s`, err.code, { cause: err, hostname: err.hostname });
+      notReady.hint = `its server must call ready (POST /matchmaker/lobbies/ready) once it listens; --timeout waits longer`;
+      throw notReady;
+    });
     const status = res.statusCode;
     const rayId = header(res.headers, 'rvt-ray-id');
     const text = await readText(res.body, status >= 300 ? MAX_ERROR_BODY : Infinity).catch((err) => {
@@ -147,6 +163,12 @@ export class ApiClient {
       const err = responseError(status, res.headers, text, { rayId });
       // The admin routes take the emulator's admin token, which `gamehost login` never sets.
       if (spec.auth === 'admin' && err instanceof ApiError && err.status === 401) err.hint = 'set GAMEHOST_EMULATOR_ADMIN_TOKEN to the token the emulator was started with';
+      // A service's token with no endpoint went to the embedded emulator: the missing endpoint is the cause, not the token.
+      if (spec.auth === 'cloud' && this.target.cloudTokenFrom && err instanceof ApiError && err.status === 401 && !GAME_GONE.test(err.message)) {
+        const cause = new ApiError(401, { code: err.code, message: `no endpoint is set, so the token of ${this.target.cloudTokenFrom} went to the embedded emulator, which does not know it` }, err.rayId);
+        cause.hint = 'pass --endpoint (or set GAMEHOST_ENDPOINT) for the service the token is for';
+        throw cause;
+      }
       throw err;
     }
     if (text.trim() === '') return { value: {} as T, text: '{}' };

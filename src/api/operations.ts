@@ -42,12 +42,12 @@ export function createLobby(api: ApiClient, body: CreateLobbyRequest): Promise<A
 
 /** lobbies.find: not idempotent (each call makes a player, maybe a lobby). Answers once the lobby is ready. */
 export function findLobby(api: ApiClient, body: FindLobbyRequest): Promise<Answer<JoinLobbyResponse>> {
-  return api.callWithText({ method: 'POST', path: '/matchmaker/lobbies/find', body, auth: 'namespace', idempotent: false });
+  return api.callWithText({ method: 'POST', path: '/matchmaker/lobbies/find', body, auth: 'namespace', idempotent: false, untilReady: 'the lobby found' });
 }
 
 /** lobbies.join: not idempotent (each call makes a player). */
 export function joinLobby(api: ApiClient, lobbyId: string): Promise<Answer<JoinLobbyResponse>> {
-  return api.callWithText({ method: 'POST', path: '/matchmaker/lobbies/join', body: { lobby_id: lobbyId }, auth: 'namespace', idempotent: false });
+  return api.callWithText({ method: 'POST', path: '/matchmaker/lobbies/join', body: { lobby_id: lobbyId }, auth: 'namespace', idempotent: false, untilReady: `lobby ${lobbyId}` });
 }
 
 /** lobbies.list */

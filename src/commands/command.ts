@@ -68,6 +68,8 @@ export interface CommandSpec<As extends readonly string[], Os extends readonly O
   notes?: string;
   /** Two or three, one of them for CI. */
   examples: string[];
+  /** It changes what the service holds: in CI, an embedded emulator is used only when asked for by name. */
+  writes?: true;
   /**
    * Values → the command's options; checks everything that can be checked before a request. May be async, to
    * import what it checks with only when the command runs.
@@ -84,6 +86,7 @@ export interface CommandDef {
   readonly options: readonly OptionSpec[];
   readonly notes?: string;
   readonly examples: readonly string[];
+  readonly writes?: true;
   parse(values: Record<string, unknown>, ctx: Context): unknown;
   run(ctx: Context, options: unknown): Promise<number | void>;
 }

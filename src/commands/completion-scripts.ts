@@ -26,7 +26,7 @@ const HELP: OptionSpec = { short: '-h', long: '--help', description: 'show help'
 
 function valueOf(placeholder: string, choices?: readonly string[]): Value {
   if (choices?.length) return { kind: 'choices', choices: [...choices] };
-  if (/file|dir/i.test(placeholder)) return { kind: 'files' };
+  if (/file|dir|image/i.test(placeholder)) return { kind: 'files' };
   return { kind: 'text' };
 }
 
@@ -101,7 +101,8 @@ function bashValue(v: Value): string {
     case 'lobbies':
       return `COMPREPLY=($(compgen -W "$(${LOBBY_IDS_CMD})" -- "$cur"))`;
     case 'files':
-      return `COMPREPLY=($(compgen -f -- "$cur"))`;
+      // File names only where the tree says a file goes (marked as such, so bash appends / to a directory).
+      return `compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur"))`;
     case 'text':
       return 'COMPREPLY=()';
   }
@@ -150,7 +151,8 @@ function bash(root: CommandSpec, globals: OptionSpec[]): string {
       lines.push(`    ${shq(c.path)}) ${bashValue(c.operand)} ;;`);
     }
   }
-  lines.push('  esac', '}', 'complete -o default -F _gamehost gamehost', '');
+  // No `-o default`: with it, bash offers file names wherever the function offers nothing (a lobby id with no lobby).
+  lines.push('  esac', '}', 'complete -F _gamehost gamehost', '');
   return lines.join('\n');
 }
 

@@ -3,7 +3,7 @@
 // an invocation can use are loaded: the one it runs, and those whose summaries its help lists.
 import { createRequire } from 'node:module';
 import type { IOStreams } from '../context.js';
-import { DEFAULT_GLOBALS, type GlobalOptions } from '../globals.js';
+import { DEFAULT_GLOBALS, READY_WAIT_MS, type GlobalOptions } from '../globals.js';
 import { UsageError } from '../errors.js';
 import { version } from '../version.js';
 import { timeoutMs } from './args.js';
@@ -22,7 +22,7 @@ export const EXIT_CODES_HELP = `Exit codes:
        saw fail, or an unexpected failure (a report is written)
   2    usage or invalid input (nothing was sent)
   3    not authenticated or forbidden (401/403); try gamehost login
-  4    not found
+  4    not found (a lobby, build or game the service does not know)
   5    rate limited or service unavailable, after retries; for emulator serve:
        its port in use, its database not answering, no Docker for --run-build
   6    network error (DNS, refused, timeout, TLS)
@@ -35,7 +35,7 @@ export const EXIT_CODES_HELP = `Exit codes:
 
 /** The options every command takes, declared like a command's own, and read into the context's GlobalOptions. */
 const GLOBAL_OPTIONS = [
-  { flags: '--endpoint <url>', description: 'service endpoint (default: the embedded local emulator)' },
+  { flags: '--endpoint <url>', description: 'service endpoint (default: the embedded local emulator; "embedded" names it, as CI needs for a push or a lobby)' },
   { flags: '--token <token>', description: 'cloud token' },
   { flags: '--namespace-token <token>', description: 'namespace token for matchmaker calls (default: one made with the cloud token)' },
   { flags: '--game <id>', description: 'game id' },
@@ -44,7 +44,11 @@ const GLOBAL_OPTIONS = [
   { flags: '-q, --quiet', description: 'print only what a script wants (each command says what) and errors' },
   { flags: '--no-color', description: 'no colour' },
   { flags: '-v, --verbose', description: 'log requests and timings on stderr (never tokens)' },
-  { flags: '--timeout <seconds>', description: 'timeout of each API call', default: String(DEFAULT_GLOBALS.timeoutMs / 1000), value: timeoutMs },
+  {
+    flags: '--timeout <seconds>',
+    description: `timeout of each API call (default: ${DEFAULT_GLOBALS.timeoutMs / 1000}; lobby find and join: ${READY_WAIT_MS / 1000})`,
+    value: timeoutMs,
+  },
   { flags: '--insecure-http', description: 'allow a plain-http endpoint that is not on this machine' },
   { flags: '--profile <name>', description: 'saved profile to use (default: GAMEHOST_PROFILE, else the current profile)' },
   { flags: '--no-profile', description: 'ignore saved profiles' },
@@ -66,7 +70,8 @@ function readGlobals(v: GlobalValues): GlobalOptions {
     color: v.color,
     verbose: v.verbose,
     insecureHttp: v.insecureHttp,
-    timeoutMs: v.timeout,
+    timeoutMs: v.timeout ?? DEFAULT_GLOBALS.timeoutMs,
+    timeoutGiven: v.timeout !== undefined,
     profile: v.profile === false ? false : typeof v.profile === 'string' ? v.profile : undefined,
     input: v.input,
   };

@@ -1,8 +1,11 @@
 // Where a command talks to, and with which credentials: flag > environment > selected profile > embedded
-// emulator, value by value. A profile's tokens and ids go only to the profile's own endpoint. This only resolves
-// values: the embedded emulator is the context's to start and stop (ctx.emulator()).
+// emulator, value by value. A profile's tokens and ids go only to the profile's own endpoint. `--endpoint embedded`
+// (GAMEHOST_ENDPOINT=embedded) asks for the embedded emulator by name: in CI, a command that changes what the service
+// holds gets it only so, never because no endpoint was set. This only resolves values: the embedded emulator is the
+// context's to start and stop (ctx.emulator()).
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
+import { ciVariable } from '../output/ci.js';
 import { parseUuid } from '../uuid.js';
 import { normalizeEndpoint } from './endpoint.js';
 import { emulatorDir } from './paths.js';
@@ -18,7 +21,12 @@ export interface Target {
   namespaceId?: string;
   /** True when the command runs against the in-process emulator. */
   embedded: boolean;
+  /** For the embedded emulator, where a cloud token the user gave came from (`GAMEHOST_TOKEN`): its 401 names it. */
+  cloudTokenFrom?: string;
 }
+
+/** The endpoint that names the embedded emulator, for `--endpoint` and GAMEHOST_ENDPOINT. */
+export const EMBEDDED = 'embedded';
 
 /** A value and where it came from (`--token`, `GAMEHOST_TOKEN`, `profile "ci"`, `emulator`), for --verbose. */
 interface Sourced {
@@ -56,7 +64,10 @@ export async function resolveTarget(ctx: Context): Promise<Target> {
   let profile: Profile | undefined;
   let endpoint: Sourced | undefined;
   const fromProfile = selected ? `profile "${selected.name}"` : '';
-  if (endpointGiven) {
+  const embeddedAsked = endpointGiven?.value.trim().toLowerCase() === EMBEDDED;
+  if (embeddedAsked) {
+    if (selected) ctx.verbose(`${endpointGiven!.from} asks for the embedded emulator, so ${fromProfile} is not used`);
+  } else if (endpointGiven) {
     endpoint = { value: normalizeEndpoint(endpointGiven.value, g.insecureHttp), from: endpointGiven.from };
     if (selected) {
       if (sameEndpoint(selected.profile.endpoint, endpoint.value)) profile = selected.profile;
@@ -92,6 +103,14 @@ export async function resolveTarget(ctx: Context): Promise<Target> {
     };
   }
 
+  // In CI, a push or a lobby that went to a throwaway emulator would pass for one that reached the service.
+  const ci = ciVariable(env);
+  if (ctx.writes && ci && !embeddedAsked) {
+    const cause = cloud ? `${cloud.from} is given but no endpoint is` : 'no endpoint is set';
+    throw new UsageError(
+      `${cause}, and under CI (${ci}=${env[ci]}) this command does not go to a throwaway embedded emulator: pass --endpoint or set GAMEHOST_ENDPOINT, or set GAMEHOST_ENDPOINT=${EMBEDDED} to use the embedded emulator on purpose`,
+    );
+  }
   const emu = await ctx.emulator();
   const fromEmulator = (value: string): Sourced => ({ value, from: 'emulator' });
   const cloudToken = cloud ?? fromEmulator(emu.tokens.cloud);
@@ -107,6 +126,7 @@ export async function resolveTarget(ctx: Context): Promise<Target> {
     gameId: gameId.value,
     namespaceId: namespaceId.value,
     embedded: true,
+    cloudTokenFrom: cloud?.from,
   };
 }
 

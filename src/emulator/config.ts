@@ -44,6 +44,11 @@ export interface EmulatorConfig {
    * runs; null: the id kept in the data directory's `replica` file (made on first use). Stable across restarts.
    */
   replica: string | null;
+  /**
+   * Readiness `run`: variables of the emulator's own environment a lobby's server also gets, by name (`--pass-env`).
+   * A server gets its lobby's variables and a short allow-list of the host's (runtime/process.ts) and nothing else.
+   */
+  passEnv: string[];
   /** A player made by find, join or create must connect within this long (of it, or of its lobby's ready). */
   registrationWindowMs: number;
   /** A manual lobby whose server has not called ready this long after its creation is stopped. */
@@ -107,6 +112,7 @@ export const DEFAULT_CONFIG: EmulatorConfig = Object.freeze({
   gameModeSettings: Object.freeze({}) as EmulatorConfig['gameModeSettings'],
   maxRunningLobbies: 16,
   replica: null,
+  passEnv: Object.freeze<string[]>([]) as string[],
   registrationWindowMs: 2 * 60 * 1000,
   readyWindowMs: 5 * 60 * 1000,
   rateLimits: false,
@@ -130,10 +136,22 @@ const NUMBER_FIELDS = [
 ] as const;
 // Delays may be zero; sizes, windows and the store's bound may not (a singlePartMax of 0 would plan an empty file in zero parts).
 const POSITIVE = new Set<string>(['partSize', 'singlePartMax', 'maxUploadBytes', 'registrationWindowMs', 'readyWindowMs', 'storeTimeoutMs', 'maxRunningLobbies']);
-const FIELDS = new Set<string>([...NUMBER_FIELDS, 'tokenless', 'rateLimits', 'readiness', 'run', 'runBuild', 'replica', 'gameModes', 'gameModeSettings', 'regions']);
+const FIELDS = new Set<string>([...NUMBER_FIELDS, 'tokenless', 'rateLimits', 'readiness', 'run', 'runBuild', 'replica', 'passEnv', 'gameModes', 'gameModeSettings', 'regions']);
 
 /** What a replica id may be (`--replica`, the config's `replica`): a name fit for a label and a log line. */
 export const REPLICA_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
+
+/**
+ * Why a name cannot be passed to lobbies' servers (`--pass-env`, the config's `passEnv`), or undefined: a name as a
+ * shell spells it, and none of the emulator's own (GAMEHOST_*: its admin token, signing secret, database URL) nor
+ * of the lobby's (RIVET_*, PORT_*: the lobby sets those).
+ */
+export function passEnvProblem(name: string): string | undefined {
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) return `"${name}" is not a variable name (letters, digits and _, not starting with a digit)`;
+  if (/^GAMEHOST_/i.test(name)) return `${name} is the emulator's own: a server never gets GAMEHOST_* variables`;
+  if (/^(RIVET|PORT)_/i.test(name)) return `${name} is the lobby's to set: a server gets its lobby's RIVET_* and PORT_* variables`;
+  return undefined;
+}
 
 /** A config the emulator could not serve; the message names the field. */
 export class EmulatorConfigError extends Error {}
@@ -185,6 +203,14 @@ export function checkConfig(raw: unknown): Partial<EmulatorConfig> {
     if (typeof cfg.replica !== 'string' || !REPLICA_NAME.test(cfg.replica))
       throw new EmulatorConfigError('replica must be 1 to 63 letters, digits, ".", "_" or "-", starting with a letter or digit');
     out.replica = cfg.replica;
+  }
+  if (cfg.passEnv !== undefined) {
+    if (!Array.isArray(cfg.passEnv) || !cfg.passEnv.every((n: unknown) => typeof n === 'string')) throw new EmulatorConfigError('passEnv must be a list of variable names');
+    for (const name of cfg.passEnv as string[]) {
+      const problem = passEnvProblem(name);
+      if (problem !== undefined) throw new EmulatorConfigError(`passEnv: ${problem}`);
+    }
+    out.passEnv = [...new Set(cfg.passEnv as string[])];
   }
   if (cfg.runBuild !== undefined && cfg.runBuild !== null && cfg.runBuild !== false) {
     if (cfg.runBuild !== true && (typeof cfg.runBuild !== 'string' || !IMAGE_TAG_RE.test(cfg.runBuild)))

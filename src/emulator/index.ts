@@ -79,7 +79,10 @@ export interface StartEmulatorOptions extends StoreOptions {
   tls?: TlsFiles;
   /** How a logs watch waits; tests shorten it. */
   logWatch?: Partial<LogWatchTiming>;
-  /** Where `runBuild` finds Docker (DOCKER_HOST, as the docker CLI reads it); default: this process's environment. */
+  /**
+   * Where `runBuild` finds Docker (DOCKER_HOST, as the docker CLI reads it), and the values of `passEnv`'s names;
+   * default: this process's environment.
+   */
   env?: Record<string, string | undefined>;
   /**
    * Readiness `run`: how often a server is sampled for its lobby's metrics, its stop's grace period, and the idle
@@ -142,7 +145,11 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
       // An emulator that runs servers may run hundreds in a day and wait between them: what they grew goes back
       // (with the collection LobbyServers makes once none runs).
       (await import('./runtime/collect.js')).keepYoungGenerationSmall();
+      const env = opts.env ?? process.env;
+      const unset = config.passEnv.filter((name) => env[name] === undefined);
+      if (unset.length > 0) console.error(`[emulator] --pass-env ${unset.join(', ')}: not set in this environment, so servers do not get ${unset.length === 1 ? 'it' : 'them'}`);
       servers = new LobbyServers({
+        passEnv: Object.fromEntries(config.passEnv.flatMap((name) => (env[name] === undefined ? [] : [[name, env[name]!]]))),
         how,
         workRoot: join(opts.dataDir, 'lobbies'),
         store,

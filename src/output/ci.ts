@@ -7,11 +7,16 @@ import { sanitizeLine } from './sanitize.js';
 // The variables CI services set; any of them means no animations and no prompts.
 const CI_VARS = ['CI', 'CONTINUOUS_INTEGRATION', 'GITHUB_ACTIONS', 'GITLAB_CI', 'BUILDKITE', 'CIRCLECI', 'JENKINS_URL', 'TF_BUILD', 'TEAMCITY_VERSION', 'BITBUCKET_BUILD_NUMBER', 'CODEBUILD_BUILD_ID', 'TRAVIS', 'DRONE', 'APPVEYOR'];
 
-export function isCI(env: Env): boolean {
-  return CI_VARS.some((name) => {
+/** The first CI variable set (not empty, 0 or false), for a message that says why the CLI thinks it runs in CI. */
+export function ciVariable(env: Env): string | undefined {
+  return CI_VARS.find((name) => {
     const v = env[name];
     return v !== undefined && v !== '' && v !== '0' && v.toLowerCase() !== 'false';
   });
+}
+
+export function isCI(env: Env): boolean {
+  return ciVariable(env) !== undefined;
 }
 
 /** Spinners and redrawn progress lines: only on a terminal stderr, outside CI, and not with --quiet or TERM=dumb. */

@@ -74,7 +74,7 @@ describe.skipIf(!SPEC_PRESENT)('the requests the CLI sends conform to rivet-open
     spec = new Spec();
     // Small parts, so a file of a few hundred KiB is a multipart upload.
     // Short log watches, so a followed lobby's watch answers (and is recorded) within the test.
-    emu = await startTestEmulator({ partSize: 64 * 1024, singlePartMax: 32 * 1024 }, undefined, { logWatch: { waitMs: 200, pollMs: 20, minMs: 50 } });
+    emu = await startTestEmulator({ partSize: 64 * 1024, singlePartMax: 32 * 1024 }, { logWatch: { waitMs: 200, pollMs: 20, minMs: 50 } });
     proxy = await recordingProxy(emu.endpoint);
     env = {
       ...isolatedEnv(),

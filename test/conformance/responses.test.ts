@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEVIATIONS } from '../../src/emulator/deviations.js';
 import { GAME_ID, NAMESPACE_ID } from '../../src/emulator/index.js';
 import { SqliteStore } from '../../src/emulator/stores/sqlite.js';
-import { admit, startTestEmulator, type Call, type TestEmulator } from '../emulator/helpers.js';
 import { OPERATIONS, REPO_ROOT, SPEC_PRESENT, Spec } from './openapi.js';
+import { admit, type Call, startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 
 const UNKNOWN = '12345678-1234-4234-8234-123456789abc';
 
@@ -19,8 +19,10 @@ describe.skipIf(!SPEC_PRESENT)('the emulator answers as rivet-openapi.yml says',
 
   beforeAll(async () => {
     spec = new Spec();
-    t = await startTestEmulator({ startDelayMs: 0, readyDelayMs: 0, partSize: 10, singlePartMax: 20, maxUploadBytes: 1_000_000 });
-    strict = await startTestEmulator({ tokenless: false });
+    t = await startTestEmulator({ partSize: 10, singlePartMax: 20, maxUploadBytes: 1_000_000 });
+    // Its lobbies never start within the run: the export of one is MATCHMAKER_LOBBY_NOT_STARTED however slow the
+    // machine (it relied on the service's 1 s start delay, which a loaded run could outlast).
+    strict = await startTestEmulator({ tokenless: false, startDelayMs: 3_600_000 });
   });
   afterAll(async () => {
     await t.stop();
@@ -48,7 +50,7 @@ describe.skipIf(!SPEC_PRESENT)('the emulator answers as rivet-openapi.yml says',
     return res;
   }
 
-  const tokens = () => t.emu.tokens;
+  const tokens = () => t.tokens;
   const createPath = '/matchmaker/lobbies/create';
   const statsPath = '/matchmaker/players/statistics';
   const logsPath = (lobbyId: string) => `/cloud/games/${GAME_ID}/namespaces/${NAMESPACE_ID}/logs/lobbies/${lobbyId}`;
@@ -74,9 +76,9 @@ describe.skipIf(!SPEC_PRESENT)('the emulator answers as rivet-openapi.yml says',
         },
       });
       lobbyId = full.json.lobby.lobby_id;
-      await admit(t.emu.endpoint, full.json);
+      await admit(t.endpoint, full.json);
       const tokenless = await replay('matchmaker_lobbies_create', 200, createPath, { token: null, body: { game_mode: 'default' } });
-      await admit(t.emu.endpoint, tokenless.json);
+      await admit(t.endpoint, tokenless.json);
       await replay('matchmaker_lobbies_create', 200, createPath, { token: tokens().dev, body: { game_mode: 'squads' } });
     });
 
@@ -243,7 +245,7 @@ describe.skipIf(!SPEC_PRESENT)('the emulator answers as rivet-openapi.yml says',
     it('200 with lines (and for a watch), a URL to stdout.txt; 400 for a bad stream or index; 401; 403; 404', async () => {
       const created = await t.call('POST', createPath, { token: tokens().public, body: { game_mode: 'default' } });
       const lobby = created.json.lobby.lobby_id as string;
-      await t.emu.services.logs.append(lobby, 'std_out', [Buffer.from('hello'), Buffer.from([0xff])]);
+      await t.services.logs.append(lobby, 'std_out', [Buffer.from('hello'), Buffer.from([0xff])]);
       const res = await replay('cloud_games_matchmaker_getLobbyLogs', 200, linesPath(lobby, 'stream=std_out'), { token: tokens().cloud });
       expect(res.json.lines).toHaveLength(2);
       const watched = await replay('cloud_games_matchmaker_getLobbyLogs', 200, linesPath(lobby, 'stream=std_out&watch_index=0'), { token: tokens().cloud });
@@ -263,9 +265,9 @@ describe.skipIf(!SPEC_PRESENT)('the emulator answers as rivet-openapi.yml says',
     });
 
     it('400 MATCHMAKER_LOBBY_NOT_STARTED for the export of a lobby whose process never started', async () => {
-      const created = await strict.call('POST', createPath, { token: strict.emu.tokens.public, body: { game_mode: 'default' } });
+      const created = await strict.call('POST', createPath, { token: strict.tokens.public, body: { game_mode: 'default' } });
       const res = await replay('cloud_games_matchmaker_exportLobbyLogs', 400, logExportPath(created.json.lobby.lobby_id), {
-        token: strict.emu.tokens.cloud,
+        token: strict.tokens.cloud,
         body: { stream: 'std_err' },
         on: strict,
       });

@@ -1,12 +1,11 @@
 // The installed executable, as a shell runs it: a separate process, real stdio, real signals.
 import { spawn, spawnSync } from 'node:child_process';
-import path from 'node:path';
 import net, { type AddressInfo } from 'node:net';
 import readline from 'node:readline';
 import { describe, expect, it } from 'vitest';
 import { isolatedEnv, runCli } from '../helpers/cli.js';
+import { BIN } from '../helpers/bin.js';
 
-const BIN = path.resolve(__dirname, '../../bin/gamehost.js');
 
 describe('bin/gamehost.js', () => {
   it('runs the main job against the embedded emulator with no setup', () => {

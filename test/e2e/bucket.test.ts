@@ -14,8 +14,8 @@ import { S3BlobStore } from '../../src/emulator/stores/s3-blobs.js';
 import { isolatedEnv, runCli, tempDir } from '../helpers/cli.js';
 import { listBuilds } from '../helpers/emulator.js';
 import { BUCKET, CREDENTIALS, MOTO_PRESENT, bucketAt, createBucket, s3, startMoto, type S3Server } from '../helpers/s3.js';
+import { BIN } from '../helpers/bin.js';
 
-const BIN = path.resolve(__dirname, '../../bin/gamehost.js');
 const MiB = 1024 * 1024;
 const PART = 5 * MiB;
 const sha = (b: Buffer | string) => crypto.createHash('sha256').update(b).digest('hex');

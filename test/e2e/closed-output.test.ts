@@ -7,8 +7,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { isolatedEnv, tempDir } from '../helpers/cli.js';
+import { BIN } from '../helpers/bin.js';
 
-const BIN = path.resolve(__dirname, '../../bin/gamehost.js');
 
 interface Ran {
   code: number | null;

@@ -1,15 +1,15 @@
 // bash completion where a lobby id goes: the target's lobby ids, asked of the real executable (as the script asks
 // the installed one), after an option whose value is optional too; and a target that never answers costs the Tab
 // nothing but the bounded wait.
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isolatedEnv, runCli, tempDir } from '../helpers/cli.js';
+import { BIN } from '../helpers/bin.js';
 
-const BIN = path.resolve(__dirname, '../../bin/gamehost.js');
 
 /** A `gamehost` on PATH that runs this tree's executable, and the bash script it prints. */
 async function install(): Promise<{ dir: string; script: string }> {
@@ -55,6 +55,50 @@ describe('completion of lobby ids', () => {
     } finally {
       silent.closeAllConnections();
       await new Promise((resolve) => silent.close(resolve));
+    }
+  });
+
+  it('an interactive bash offers no file names where a lobby id goes and no lobby is listed; files where a file goes', async () => {
+    const env = isolatedEnv();
+    const installed = await install();
+    // A directory with files bash would offer if it fell back to file names.
+    const work = tempDir();
+    for (const f of ['alpha.tar', 'beta.tar']) fs.writeFileSync(path.join(work, f), '');
+    // bash as a person runs it: interactive, on a pseudo-terminal (script(1)), readline doing the completion.
+    const child = spawn('script', ['-qfc', 'bash --norc --noprofile -i', '/dev/null'], {
+      cwd: work,
+      env: { ...env, PATH: `${installed.dir}:${process.env.PATH}`, TERM: 'dumb', PS1: 'READY> ', INPUTRC: '/dev/null' },
+      stdio: ['pipe', 'pipe', 'ignore'],
+    });
+    let out = '';
+    const waiters: { text: string; from: number; resolve: () => void }[] = [];
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+      for (const w of waiters.splice(0)) (out.indexOf(w.text, w.from) >= 0 ? w.resolve : () => waiters.push(w))();
+    });
+    /** Resolves once `text` has been printed after what was printed when asked. */
+    const printed = (text: string) => new Promise<void>((resolve) => (out.includes(text) ? resolve() : waiters.push({ text, from: 0, resolve })));
+    /** Types `keys`, then a marker, and answers what bash printed before the marker came back (completion runs first). */
+    const typed = async (keys: string, marker: string) => {
+      const from = out.length;
+      child.stdin!.write(keys + marker);
+      await new Promise<void>((resolve) => waiters.push({ text: marker, from, resolve }));
+      return out.slice(from, out.indexOf(marker, from));
+    };
+    try {
+      await printed('READY> ');
+      await typed(`source '${installed.script}'\n`, 'SOURCED');
+      // Clear the line (Ctrl-U) before each case.
+      const noLobby = await typed('\x15gamehost lobby logs \t\t', 'MARK1');
+      expect(noLobby).not.toMatch(/alpha|beta/);
+      const join = await typed('\x15gamehost lobby join \t\t', 'MARK2');
+      expect(join).not.toMatch(/alpha|beta/);
+      // A file operand still completes files.
+      const push = await typed('\x15gamehost build push al\t', 'MARK3');
+      expect(push).toContain('alpha.tar');
+    } finally {
+      child.stdin!.end('\x15exit\n');
+      await new Promise((resolve) => child.once('close', resolve));
     }
   });
 });

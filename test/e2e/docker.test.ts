@@ -7,6 +7,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
+import { BIN } from '../helpers/bin.js';
 import { isolatedEnv, tempDir } from '../helpers/cli.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -108,7 +109,7 @@ describe('compose.yaml', () => {
     expect(emulator.command).toEqual(expect.arrayContaining(['--tls-cert', '/certs/cert.pem', '--tls-key', '/certs/key.pem']));
     expect(emulator.depends_on).toEqual({ postgres: { condition: 'service_healthy' }, bucket: { condition: 'service_completed_successfully' } });
     // The emulator's flags are ones serve knows.
-    const help = spawnSync(process.execPath, [path.join(ROOT, 'bin/gamehost.js'), 'emulator', 'serve', '--help'], { encoding: 'utf8' }).stdout;
+    const help = spawnSync(process.execPath, [BIN, 'emulator', 'serve', '--help'], { encoding: 'utf8' }).stdout;
     for (const flag of emulator.command.filter((a: string) => a.startsWith('--'))) expect(help).toContain(flag);
   });
 

@@ -8,9 +8,9 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkWholeConfig, loadEmulatorConfig } from '../../src/config/emulator-config.js';
 import { isolatedEnv, tempDir } from '../helpers/cli.js';
+import { BIN } from '../helpers/bin.js';
 
 const ROOT = path.resolve(__dirname, '../..');
-const BIN = path.join(ROOT, 'bin', 'gamehost.js');
 const DOCS = ['README.md', ...fs.readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
 const HAVE_JQ = spawnSync('sh', ['-c', 'command -v jq']).status === 0;
 
@@ -24,6 +24,7 @@ const OFFLINE_SKIPS: [RegExp, string][] = [
   [/--url-only|\bcurl\b/, "a link that outlives the command: the embedded emulator's dies with it"],
   [/emulator reset(?!.*--yes)/, 'asks for confirmation on a terminal'],
   [/fpath/, 'zsh syntax'],
+  [/examples\/node-sdk\//, 'the example game server and client, against a running emulator: test/e2e/examples.test.ts plays them'],
   [/my-game-server|Invoke-Expression/, "your own game server (test/e2e/sdk.test.ts runs one with this environment), or PowerShell"],
   [/npm install -g gamehost|npx gamehost/, 'installs from the registry; test/e2e/package.test.ts installs the packed tarball offline instead'],
   ...(HAVE_JQ ? [] : [[/\bjq\b/, 'jq is not installed here'] as [RegExp, string]]),

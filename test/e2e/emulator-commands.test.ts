@@ -7,12 +7,11 @@ import { PassThrough, Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli.js';
 import { ManualClock, NAMESPACE_ID, startEmulator } from '../../src/emulator/index.js';
-import { admit } from '../emulator/helpers.js';
 import { isolatedEnv, plain, runCli, tempDir } from '../helpers/cli.js';
-import { endpointEnv, startTestEmulator } from '../helpers/emulator.js';
+import { admit, endpointEnv, startTestEmulator } from '../helpers/emulator.js';
+import { BIN } from '../helpers/bin.js';
 
 const UNKNOWN = '12345678-1234-4234-8234-123456789abc';
-const BIN = path.resolve(import.meta.dirname, '../../bin/gamehost.js');
 
 /** The embedded emulator's data directory under an isolatedEnv(). */
 const dataDirOf = (env: Record<string, string | undefined>) => path.join(env.XDG_DATA_HOME!, 'gamehost', 'emulator');

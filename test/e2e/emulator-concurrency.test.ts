@@ -6,11 +6,11 @@ import { createHmac } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { admit } from '../emulator/helpers.js';
 import { isolatedEnv, tempDir } from '../helpers/cli.js';
 import { serve, stopReplica } from '../helpers/replica.js';
+import { admit } from '../helpers/emulator.js';
+import { BIN } from '../helpers/bin.js';
 
-const BIN = path.resolve(import.meta.dirname, '../../bin/gamehost.js');
 const PROCESSES = 50;
 
 function gamehost(args: string[], env: Record<string, string | undefined>): Promise<{ code: number | null; stdout: string; stderr: string }> {

@@ -3,11 +3,10 @@
 // not a usage error.
 import { spawn, spawnSync } from 'node:child_process';
 import net, { type AddressInfo } from 'node:net';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isolatedEnv, runCli } from '../helpers/cli.js';
+import { BIN } from '../helpers/bin.js';
 
-const BIN = path.resolve(__dirname, '../../bin/gamehost.js');
 
 describe('exit codes of the real executable', () => {
   it.each([[[]], [['lobby']], [['emulator', 'lobby']], [['--json', 'emulator']]])('gamehost %j alone: its help on stdout, nothing on stderr, exit 0', (args) => {

@@ -8,8 +8,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { isolatedEnv, plain, tempDir } from '../helpers/cli.js';
 import { endpointEnv, startTestEmulator } from '../helpers/emulator.js';
+import { BIN } from '../helpers/bin.js';
 
-const BIN = path.resolve(__dirname, '../../bin/gamehost.js');
 const POSIX = process.platform !== 'win32';
 
 /** A child's output as it comes, and its exit code once it ends. */
@@ -33,7 +33,7 @@ describe.skipIf(!POSIX)('lobby logs --follow, the real executable against lobbie
     const server =
       `while [ ! -e "${go}/$RIVET_LOBBY_ID.start" ]; do sleep 0.02; done; echo "hello from $RIVET_LOBBY_ID"; printf '\\033[2J\\033]0;title\\007cleared\\n'; echo "to stderr" >&2; ` +
       `while [ ! -s "${go}/$RIVET_LOBBY_ID" ]; do sleep 0.02; done; echo bye; exit "$(cat "${go}/$RIVET_LOBBY_ID")"`;
-    emu = await startTestEmulator({ run: server }, undefined, { logWatch: { waitMs: 300, pollMs: 20, minMs: 50 } });
+    emu = await startTestEmulator({ run: server }, { logWatch: { waitMs: 300, pollMs: 20, minMs: 50 } });
     env = { PATH: process.env.PATH, ...isolatedEnv(), ...endpointEnv(emu) };
   });
   afterAll(() => emu?.close());

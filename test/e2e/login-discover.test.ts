@@ -3,12 +3,11 @@
 import { spawn } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isolatedEnv, runCli } from '../helpers/cli.js';
 import { useEmulator } from '../helpers/emulator.js';
+import { BIN } from '../helpers/bin.js';
 
-const BIN = path.resolve(__dirname, '../../bin/gamehost.js');
 const GAME = '11111111-1111-4111-8111-111111111111';
 const PROD = '22222222-2222-4222-8222-222222222222';
 const STAGING = '33333333-3333-4333-8333-333333333333';

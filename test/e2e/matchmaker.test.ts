@@ -1,13 +1,12 @@
 // lobby find, join, list, region list and emulator lobby env end to end against an emulator: in-process in a
 // terminal and piped, and the real bin on a pseudo-terminal and piped.
 import { execFile, spawnSync } from 'node:child_process';
-import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { plain, runCli } from '../helpers/cli.js';
 import { stopLobby, useEmulator } from '../helpers/emulator.js';
+import { BIN } from '../helpers/bin.js';
 
-const BIN = path.resolve(__dirname, '../../bin/gamehost.js');
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 describe('the matchmaker from the command line', () => {
@@ -117,6 +116,37 @@ describe('the matchmaker from the command line', () => {
     const piped = await run(process.execPath, [BIN, 'lobby', 'list', '-q'], { env });
     expect(piped.stdout.trim().split('\n').length).toBeGreaterThan(0);
     for (const line of piped.stdout.trim().split('\n')) expect(line).toMatch(UUID);
+  });
+});
+
+describe('lobby find and join wait for the lobby to be ready', () => {
+  // Lobbies that wait for their server's ready call, which never comes.
+  const fx = useEmulator({ readiness: 'manual' });
+  /** The real bin, asynchronously: the emulator answering it runs in this process (and goes on holding a request it gave up on). */
+  const gamehost = (args: string[]) =>
+    new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      execFile(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH, ...fx.env } }, (err, _stdout, stderr) =>
+        resolve({ code: err ? (err as { code?: number }).code ?? null : 0, stderr }),
+      );
+    });
+
+  it('lobby join of an unknown lobby: exit 4, as lobby logs and lobby stop; without --timeout the wait is 60 s, past the 50 s the service holds it', async () => {
+    const unknown = await gamehost(['lobby', 'join', '00000000-0000-4000-8000-000000000000', '--verbose']);
+    expect(unknown.code).toBe(4);
+    expect(unknown.stderr.split('\n')).toContain('  (the answer awaited up to 60 s)');
+    expect(unknown.stderr).toMatch(/^error: Lobby 00000000-0000-4000-8000-000000000000 not found\. \(MATCHMAKER_LOBBY_NOT_FOUND, ray [\w-]+\)$/m);
+  });
+
+  it('running out of --timeout says the lobby did not become ready, not that the network failed', async () => {
+    const id = (await runCli(['lobby', 'create', '--game-mode', 'default', '-q'], { env: fx.env })).stdout.trim();
+    expect(id).toMatch(UUID);
+    const held = await gamehost(['lobby', 'join', id, '--timeout', '1', '--verbose']);
+    expect(held.code).toBe(6);
+    expect(held.stderr).toContain(`error: lobby ${id} did not become ready: no answer in 1 s\n  its server must call ready (POST /matchmaker/lobbies/ready) once it listens; --timeout waits longer\n`);
+    expect(held.stderr).not.toMatch(/could not reach|HEADERS_TIMEOUT/);
+    const found = await gamehost(['lobby', 'find', '--game-mode', 'default', '--timeout', '1']);
+    expect(found.code).toBe(6);
+    expect(found.stderr.split('\n')[0]).toBe('error: the lobby found did not become ready: no answer in 1 s');
   });
 });
 

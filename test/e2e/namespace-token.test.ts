@@ -8,8 +8,8 @@ import readline from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isolatedEnv, runCli, tempDir } from '../helpers/cli.js';
 import { frontOf, startTestEmulator } from '../helpers/emulator.js';
+import { BIN } from '../helpers/bin.js';
 
-const BIN = path.resolve(import.meta.dirname, '../../bin/gamehost.js');
 
 describe('a namespace token made with the cloud token', () => {
   let emu: Awaited<ReturnType<typeof startTestEmulator>>;

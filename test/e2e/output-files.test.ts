@@ -7,8 +7,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isolatedEnv, runCli, tempDir } from '../helpers/cli.js';
+import { BIN } from '../helpers/bin.js';
 
-const BIN = path.resolve(__dirname, '../../bin/gamehost.js');
 const root = process.getuid?.() === 0;
 if (!root) console.warn('output-files.test.ts: not root, so the character-device cases are skipped (mknod needs root; CI runs as root)');
 

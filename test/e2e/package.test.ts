@@ -138,7 +138,7 @@ describe(`the packed package, installed (Node.js ${process.versions.node})`, () 
     const image = path.join(tempDir(), 'server.tar');
     fs.writeFileSync(image, Buffer.alloc(3 * 1024 * 1024, 7));
     const out = path.join(tempDir(), 'github-output');
-    const push = gamehost(['build', 'push', image, '--tag', 'game:v1', '--json'], { ...env, GITHUB_ACTIONS: 'true', GITHUB_OUTPUT: out });
+    const push = gamehost(['build', 'push', image, '--tag', 'game:v1', '--json'], { ...env, GITHUB_ACTIONS: 'true', GITHUB_OUTPUT: out, GAMEHOST_ENDPOINT: 'embedded' });
     expect(push.status, push.stderr).toBe(0);
     const pushed = JSON.parse(push.stdout);
     expect(pushed.bytes).toBe(3 * 1024 * 1024);

@@ -7,11 +7,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { admit } from '../emulator/helpers.js';
 import { readCsv, runCli, tempDir } from '../helpers/cli.js';
 import { createTestDatabase, PG_PRESENT, queryDatabase } from '../helpers/postgres.js';
-import { BIN, replicaEnv, serve, SLOW, stopReplica, type Replica } from '../helpers/replica.js';
+import { replicaEnv, serve, SLOW, stopReplica, type Replica } from '../helpers/replica.js';
 import { BUCKET, createBucket, CREDENTIALS, MOTO_PRESENT, s3, startMoto, type S3Server } from '../helpers/s3.js';
+import { admit } from '../helpers/emulator.js';
+import { BIN } from '../helpers/bin.js';
 
 // The smallest part S3 takes for every part but the last.
 const PART = 5 * 1024 * 1024;

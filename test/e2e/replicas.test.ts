@@ -7,10 +7,11 @@ import path from 'node:path';
 import readline from 'node:readline';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { admit } from '../emulator/helpers.js';
 import { readCsv, runCli, tempDir } from '../helpers/cli.js';
 import { createTestDatabase, PG_PRESENT, queryDatabase } from '../helpers/postgres.js';
-import { BIN, replicaEnv, serve, SLOW, stopReplica, type Replica } from '../helpers/replica.js';
+import { replicaEnv, serve, SLOW, stopReplica, type Replica } from '../helpers/replica.js';
+import { admit } from '../helpers/emulator.js';
+import { BIN } from '../helpers/bin.js';
 
 const PART = 64 * 1024;
 const CONFIG = { partSize: PART, singlePartMax: 32 * 1024, startDelayMs: 0, readyDelayMs: 0 };

@@ -18,7 +18,8 @@ import { runCli, tempDir } from '../helpers/cli.js';
 import { buildAndSaveImage, DOCKER, DOCKER_PRESENT } from '../helpers/docker.js';
 import { listBuilds } from '../helpers/emulator.js';
 import { findLobby, lobbyJson, logLines, say, until } from '../helpers/lobby-server.js';
-import { replicaEnv, runBin, serve, stopReplica, type Replica } from '../helpers/replica.js';
+import { replicaEnv, serve, stopReplica, type Replica } from '../helpers/replica.js';
+import { runBin } from '../helpers/bin.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const SDK = path.join(ROOT, 'node_modules/@rivet-gg/api');

@@ -13,7 +13,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/cli.js';
 import { logLines, processesUnder, say, until } from '../helpers/lobby-server.js';
 import { createTestDatabase, PG_PRESENT } from '../helpers/postgres.js';
-import { replicaEnv, runBin, serve, stopReplica, type Replica } from '../helpers/replica.js';
+import { replicaEnv, serve, stopReplica, type Replica } from '../helpers/replica.js';
+import { runBin } from '../helpers/bin.js';
 
 const GAME_SERVER = path.resolve(import.meta.dirname, '../fixtures/game-server.mjs');
 // The server calls ready only when the test says so (the fixture's one knob for this), so a find is seen waiting.

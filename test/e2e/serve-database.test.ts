@@ -6,8 +6,9 @@ import { describe, expect, it } from 'vitest';
 import { PostgresStore } from '../../src/emulator/stores/postgres.js';
 import { tempDir } from '../helpers/cli.js';
 import { createTestDatabase, PG_PRESENT, queryDatabase } from '../helpers/postgres.js';
-import { BIN, runBin, serve, SLOW, stopReplica } from '../helpers/replica.js';
+import { serve, SLOW, stopReplica } from '../helpers/replica.js';
 import { BUCKET, CREDENTIALS, startS3rver } from '../helpers/s3.js';
+import { BIN, runBin } from '../helpers/bin.js';
 
 describe.skipIf(!PG_PRESENT)('emulator serve --database: start-up', SLOW, () => {
   it('--verbose names the stores with the password removed; --env says which stores', async () => {

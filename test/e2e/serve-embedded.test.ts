@@ -10,7 +10,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isolatedEnv, plain, runCli, tempDir } from '../helpers/cli.js';
 import { until } from '../helpers/lobby-server.js';
-import { BIN, runBin, serve, SLOW, stopReplica, type Replica } from '../helpers/replica.js';
+import { BIN, runBin } from '../helpers/bin.js';
+import { serve, SLOW, stopReplica, type Replica } from '../helpers/replica.js';
 
 const POSIX = process.platform !== 'win32';
 const FIXTURE = fileURLToPath(new URL('../fixtures/game-server.mjs', import.meta.url));

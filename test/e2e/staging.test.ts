@@ -9,10 +9,10 @@ import readline from 'node:readline';
 import tls from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock, startEmulator } from '../../src/emulator/index.js';
-import { admit } from '../emulator/helpers.js';
 import { isolatedEnv, runCli, tempDir } from '../helpers/cli.js';
+import { admit } from '../helpers/emulator.js';
+import { BIN } from '../helpers/bin.js';
 
-const BIN = path.resolve(import.meta.dirname, '../../bin/gamehost.js');
 const ADMIN = 'staging-admin-token-0123456789abcdef';
 
 interface Run {

@@ -7,8 +7,8 @@ import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { isolatedEnv, tempDir } from '../helpers/cli.js';
 import { useEmulator } from '../helpers/emulator.js';
+import { BIN } from '../helpers/bin.js';
 
-const BIN = path.resolve(__dirname, '../../bin/gamehost.js');
 
 /** The modules that `gamehost ...args` loads, as paths under dist/, package names, or node's own that it imports by name. */
 async function loaded(args: string[], env: Record<string, string | undefined> = isolatedEnv()): Promise<string[]> {

@@ -3,9 +3,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { admit } from '../emulator/helpers.js';
 import { isolatedEnv, plain, readCsv, runCli, tempDir } from '../helpers/cli.js';
-import { stopLobby, useEmulator } from '../helpers/emulator.js';
+import { admit, stopLobby, useEmulator } from '../helpers/emulator.js';
 
 const COLUMNS = 'lobby_id,namespace_id,namespace_name,region_id,region_name,tier_name,version_id,version_name,lobby_group_id,lobby_group_name,start_ts,stop_ts,total_uptime_ms,query_uptime_ms';
 

@@ -45,7 +45,7 @@ describe('help', () => {
       // (Spaces aside: help may wrap a value after a hyphen.)
       if (opt.defaultValue !== undefined) expect(r.stdout.replace(/\s+/g, '')).toMatch(new RegExp(`[(;]default:${String(opt.defaultValue).replace(/\W/g, '\\$&')}\\)`));
     }
-    expect(flat).toContain('--timeout <seconds> timeout of each API call (default: 30)');
+    expect(flat).toContain('--timeout <seconds> timeout of each API call (default: 30; lobby find and join: 60)');
     expect(flat).not.toMatch(/\(default \S|default: "/);
     const examples = (r.stdout.split('\nExamples:\n')[1] ?? '').split('\n').filter(Boolean);
     expect(examples.length).toBeGreaterThanOrEqual(2);

@@ -12,9 +12,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Env } from '../../src/context.js';
 import { isolatedEnv, runCli, tempDir } from '../helpers/cli.js';
 import { endpointEnv, startTestEmulator, useEmulator } from '../helpers/emulator.js';
+import { BIN } from '../helpers/bin.js';
 
 type Emulator = Awaited<ReturnType<typeof startTestEmulator>>;
-const BIN = path.resolve(__dirname, '../../bin/gamehost.js');
 
 // A self-signed certificate for 127.0.0.1 (valid until 2126), standing in for a service behind a private CA.
 const TEST_KEY = `-----BEGIN PRIVATE KEY-----

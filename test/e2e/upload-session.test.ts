@@ -9,8 +9,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { plain, runCli, tempDir } from '../helpers/cli.js';
 import { frontOf, listBuilds, useEmulator } from '../helpers/emulator.js';
+import { BIN } from '../helpers/bin.js';
 
-const BIN = path.resolve(__dirname, '../../bin/gamehost.js');
 const PART = 64 * 1024;
 const S3_EXPIRED = '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>AccessDenied</Code><Message>Request has expired</Message><X-Amz-Expires>21600</X-Amz-Expires><RequestId>4D2C9F1B</RequestId></Error>';
 

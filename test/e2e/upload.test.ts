@@ -9,8 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { createRequire } from 'node:module';
 import { isolatedEnv, plain, runCli, tempDir } from '../helpers/cli.js';
 import { endpointEnv, frontOf, listBuilds, startTestEmulator, useEmulator } from '../helpers/emulator.js';
+import { BIN } from '../helpers/bin.js';
 
-const BIN = path.resolve(__dirname, '../../bin/gamehost.js');
 const PART = 64 * 1024;
 const PATIENT = { attempts: 8, baseMs: 1, maxMs: 5 };
 const lz4 = createRequire(import.meta.url)('lz4-napi') as { decompressFrameSync(b: Buffer): Buffer; compressFrameSync(b: Buffer): Buffer };

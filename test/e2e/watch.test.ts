@@ -3,9 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli.js';
 import { InterruptedError } from '../../src/errors.js';
-import { admit } from '../emulator/helpers.js';
 import { Capture, FAST_RETRY, plain } from '../helpers/cli.js';
-import { stopLobby, useEmulator } from '../helpers/emulator.js';
+import { admit, stopLobby, useEmulator } from '../helpers/emulator.js';
 
 /** Starts the CLI and hands back its live output, so a test can act once something has been shown. */
 function start(args: string[], env: Record<string, string | undefined>, opts: { tty?: boolean; columns?: number } = {}) {

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/emulator/index.js';
 import { createTestDatabase, PG_PRESENT } from '../helpers/postgres.js';
-import { startTestEmulator, type TestEmulator } from './helpers.js';
+import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 
 const PART = 64 * 1024;
 const HOUR = 3_600_000;
@@ -20,8 +20,8 @@ for (const kind of ['sqlite', 'postgres'] as const) {
     afterAll(() => t.stop());
 
     const create = async (tag: string) => {
-      const res = await t.call('POST', `/cloud/games/${t.emu.gameId}/builds`, {
-        token: t.emu.tokens.cloud,
+      const res = await t.call('POST', `/cloud/games/${t.gameId}/builds`, {
+        token: t.tokens.cloud,
         body: { display_name: tag, image_tag: tag, image_file: { path: 'x.tar', content_length: 3 * PART } },
       });
       expect(res.status).toBe(200);
@@ -47,11 +47,11 @@ for (const kind of ['sqlite', 'postgres'] as const) {
     it('DELETE /_emulator/builds/{id} removes a complete build, records and bytes; twice is 404', async () => {
       const b = await create('game:done');
       for (const r of b.image_presigned_requests) expect((await put(r.url)).status).toBe(200);
-      const done = await t.call('POST', `/cloud/uploads/${b.upload_id}/complete`, { token: t.emu.tokens.cloud });
+      const done = await t.call('POST', `/cloud/uploads/${b.upload_id}/complete`, { token: t.tokens.cloud });
       expect(done.status).toBe(200);
       if (kind === 'sqlite') expect(fs.existsSync(path.join(t.dataDir, 'builds', b.build_id))).toBe(true);
       const del = await t.call('DELETE', `/_emulator/builds/${b.build_id}`);
-      expect([del.status, del.json]).toEqual([200, { build_id: b.build_id, game_id: t.emu.gameId }]);
+      expect([del.status, del.json]).toEqual([200, { build_id: b.build_id, game_id: t.gameId }]);
       expect(await builds()).not.toContain(b.build_id);
       if (kind === 'sqlite') expect(fs.existsSync(path.join(t.dataDir, 'builds', b.build_id))).toBe(false);
       expect((await t.call('DELETE', `/_emulator/builds/${b.build_id}`)).status).toBe(404);

@@ -6,7 +6,7 @@ import { openDatabase } from '../../src/emulator/stores/sqlite-driver.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { GAME_ID } from '../../src/emulator/index.js';
 import { presignPath } from '../../src/emulator/stores/presign.js';
-import { UUID_RE, expectErrorShape, startTestEmulator, type TestEmulator } from './helpers.js';
+import { expectErrorShape, startTestEmulator, type TestEmulator, UUID_RE } from '../helpers/emulator.js';
 
 // Tiny parts so multipart behaviour shows with a few bytes.
 const PART = 10;
@@ -33,7 +33,7 @@ function buildBody(contentLength: number, over: Record<string, unknown> = {}) {
   };
 }
 
-const createBuild = (body: unknown, token: string | null = t.emu.tokens.cloud, game = GAME_ID) =>
+const createBuild = (body: unknown, token: string | null = t.tokens.cloud, game = GAME_ID) =>
   t.call('POST', `/cloud/games/${game}/builds`, { token, body });
 
 const put = (url: string, data: Buffer, headers: Record<string, string> = {}) =>
@@ -43,7 +43,7 @@ const put = (url: string, data: Buffer, headers: Record<string, string> = {}) =>
     text: await r.text(),
   }));
 
-const complete = (uploadId: string, token: string | null = t.emu.tokens.cloud) =>
+const complete = (uploadId: string, token: string | null = t.tokens.cloud) =>
   t.call('POST', `/cloud/uploads/${uploadId}/complete`, { token, body: {} });
 
 async function adminBuild(buildId: string) {
@@ -63,7 +63,7 @@ describe('POST /cloud/games/{game_id}/builds', () => {
     const [req] = res.json.image_presigned_requests;
     expect(req).toEqual({ path: 'image.tar', url: expect.any(String), byte_offset: 0, content_length: 15 });
     const url = new URL(req.url);
-    expect(url.origin).toBe(t.emu.endpoint);
+    expect(url.origin).toBe(t.endpoint);
     expect(url.pathname).toBe(`/_upload/${res.json.upload_id}/1`);
     // A single PUT is valid for one hour.
     const expires = Number(url.searchParams.get('expires'));
@@ -166,13 +166,13 @@ describe('POST /cloud/games/{game_id}/builds', () => {
   describe('auth', () => {
     it('401 without a token, 403 with a namespace token or for another game', async () => {
       expectErrorShape(await createBuild(buildBody(5), null), 401, 'API_UNAUTHORIZED');
-      expectErrorShape(await createBuild(buildBody(5), t.emu.tokens.public), 403, 'API_FORBIDDEN');
+      expectErrorShape(await createBuild(buildBody(5), t.tokens.public), 403, 'API_FORBIDDEN');
       expectErrorShape(
-        await createBuild(buildBody(5), t.emu.tokens.cloud, '12345678-1234-4234-8234-123456789abc'),
+        await createBuild(buildBody(5), t.tokens.cloud, '12345678-1234-4234-8234-123456789abc'),
         403,
         'API_FORBIDDEN',
       );
-      expectErrorShape(await createBuild(buildBody(5), t.emu.tokens.cloud, 'game'), 400, 'API_BAD_PATH_PARAMETER');
+      expectErrorShape(await createBuild(buildBody(5), t.tokens.cloud, 'game'), 400, 'API_BAD_PATH_PARAMETER');
     });
   });
 });
@@ -274,19 +274,19 @@ describe('presigned PUT and complete', () => {
   it('PUT with an expired URL → 403 PRESIGN_EXPIRED', async () => {
     const res = await createBuild(buildBody(file.length));
     const path = presignPath(t.secret, 'PUT', `/_upload/${res.json.upload_id}/1`, Date.now() - 1000);
-    const r = await toCall(put(t.emu.endpoint + path, file.subarray(0, 10)));
+    const r = await toCall(put(t.endpoint + path, file.subarray(0, 10)));
     expectErrorShape(r, 403, 'PRESIGN_EXPIRED');
   });
 
   it('PUT to an unknown upload → 404', async () => {
     const path = presignPath(t.secret, 'PUT', '/_upload/12345678-1234-4234-8234-123456789abc/1', Date.now() + 60_000);
-    expectErrorShape(await toCall(put(t.emu.endpoint + path, Buffer.alloc(1))), 404, 'API_NOT_FOUND');
+    expectErrorShape(await toCall(put(t.endpoint + path, Buffer.alloc(1))), 404, 'API_NOT_FOUND');
   });
 
   it('complete: 401 without a token, 403 with a namespace token, 404 for an unknown upload', async () => {
     const res = await createBuild(buildBody(3));
     expectErrorShape(await complete(res.json.upload_id, null), 401, 'API_UNAUTHORIZED');
-    expectErrorShape(await complete(res.json.upload_id, t.emu.tokens.dev), 403, 'API_FORBIDDEN');
+    expectErrorShape(await complete(res.json.upload_id, t.tokens.dev), 403, 'API_FORBIDDEN');
     expectErrorShape(await complete('12345678-1234-4234-8234-123456789abc'), 404, 'API_NOT_FOUND');
   });
 

@@ -1,7 +1,7 @@
 // Closing an emulator with a grace period (what `emulator serve` does on SIGTERM) leaves nothing running behind it.
 import { expect, it } from 'vitest';
 import { startEmulator } from '../../src/emulator/index.js';
-import { tempDir } from './helpers.js';
+import { tempDir } from '../helpers/cli.js';
 
 const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
 

@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GAME_ID, ManualClock, startEmulator } from '../../src/emulator/index.js';
 import { ADMIN_LOCKOUT_MS, ADMIN_MAX_FAILURES, ADMIN_TOKEN_MIN_LENGTH } from '../../src/emulator/services/admin.js';
 import { createTestDatabase, PG_PRESENT, queryDatabase } from '../helpers/postgres.js';
-import { admit, expectErrorShape, startTestEmulator, tempDir, type TestEmulator } from './helpers.js';
+import { admit, expectErrorShape, startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
+import { tempDir } from '../helpers/cli.js';
 
 interface CreatedGame {
   game_id: string;
@@ -44,7 +45,7 @@ async function createLobby(t: TestEmulator, game: CreatedGame, gameMode: string)
   const res = await t.call('POST', '/matchmaker/lobbies/create', { token: game.tokens.public, body: { game_mode: gameMode } });
   expect(res.status).toBe(200);
   // Its server admits the player, so the statistics count one.
-  await admit(t.emu.endpoint, res.json);
+  await admit(t.endpoint, res.json);
   return res.json.lobby.lobby_id;
 }
 
@@ -68,7 +69,7 @@ describe('two games side by side', () => {
     expect(a).toMatchObject({ game_modes: ['ctf'], regions: [{ id: 'lnd-fra', name: 'Frankfurt' }] });
     expect(b.game_modes).toEqual(['default', 'duos', 'squads']);
     expect(Date.parse(b.expire_ts) - clock.now()).toBe(24 * 3600 * 1000);
-    expect(new Set([a.tokens.cloud, b.tokens.cloud, t.emu.tokens.cloud]).size).toBe(3);
+    expect(new Set([a.tokens.cloud, b.tokens.cloud, t.tokens.cloud]).size).toBe(3);
   });
 
   it('the same tag in both games; builds, lobbies, statistics and history never cross', async () => {
@@ -93,7 +94,7 @@ describe('two games side by side', () => {
     await createLobby(t, b, 'duos');
     expect((await stats(t, a)).json).toEqual({ player_count: 1, game_modes: { ctf: { player_count: 1, regions: { 'lnd-fra': { player_count: 1 } } } } });
     expect((await stats(t, b)).json.player_count).toBe(2);
-    expect((await t.call('GET', '/matchmaker/players/statistics', { token: t.emu.tokens.public })).json.player_count).toBe(0);
+    expect((await t.call('GET', '/matchmaker/players/statistics', { token: t.tokens.public })).json.player_count).toBe(0);
 
     // Stopping a's lobby changes nothing of b's.
     expect((await t.call('POST', `/_emulator/lobbies/${lobbyA}/stop`, { body: {} })).status).toBe(200);
@@ -179,17 +180,17 @@ describe('two games side by side', () => {
   });
 
   it("what a request that passed its token check just before the deletion writes is purged the second time, with a's row", async () => {
-    const store = (t.emu.services.games as unknown as { deps: { store: import('../../src/emulator/stores/store.js').Store } }).deps.store;
+    const store = (t.services.games as unknown as { deps: { store: import('../../src/emulator/stores/store.js').Store } }).deps.store;
     // A lobby create of a's, checked before the deletion, inserting after it.
     const lobbyId = crypto.randomUUID();
     await store.insertLobby(
       { lobby_id: lobbyId, namespace_id: a.namespace_id, game_mode: 'ctf', region_id: 'lnd-fra', region_name: 'Frankfurt', max_players: 8, publicity: 'public', tags: '{}', lobby_config: null, create_ts: clock.now(), start_ts: clock.now(), ready_ts: clock.now(), stop_ts: null, exit_code: null, failed: null, idle_lifetime_ms: null, idle_stop_ts: null, ports: '{}', auto_created: 0, is_closed: 0, state: null, ready_deadline_ts: null, player_count: 1, owner: null, owner_pid: null, owner_start: null, server_pid: null, server_start: null },
       { player_id: crypto.randomUUID(), source_ip: '', registration_ms: 120_000, connected: true },
     );
-    await t.emu.services.games.sweep();
+    await t.services.games.sweep();
     expect(await store.getLobby(lobbyId)).toBeDefined();
     clock.advance(5 * 60 * 1000 + 1);
-    await t.emu.services.games.sweep();
+    await t.services.games.sweep();
     expect(await store.getLobby(lobbyId)).toBeUndefined();
     expect(await store.getGame(a.game_id)).toBeUndefined();
     expect((await stats(t, b)).json.player_count).toBe(2);
@@ -267,19 +268,19 @@ describe.each(RECORDS)('expiry, records in %s', (_name, present, records) => {
       clock.advance(1);
       expectErrorShape(await stats(two, short), 401, 'API_UNAUTHORIZED');
       // Both replicas sweep at once; the one UPDATE hands the game to one of them.
-      await Promise.all([one.emu.services.games.sweep(), two.emu.services.games.sweep(), one.emu.services.games.sweep()]);
+      await Promise.all([one.services.games.sweep(), two.services.games.sweep(), one.services.games.sweep()]);
       expect(readdirSync(join(dataDir, 'builds'))).toHaveLength(1);
       expect(existsSync(join(dataDir, 'uploads'))).toBe(true);
       // Its row stays, its deletion begun, until a sweep purges it again and removes it.
       expect(await recordsLeft(dataDir, database)).toEqual({ games: [long.game_id, short.game_id].sort(), lobbies: 1 });
       clock.advance(5 * 60 * 1000 + 1);
-      await Promise.all([one.emu.services.games.sweep(), two.emu.services.games.sweep()]);
+      await Promise.all([one.services.games.sweep(), two.services.games.sweep()]);
       expect(await recordsLeft(dataDir, database)).toEqual({ games: [long.game_id], lobbies: 1 });
       const list = await two.call('GET', '/_emulator/games');
       expect(list.json.games.map((g: { game_id: string }) => g.game_id)).toEqual([GAME_ID, long.game_id]);
       expect((await stats(one, long)).json.player_count).toBe(1);
     } finally {
-      await two.emu.close();
+      await two.close();
       await one.stop();
     }
   });
@@ -295,7 +296,7 @@ describe.each(RECORDS)('expiry, records in %s', (_name, present, records) => {
       clock.advance(1000);
       // Straight at the stores: which connection claimed which game.
       type Claims = { expired: string[]; stale: string[] };
-      const stores = [one, two].map((t) => (t.emu.services.games as unknown as { deps: { store: { claimExpiredGames(now: number, stale: number): Promise<Claims> } } }).deps.store);
+      const stores = [one, two].map((t) => (t.services.games as unknown as { deps: { store: { claimExpiredGames(now: number, stale: number): Promise<Claims> } } }).deps.store);
       const [x, y] = await Promise.all(stores.map((s) => s.claimExpiredGames(clock.now(), 60_000)));
       expect([...x!.expired, ...y!.expired].sort()).toEqual(games.map((g) => g.game_id).sort());
       expect([...x!.stale, ...y!.stale]).toEqual([]);
@@ -305,7 +306,7 @@ describe.each(RECORDS)('expiry, records in %s', (_name, present, records) => {
       expect([...p!.stale, ...q!.stale].sort()).toEqual(games.map((g) => g.game_id).sort());
       expect([...p!.expired, ...q!.expired]).toEqual([]);
     } finally {
-      await two.emu.close();
+      await two.close();
       await one.stop();
     }
   });
@@ -324,11 +325,11 @@ describe('the admin token', () => {
     expect(expectErrorShape(await t.call('GET', '/_emulator/games'), 401, 'API_UNAUTHORIZED').message).toContain('Bearer <admin token>');
     expect(expectErrorShape(await t.call('GET', '/_emulator/games', { token: 'nope' }), 401, 'API_UNAUTHORIZED').message).toContain('wrong');
     expectErrorShape(await t.call('POST', '/_emulator/games', { body: {} }), 401, 'API_UNAUTHORIZED');
-    expectErrorShape(await t.call('GET', '/_emulator/builds', { token: t.emu.tokens.cloud }), 401, 'API_UNAUTHORIZED');
+    expectErrorShape(await t.call('GET', '/_emulator/builds', { token: t.tokens.cloud }), 401, 'API_UNAUTHORIZED');
     expect((await t.call('GET', '/_emulator/games', { token: ADMIN })).status).toBe(200);
     expect((await t.call('GET', '/_emulator/health')).status).toBe(200);
     // The service's own routes are untouched by it.
-    expect((await t.call('GET', '/matchmaker/players/statistics', { token: t.emu.tokens.public })).status).toBe(200);
+    expect((await t.call('GET', '/matchmaker/players/statistics', { token: t.tokens.public })).status).toBe(200);
   });
 
   it(`${ADMIN_MAX_FAILURES} wrong tries in a while are answered 429 with Retry-After, the right token never, and the wait ends when it says`, async () => {

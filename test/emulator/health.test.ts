@@ -11,7 +11,8 @@ import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js
 import { createTestDatabase, PG_PRESENT, queryDatabase } from '../helpers/postgres.js';
 import { bucketAt, startS3rver, type S3Server } from '../helpers/s3.js';
 import { stallProxy, type StallProxy } from '../helpers/stall-proxy.js';
-import { callAt, expectErrorShape, tempDir } from './helpers.js';
+import { callAt, expectErrorShape } from '../helpers/emulator.js';
+import { tempDir } from '../helpers/cli.js';
 
 // Well above what a store takes on a loaded machine (the bucket's start-up check is bound by it too), well below
 // the test's own timeout.

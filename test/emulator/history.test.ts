@@ -3,7 +3,7 @@ import { csvField, toCsv } from '../../src/emulator/services/csv.js';
 import { GAME_ID, ManualClock, NAMESPACE_ID } from '../../src/emulator/index.js';
 import { TIER_NAME, VERSION_ID, VERSION_NAME, lobbyGroupUuid, regionUuid } from '../../src/emulator/services/ids.js';
 import { presignPath } from '../../src/emulator/stores/presign.js';
-import { admit, expectErrorShape, startTestEmulator, type TestEmulator } from './helpers.js';
+import { admit, expectErrorShape, startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 
 const HEADER =
   'lobby_id,namespace_id,namespace_name,region_id,region_name,tier_name,version_id,version_name,' +
@@ -22,13 +22,13 @@ async function live(t: TestEmulator, clock: ManualClock, lives: Life[]): Promise
   ]);
   events.sort((x, y) => x.at - y.at);
   const ids: Record<string, string> = {};
-  const { lobbies } = t.emu.services;
+  const { lobbies } = t.services;
   for (const e of events) {
     clock.advance(e.at - clock.now());
     if (e.stop) await lobbies.stop(ids[e.name]!, { exitCode: 0 });
     else
       ids[e.name] = (
-        await lobbies.create(t.emu.services.games.seeded, 'public', { gameMode: e.mode, regionId: e.region, maxPlayers: 8, publicity: 'public', tags: {}, lobbyConfig: undefined }, '127.0.0.1')
+        await lobbies.create(t.services.games.seeded, 'public', { gameMode: e.mode, regionId: e.region, maxPlayers: 8, publicity: 'public', tags: {}, lobbyConfig: undefined }, '127.0.0.1')
       ).lobbyId;
   }
   return ids;
@@ -55,7 +55,7 @@ afterAll(async () => {
   await t.stop();
 });
 
-const exportHistory = (body: unknown, token: string | null = t.emu.tokens.cloud, game = GAME_ID) =>
+const exportHistory = (body: unknown, token: string | null = t.tokens.cloud, game = GAME_ID) =>
   t.call('POST', `/cloud/games/${game}/matchmaker/lobbies/export-history`, { token, body });
 
 describe('POST /cloud/games/{game_id}/matchmaker/lobbies/export-history', () => {
@@ -64,7 +64,7 @@ describe('POST /cloud/games/{game_id}/matchmaker/lobbies/export-history', () => 
     expect(res.status).toBe(200);
     expect(Object.keys(res.json)).toEqual(['url']);
     const url = new URL(res.json.url);
-    expect(url.origin).toBe(t.emu.endpoint);
+    expect(url.origin).toBe(t.endpoint);
     expect(url.pathname).toMatch(/^\/_export\/[0-9a-f-]{36}\/export\.csv$/);
     expect(Number(url.searchParams.get('expires'))).toBe(clock.now() + 60 * 60_000);
 
@@ -138,8 +138,8 @@ describe('POST /cloud/games/{game_id}/matchmaker/lobbies/export-history', () => 
   it('needs the cloud token of the game', async () => {
     const body = { query_start: 0, query_end: 1 };
     expectErrorShape(await exportHistory(body, null), 401, 'API_UNAUTHORIZED');
-    expectErrorShape(await exportHistory(body, t.emu.tokens.public), 403, 'API_FORBIDDEN');
-    expectErrorShape(await exportHistory(body, t.emu.tokens.cloud, '12345678-1234-4234-8234-123456789abc'), 403, 'API_FORBIDDEN');
+    expectErrorShape(await exportHistory(body, t.tokens.public), 403, 'API_FORBIDDEN');
+    expectErrorShape(await exportHistory(body, t.tokens.cloud, '12345678-1234-4234-8234-123456789abc'), 403, 'API_FORBIDDEN');
   });
 
   it('a tampered or expired download URL → 403', async () => {
@@ -190,7 +190,7 @@ describe('the window rules at their edges', () => {
 
   it('keeps exactly the lobbies production keeps, newest first, with uptimes in and out of the window', async () => {
     const res = await edge.call('POST', `/cloud/games/${GAME_ID}/matchmaker/lobbies/export-history`, {
-      token: edge.emu.tokens.cloud,
+      token: edge.tokens.cloud,
       body: { query_start: 10_000, query_end: 20_000 },
     });
     const lines = (await (await fetch(res.json.url)).text()).trimEnd().split('\n');
@@ -219,7 +219,7 @@ describe('lobbies the matchmaker stops', () => {
   /** The export's rows of [0, now] by lobby: its start_ts, stop_ts, total_uptime_ms. */
   async function exported(t: TestEmulator, clock: ManualClock): Promise<Record<string, string[]>> {
     const res = await t.call('POST', `/cloud/games/${GAME_ID}/matchmaker/lobbies/export-history`, {
-      token: t.emu.tokens.cloud,
+      token: t.tokens.cloud,
       body: { query_start: 0, query_end: clock.now() },
     });
     const lines = (await (await fetch(res.json.url)).text()).trimEnd().split('\n').slice(1);
@@ -233,7 +233,7 @@ describe('lobbies the matchmaker stops', () => {
       const env = async (id: string) => (await t.call('GET', `/_emulator/lobbies/${id}/env`)).json.env.RIVET_TOKEN;
       // Found, admitted, left after a second: a lobby find made stops with its last player.
       const left = await t.call('POST', '/matchmaker/lobbies/find', { body: { game_modes: ['default'] } });
-      await admit(t.emu.endpoint, left.json);
+      await admit(t.endpoint, left.json);
       clock.advance(1_000);
       await t.call('POST', '/matchmaker/players/disconnected', { token: await env(left.json.lobby.lobby_id), body: { player_token: left.json.player.token } });
       // Found, never connected: removed when the registration window ends, and its lobby stops then.

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_JSON_DEPTH } from '../../src/emulator/routes/request.js';
 import { createTestDatabase, PG_PRESENT } from '../helpers/postgres.js';
-import { expectErrorShape, startTestEmulator, type TestEmulator } from './helpers.js';
+import { expectErrorShape, startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 
 /** JSON text of `depth` arrays one in the other (as text: JSON.stringify would overflow the test's own stack). */
 const nested = (depth: number): string => `${'['.repeat(depth)}1${']'.repeat(depth)}`;
@@ -23,10 +23,10 @@ describe.each(engines)('hostile bodies on $engine', ({ database, skip }) => {
   });
   afterAll(() => t?.stop());
 
-  const createLobby = (body: unknown) => t.call('POST', '/matchmaker/lobbies/create', { token: t.emu.tokens.public, body });
+  const createLobby = (body: unknown) => t.call('POST', '/matchmaker/lobbies/create', { token: t.tokens.public, body });
   const createBuild = (fields: Record<string, unknown>, file: Record<string, unknown> = {}) =>
-    t.call('POST', `/cloud/games/${t.emu.gameId}/builds`, {
-      token: t.emu.tokens.cloud,
+    t.call('POST', `/cloud/games/${t.gameId}/builds`, {
+      token: t.tokens.cloud,
       body: { display_name: 'CI', image_tag: `game:v${++tags}`, ...fields, image_file: { path: 'server.tar', content_length: 10, ...file } },
     });
 

@@ -5,7 +5,8 @@ import { randomUUID } from 'node:crypto';
 import { readdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { startTestEmulator, tempDir } from './helpers.js';
+import { startTestEmulator } from '../helpers/emulator.js';
+import { tempDir } from '../helpers/cli.js';
 
 const PART = 1024;
 const temps = (dataDir: string) => readdirSync(join(dataDir, 'builds')).filter((name) => name.includes('.tmp-'));
@@ -24,7 +25,7 @@ describe('files a dead assembly left', () => {
   it('the next start removes those no longer written to; one written a moment ago may be a live assembly and stays', async () => {
     const dataDir = tempDir();
     const first = await startTestEmulator({}, { dataDir });
-    await first.emu.close();
+    await first.close();
     const old = leftover(dataDir, randomUUID(), 60_000);
     const fresh = leftover(dataDir, randomUUID(), 0);
     expect(temps(dataDir).sort()).toEqual([old, fresh].sort());

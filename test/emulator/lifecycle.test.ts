@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { openDatabase } from '../../src/emulator/stores/sqlite-driver.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GAME_ID, ManualClock, NAMESPACE_ID, startEmulator } from '../../src/emulator/index.js';
-import { admit, expectErrorShape, startTestEmulator, tempDir, type TestEmulator } from './helpers.js';
+import { admit, expectErrorShape, startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
+import { tempDir } from '../helpers/cli.js';
 
 const logsPath = (lobbyId: string) => `/cloud/games/${GAME_ID}/namespaces/${NAMESPACE_ID}/logs/lobbies/${lobbyId}`;
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -19,11 +20,11 @@ describe('max_players', () => {
   // The creator's server admits it at once, so the statistics count it as the service would.
   const create = async (body: Record<string, unknown>) => {
     const res = await t.call('POST', '/matchmaker/lobbies/create', { body: { game_mode: 'duos', ...body } });
-    if (res.status === 200) await admit(t.emu.endpoint, res.json);
+    if (res.status === 200) await admit(t.endpoint, res.json);
     return res;
   };
   const join = (lobbyId: string) => t.call('POST', `/_emulator/lobbies/${lobbyId}/players`, { body: {} });
-  const stats = async () => (await t.call('GET', '/matchmaker/players/statistics', { token: t.emu.tokens.public })).json;
+  const stats = async () => (await t.call('GET', '/matchmaker/players/statistics', { token: t.tokens.public })).json;
 
   it('the creator takes the first seat; joins fill the rest; one more is MATCHMAKER_LOBBY_FULL', async () => {
     const lobbyId = (await create({ max_players: 3, region: 'lnd-fra' })).json.lobby.lobby_id;
@@ -70,12 +71,12 @@ describe('idle lifetime', () => {
 
   const create = async (gameMode = 'default'): Promise<string> => {
     const res = await t.call('POST', '/matchmaker/lobbies/create', { body: { game_mode: gameMode } });
-    await admit(t.emu.endpoint, res.json);
+    await admit(t.endpoint, res.json);
     return res.json.lobby.lobby_id;
   };
-  const logs = async (lobbyId: string, at = t) => (await at.call('GET', logsPath(lobbyId), { token: at.emu.tokens.cloud })).json;
+  const logs = async (lobbyId: string, at = t) => (await at.call('GET', logsPath(lobbyId), { token: at.tokens.cloud })).json;
   const squads = async () =>
-    (await t.call('GET', '/matchmaker/players/statistics', { token: t.emu.tokens.public })).json.game_modes.squads.player_count;
+    (await t.call('GET', '/matchmaker/players/statistics', { token: t.tokens.public })).json.game_modes.squads.player_count;
 
   it('a lobby idle past its lifetime stopped at ready + lifetime, exit code 0, and every reader agrees', async () => {
     const created = clock.now();
@@ -88,13 +89,13 @@ describe('idle lifetime', () => {
     expect(res.metrics).toBeUndefined();
     // The history export shows the same stop.
     const exp = await t.call('POST', `/cloud/games/${GAME_ID}/matchmaker/lobbies/export-history`, {
-      token: t.emu.tokens.cloud,
+      token: t.tokens.cloud,
       body: { query_start: created - 10_000, query_end: clock.now() },
     });
     const line = (await (await fetch(exp.json.url)).text()).split('\n').find((l) => l.startsWith(id))!.split(',');
     expect(line.slice(10)).toEqual([String(created), String(created + 7_000), '7000', '7000']);
     // A later stop does not rewrite it.
-    const again = await t.emu.services.lobbies.stop(id, { exitCode: 9 });
+    const again = await t.services.lobbies.stop(id, { exitCode: 9 });
     expect(again!.lobby).toMatchObject({ stop_ts: created + 7_000, exit_code: 0 });
   });
 
@@ -122,7 +123,7 @@ describe('idle lifetime', () => {
       clock.advance(1);
       expect((await logs(id, other)).lobby.status.stopped).toEqual({ stop_ts: iso(joinedAt + LIFETIME), failed: false, exit_code: 0 });
     } finally {
-      await other.emu.close();
+      await other.close();
     }
   });
 
@@ -131,7 +132,7 @@ describe('idle lifetime', () => {
     const plain = await startTestEmulator({ startDelayMs: 0, readyDelayMs: 0 }, { clock: plainClock });
     try {
       const seat = (await plain.call('POST', '/matchmaker/lobbies/create', { body: { game_mode: 'default' } })).json;
-      await admit(plain.emu.endpoint, seat);
+      await admit(plain.endpoint, seat);
       plainClock.advance(365 * 24 * 3_600_000);
       expect((await logs(seat.lobby.lobby_id, plain)).lobby.status).toEqual({ running: {} });
     } finally {
@@ -152,11 +153,11 @@ describe('job metrics over HTTP', () => {
   it('a lobby that no server runs shows no metrics while it runs and after its stop: nothing is made up', async () => {
     const id = (await t.call('POST', '/matchmaker/lobbies/create', { body: { game_mode: 'default' } })).json.lobby.lobby_id;
     clock.advance(2_000 + 60_000);
-    const read = async () => (await t.call('GET', logsPath(id), { token: t.emu.tokens.cloud })).json;
+    const read = async () => (await t.call('GET', logsPath(id), { token: t.tokens.cloud })).json;
     const running = await read();
     expect(running.lobby.status).toEqual({ running: {} });
     expect(running).not.toHaveProperty('metrics');
-    await t.emu.services.lobbies.stop(id);
+    await t.services.lobbies.stop(id);
     expect(await read()).not.toHaveProperty('metrics');
   });
 });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GAME_ID, NAMESPACE_ID } from '../../src/emulator/index.js';
 import { signToken } from '../../src/emulator/services/tokens.js';
-import { UUID_RE, expectErrorShape, startTestEmulator, type TestEmulator } from './helpers.js';
+import { expectErrorShape, startTestEmulator, type TestEmulator, UUID_RE } from '../helpers/emulator.js';
 
 let t: TestEmulator;
 beforeAll(async () => {
@@ -11,7 +11,7 @@ afterAll(async () => {
   await t.stop();
 });
 
-const create = (body: unknown, token: string | null = t.emu.tokens.public) =>
+const create = (body: unknown, token: string | null = t.tokens.public) =>
   t.call('POST', '/matchmaker/lobbies/create', { token, body });
 
 describe('POST /matchmaker/lobbies/create', () => {
@@ -71,13 +71,13 @@ describe('POST /matchmaker/lobbies/create', () => {
     const logs = await t.call(
       'GET',
       `/cloud/games/${GAME_ID}/namespaces/${NAMESPACE_ID}/logs/lobbies/${res.json.lobby.lobby_id}`,
-      { token: t.emu.tokens.cloud },
+      { token: t.tokens.cloud },
     );
     expect(logs.status).toBe(200);
   });
 
   it('answers a dev token with a mock lobby that is not stored', async () => {
-    const res = await create({ game_mode: 'default' }, t.emu.tokens.dev);
+    const res = await create({ game_mode: 'default' }, t.tokens.dev);
     expect(res.status).toBe(200);
     expect(res.json.lobby.lobby_id).toBe('00000000-0000-0000-0000-000000000000');
     expect(res.json.lobby.region).toEqual({ region_id: 'dev-lcl', display_name: 'Local' });
@@ -86,20 +86,20 @@ describe('POST /matchmaker/lobbies/create', () => {
     const logs = await t.call(
       'GET',
       `/cloud/games/${GAME_ID}/namespaces/${NAMESPACE_ID}/logs/lobbies/${res.json.lobby.lobby_id}`,
-      { token: t.emu.tokens.cloud },
+      { token: t.tokens.cloud },
     );
     expectErrorShape(logs, 404, 'API_NOT_FOUND');
   });
 
   it('still validates the body for a dev token', async () => {
-    expectErrorShape(await create({ game_mode: 'nope' }, t.emu.tokens.dev), 400, 'MATCHMAKER_GAME_MODE_NOT_FOUND');
+    expectErrorShape(await create({ game_mode: 'nope' }, t.tokens.dev), 400, 'MATCHMAKER_GAME_MODE_NOT_FOUND');
   });
 
   describe('auth', () => {
     it('401 for a header without the Bearer prefix', async () => {
       const res = await t.call('POST', '/matchmaker/lobbies/create', {
         body: { game_mode: 'default' },
-        headers: { authorization: t.emu.tokens.public },
+        headers: { authorization: t.tokens.public },
       });
       expectErrorShape(res, 401, 'API_UNAUTHORIZED');
     });
@@ -109,7 +109,7 @@ describe('POST /matchmaker/lobbies/create', () => {
     });
 
     it('401 for a token with a bad signature', async () => {
-      const [kind, claims] = t.emu.tokens.public.split('.');
+      const [kind, claims] = t.tokens.public.split('.');
       const forged = `${kind}.${claims}.${Buffer.alloc(32, 1).toString('base64url')}`;
       expectErrorShape(await create({ game_mode: 'default' }, forged), 401, 'API_UNAUTHORIZED');
     });
@@ -120,7 +120,7 @@ describe('POST /matchmaker/lobbies/create', () => {
     });
 
     it('403 for a cloud token', async () => {
-      expectErrorShape(await create({ game_mode: 'default' }, t.emu.tokens.cloud), 403, 'API_FORBIDDEN');
+      expectErrorShape(await create({ game_mode: 'default' }, t.tokens.cloud), 403, 'API_FORBIDDEN');
     });
 
     it('403 for a public token of another namespace', async () => {
@@ -171,7 +171,7 @@ describe('POST /matchmaker/lobbies/create', () => {
       const many = await startTestEmulator({ gameModes: modes(12), regions: [{ id: 'lnd-atl', name: 'Atlanta' }] });
       const eleven = await startTestEmulator({ gameModes: modes(11) });
       try {
-        const call = (on: TestEmulator, body: unknown) => on.call('POST', '/matchmaker/lobbies/create', { token: on.emu.tokens.public, body });
+        const call = (on: TestEmulator, body: unknown) => on.call('POST', '/matchmaker/lobbies/create', { token: on.tokens.public, body });
         expect(expectErrorShape(await call(many, { game_mode: 'solo' }), 400, 'MATCHMAKER_GAME_MODE_NOT_FOUND').message).toBe(
           'Game mode "solo" not found; this namespace has mode-1, mode-2, mode-3, mode-4, mode-5, mode-6, mode-7, mode-8, mode-9, mode-10 and 2 more.',
         );
@@ -210,10 +210,10 @@ describe('POST /matchmaker/lobbies/create', () => {
           controller.close();
         },
       });
-      const res = await fetch(`${t.emu.endpoint}/matchmaker/lobbies/create`, {
+      const res = await fetch(`${t.endpoint}/matchmaker/lobbies/create`, {
         method: 'POST',
         body: stream,
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${t.emu.tokens.public}` },
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${t.tokens.public}` },
         duplex: 'half',
       } as RequestInit);
       const json = (await res.json()) as { code: string; message: string };
@@ -230,7 +230,7 @@ describe('a namespace without tokenless auth', () => {
     try {
       const body = { game_mode: 'default' };
       expectErrorShape(await strict.call('POST', '/matchmaker/lobbies/create', { body }), 401, 'API_UNAUTHORIZED');
-      const ok = await strict.call('POST', '/matchmaker/lobbies/create', { body, token: strict.emu.tokens.public });
+      const ok = await strict.call('POST', '/matchmaker/lobbies/create', { body, token: strict.tokens.public });
       expect(ok.status).toBe(200);
     } finally {
       await strict.stop();

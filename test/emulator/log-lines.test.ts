@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GAME_ID } from '../../src/emulator/index.js';
 import { logTimestamp, RECENT_LINES, WATCH_LINES } from '../../src/emulator/services/logs.js';
-import { expectErrorShape, startTestEmulator, type TestEmulator } from './helpers.js';
+import { expectErrorShape, startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 
 const WATCH = { waitMs: 1_500, pollMs: 20, minMs: 300 };
 const RFC3339_NS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z$/;
@@ -24,13 +24,13 @@ describe('lobby logs routes', () => {
   });
 
   async function newLobby(emu = t): Promise<string> {
-    const res = await emu.call('POST', '/matchmaker/lobbies/create', { token: emu.emu.tokens.public, body: { game_mode: 'default' } });
+    const res = await emu.call('POST', '/matchmaker/lobbies/create', { token: emu.tokens.public, body: { game_mode: 'default' } });
     expect(res.status).toBe(200);
     return res.json.lobby.lobby_id;
   }
-  const get = (lobbyId: string, query: string, emu = t) => emu.call('GET', linesPath(lobbyId, query), { token: emu.emu.tokens.cloud });
+  const get = (lobbyId: string, query: string, emu = t) => emu.call('GET', linesPath(lobbyId, query), { token: emu.tokens.cloud });
   const append = (lobbyId: string, stream: 'std_out' | 'std_err', lines: (string | Buffer)[]) =>
-    t.emu.services.logs.append(lobbyId, stream, lines.map((l) => (typeof l === 'string' ? Buffer.from(l) : l)));
+    t.services.logs.append(lobbyId, stream, lines.map((l) => (typeof l === 'string' ? Buffer.from(l) : l)));
 
   it('answers the 256 most recent lines of the stream asked for, base64, oldest first, with RFC 3339 timestamps', async () => {
     const lobbyId = await newLobby();
@@ -94,7 +94,7 @@ describe('lobby logs routes', () => {
     const started = performance.now();
     expect((await get(lobbyId, 'stream=std_err&watch_index=0', late)).json.lines).toEqual([]);
     expect(performance.now() - started).toBeGreaterThanOrEqual(WATCH.minMs);
-    const res = await late.call('POST', exportPath(lobbyId), { token: late.emu.tokens.cloud, body: { stream: 'std_out' } });
+    const res = await late.call('POST', exportPath(lobbyId), { token: late.tokens.cloud, body: { stream: 'std_out' } });
     expect(expectErrorShape(res, 400, 'MATCHMAKER_LOBBY_NOT_STARTED').message).toContain(lobbyId);
   });
 
@@ -102,7 +102,7 @@ describe('lobby logs routes', () => {
     const lobbyId = await newLobby();
     await append(lobbyId, 'std_out', Array.from({ length: 300 }, (_, i) => `line ${i}`));
     await append(lobbyId, 'std_err', ['oops', 'nul\0inside']);
-    const out = await t.call('POST', exportPath(lobbyId), { token: t.emu.tokens.cloud, body: { stream: 'std_out' } });
+    const out = await t.call('POST', exportPath(lobbyId), { token: t.tokens.cloud, body: { stream: 'std_out' } });
     expect(out.status).toBe(200);
     expect(Object.keys(out.json)).toEqual(['url']);
     const url = new URL(out.json.url);
@@ -113,7 +113,7 @@ describe('lobby logs routes', () => {
     expect(file.headers.get('content-disposition')).toContain('stdout.txt');
     expect(await file.text()).toBe(Array.from({ length: 300 }, (_, i) => `line ${i}\n`).join(''));
 
-    const err = await t.call('POST', exportPath(lobbyId), { token: t.emu.tokens.cloud, body: { stream: 'std_err' } });
+    const err = await t.call('POST', exportPath(lobbyId), { token: t.tokens.cloud, body: { stream: 'std_err' } });
     expect(new URL(err.json.url).pathname).toMatch(/\/stderr\.txt$/);
     expect(await (await fetch(err.json.url)).text()).toBe('oops\nnul\uFFFDinside\n');
     // The signature binds the file: the stdout export's signature does not open it as stderr.txt.
@@ -131,7 +131,7 @@ describe('lobby logs routes', () => {
     expectErrorShape(await t.call('GET', linesPath(lobbyId, 'stream=std_out')), 401, 'API_UNAUTHORIZED');
     // A lobby of another emulator's store is not this game's.
     expectErrorShape(await get(await newLobby(late), 'stream=std_out'), 404, 'API_NOT_FOUND');
-    const post = (body: unknown) => t.call('POST', exportPath(lobbyId), { token: t.emu.tokens.cloud, body });
+    const post = (body: unknown) => t.call('POST', exportPath(lobbyId), { token: t.tokens.cloud, body });
     expectErrorShape(await post({}), 400, 'API_BAD_BODY');
     expectErrorShape(await post({ stream: 'stdout' }), 400, 'API_BAD_BODY');
     expectErrorShape(await post([]), 400, 'API_BAD_BODY');

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GAME_ID, ManualClock, NAMESPACE_ID } from '../../src/emulator/index.js';
 import { regionUuid } from '../../src/emulator/services/ids.js';
-import { expectErrorShape, startTestEmulator, type TestEmulator } from './helpers.js';
+import { expectErrorShape, startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 
 const logsPath = (lobbyId: string, ns = NAMESPACE_ID, game = GAME_ID) =>
   `/cloud/games/${game}/namespaces/${ns}/logs/lobbies/${lobbyId}`;
@@ -18,7 +18,7 @@ describe('lobby lifecycle with no delays', () => {
 
   async function newLobby(gameMode = 'duos', region = 'lnd-sgp'): Promise<string> {
     const res = await t.call('POST', '/matchmaker/lobbies/create', {
-      token: t.emu.tokens.public,
+      token: t.tokens.public,
       body: { game_mode: gameMode, region },
     });
     expect(res.status).toBe(200);
@@ -28,7 +28,7 @@ describe('lobby lifecycle with no delays', () => {
   it('a fresh lobby is running, started and ready, without metrics (no server runs it)', async () => {
     const before = Date.now();
     const lobbyId = await newLobby();
-    const res = await t.call('GET', logsPath(lobbyId), { token: t.emu.tokens.cloud });
+    const res = await t.call('GET', logsPath(lobbyId), { token: t.tokens.cloud });
     expect(res.status).toBe(200);
     const { lobby, metrics } = res.json;
     expect(lobby.lobby_id).toBe(lobbyId);
@@ -59,7 +59,7 @@ describe('lobby lifecycle with no delays', () => {
       failed: true,
       exit_code: 3,
     });
-    const res = await t.call('GET', logsPath(lobbyId), { token: t.emu.tokens.cloud });
+    const res = await t.call('GET', logsPath(lobbyId), { token: t.tokens.cloud });
     expect(res.json.lobby.status).toEqual(stop.json.lobby.status);
     expect(res.json).not.toHaveProperty('metrics');
     expect(res.json.lobby.start_ts).toBe(res.json.lobby.create_ts);
@@ -98,25 +98,25 @@ describe('lobby lifecycle with no delays', () => {
   });
 
   it('404 for an unknown lobby or namespace, 400 for a non-UUID id', async () => {
-    const unknown = await t.call('GET', logsPath('12345678-1234-4234-8234-123456789abc'), { token: t.emu.tokens.cloud });
+    const unknown = await t.call('GET', logsPath('12345678-1234-4234-8234-123456789abc'), { token: t.tokens.cloud });
     expect(expectErrorShape(unknown, 404, 'API_NOT_FOUND').message).toMatch(/Lobby 12345678/);
     const lobbyId = await newLobby();
     expectErrorShape(
-      await t.call('GET', logsPath(lobbyId, '12345678-1234-4234-8234-123456789abc'), { token: t.emu.tokens.cloud }),
+      await t.call('GET', logsPath(lobbyId, '12345678-1234-4234-8234-123456789abc'), { token: t.tokens.cloud }),
       404,
       'API_NOT_FOUND',
     );
-    const bad = await t.call('GET', logsPath('not-a-uuid'), { token: t.emu.tokens.cloud });
+    const bad = await t.call('GET', logsPath('not-a-uuid'), { token: t.tokens.cloud });
     expect(expectErrorShape(bad, 400, 'API_BAD_PATH_PARAMETER').message).toMatch(/lobby_id/);
   });
 
   it('needs the cloud token of the game', async () => {
     const lobbyId = await newLobby();
     expectErrorShape(await t.call('GET', logsPath(lobbyId)), 401, 'API_UNAUTHORIZED');
-    expectErrorShape(await t.call('GET', logsPath(lobbyId), { token: t.emu.tokens.public }), 403, 'API_FORBIDDEN');
+    expectErrorShape(await t.call('GET', logsPath(lobbyId), { token: t.tokens.public }), 403, 'API_FORBIDDEN');
     const otherGame = '12345678-1234-4234-8234-123456789abc';
     expectErrorShape(
-      await t.call('GET', logsPath(lobbyId, NAMESPACE_ID, otherGame), { token: t.emu.tokens.cloud }),
+      await t.call('GET', logsPath(lobbyId, NAMESPACE_ID, otherGame), { token: t.tokens.cloud }),
       403,
       'API_FORBIDDEN',
     );
@@ -137,7 +137,7 @@ describe('lobby lifecycle with delays, on a clock the test moves', () => {
     const createdAt = clock.now();
     const created = await t.call('POST', '/matchmaker/lobbies/create', { body: { game_mode: 'default' } });
     const lobbyId = created.json.lobby.lobby_id;
-    const read = async () => (await t.call('GET', logsPath(lobbyId), { token: t.emu.tokens.cloud })).json;
+    const read = async () => (await t.call('GET', logsPath(lobbyId), { token: t.tokens.cloud })).json;
 
     const first = await read();
     expect(Date.parse(first.lobby.create_ts)).toBe(createdAt);
@@ -165,7 +165,7 @@ describe('lobby lifecycle with delays, on a clock the test moves', () => {
     const lobbyId = created.json.lobby.lobby_id;
     await t.call('POST', `/_emulator/lobbies/${lobbyId}/stop`, { body: { exit_code: 1 } });
     clock.advance(5_000);
-    const res = (await t.call('GET', logsPath(lobbyId), { token: t.emu.tokens.cloud })).json;
+    const res = (await t.call('GET', logsPath(lobbyId), { token: t.tokens.cloud })).json;
     expect(res.lobby.start_ts).toBeUndefined();
     expect(res.lobby.ready_ts).toBeUndefined();
     expect(res.lobby.status.stopped.failed).toBe(true);

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock, NAMESPACE_ID } from '../../src/emulator/index.js';
 import { createTestDatabase, PG_PRESENT } from '../helpers/postgres.js';
-import { admit, expectErrorShape, startTestEmulator, type Call, type TestEmulator } from './helpers.js';
+import { admit, type Call, expectErrorShape, startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 
 const FIND = '/matchmaker/lobbies/find';
 const JOIN = '/matchmaker/lobbies/join';
@@ -42,7 +42,7 @@ describe('manual readiness: a lobby waits for its server', () => {
       RIVET_REGION_NAME: 'lnd-atl',
       RIVET_MAX_PLAYERS_NORMAL: '32',
       RIVET_LOBBY_TAGS: '{"map":"dust"}',
-      RIVET_API_ENDPOINT: t.emu.endpoint,
+      RIVET_API_ENDPOINT: t.endpoint,
     });
     expect(env.RIVET_TOKEN).toMatch(/^lobby\./);
     expect(env.RIVET_LOBBY_TOKEN).toBe(env.RIVET_TOKEN);
@@ -80,7 +80,7 @@ describe('manual readiness: a lobby waits for its server', () => {
     const created = await t.call('POST', '/matchmaker/lobbies/create', { body: { game_mode: 'default', region: 'lnd-fra' } });
     const id = created.json.lobby.lobby_id;
     clock.advance(300_000);
-    const logs = await t.call('GET', `/cloud/games/${t.emu.gameId}/namespaces/${NAMESPACE_ID}/logs/lobbies/${id}`, { token: t.emu.tokens.cloud });
+    const logs = await t.call('GET', `/cloud/games/${t.gameId}/namespaces/${NAMESPACE_ID}/logs/lobbies/${id}`, { token: t.tokens.cloud });
     expect(logs.json.lobby.status.stopped).toMatchObject({ failed: true });
     expect(logs.json.lobby.ready_ts).toBeUndefined();
   });
@@ -119,7 +119,7 @@ describe("a stopped lobby's token, and the create's lobby_config", () => {
     expectErrorShape(await t.call('PUT', '/matchmaker/lobbies/closed', { token: env.RIVET_TOKEN, body: { is_closed: true } }), 400, 'MATCHMAKER_LOBBY_STOPPED');
     expectErrorShape(await t.call('PUT', '/matchmaker/lobbies/state', { token: env.RIVET_TOKEN, body: '{"round": 2}' }), 400, 'MATCHMAKER_LOBBY_STOPPED');
     expectErrorShape(await t.call('PUT', '/matchmaker/lobbies/state', { token: env.RIVET_TOKEN, headers: { 'content-length': '0' } }), 400, 'MATCHMAKER_LOBBY_STOPPED');
-    expect((await t.call('GET', `/matchmaker/lobbies/${id}/state`, { token: t.emu.tokens.public })).json).toEqual({ round: 1 });
+    expect((await t.call('GET', `/matchmaker/lobbies/${id}/state`, { token: t.tokens.public })).json).toEqual({ round: 1 });
     expectErrorShape(await t.call('GET', `/_emulator/lobbies/${id}/env`), 400, 'MATCHMAKER_LOBBY_STOPPED');
   });
 
@@ -154,7 +154,7 @@ describe('the lobby token and the players of a lobby find made', () => {
     const envA = await lobbyEnv(t, a.json.lobby.lobby_id);
     expectErrorShape(await t.call('POST', FIND, { token: envA.RIVET_TOKEN, body: { game_modes: ['default'] } }), 401, 'CLAIMS_MISSING_ENTITLEMENT');
     expectErrorShape(await t.call('GET', `/matchmaker/lobbies/${b.json.lobby.lobby_id}/state`, { token: envA.RIVET_TOKEN }), 401, 'CLAIMS_MISSING_ENTITLEMENT');
-    expectErrorShape(await t.call('POST', '/matchmaker/lobbies/ready', { token: t.emu.tokens.public }), 401, 'CLAIMS_MISSING_ENTITLEMENT');
+    expectErrorShape(await t.call('POST', '/matchmaker/lobbies/ready', { token: t.tokens.public }), 401, 'CLAIMS_MISSING_ENTITLEMENT');
     expectErrorShape(
       await t.call('POST', '/matchmaker/players/connected', { token: envA.RIVET_TOKEN, body: { player_token: b.json.player.token } }),
       400,
@@ -162,10 +162,10 @@ describe('the lobby token and the players of a lobby find made', () => {
     );
     // State: set by the server (any JSON), read by any client, cleared by an empty body.
     await t.call('PUT', '/matchmaker/lobbies/state', { token: envA.RIVET_TOKEN, body: '[1, "two"]' });
-    expect((await t.call('GET', `/matchmaker/lobbies/${a.json.lobby.lobby_id}/state`, { token: t.emu.tokens.public })).json).toEqual([1, 'two']);
+    expect((await t.call('GET', `/matchmaker/lobbies/${a.json.lobby.lobby_id}/state`, { token: t.tokens.public })).json).toEqual([1, 'two']);
     expect((await t.call('GET', `/matchmaker/lobbies/${a.json.lobby.lobby_id}/state`, { token: envA.RIVET_TOKEN })).json).toEqual([1, 'two']);
     await t.call('PUT', '/matchmaker/lobbies/state', { token: envA.RIVET_TOKEN, headers: { 'content-length': '0' } });
-    expect((await t.call('GET', `/matchmaker/lobbies/${a.json.lobby.lobby_id}/state`, { token: t.emu.tokens.public })).text).toBe('null');
+    expect((await t.call('GET', `/matchmaker/lobbies/${a.json.lobby.lobby_id}/state`, { token: t.tokens.public })).text).toBe('null');
   });
 
   it('a closed lobby is left out of find but joins directly; reopened, it is found again', async () => {
@@ -182,15 +182,15 @@ describe('the lobby token and the players of a lobby find made', () => {
   it('when its last player disconnects, a lobby stops, made by find or by create (production\'s idle rule); list and statistics follow', async () => {
     const found = await t.call('POST', FIND, { body: { game_modes: ['squads'], regions: ['lnd-fra'] } });
     const created = await t.call('POST', '/matchmaker/lobbies/create', { body: { game_mode: 'squads', region: 'lnd-fra' } });
-    await admit(t.emu.endpoint, found.json);
-    await admit(t.emu.endpoint, created.json);
+    await admit(t.endpoint, found.json);
+    await admit(t.endpoint, created.json);
     const listed = await t.call('GET', '/matchmaker/lobbies/list?include_state=true', {});
     const squads = listed.json.lobbies.filter((l: { game_mode_id: string }) => l.game_mode_id === 'squads');
     expect(squads.map((l: { total_player_count: number; state: unknown }) => [l.total_player_count, l.state])).toEqual([
       [1, null],
       [1, null],
     ]);
-    const stats = async () => (await t.call('GET', '/matchmaker/players/statistics', { token: t.emu.tokens.public })).json.game_modes.squads.player_count;
+    const stats = async () => (await t.call('GET', '/matchmaker/players/statistics', { token: t.tokens.public })).json.game_modes.squads.player_count;
     expect(await stats()).toBe(2);
     for (const seat of [found.json, created.json]) {
       const env = await lobbyEnv(t, seat.lobby.lobby_id);
@@ -206,7 +206,7 @@ describe('the lobby token and the players of a lobby find made', () => {
   });
 
   it('development tokens get the mocks and nothing is kept', async () => {
-    const dev = t.emu.tokens.dev;
+    const dev = t.tokens.dev;
     const found = await t.call('POST', FIND, { token: dev, body: { game_modes: ['default'] } });
     expect(found.json.lobby).toMatchObject({ lobby_id: '00000000-0000-0000-0000-000000000000', region: { region_id: 'dev-lcl', display_name: 'Local' } });
     expect(found.json.player.token).toMatch(/^dev_player\./);

@@ -4,7 +4,7 @@
 // admin routes with no token at all.
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectErrorShape, startTestEmulator, type TestEmulator } from './helpers.js';
+import { expectErrorShape, startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 
 const ADMIN = 'request-target-admin-token-0123456789abcdef';
 
@@ -57,7 +57,7 @@ describe('request targets that are not a plain path', () => {
     const made = await t.call('POST', '/_emulator/games', { token: ADMIN, body: { name: 'victim' } });
     expect(made.status).toBe(200);
     victim = made.json;
-    const lobby = await t.call('POST', '/matchmaker/lobbies/create', { token: t.emu.tokens.public, body: { game_mode: 'default' } });
+    const lobby = await t.call('POST', '/matchmaker/lobbies/create', { token: t.tokens.public, body: { game_mode: 'default' } });
     expect(lobby.status).toBe(200);
     lobbyId = lobby.json.lobby.lobby_id;
   });
@@ -76,8 +76,8 @@ describe('request targets that are not a plain path', () => {
       ['GET', '/_emulator/builds', ''],
     ];
     for (const [method, path, body] of requests) {
-      for (const target of spellings(t.emu.endpoint, path)) {
-        const answer = await raw(t.emu.endpoint, method, target, body);
+      for (const target of spellings(t.endpoint, path)) {
+        const answer = await raw(t.endpoint, method, target, body);
         // Refused: a 4xx, never the admin route's answer (its tokens, its list, its deletion).
         expect(answer.status, `${method} ${target}: ${answer.body}`).toBeGreaterThanOrEqual(400);
         expect(answer.status, `${method} ${target}: ${answer.body}`).toBeLessThan(500);
@@ -86,14 +86,14 @@ describe('request targets that are not a plain path', () => {
       }
     }
     expect(await gameNames()).toEqual(['', 'victim']);
-    const lobby = await t.call('GET', `/cloud/games/${t.emu.gameId}/namespaces/${t.emu.namespaceId}/logs/lobbies/${lobbyId}`, { token: t.emu.tokens.cloud });
+    const lobby = await t.call('GET', `/cloud/games/${t.gameId}/namespaces/${t.namespaceId}/logs/lobbies/${lobbyId}`, { token: t.tokens.cloud });
     expect(lobby.status).toBe(200);
     expect(lobby.json.lobby.status).toHaveProperty('running');
   });
 
   it('a target that is not origin-form is one JSON error, before any route', async () => {
-    for (const target of ['*', '*/_emulator/games', `${t.emu.endpoint}/_emulator/health`, '*/matchmaker/players/statistics']) {
-      const answer = await raw(t.emu.endpoint, 'GET', target);
+    for (const target of ['*', '*/_emulator/games', `${t.endpoint}/_emulator/health`, '*/matchmaker/players/statistics']) {
+      const answer = await raw(t.endpoint, 'GET', target);
       expect(answer.status).toBe(400);
       expect(JSON.parse(answer.body)).toMatchObject({ code: 'API_BAD_REQUEST_TARGET' });
     }
@@ -102,9 +102,9 @@ describe('request targets that are not a plain path', () => {
   it('an admin path with a wrong method is asked for the token first; the plain path with it works', async () => {
     expectErrorShape(await t.call('PUT', '/_emulator/games'), 401, 'API_UNAUTHORIZED');
     expectErrorShape(await t.call('PUT', '/_emulator/games', { token: ADMIN }), 405, 'API_METHOD_NOT_ALLOWED');
-    expect((await raw(t.emu.endpoint, 'GET', '/_emulator/health')).status).toBe(200);
-    expect((await raw(t.emu.endpoint, 'GET', '/_emulator/games')).status).toBe(401);
-    const made = await raw(t.emu.endpoint, 'POST', '/_emulator/games', '{"name":"x"}');
+    expect((await raw(t.endpoint, 'GET', '/_emulator/health')).status).toBe(200);
+    expect((await raw(t.endpoint, 'GET', '/_emulator/games')).status).toBe(401);
+    const made = await raw(t.endpoint, 'POST', '/_emulator/games', '{"name":"x"}');
     expect(made.status).toBe(401);
     expect(await gameNames()).toEqual(['', 'victim']);
   });

@@ -14,11 +14,11 @@ import { isRunning } from '../../src/emulator/runtime/process.js';
 import { isolatedEnv, runCli, tempDir } from '../helpers/cli.js';
 import { say, until } from '../helpers/lobby-server.js';
 import { createTestDatabase, PG_PRESENT, queryDatabase } from '../helpers/postgres.js';
-import { callAt, startTestEmulator, type TestEmulator } from './helpers.js';
+import { BIN } from '../helpers/bin.js';
+import { callAt, startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 
 const POSIX = process.platform !== 'win32';
 const FIXTURE = fileURLToPath(new URL('../fixtures/game-server.mjs', import.meta.url));
-const BIN = fileURLToPath(new URL('../../bin/gamehost.js', import.meta.url));
 const SERVER = `GAME_SERVER_CHILD=1 "${process.execPath}" "${FIXTURE}"`;
 const CONFIG = { startDelayMs: 0, readyDelayMs: 0, run: SERVER };
 // Real processes started and stopped: seconds of work on a busy machine.
@@ -51,24 +51,24 @@ describe.skipIf(!POSIX)('readiness run: lobbies whose servers the emulator runs'
   });
 
   it("find answers once the server it started calls ready; the server's line comes back through the logs route; it admits the player", async () => {
-    const found = await t.call('POST', '/matchmaker/lobbies/find', { token: t.emu.tokens.public, body: { game_modes: ['default'] } });
+    const found = await t.call('POST', '/matchmaker/lobbies/find', { token: t.tokens.public, body: { game_modes: ['default'] } });
     expect(found.status).toBe(200);
     const lobbyId = found.json.lobby.lobby_id;
-    const lobby = await lobbyOf(t.emu.endpoint, t.emu.tokens.cloud, lobbyId);
+    const lobby = await lobbyOf(t.endpoint, t.tokens.cloud, lobbyId);
     expect(lobby.lobby.ready_ts).toBeDefined();
-    expect(await until('the ready line', async () => ((await logLines(t.emu.endpoint, t.emu.tokens.cloud, lobbyId)).includes('ready') ? true : undefined))).toBe(true);
+    expect(await until('the ready line', async () => ((await logLines(t.endpoint, t.tokens.cloud, lobbyId)).includes('ready') ? true : undefined))).toBe(true);
     expect(await say(found.json.ports.default.port, found.json.player.token)).toBe('ok');
     await t.call('POST', `/_emulator/lobbies/${lobbyId}/stop`, { body: {} });
   });
 
   it('the server exiting stops its lobby with its exit code, failed', async () => {
-    const created = await t.call('POST', '/matchmaker/lobbies/create', { token: t.emu.tokens.public, body: { game_mode: 'default' } });
+    const created = await t.call('POST', '/matchmaker/lobbies/create', { token: t.tokens.public, body: { game_mode: 'default' } });
     expect(created.status).toBe(200);
     const lobbyId = created.json.lobby.lobby_id;
-    const [server, child] = await pidsOf(t.emu.endpoint, t.emu.tokens.cloud, lobbyId);
-    await until('the ready line', async () => ((await logLines(t.emu.endpoint, t.emu.tokens.cloud, lobbyId)).includes('ready') ? true : undefined));
+    const [server, child] = await pidsOf(t.endpoint, t.tokens.cloud, lobbyId);
+    await until('the ready line', async () => ((await logLines(t.endpoint, t.tokens.cloud, lobbyId)).includes('ready') ? true : undefined));
     expect(await say(created.json.lobby.ports.default.port, 'exit 3')).toBe('');
-    const stopped = await until('the lobby stopped', async () => (await lobbyOf(t.emu.endpoint, t.emu.tokens.cloud, lobbyId)).lobby.status.stopped ?? undefined);
+    const stopped = await until('the lobby stopped', async () => (await lobbyOf(t.endpoint, t.tokens.cloud, lobbyId)).lobby.status.stopped ?? undefined);
     expect(stopped).toMatchObject({ exit_code: 3, failed: true });
     // What it started went with it.
     await until('its child gone', async () => (isRunning(child) ? undefined : true));
@@ -76,45 +76,45 @@ describe.skipIf(!POSIX)('readiness run: lobbies whose servers the emulator runs'
   });
 
   it('a server killed by a signal stops its lobby with 128 + its number, failed', async () => {
-    const created = await t.call('POST', '/matchmaker/lobbies/create', { token: t.emu.tokens.public, body: { game_mode: 'default' } });
+    const created = await t.call('POST', '/matchmaker/lobbies/create', { token: t.tokens.public, body: { game_mode: 'default' } });
     const lobbyId = created.json.lobby.lobby_id;
-    const [server, child] = await pidsOf(t.emu.endpoint, t.emu.tokens.cloud, lobbyId);
+    const [server, child] = await pidsOf(t.endpoint, t.tokens.cloud, lobbyId);
     process.kill(server, 'SIGKILL');
-    const stopped = await until('the lobby stopped', async () => (await lobbyOf(t.emu.endpoint, t.emu.tokens.cloud, lobbyId)).lobby.status.stopped ?? undefined);
+    const stopped = await until('the lobby stopped', async () => (await lobbyOf(t.endpoint, t.tokens.cloud, lobbyId)).lobby.status.stopped ?? undefined);
     expect(stopped).toMatchObject({ exit_code: 137, failed: true });
     await until('its child gone', async () => (isRunning(child) ? undefined : true));
   });
 
   it('emulator lobby stop ends the whole tree (a child ignoring SIGTERM too); the metrics are its samples', async () => {
-    const created = await t.call('POST', '/matchmaker/lobbies/create', { token: t.emu.tokens.public, body: { game_mode: 'default' } });
+    const created = await t.call('POST', '/matchmaker/lobbies/create', { token: t.tokens.public, body: { game_mode: 'default' } });
     const lobbyId = created.json.lobby.lobby_id;
-    const [server, child] = await pidsOf(t.emu.endpoint, t.emu.tokens.cloud, lobbyId);
+    const [server, child] = await pidsOf(t.endpoint, t.tokens.cloud, lobbyId);
     expect(isRunning(child)).toBe(true);
-    await until('a sample', async () => ((t.emu.services.lobbies.runner?.samples(lobbyId)?.length ?? 0) > 0 ? true : undefined));
-    const sampled = t.emu.services.lobbies.runner!.samples(lobbyId)!;
-    const r = await runCli(['emulator', 'lobby', 'stop', lobbyId, '--json'], { env: { ...isolatedEnv(), GAMEHOST_ENDPOINT: t.emu.endpoint } });
+    await until('a sample', async () => ((t.services.lobbies.runner?.samples(lobbyId)?.length ?? 0) > 0 ? true : undefined));
+    const sampled = t.services.lobbies.runner!.samples(lobbyId)!;
+    const r = await runCli(['emulator', 'lobby', 'stop', lobbyId, '--json'], { env: { ...isolatedEnv(), GAMEHOST_ENDPOINT: t.endpoint } });
     expect(r.code).toBe(0);
     // The stop answers once nothing of the tree is left.
     expect(isRunning(server)).toBe(false);
     expect(isRunning(child)).toBe(false);
-    const lobby = await lobbyOf(t.emu.endpoint, t.emu.tokens.cloud, lobbyId);
+    const lobby = await lobbyOf(t.endpoint, t.tokens.cloud, lobbyId);
     expect(lobby.lobby.status.stopped).toMatchObject({ exit_code: 0, failed: false });
     // Its samples, kept in the store once it ended (the runner has none left): the last 30, the newest taken before
     // the stop among them (the stop's grace period may have added more), and no more once it ended.
-    expect(t.emu.services.lobbies.runner!.samples(lobbyId)).toBeUndefined();
+    expect(t.services.lobbies.runner!.samples(lobbyId)).toBeUndefined();
     expect(lobby.metrics.memory.length).toBeGreaterThan(0);
     expect(lobby.metrics.memory.length).toBeLessThanOrEqual(30);
     expect(lobby.metrics.memory).toContain(Math.round(sampled.at(-1)!.memory));
     await new Promise((r) => setTimeout(r, 200));
-    expect((await lobbyOf(t.emu.endpoint, t.emu.tokens.cloud, lobbyId)).metrics).toEqual(lobby.metrics);
+    expect((await lobbyOf(t.endpoint, t.tokens.cloud, lobbyId)).metrics).toEqual(lobby.metrics);
   });
 
   it('a lobby\'s folder in the data directory goes with its server when the server wrote nothing there, stays when it did; an emulator starting removes the empty ones of stopped lobbies', async () => {
     const workRoot = path.join(t.dataDir, 'lobbies');
     const start = async () => {
-      const created = await t.call('POST', '/matchmaker/lobbies/create', { token: t.emu.tokens.public, body: { game_mode: 'default' } });
+      const created = await t.call('POST', '/matchmaker/lobbies/create', { token: t.tokens.public, body: { game_mode: 'default' } });
       const lobbyId: string = created.json.lobby.lobby_id;
-      await pidsOf(t.emu.endpoint, t.emu.tokens.cloud, lobbyId);
+      await pidsOf(t.endpoint, t.tokens.cloud, lobbyId);
       expect(fs.statSync(path.join(workRoot, lobbyId)).isDirectory()).toBe(true);
       return lobbyId;
     };
@@ -140,16 +140,16 @@ describe.skipIf(!POSIX)('readiness run: lobbies whose servers the emulator runs'
   });
 
   it('a lobby stopped through another instance on the same store: its server is found and stopped on the sweep', async () => {
-    const created = await t.call('POST', '/matchmaker/lobbies/create', { token: t.emu.tokens.public, body: { game_mode: 'default' } });
+    const created = await t.call('POST', '/matchmaker/lobbies/create', { token: t.tokens.public, body: { game_mode: 'default' } });
     const lobbyId = created.json.lobby.lobby_id;
-    const [server, child] = await pidsOf(t.emu.endpoint, t.emu.tokens.cloud, lobbyId);
+    const [server, child] = await pidsOf(t.endpoint, t.tokens.cloud, lobbyId);
     const other = await startEmulator({ dataDir: t.dataDir, config: { startDelayMs: 0, readyDelayMs: 0 } });
     try {
       const stopped = await callAt(other.endpoint, 'POST', `/_emulator/lobbies/${lobbyId}/stop`, { body: { exit_code: 2 } });
       expect(stopped.status).toBe(200);
       await until('its server gone', async () => (isRunning(server) || isRunning(child) ? undefined : true));
       // The first stop stays: the server's own exit does not overwrite it.
-      expect((await lobbyOf(t.emu.endpoint, t.emu.tokens.cloud, lobbyId)).lobby.status.stopped).toMatchObject({ exit_code: 2, failed: true });
+      expect((await lobbyOf(t.endpoint, t.tokens.cloud, lobbyId)).lobby.status.stopped).toMatchObject({ exit_code: 2, failed: true });
     } finally {
       await other.close();
     }
@@ -158,14 +158,14 @@ describe.skipIf(!POSIX)('readiness run: lobbies whose servers the emulator runs'
   it('a server that does not call ready within the ready window: its lobby stops, failed, and the server goes', async () => {
     const mine = await startTestEmulator({ ...CONFIG, run: 'echo "pid $$"; exec sleep 1000', readyWindowMs: 300 });
     try {
-      const created = await mine.call('POST', '/matchmaker/lobbies/create', { token: mine.emu.tokens.public, body: { game_mode: 'default' } });
+      const created = await mine.call('POST', '/matchmaker/lobbies/create', { token: mine.tokens.public, body: { game_mode: 'default' } });
       const lobbyId = created.json.lobby.lobby_id;
       const pid = await until('the pid line', async () => {
-        const line = (await logLines(mine.emu.endpoint, mine.emu.tokens.cloud, lobbyId)).find((l) => l.startsWith('pid '));
+        const line = (await logLines(mine.endpoint, mine.tokens.cloud, lobbyId)).find((l) => l.startsWith('pid '));
         return line === undefined ? undefined : Number(line.slice(4));
       });
       await until('the server gone', async () => (isRunning(pid) ? undefined : true));
-      expect((await lobbyOf(mine.emu.endpoint, mine.emu.tokens.cloud, lobbyId)).lobby.status.stopped).toMatchObject({ failed: true });
+      expect((await lobbyOf(mine.endpoint, mine.tokens.cloud, lobbyId)).lobby.status.stopped).toMatchObject({ failed: true });
     } finally {
       await mine.stop();
     }
@@ -174,7 +174,7 @@ describe.skipIf(!POSIX)('readiness run: lobbies whose servers the emulator runs'
   it('at most maxRunningLobbies servers at once, however many creates come together; a find that would start one more is refused, one a running lobby takes is not; a stopped one frees its place', SLOW_RUN, async () => {
     const mine = await startTestEmulator({ ...CONFIG, run: 'exec sleep 1000', maxRunningLobbies: 2 }, { runtime: { stopGraceMs: 300 } });
     try {
-      const create = () => mine.call('POST', '/matchmaker/lobbies/create', { token: mine.emu.tokens.public, body: { game_mode: 'default' } });
+      const create = () => mine.call('POST', '/matchmaker/lobbies/create', { token: mine.tokens.public, body: { game_mode: 'default' } });
       const answers = await Promise.all(Array.from({ length: 6 }, create));
       const ok = answers.filter((a) => a.status === 200);
       expect(ok).toHaveLength(2);
@@ -186,15 +186,15 @@ describe.skipIf(!POSIX)('readiness run: lobbies whose servers the emulator runs'
         });
       }
       // A find that would create one more is refused the same way, at once (it does not wait for a lobby).
-      const found = await mine.call('POST', '/matchmaker/lobbies/find', { token: mine.emu.tokens.public, body: { game_modes: ['default'], tags: { fresh: '1' } } });
+      const found = await mine.call('POST', '/matchmaker/lobbies/find', { token: mine.tokens.public, body: { game_modes: ['default'], tags: { fresh: '1' } } });
       expect(found.json.code).toBe('MATCHMAKER_TOO_MANY_LOBBIES');
       // One that a running lobby takes is not: the bound is of servers, not of players.
-      for (const a of ok) await mine.emu.services.lobbies.ready({ mode: 'lobby', game: mine.emu.services.games.seeded, lobbyId: a.json.lobby.lobby_id });
-      const joins = await mine.call('POST', '/matchmaker/lobbies/find', { token: mine.emu.tokens.public, body: { game_modes: ['default'] } });
+      for (const a of ok) await mine.services.lobbies.ready({ mode: 'lobby', game: mine.services.games.seeded, lobbyId: a.json.lobby.lobby_id });
+      const joins = await mine.call('POST', '/matchmaker/lobbies/find', { token: mine.tokens.public, body: { game_modes: ['default'] } });
       expect(joins.status).toBe(200);
       expect(ok.map((a) => a.json.lobby.lobby_id)).toContain(joins.json.lobby.lobby_id);
       // Only the two lobbies are in the store: the refused ones wrote nothing.
-      const listed = await mine.call('GET', `/cloud/games/${GAME_ID}/namespaces/${NAMESPACE_ID}/logs/lobbies`, { token: mine.emu.tokens.cloud });
+      const listed = await mine.call('GET', `/cloud/games/${GAME_ID}/namespaces/${NAMESPACE_ID}/logs/lobbies`, { token: mine.tokens.cloud });
       const running = listed.json.lobbies;
       expect(running.map((l: any) => l.lobby_id).sort()).toEqual(ok.map((a) => a.json.lobby.lobby_id).sort());
       await mine.call('POST', `/_emulator/lobbies/${ok[0]!.json.lobby.lobby_id}/stop`, { body: {} });
@@ -226,7 +226,7 @@ describe.skipIf(!POSIX)('readiness run: lobbies whose servers the emulator runs'
       { runtime: { stopGraceMs: 300 } },
     );
     try {
-      const created = await mine.call('POST', '/matchmaker/lobbies/create', { token: mine.emu.tokens.public, body: { game_mode: 'duos' } });
+      const created = await mine.call('POST', '/matchmaker/lobbies/create', { token: mine.tokens.public, body: { game_mode: 'duos' } });
       expect(created.status).toBe(200);
       const { ports, lobby_id: lobbyId } = created.json.lobby;
       expect(Object.keys(ports).sort()).toEqual(['game', 'relay-set', 'voice']);
@@ -234,7 +234,7 @@ describe.skipIf(!POSIX)('readiness run: lobbies whose servers the emulator runs'
       const game = ports.game.port;
       const voice = ports.voice.port;
       expect(game).not.toBe(voice);
-      const line = await until('the ports line', async () => (await logLines(mine.emu.endpoint, mine.emu.tokens.cloud, lobbyId)).find((l) => l.startsWith('ports ')));
+      const line = await until('the ports line', async () => (await logLines(mine.endpoint, mine.tokens.cloud, lobbyId)).find((l) => l.startsWith('ports ')));
       expect(line).toBe(`ports ${game} ${voice} 26000 26009 none`);
       // Ports that were free on this host: nothing else holds them (the server here binds none).
       const udp = (await import('node:dgram')).createSocket('udp4');
@@ -244,12 +244,12 @@ describe.skipIf(!POSIX)('readiness run: lobbies whose servers the emulator runs'
       await new Promise<void>((resolve, reject) => tcp.once('error', reject).listen(voice, '127.0.0.1', resolve));
       await new Promise((resolve) => tcp.close(resolve));
       // Find and join in that game mode answer the same ports (its server called ready).
-      const found = await mine.call('POST', '/matchmaker/lobbies/find', { token: mine.emu.tokens.public, body: { game_modes: ['duos'] } });
+      const found = await mine.call('POST', '/matchmaker/lobbies/find', { token: mine.tokens.public, body: { game_modes: ['duos'] } });
       expect(found.json.lobby).toMatchObject({ lobby_id: lobbyId, ports });
-      const joined = await mine.call('POST', '/matchmaker/lobbies/join', { token: mine.emu.tokens.public, body: { lobby_id: lobbyId } });
+      const joined = await mine.call('POST', '/matchmaker/lobbies/join', { token: mine.tokens.public, body: { lobby_id: lobbyId } });
       expect(joined.json.lobby).toMatchObject({ lobby_id: lobbyId, ports });
       // A lobby of another game mode keeps the default ports and `run`.
-      const other = await mine.call('POST', '/matchmaker/lobbies/create', { token: mine.emu.tokens.public, body: { game_mode: 'default' } });
+      const other = await mine.call('POST', '/matchmaker/lobbies/create', { token: mine.tokens.public, body: { game_mode: 'default' } });
       expect(Object.keys(other.json.lobby.ports).sort()).toEqual(['default', 'game-range']);
     } finally {
       await mine.stop();
@@ -261,14 +261,14 @@ describe.skipIf(!POSIX)('readiness run: lobbies whose servers the emulator runs'
     const IDLE_MS = 400;
     const mine = await startTestEmulator(CONFIG, { runtime: { stopGraceMs: 300, idleCollectMs: IDLE_MS, collect: () => collected.push(Date.now()) } });
     try {
-      const create = async () => (await mine.call('POST', '/matchmaker/lobbies/create', { token: mine.emu.tokens.public, body: { game_mode: 'default' } })).json.lobby.lobby_id as string;
+      const create = async () => (await mine.call('POST', '/matchmaker/lobbies/create', { token: mine.tokens.public, body: { game_mode: 'default' } })).json.lobby.lobby_id as string;
       const stop = (id: string) => mine.call('POST', `/_emulator/lobbies/${id}/stop`, { body: {} });
       // Nothing ran yet: nothing to give back.
       await sleep(IDLE_MS * 2);
       expect(collected).toEqual([]);
       // Two servers; the first stops, the second runs on through the wait: no collection.
       const [a, b] = [await create(), await create()];
-      await pidsOf(mine.emu.endpoint, mine.emu.tokens.cloud, b);
+      await pidsOf(mine.endpoint, mine.tokens.cloud, b);
       await stop(a);
       await sleep(IDLE_MS * 2);
       expect(collected).toEqual([]);
@@ -293,16 +293,16 @@ describe.skipIf(!POSIX)('readiness run: lobbies whose servers the emulator runs'
   it("closing the emulator stops its lobbies' servers and records the lobbies stopped", async () => {
     const dataDir = tempDir();
     const mine = await startTestEmulator(CONFIG, { dataDir, runtime: { stopGraceMs: 300 } });
-    const created = await mine.call('POST', '/matchmaker/lobbies/create', { token: mine.emu.tokens.public, body: { game_mode: 'default' } });
+    const created = await mine.call('POST', '/matchmaker/lobbies/create', { token: mine.tokens.public, body: { game_mode: 'default' } });
     const lobbyId = created.json.lobby.lobby_id;
-    const [server, child] = await pidsOf(mine.emu.endpoint, mine.emu.tokens.cloud, lobbyId);
-    await mine.emu.close();
+    const [server, child] = await pidsOf(mine.endpoint, mine.tokens.cloud, lobbyId);
+    await mine.close();
     expect(isRunning(server)).toBe(false);
     expect(isRunning(child)).toBe(false);
     // Opened again (servers off), the lobby is stopped.
     const again = await startTestEmulator({ startDelayMs: 0, readyDelayMs: 0 }, { dataDir });
     try {
-      expect((await lobbyOf(again.emu.endpoint, again.emu.tokens.cloud, lobbyId)).lobby.status.stopped).toBeDefined();
+      expect((await lobbyOf(again.endpoint, again.tokens.cloud, lobbyId)).lobby.status.stopped).toBeDefined();
     } finally {
       await again.stop();
     }

@@ -10,7 +10,7 @@ import { buildImage, startLobbyServer } from '../../src/emulator/runtime/lobby.j
 import { LABELS } from '../../src/emulator/runtime/docker.js';
 import { tempDir } from '../helpers/cli.js';
 import { DOCKER, DOCKER_PRESENT, nodeImageTar } from '../helpers/docker.js';
-import { startTestEmulator, type TestEmulator } from './helpers.js';
+import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 
 const POSIX = process.platform !== 'win32';
 
@@ -36,13 +36,13 @@ describe.skipIf(!POSIX)('startLobbyServer', () => {
   });
 
   async function newLobby(): Promise<string> {
-    const res = await t.call('POST', '/matchmaker/lobbies/create', { token: t.emu.tokens.public, body: { game_mode: 'default' } });
+    const res = await t.call('POST', '/matchmaker/lobbies/create', { token: t.tokens.public, body: { game_mode: 'default' } });
     return res.json.lobby.lobby_id;
   }
   /** The lines the logs route answers: the most recent, or (with a watch index) the oldest after it. */
   const lines = async (lobbyId: string, stream: string, watchIndex?: string): Promise<string[]> => {
     const query = `stream=${stream}${watchIndex === undefined ? '' : `&watch_index=${watchIndex}`}`;
-    const res = await t.call('GET', `/cloud/games/${GAME_ID}/matchmaker/lobbies/${lobbyId}/logs?${query}`, { token: t.emu.tokens.cloud });
+    const res = await t.call('GET', `/cloud/games/${GAME_ID}/matchmaker/lobbies/${lobbyId}/logs?${query}`, { token: t.tokens.cloud });
     return res.json.lines.map((l: string) => Buffer.from(l, 'base64').toString());
   };
 
@@ -57,7 +57,7 @@ describe.skipIf(!POSIX)('startLobbyServer', () => {
         ports: [],
         run: { command: 'echo "lobby $RIVET_LOBBY_ID"; echo "$GAMEHOST_TEST_BENEATH"; pwd; for i in $(seq 1 500); do echo "line $i"; done; echo bye >&2; exit 4' },
         workRoot,
-        logs: t.emu.services.logs,
+        logs: t.services.logs,
       });
       expect(await run.exited).toEqual({ code: 4, signal: null });
       const out = await lines(lobbyId, 'std_out');
@@ -80,7 +80,7 @@ describe.skipIf(!POSIX)('startLobbyServer', () => {
       ports: [],
       run: { command: 'echo "pid $$"; sleep 300 & echo "pid $!"; wait' },
       workRoot: tempDir(),
-      logs: t.emu.services.logs,
+      logs: t.services.logs,
       sampleEveryMs: 30,
       keepSamples: 3,
     });
@@ -111,7 +111,7 @@ describe.skipIf(!POSIX)('startLobbyServer', () => {
     try {
       for (let i = 0; i < 2; i++) {
         const lobbyId = await newLobby();
-        const run = await startLobbyServer({ lobbyId, env: { RIVET_LOBBY_ID: lobbyId }, ports: [], run: { build, docker, owner }, workRoot: tempDir(), logs: t.emu.services.logs });
+        const run = await startLobbyServer({ lobbyId, env: { RIVET_LOBBY_ID: lobbyId }, ports: [], run: { build, docker, owner }, workRoot: tempDir(), logs: t.services.logs });
         try {
           while ((await lines(lobbyId, 'std_out')).length === 0) await new Promise((r) => setTimeout(r, 50));
           expect(await lines(lobbyId, 'std_out')).toEqual([`container says ${lobbyId}`]);
@@ -129,7 +129,7 @@ describe.skipIf(!POSIX)('startLobbyServer', () => {
       }
       // An image removed since is loaded again, not assumed there: here that fails, its tar being gone.
       await docker.removeImage(buildImage(build.id));
-      const again = startLobbyServer({ lobbyId: await newLobby(), env: {}, ports: [], run: { build, docker, owner }, workRoot: tempDir(), logs: t.emu.services.logs });
+      const again = startLobbyServer({ lobbyId: await newLobby(), env: {}, ports: [], run: { build, docker, owner }, workRoot: tempDir(), logs: t.services.logs });
       await expect(again).rejects.toThrow(/^Docker could not load the build: /);
     } finally {
       await docker.removeImage(buildImage(build.id)).catch(() => {});

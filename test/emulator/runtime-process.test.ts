@@ -3,7 +3,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { isRunning, killLeftover, processStart, ProcessRunner } from '../../src/emulator/runtime/process.js';
+import { checkConfig } from '../../src/emulator/config.js';
+import { hostEnvironment, isRunning, killLeftover, processStart, ProcessRunner } from '../../src/emulator/runtime/process.js';
 import type { OutputStream, RunningServer } from '../../src/emulator/runtime/runtime.js';
 import { RunnerError } from '../../src/emulator/runtime/runtime.js';
 import { tempDir } from '../helpers/cli.js';
@@ -52,6 +53,30 @@ async function pids(s: Started, count: number): Promise<number[]> {
   for (let i = 1; i <= count; i++) await s.line(new RegExp(`^pid \\d+ #${i}$`));
   return s.lines.filter((l) => l.text.startsWith('pid ')).map((l) => Number(l.text.split(' ')[1]));
 }
+
+describe("a server's share of the host's environment", () => {
+  const host = {
+    PATH: '/usr/bin', HOME: '/home/dev', LC_ALL: 'C', LC_TIME: 'en_GB', LANG: 'en_US.UTF-8', TZ: 'UTC', TMPDIR: '/tmp',
+    GAMEHOST_EMULATOR_SECRET: 's', GAMEHOST_EMULATOR_ADMIN_TOKEN: 't', GAMEHOST_EMULATOR_DATABASE_URL: 'postgres://u:p@h/d',
+    AWS_SECRET_ACCESS_KEY: 'k', NODE_OPTIONS: '--inspect', LCX: 'not a locale', Path: 'C:\\Windows', SYSTEMROOT: 'C:\\Windows', ComSpec: 'cmd.exe',
+  };
+
+  it('POSIX: the allow-list by exact name, LC_* as a prefix; nothing of the emulator\'s own nor anything else', () => {
+    expect(hostEnvironment(host, false)).toEqual({ PATH: '/usr/bin', HOME: '/home/dev', LC_ALL: 'C', LC_TIME: 'en_GB', LANG: 'en_US.UTF-8', TZ: 'UTC', TMPDIR: '/tmp', ComSpec: 'cmd.exe' });
+  });
+
+  it('Windows: names whatever their case, as Windows matches them', () => {
+    expect(hostEnvironment(host, true)).toMatchObject({ Path: 'C:\\Windows', SYSTEMROOT: 'C:\\Windows', ComSpec: 'cmd.exe', PATH: '/usr/bin' });
+    expect(Object.keys(hostEnvironment(host, true)).filter((k) => /GAMEHOST|AWS|NODE|LCX/.test(k))).toEqual([]);
+  });
+
+  it('the config\'s passEnv: names only, none of the emulator\'s or the lobby\'s', () => {
+    expect(checkConfig({ passEnv: ['GAME_ASSETS', 'GAME_ASSETS', 'AWS_REGION'] }).passEnv).toEqual(['GAME_ASSETS', 'AWS_REGION']);
+    expect(() => checkConfig({ passEnv: ['GAMEHOST_EMULATOR_ADMIN_TOKEN'] })).toThrow("passEnv: GAMEHOST_EMULATOR_ADMIN_TOKEN is the emulator's own");
+    expect(() => checkConfig({ passEnv: ['PORT_default'] })).toThrow("passEnv: PORT_default is the lobby's to set");
+    expect(() => checkConfig({ passEnv: 'GAME_ASSETS' })).toThrow('passEnv must be a list of variable names');
+  });
+});
 
 describe.skipIf(!POSIX)('the process runner', () => {
   it('runs the command through the shell in its working directory, with the environment given; lines per stream; its exit code', async () => {

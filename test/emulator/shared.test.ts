@@ -3,7 +3,8 @@ import { readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GAME_ID, NAMESPACE_ID, startEmulator } from '../../src/emulator/index.js';
-import { admit, callAt, expectErrorShape, startTestEmulator, tempDir, type TestEmulator } from './helpers.js';
+import { admit, callAt, expectErrorShape, startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
+import { tempDir } from '../helpers/cli.js';
 
 describe('two instances on one data directory', () => {
   let a: TestEmulator;
@@ -18,9 +19,9 @@ describe('two instances on one data directory', () => {
   });
 
   it('share the secret, so tokens are the same and valid on both', () => {
-    expect(b.endpoint).not.toBe(a.emu.endpoint);
-    expect(b.tokens).toEqual(a.emu.tokens);
-    expect(a.emu.gameId).toBe(GAME_ID);
+    expect(b.endpoint).not.toBe(a.endpoint);
+    expect(b.tokens).toEqual(a.tokens);
+    expect(a.gameId).toBe(GAME_ID);
     expect(b.namespaceId).toBe(NAMESPACE_ID);
   });
 
@@ -39,14 +40,14 @@ describe('two instances on one data directory', () => {
     expect(stats.json.game_modes.squads.player_count).toBe(1);
     await callAt(b.endpoint, 'POST', `/_emulator/lobbies/${lobbyId}/stop`, { body: { exit_code: 2 } });
     const after = await a.call('GET', `/cloud/games/${GAME_ID}/namespaces/${NAMESPACE_ID}/logs/lobbies/${lobbyId}`, {
-      token: a.emu.tokens.cloud,
+      token: a.tokens.cloud,
     });
     expect(after.json.lobby.status.stopped.exit_code).toBe(2);
   });
 
   it('a build created on one is uploaded through the other', async () => {
     const created = await a.call('POST', `/cloud/games/${GAME_ID}/builds`, {
-      token: a.emu.tokens.cloud,
+      token: a.tokens.cloud,
       body: { display_name: 'Shared', image_tag: 'shared:v1', image_file: { path: 'x.tar', content_length: 4 } },
     });
     const url = new URL(created.json.image_presigned_requests[0].url);
@@ -57,14 +58,14 @@ describe('two instances on one data directory', () => {
       body: {},
     });
     expect(done.status).toBe(200);
-    const [build] = (await callAt(a.emu.endpoint, 'GET', '/_emulator/builds')).json.builds;
+    const [build] = (await callAt(a.endpoint, 'GET', '/_emulator/builds')).json.builds;
     expect(build).toMatchObject({ build_id: created.json.build_id, complete: true, content_length: 4 });
   });
 
   it('a lobby stopped through the services of one instance is stopped for the other', async () => {
     const created = await a.call('POST', '/matchmaker/lobbies/create', { body: { game_mode: 'default' } });
     const lobbyId = created.json.lobby.lobby_id;
-    expect(await a.emu.services.lobbies.stop(lobbyId, { exitCode: 0 })).not.toBeNull();
+    expect(await a.services.lobbies.stop(lobbyId, { exitCode: 0 })).not.toBeNull();
     const logs = await callAt(b.endpoint, 'GET', `/cloud/games/${GAME_ID}/namespaces/${NAMESPACE_ID}/logs/lobbies/${lobbyId}`, {
       token: b.tokens.cloud,
     });

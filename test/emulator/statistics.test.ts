@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { admit, expectErrorShape, startTestEmulator, type TestEmulator } from './helpers.js';
+import { admit, expectErrorShape, startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 
 let t: TestEmulator;
 beforeAll(async () => {
@@ -15,14 +15,14 @@ afterAll(async () => {
   await t.stop();
 });
 
-const stats = (query = '', token: string | null = t.emu.tokens.public) =>
+const stats = (query = '', token: string | null = t.tokens.public) =>
   t.call('GET', `/matchmaker/players/statistics${query}`, { token });
 
 async function lobby(gameMode: string, region: string): Promise<string> {
   const res = await t.call('POST', '/matchmaker/lobbies/create', { body: { game_mode: gameMode, region } });
   expect(res.status).toBe(200);
   // Its server admits the player: the statistics count connected players.
-  await admit(t.emu.endpoint, res.json);
+  await admit(t.endpoint, res.json);
   return res.json.lobby.lobby_id;
 }
 
@@ -59,14 +59,14 @@ describe('GET /matchmaker/players/statistics', () => {
   });
 
   it('a dev token gets the mock answer', async () => {
-    const res = await stats('', t.emu.tokens.dev);
+    const res = await stats('', t.tokens.dev);
     expect(res.status).toBe(200);
     expect(res.json).toEqual({ player_count: 0, game_modes: {} });
   });
 
   it('needs a namespace token (tokenless covers lobby create only)', async () => {
     expectErrorShape(await stats('', null), 401, 'API_UNAUTHORIZED');
-    expectErrorShape(await stats('', t.emu.tokens.cloud), 403, 'API_FORBIDDEN');
+    expectErrorShape(await stats('', t.tokens.cloud), 403, 'API_FORBIDDEN');
   });
 
   it('400 for a bad exclude_outdated', async () => {
@@ -103,19 +103,19 @@ describe('who is counted', () => {
   });
   afterAll(() => own.stop());
 
-  const inGame = async () => (await own.call('GET', '/matchmaker/players/statistics', { token: own.emu.tokens.public })).json.player_count;
+  const inGame = async () => (await own.call('GET', '/matchmaker/players/statistics', { token: own.tokens.public })).json.player_count;
 
   it('a player counts from its server\'s connected call until it is removed; pending players and stopped lobbies do not', async () => {
     const created = await own.call('POST', '/matchmaker/lobbies/create', { body: { game_mode: 'duos' } });
     const lobbyId = created.json.lobby.lobby_id;
     // Pending: a place held against the lobby's capacity, nobody in game yet.
     expect(await inGame()).toBe(0);
-    await admit(own.emu.endpoint, created.json);
+    await admit(own.endpoint, created.json);
     expect(await inGame()).toBe(1);
     const joined = await own.call('POST', '/matchmaker/lobbies/join', { body: { lobby_id: lobbyId } });
     expect(joined.status).toBe(200);
     expect(await inGame()).toBe(1);
-    await admit(own.emu.endpoint, joined.json);
+    await admit(own.endpoint, joined.json);
     expect(await inGame()).toBe(2);
     const env = (await own.call('GET', `/_emulator/lobbies/${lobbyId}/env`)).json.env;
     const left = await own.call('POST', '/matchmaker/players/disconnected', { token: env.RIVET_TOKEN, body: { player_token: created.json.player.token } });

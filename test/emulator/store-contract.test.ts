@@ -10,7 +10,7 @@ import { SqliteStore } from '../../src/emulator/stores/sqlite.js';
 import { hasNodeSqlite, openDatabase, sqliteDriverName } from '../../src/emulator/stores/sqlite-driver.js';
 import { LOBBY_INSERT_COLUMNS, MAX_LOG_LINE_BYTES, NOT_READY, lobbyInsertValues, type BuildRow, type LobbyRow, type LocalObjectIndex, type NewPlayer, type NewUpload, type Store } from '../../src/emulator/stores/store.js';
 import { createTestDatabase, PG_PRESENT, queryDatabase } from '../helpers/postgres.js';
-import { tempDir } from './helpers.js';
+import { tempDir } from '../helpers/cli.js';
 
 type ContractStore = Store & LocalObjectIndex;
 

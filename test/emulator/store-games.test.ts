@@ -7,7 +7,7 @@ import { PostgresStore } from '../../src/emulator/stores/postgres.js';
 import { SqliteStore } from '../../src/emulator/stores/sqlite.js';
 import type { GameRow, LocalObjectIndex, Store } from '../../src/emulator/stores/store.js';
 import { createTestDatabase, PG_PRESENT } from '../helpers/postgres.js';
-import { tempDir } from './helpers.js';
+import { tempDir } from '../helpers/cli.js';
 
 /** Two connections to one store, as two replicas (or processes) hold; whether the store can be had here. */
 const STORES: [name: string, present: boolean, open: () => Promise<[Store, Store]>][] = [

@@ -3,7 +3,7 @@
 // last signature character moved to its neighbour all verified before.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signToken, verifyToken } from '../../src/emulator/services/tokens.js';
-import { expectErrorShape, startTestEmulator, type TestEmulator } from './helpers.js';
+import { expectErrorShape, startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 
@@ -44,9 +44,9 @@ describe('over HTTP', () => {
   afterAll(() => t.stop());
 
   it('a respelt cloud or public token is 401', async () => {
-    expect((await t.call('GET', '/matchmaker/players/statistics', { token: t.emu.tokens.public })).status).toBe(200);
-    for (const spelling of [...respellings(t.emu.tokens.public), ...respellings(t.emu.tokens.cloud)]) {
-      const path = spelling.startsWith('cloud') ? `/cloud/games/${t.emu.gameId}` : '/matchmaker/players/statistics';
+    expect((await t.call('GET', '/matchmaker/players/statistics', { token: t.tokens.public })).status).toBe(200);
+    for (const spelling of [...respellings(t.tokens.public), ...respellings(t.tokens.cloud)]) {
+      const path = spelling.startsWith('cloud') ? `/cloud/games/${t.gameId}` : '/matchmaker/players/statistics';
       expectErrorShape(await t.call('GET', path, { token: spelling }), 401, 'API_UNAUTHORIZED');
     }
   });
@@ -78,8 +78,8 @@ describe('over HTTP', () => {
   });
 
   it('a signed URL respelt (its expiry with a leading zero, a parameter twice, its signature changed) is 403', async () => {
-    const created = await t.call('POST', `/cloud/games/${t.emu.gameId}/builds`, {
-      token: t.emu.tokens.cloud,
+    const created = await t.call('POST', `/cloud/games/${t.gameId}/builds`, {
+      token: t.tokens.cloud,
       body: { display_name: 'CI', image_tag: 'game:v1', image_file: { path: 'server.tar', content_length: 4 } },
     });
     expect(created.status).toBe(200);

@@ -1,6 +1,7 @@
 // A Docker daemon for the container tests, found as the docker CLI finds it (DOCKER_HOST, else the default socket).
 // Where there is none the tests skip and say why; under CI they fail instead (.ci/run starts one). And images made
 // in the test from nothing (FROM scratch): this Node binary and the libraries it has loaded, with a script.
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -25,55 +26,17 @@ export const DOCKER_PRESENT = DOCKER !== undefined;
 if (!DOCKER_PRESENT && isCI(process.env)) throw new Error(`Docker tests cannot run: ${found.missing}; in CI a daemon must be there`);
 if (!DOCKER_PRESENT) console.warn(`Docker tests skipped: ${found.missing}`);
 
-/** The interpreter an ELF binary names (PT_INTERP), e.g. /lib64/ld-linux-x86-64.so.2; undefined for a static one. */
-function interpreterOf(file: string): string | undefined {
-  const elf = fs.readFileSync(file);
-  if (elf.readUInt32BE(0) !== 0x7f454c46 || elf[4] !== 2) return undefined; // 64-bit ELF only
-  const phoff = Number(elf.readBigUInt64LE(0x20));
-  const size = elf.readUInt16LE(0x36);
-  for (let i = 0; i < elf.readUInt16LE(0x38); i++) {
-    const at = phoff + i * size;
-    if (elf.readUInt32LE(at) !== 3) continue;
-    const offset = Number(elf.readBigUInt64LE(at + 8));
-    const length = Number(elf.readBigUInt64LE(at + 32));
-    return elf.subarray(offset, offset + length - 1).toString();
-  }
-  return undefined;
-}
+const NODE_BASE = path.resolve(import.meta.dirname, '../../examples/node-sdk/node-base.mjs');
 
 /**
- * Fills `root` with what Node needs to run from nothing: this Node as /usr/bin/node, the shared libraries this
- * process has mapped (read from /proc/self/maps, so no ldd) and its interpreter, and `files` (path → content, or
+ * Fills `root` with what Node needs to run from nothing (this Node as /usr/bin/node and its libraries: the base
+ * image of examples/node-sdk, made by its node-base.mjs, run by this Node), and `files` (path → content, or
  * `{ from }` a file to copy) under /app. Linux only.
  */
 function nodeRootfs(root: string, files: Record<string, string | { from: string }>): void {
-  const copy = (from: string, to = from) => {
-    const target = path.join(root, to);
-    fs.mkdirSync(path.dirname(target), { recursive: true });
-    fs.copyFileSync(fs.realpathSync(from), target);
-    fs.chmodSync(target, 0o755);
-  };
-  copy(process.execPath, '/usr/bin/node');
-  const libs = new Set(
-    fs
-      .readFileSync('/proc/self/maps', 'utf8')
-      .split('\n')
-      .map((l) => (l.includes('/') ? l.slice(l.indexOf('/')) : ''))
-      .filter((p) => /\/lib[^/]*\/.*\.so(\.\d+)*$/.test(p) && fs.existsSync(p)),
-  );
-  for (const lib of libs) {
-    copy(lib);
-    // The names the loader looks for (libstdc++.so.6) are links to the file mapped (libstdc++.so.6.0.30).
-    const dir = path.dirname(lib);
-    const stem = path.basename(lib).replace(/\.so(\.\d+)*$/, '.so');
-    for (const name of fs.readdirSync(dir)) {
-      const other = path.join(dir, name);
-      if (name.startsWith(stem) && other !== lib && fs.lstatSync(other).isSymbolicLink() && fs.realpathSync(other) === fs.realpathSync(lib)) copy(other);
-    }
-  }
-  const interp = interpreterOf(process.execPath);
-  if (interp) copy(interp);
-  fs.mkdirSync(path.join(root, 'tmp'), { recursive: true });
+  if (path.basename(root) !== 'rootfs') throw new Error(`nodeRootfs: ${root} is not a rootfs directory`);
+  const made = spawnSync(process.execPath, [NODE_BASE, path.dirname(root)], { encoding: 'utf8' });
+  if (made.status !== 0) throw new Error(`node-base.mjs: ${made.stderr}`);
   for (const [name, content] of Object.entries(files)) {
     const target = path.join(root, 'app', name);
     fs.mkdirSync(path.dirname(target), { recursive: true });
@@ -136,6 +99,28 @@ function engine(method: string, pathname: string, body?: fs.ReadStream): Promise
   });
 }
 
+/** `docker build` of the context directory `context` through the Engine API (the legacy builder, offline) as `tag`. */
+export async function buildImage(context: string, tag: string, buildargs: Record<string, string> = {}): Promise<void> {
+  const contextTar = `${context}.tar`;
+  tar.c({ file: contextTar, cwd: context, portable: true, sync: true }, fs.readdirSync(context));
+  const query = new URLSearchParams({ t: tag, rm: '1', forcerm: '1', q: '1', buildargs: JSON.stringify(buildargs) });
+  const built = await engine('POST', `/build?${query}`, fs.createReadStream(contextTar));
+  let progress = '';
+  for await (const chunk of built) progress += chunk.toString();
+  fs.rmSync(contextTar);
+  const failed = progress
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { error?: string })
+    .find((m) => m.error !== undefined);
+  if (failed) throw new Error(`docker build ${tag}: ${failed.error}`);
+}
+
+/** `docker save <tag> -o <out>` through the Engine API (GET /images/{name}/get). */
+export async function saveImage(tag: string, out: string): Promise<void> {
+  await pipeline(await engine('GET', `/images/${encodeURIComponent(tag)}/get`), fs.createWriteStream(out));
+}
+
 /**
  * An image built by the daemon from a scratch base (`docker build` through the Engine API: a Dockerfile `FROM
  * scratch` copying in nodeRootfs) and saved as `docker save` writes it (GET /images/{name}/get) to `<dir>/image.tar`;
@@ -149,21 +134,10 @@ export async function buildAndSaveImage(dir: string, tag: string, files: Record<
     path.join(context, 'Dockerfile'),
     `FROM scratch\nCOPY rootfs/ /\nENV PATH=/usr/bin\nWORKDIR /app\nENTRYPOINT ["/usr/bin/node", "/app/${entry}"]\n`,
   );
-  const contextTar = path.join(dir, 'context.tar');
-  tar.c({ file: contextTar, cwd: context, portable: true, sync: true }, ['Dockerfile', 'rootfs']);
+  await buildImage(context, tag);
   fs.rmSync(context, { recursive: true, force: true });
-  const built = await engine('POST', `/build?${new URLSearchParams({ t: tag, rm: '1', forcerm: '1', q: '1' })}`, fs.createReadStream(contextTar));
-  let progress = '';
-  for await (const chunk of built) progress += chunk.toString();
-  fs.rmSync(contextTar);
-  const failed = progress
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as { error?: string })
-    .find((m) => m.error !== undefined);
-  if (failed) throw new Error(`docker build ${tag}: ${failed.error}`);
   const out = path.join(dir, 'image.tar');
-  await pipeline(await engine('GET', `/images/${encodeURIComponent(tag)}/get`), fs.createWriteStream(out));
+  await saveImage(tag, out);
   await DOCKER!.removeImage(tag);
   return out;
 }

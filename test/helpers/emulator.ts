@@ -1,18 +1,79 @@
-// A long-lived emulator for tests that need one beside the CLI (admin calls, --endpoint runs).
+// The one emulator starter of the tests (in this process, on a fresh data directory), a small HTTP helper for its
+// routes, and what tests do beside the CLI (admin calls, --endpoint runs).
+import { readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { startEmulator, type RunningEmulator, type StartEmulatorOptions } from '../../src/emulator/index.js';
+import { join } from 'node:path';
+import { startEmulator, type EmulatorConfig, type RunningEmulator, type StartEmulatorOptions } from '../../src/emulator/index.js';
 import { afterAll, beforeAll } from 'vitest';
 import { isolatedEnv, tempDir } from './cli.js';
 
-/** `options`: more of startEmulator's, such as `logWatch` (short log watches for tests). */
-export async function startTestEmulator(
-  config: Record<string, unknown> = {},
-  dataDir = tempDir('gamehost-emu-'),
-  options: Omit<StartEmulatorOptions, 'dataDir' | 'config'> = {},
-): Promise<RunningEmulator & { dataDir: string }> {
-  const emu = await startEmulator({ ...options, dataDir, config: { startDelayMs: 0, readyDelayMs: 0, rateLimits: false, ...config } });
-  return Object.assign(emu, { dataDir });
+export interface Call {
+  status: number;
+  headers: Headers;
+  json: any;
+  text: string;
+}
+
+export interface CallOptions {
+  token?: string | null;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface TestEmulator extends RunningEmulator {
+  dataDir: string;
+  /** The signing secret: read from the data directory, or on PostgreSQL (where it lives in the database) given. */
+  secret: Buffer;
+  /** One request to this emulator (a path, or a whole URL such as a presigned one). */
+  call(method: string, path: string, opts?: CallOptions): Promise<Call>;
+  /** close(), then the data directory removed at once (not when the file ends). */
+  stop(): Promise<void>;
+}
+
+/** One request to `endpoint`; its answer with the body read (as JSON when it is JSON). */
+export async function callAt(endpoint: string, method: string, path: string, opts: CallOptions = {}): Promise<Call> {
+  const headers: Record<string, string> = { ...opts.headers };
+  if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+  let body: string | undefined;
+  if (opts.body !== undefined) {
+    body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const url = path.startsWith('http') ? path : endpoint + path;
+  const res = await fetch(url, { method, headers, body });
+  const text = await res.text();
+  let json: unknown = undefined;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, headers: res.headers, json, text };
+}
+
+/**
+ * An emulator in this process on a fresh data directory (or `options.dataDir`; its records in `options.database`
+ * when given), on the wall clock unless given `options.clock`, its admin routes open unless given
+ * `options.adminToken`. Lobbies start and become ready at once and the per-IP limits are off (every test's requests
+ * come from loopback), unless `config` says otherwise.
+ */
+export type TestEmulatorOptions = Omit<StartEmulatorOptions, 'config' | 'dataDir'> & { dataDir?: string };
+
+export async function startTestEmulator(config: Partial<EmulatorConfig> = {}, options: TestEmulatorOptions = {}): Promise<TestEmulator> {
+  const dataDir = options.dataDir ?? tempDir('gamehost-emu-');
+  // On PostgreSQL the secret lives in the database: given here instead, so the test knows it.
+  const secret = options.secret ?? (options.database === undefined ? undefined : 'a-test-secret-for-emulators-on-postgresql');
+  const emu = await startEmulator({ ...options, dataDir, secret, config: { startDelayMs: 0, readyDelayMs: 0, rateLimits: false, ...config } });
+  return Object.assign(emu, {
+    dataDir,
+    secret: secret === undefined ? readFileSync(join(dataDir, 'secret')) : Buffer.from(secret),
+    call: (method: string, path: string, opts?: CallOptions) => callAt(emu.endpoint, method, path, opts),
+    async stop() {
+      await emu.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  });
 }
 
 export async function stopLobby(endpoint: string, lobbyId: string, body: { exit_code?: number; failed?: boolean } = {}): Promise<void> {
@@ -49,16 +110,16 @@ export function endpointEnv(emu: RunningEmulator): Record<string, string> {
 }
 
 export interface EmulatorFixture {
-  emu: Awaited<ReturnType<typeof startTestEmulator>>;
+  emu: TestEmulator;
   /** An isolated environment pointing the CLI at `emu`, as a CI job would. */
   env: Record<string, string | undefined>;
 }
 
 /** An emulator for the enclosing describe block: started before its tests, closed after; fields set in beforeAll. */
-export function useEmulator(config: Record<string, unknown> = {}, options: Omit<StartEmulatorOptions, 'dataDir' | 'config'> = {}): EmulatorFixture {
+export function useEmulator(config: Partial<EmulatorConfig> = {}, options: TestEmulatorOptions = {}): EmulatorFixture {
   const fixture = {} as EmulatorFixture;
   beforeAll(async () => {
-    fixture.emu = await startTestEmulator(config, undefined, options);
+    fixture.emu = await startTestEmulator(config, options);
     fixture.env = { ...isolatedEnv(), ...endpointEnv(fixture.emu) };
   });
   afterAll(() => fixture.emu.close());
@@ -89,4 +150,32 @@ export async function frontOf(endpoint: string, intercept: (req: http.IncomingMe
       front.closeAllConnections();
     },
   };
+}
+
+export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** Asserts the common error body and returns it. */
+export function expectErrorShape(call: Call, status: number, code: string): any {
+  if (call.status !== status || call.json?.code !== code) {
+    throw new Error(`expected ${status} ${code}, got ${call.status} ${call.text}`);
+  }
+  const body = call.json;
+  if (typeof body.message !== 'string' || body.message.length === 0) throw new Error('error without message');
+  if (body.ray_id !== call.headers.get('rvt-ray-id')) throw new Error('ray_id differs from the rvt-ray-id header');
+  if (!UUID_RE.test(body.ray_id)) throw new Error(`ray_id ${body.ray_id} is not a uuid`);
+  const slug = code.toLowerCase().replace(/_/g, '-');
+  if (body.documentation !== `https://rivet.gg/docs/general/errors#${slug}`) throw new Error(`documentation ${body.documentation}`);
+  return body;
+}
+
+/**
+ * What a game server does for the player a create, find or join answered: with its lobby's token (from the admin
+ * environment route, as `emulator lobby env` prints it) it presents the player's token to players/connected.
+ * `adminToken`: for an emulator whose admin routes want one.
+ */
+export async function admit(endpoint: string, seat: { lobby: { lobby_id: string }; player: { token: string } }, adminToken?: string): Promise<void> {
+  const env = await callAt(endpoint, 'GET', `/_emulator/lobbies/${seat.lobby.lobby_id}/env`, { token: adminToken });
+  if (env.status !== 200) throw new Error(`env: ${env.status} ${env.text}`);
+  const res = await callAt(endpoint, 'POST', '/matchmaker/players/connected', { token: env.json.env.RIVET_TOKEN, body: { player_token: seat.player.token } });
+  if (res.status !== 200) throw new Error(`connected: ${res.status} ${res.text}`);
 }

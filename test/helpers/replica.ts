@@ -2,9 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
-import { tempDir } from './cli.js';
-
-export const BIN = path.resolve(__dirname, '../../bin/gamehost.js');
+import { BIN } from './bin.js';
 
 // Each test that uses these starts and stops real processes, several seconds' work on a busy machine.
 export const SLOW = { timeout: 60_000 };
@@ -52,16 +50,6 @@ export function serve(args: string[], env: Record<string, string | undefined> = 
     readline.createInterface({ input: child.stdout! }).once('line', (line) => resolve({ info: JSON.parse(line), child, exit, stderr: () => err }));
     exit.then(({ code }) => reject(new Error(`serve exited ${code} before listening: ${err}`)));
   });
-}
-
-/** The real executable to its end, piped: exit code, stdout and stderr. */
-export function runBin(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH, HOME: tempDir(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
 }
 
 export async function stopReplica(r: Replica | undefined): Promise<void> {

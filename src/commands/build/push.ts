@@ -61,6 +61,7 @@ async function checkSize(source: string, size: number): Promise<void> {
 }
 
 export default defineCommand({
+  writes: true,
   operands: ['<image>'],
   summary: 'Upload a game server image (file, directory or - for stdin) and register it as a build',
   options: [
@@ -140,6 +141,8 @@ async function run(ctx: Context, o: PushOptions): Promise<void> {
   const progress = progressMode(ctx, o.progress);
   // Every stderr line is one JSON object from here on, the notices of packing and of the emulator included.
   if (progress === 'json') ctx.notices = 'json';
+  // Where it goes is settled before a byte of stdin is read (in CI, no endpoint is refused).
+  if (!o.dryRun) await ctx.target();
   const input = await prepareInput(ctx, o.source, { kind: o.kind, compression: o.compression });
   try {
     await checkSize(o.source, input.size);

@@ -130,6 +130,11 @@ export default defineCommand({
       description: "run each lobby's server from a pushed docker_image build in a Docker container: the build with this image tag (name:tag), else the game's newest complete build",
       conflicts: 'run',
     },
+    {
+      flags: '--pass-env <name>',
+      description: "also give lobbies' servers this variable of serve's environment (repeat for more); they get their lobby's RIVET_* and PORT_* variables, PATH, HOME, the locale, TZ and TMPDIR, nothing else",
+      repeatable: true,
+    },
     { flags: '--replica <name>', description: "this replica's id, the owner of the lobbies whose servers it runs (default: kept in the data directory)" },
     { flags: '--part-size <bytes>', description: 'multipart part size, e.g. 64KiB or 1MiB (default: 100MiB; for tests)', value: bytes },
     { flags: '--database <url>', description: 'keep the records in PostgreSQL at this postgres:// URL instead of SQLite in the data directory' },
@@ -179,6 +184,15 @@ export default defineCommand({
     }
     // The file and the flags together: every game mode has a command (its own, or --run).
     if (config?.readiness === 'run') checkWholeConfig(config, v.config === undefined ? 'emulator config' : `emulator config ${v.config}`);
+    if (v.passEnv !== undefined) {
+      const { passEnvProblem } = await import('../../emulator/config.js');
+      for (const name of v.passEnv) {
+        const problem = passEnvProblem(name);
+        if (problem !== undefined) throw new UsageError(`--pass-env: ${problem}`);
+      }
+      if (config?.readiness !== 'run') throw new UsageError('--pass-env goes with what runs lobbies\' servers: --run or --run-build');
+      config = { ...config, passEnv: [...new Set([...(config.passEnv ?? []), ...v.passEnv])] };
+    }
     if (v.replica !== undefined) {
       const { REPLICA_NAME } = await import('../../emulator/config.js');
       if (!REPLICA_NAME.test(v.replica)) throw new UsageError(`--replica "${v.replica}" must be 1 to 63 letters, digits, ".", "_" or "-", starting with a letter or digit`, 'e.g. --replica staging-1');

@@ -19,6 +19,7 @@ export interface CreateOptions {
 }
 
 export default defineCommand({
+  writes: true,
   summary: 'Create a lobby and join it as a player',
   options: [
     { flags: '--game-mode <mode>', description: 'game mode of the lobby (required)' },

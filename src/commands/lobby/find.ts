@@ -12,6 +12,7 @@ export interface FindOptions {
 }
 
 export default defineCommand({
+  writes: true,
   summary: 'Find a lobby with room (or make one) and join it as a player',
   options: [
     { flags: '--game-mode <mode>', description: 'a game mode to look in (required); repeat for more, the first is used to create', repeatable: true },
@@ -21,12 +22,12 @@ export default defineCommand({
     { flags: '--max-players <n>', description: 'player limit of a lobby this creates', value: integer({ min: 1 }) },
   ],
   notes:
-    'Answers once the lobby is ready: up to 50 s, so give --timeout 60 when lobbies are slow to start. ' +
+    'Answers once the lobby is ready: the service holds the answer up to 50 s, and the CLI waits 60 s for it (--timeout to change). ' +
     'Prints the lobby, an address per port and the player token; with -q, the player token alone.',
   examples: [
     'gamehost lobby find --game-mode duos --region lnd-fra',
     'gamehost lobby find --game-mode default --game-mode duos --tag map=dust --no-create',
-    'TOKEN=$(gamehost lobby find --game-mode squads -q --timeout 60)   # in CI',
+    'TOKEN=$(gamehost lobby find --game-mode squads -q)   # in CI',
   ],
   parse(v): FindOptions {
     const gameModes = (v.gameMode ?? []).filter((m) => m !== '');

@@ -12,10 +12,13 @@ export interface JoinOptions {
 }
 
 export default defineCommand({
+  writes: true,
   operands: ['<lobby-id>'],
   summary: 'Join a lobby by id as a player',
   options: [],
-  notes: 'Prints the lobby, an address per port and the player token; with -q, the player token alone; --json, the service\'s answer.',
+  notes:
+    'Answers once the lobby is ready: the service holds the answer up to 50 s, and the CLI waits 60 s for it (--timeout to change); an unknown lobby is exit 4. ' +
+    'Prints the lobby, an address per port and the player token; with -q, the player token alone; --json, the service\'s answer.',
   examples: [
     'gamehost lobby join "$LOBBY"',
     'gamehost lobby join "$LOBBY" --json | jq -r .ports.default.host',

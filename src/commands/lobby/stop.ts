@@ -9,6 +9,7 @@ export interface LobbyStopOptions {
 }
 
 export default defineCommand({
+  writes: true,
   operands: ['<lobby-id>'],
   summary: 'Stop a lobby now',
   notes: 'Stopping a lobby that had already stopped changes nothing and says so. With -q, prints the lobby id alone.',

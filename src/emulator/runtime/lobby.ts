@@ -5,7 +5,7 @@ import { mkdir, readdir, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { LogStream } from '../stores/store.js';
 import { DockerRunner, LABELS, loadBuild, type BuildSource, type ContainerOwner, type DockerDaemon } from './docker.js';
-import { ProcessRunner } from './process.js';
+import { hostEnvironment, ProcessRunner } from './process.js';
 import { RunnerError, type ExitInfo, type OutputStream, type ResourceSample, type RunPort, type RunningServer } from './runtime.js';
 
 /** How a lobby's server runs: a command through the shell, or a pushed build in a container. */
@@ -20,7 +20,10 @@ export interface LogSink {
 
 export interface LobbyRunOptions {
   lobbyId: string;
-  /** The lobby's environment (as `emulator lobby env` prints it). A command also gets this process's beneath it. */
+  /**
+   * The lobby's environment (as `emulator lobby env` prints it, and what `--pass-env` adds). A command also gets the
+   * allow-listed part of this process's beneath it (hostEnvironment), nothing else of it.
+   */
   env: Record<string, string>;
   ports: RunPort[];
   run: HowToRun;
@@ -141,7 +144,7 @@ export async function startLobbyServer(opts: LobbyRunOptions): Promise<LobbyRun>
   await mkdir(workDir, { recursive: true, mode: 0o700 });
   const batcher = new LogBatcher(lobbyId, opts.logs);
   const spec = {
-    env: 'command' in run ? { ...stringEnv(process.env), ...opts.env } : opts.env,
+    env: 'command' in run ? { ...hostEnvironment(process.env), ...opts.env } : opts.env,
     workDir,
     ports: opts.ports,
     labels: { [LABELS.lobby]: lobbyId },
@@ -191,10 +194,6 @@ export async function startLobbyServer(opts: LobbyRunOptions): Promise<LobbyRun>
       return exited;
     },
   };
-}
-
-function stringEnv(env: NodeJS.ProcessEnv): Record<string, string> {
-  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
 }
 
 /** A lobby's working directory goes once its server is done, when it left nothing there (what it wrote stays). */

@@ -9,6 +9,36 @@ import pidusage from 'pidusage';
 import { LineSplitter, RunnerError, type ExitInfo, type ResourceSample, type Runner, type RunningServer, type StartSpec } from './runtime.js';
 
 const WINDOWS = process.platform === 'win32';
+
+/**
+ * The host's variables a lobby's server gets beside its lobby's own (and the names `--pass-env` adds): what a program
+ * needs to find its tools, its home, its locale, its time zone and a place for temporary files. Nothing else of the
+ * emulator's environment reaches a server: not its admin token, its signing secret, its database URL, nor a
+ * developer's cloud credentials. On Windows also what cmd.exe and Windows' own libraries look for.
+ */
+export const HOST_VARIABLES: readonly string[] = Object.freeze([
+  'PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'LANGUAGE', 'LC_*', 'TZ', 'TMPDIR', 'TEMP', 'TMP',
+  'SystemRoot', 'SystemDrive', 'windir', 'ComSpec', 'PATHEXT', 'USERPROFILE', 'USERNAME', 'HOMEDRIVE', 'HOMEPATH',
+  'APPDATA', 'LOCALAPPDATA', 'ProgramData', 'ProgramFiles', 'ProgramFiles(x86)', 'ProgramW6432', 'CommonProgramFiles',
+  'NUMBER_OF_PROCESSORS', 'PROCESSOR_ARCHITECTURE', 'OS',
+]);
+
+/**
+ * The allow-listed part of `env` (HOST_VARIABLES; `LC_*` is every locale variable). Names are matched as the platform
+ * does: exactly on POSIX, whatever their case on Windows.
+ */
+export function hostEnvironment(env: Record<string, string | undefined>, windows = WINDOWS): Record<string, string> {
+  const fold = (name: string) => (windows ? name.toUpperCase() : name);
+  const exact = new Set(HOST_VARIABLES.filter((n) => !n.endsWith('*')).map(fold));
+  const prefixes = HOST_VARIABLES.filter((n) => n.endsWith('*')).map((n) => fold(n.slice(0, -1)));
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined) continue;
+    const key = fold(name);
+    if (exact.has(key) || prefixes.some((p) => key.startsWith(p))) out[name] = value;
+  }
+  return out;
+}
 // After SIGKILL a process ends at once; this bounds the wait for the kernel to say so.
 const KILL_WAIT_MS = 2_000;
 // A process that left the tree but still holds its output pipes open does not hold the exit for longer than this.

@@ -37,6 +37,8 @@ export interface LobbyServersOptions {
   store: Store;
   lobbies: Lobbies;
   logs: LogSink;
+  /** Variables of the emulator's environment its servers also get (`--pass-env`), beneath their lobby's. */
+  passEnv?: Record<string, string>;
   /** The endpoint a server calls (RIVET_API_ENDPOINT); known once the emulator listens. */
   endpoint(): string;
   /** Where a failure that no request can answer goes (a store that failed while recording an exit). */
@@ -142,7 +144,7 @@ export class LobbyServers {
       const endpoint = 'build' in how && how.network === 'published' ? urlFromContainer(this.opts.endpoint(), 'published') : this.opts.endpoint();
       run = await startLobbyServer({
         lobbyId: lobby.lobby_id,
-        env: lobbyEnvironment({ lobby, endpoint, token: lobbies.lobbyToken(game, lobby.lobby_id) }),
+        env: { ...this.opts.passEnv, ...lobbyEnvironment({ lobby, endpoint, token: lobbies.lobbyToken(game, lobby.lobby_id) }) },
         ports,
         run: how,
         workRoot: this.opts.workRoot,
