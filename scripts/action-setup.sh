@@ -1,11 +1,27 @@
 #!/usr/bin/env bash
 # The GitHub Actions' CLI (action.yml, game/action.yml), from the action's own directory, the repository at the
-# ref the workflow names. `key`: the cache key of what `install` makes (the runner's OS, architecture and Node.js,
-# and a hash of the lockfile and the sources), as the cache step's key and path outputs. `install`: unless the
-# cache step restored them, the dependencies without install scripts (nothing is compiled: the emulator's SQLite
-# is not used by a push) and the CLI built, then dev dependencies pruned; then `gamehost` on the job's PATH.
+# ref the workflow names. Both check the runner's Node.js first (one line and exit 1 when it is too old or missing).
+# `key`: the cache key of what `install` makes (the runner's OS, architecture and Node.js, and a hash of the
+# lockfile and the sources), as the cache step's key and path outputs. `install`: unless the cache step restored
+# them, the runtime dependencies only (no install scripts: nothing is compiled, the emulator's SQLite is not used
+# by a push) and the CLI built with TypeScript and the type packages at the lockfile's versions, installed apart
+# and removed after, so the cache holds the runtime alone; then `gamehost` on the job's PATH.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+# package.json's engines: ^20.18.1 || >=22.13.0.
+need='Node.js 20.18.1 or later (22.13 or later on 22)'
+if ! version="$(node -p 'process.versions.node' 2>/dev/null)"; then
+  echo "::error::gamehost needs $need on the runner, and there is no node on the PATH: add actions/setup-node before this action" >&2
+  exit 1
+fi
+IFS=. read -r major minor patch <<<"$version"
+if ! { { [ "$major" -eq 20 ] && { [ "$minor" -gt 18 ] || { [ "$minor" -eq 18 ] && [ "$patch" -ge 1 ]; }; }; } ||
+  { [ "$major" -eq 22 ] && [ "$minor" -ge 13 ]; } || [ "$major" -gt 22 ]; }; then
+  echo "::error::gamehost needs $need on the runner, not $version: add actions/setup-node with node-version: 22 before this action" >&2
+  exit 1
+fi
+
 case "${1:-}" in
   key)
     hash="$(cd "$root" && node -e '
@@ -13,14 +29,35 @@ case "${1:-}" in
       const files = ["package-lock.json", "tsconfig.json", ...fs.readdirSync("src", { recursive: true }).map((f) => path.join("src", f))];
       for (const f of files.sort()) if (fs.statSync(f).isFile()) hash.update(f + "\0").update(fs.readFileSync(f));
       process.stdout.write(hash.digest("hex").slice(0, 32));')"
-    echo "key=gamehost-cli-${RUNNER_OS:-$(uname -s)}-${RUNNER_ARCH:-$(uname -m)}-node$(node -p 'process.versions.node')-${hash}" >> "$GITHUB_OUTPUT"
+    echo "key=gamehost-cli-${RUNNER_OS:-$(uname -s)}-${RUNNER_ARCH:-$(uname -m)}-node${version}-${hash}" >> "$GITHUB_OUTPUT"
     echo "dir=$root" >> "$GITHUB_OUTPUT"
     ;;
   install)
     if [ -f "$root/dist/cli.js" ] && [ -d "$root/node_modules" ]; then
       echo "gamehost: the CLI in $root is installed (restored from the cache)"
     else
-      (cd "$root" && npm ci --ignore-scripts --no-audit --no-fund && npm run build && npm prune --omit=dev --ignore-scripts --no-audit --no-fund)
+      (cd "$root" && npm ci --omit=dev --ignore-scripts --no-audit --no-fund)
+      # TypeScript and the @types the sources need, at the versions the lockfile holds, outside the CLI's tree.
+      tools="$(mktemp -d "${RUNNER_TEMP:-${TMPDIR:-/tmp}}/gamehost-build.XXXXXX")"
+      read -r -a build_packages <<<"$(cd "$root" && node -e '
+        const lock = require("./package-lock.json").packages, dev = require("./package.json").devDependencies;
+        const names = ["typescript", ...Object.keys(dev).filter((n) => n.startsWith("@types/"))];
+        console.log(names.map((n) => `${n}@${lock[`node_modules/${n}`].version}`).join(" "));')"
+      npm install --prefix "$tools" --no-save --no-package-lock --ignore-scripts --no-audit --no-fund "${build_packages[@]}"
+      # The sources find the types where Node would find a package: a link for the build, then gone.
+      if [ -e "$root/node_modules/@types" ]; then
+        echo "::error::gamehost: $root/node_modules/@types is there already: the runtime install is not what this script expects" >&2
+        exit 1
+      fi
+      ln -s "$tools/node_modules/@types" "$root/node_modules/@types"
+      status=0
+      (cd "$root" && node "$tools/node_modules/typescript/bin/tsc" -p tsconfig.json) || status=$?
+      rm -f "$root/node_modules/@types"
+      rm -rf "$tools"
+      if [ "$status" -ne 0 ]; then
+        echo "::error::gamehost: the CLI in $root did not build (tsc exit $status)" >&2
+        exit 1
+      fi
     fi
     shim="$RUNNER_TEMP/gamehost-bin"
     mkdir -p "$shim"

@@ -114,7 +114,14 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
   // `--run-build`: Docker first (none: refused in one line before anything is opened), and what a dead emulator of
   // this data directory left in it removed.
   const builds =
-    config.runBuild === null ? undefined : await (await import('./runtime/builds.js')).startBuildRunner({ tag: config.runBuild, dataDir: opts.dataDir, host, env: opts.env });
+    config.runBuild === null ? undefined : await (await import('./runtime/builds.js')).startBuildRunner({
+          tag: config.runBuild,
+          dataDir: opts.dataDir,
+          host,
+          env: opts.env,
+          maxImageBytes: config.maxImageBytes,
+          warn: (message) => console.error(`[emulator] ${message}`),
+        });
   if (builds !== undefined && builds.swept > 0) console.error(`[emulator] removed ${builds.swept} container(s) an emulator of this data directory left when it stopped`);
   let opened: Awaited<ReturnType<typeof openStores>>;
   try {
@@ -159,15 +166,23 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
         warn: (message) => console.error(`[emulator] ${message}`),
         owner,
         maxRunning: config.maxRunningLobbies,
+        readyWindowMs: config.readyWindowMs,
+        now: () => (opts.clock ?? systemClock).now(),
         ...opts.runtime,
       });
       services.lobbies.runner = servers;
       // Before serving: the lobbies a dead predecessor of this replica left running are stopped, and its servers killed.
-      const recovered = await servers.recover();
+      const recovered = await servers.recover((opts.clock ?? systemClock).now());
       if (recovered > 0)
         console.error(`[emulator] stopped ${recovered} ${recovered === 1 ? 'lobby' : 'lobbies'} whose servers this replica ran before it restarted (exit code ${OWNER_GONE_EXIT_CODE}, failed)`);
     }
     await services.builds.removeLeftovers();
+    if (builds !== undefined) {
+      // The images of builds deleted while no serve ran (or before a kill) go now; a deleted build's image, at once.
+      const removed = await builds.sweepImages(store).catch(imageSweepFailed);
+      if (removed) console.error(`[emulator] removed ${removed} image(s) of builds this emulator no longer has`);
+      services.builds.onDeleted = (buildId) => builds.images.remove([buildId]).then(() => {}, imageSweepFailed);
+    }
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(opts.port ?? 0, host, () => {
@@ -184,7 +199,11 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
   front.endpoint = `${tls ? 'https' : 'http'}://${urlHost(host)}:${port}`;
   // Each replica sweeps; a game is claimed by one of them. Unref'd: it never keeps a process alive.
   // Uploads whose part URLs expired are swept on the same beat.
-  const sweeper = setInterval(() => void Promise.all([services.games.sweep(), services.builds.sweep()]).catch(sweepFailed), SWEEP_INTERVAL_MS);
+  const sweeper = setInterval(
+    () =>
+      void Promise.all([services.games.sweep(), services.builds.sweep(), services.logs.sweep(), builds?.sweepImages(store).catch(imageSweepFailed)]).catch(sweepFailed),
+    SWEEP_INTERVAL_MS,
+  );
   sweeper.unref();
   const serverSweeper = servers && setInterval(() => void servers.sweep((opts.clock ?? systemClock).now()).catch(sweepFailed), SERVER_SWEEP_INTERVAL_MS);
   serverSweeper?.unref();
@@ -230,6 +249,12 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
       return closing;
     },
   };
+}
+
+/** An image sweep that failed (the daemon went away): said, and tried again on the next beat. */
+function imageSweepFailed(err: unknown): undefined {
+  console.error(`[emulator] the images of deleted builds were not removed (tried again later): ${(err as Error).message}`);
+  return undefined;
 }
 
 /**

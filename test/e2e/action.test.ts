@@ -2,15 +2,17 @@
 // `run:` step a bash script (`bash --noprofile --norc -eo pipefail`), `${{ … }}` expressions replaced from the
 // inputs, earlier steps' outputs and the github context, and the files the runner reads after each step
 // (GITHUB_OUTPUT, GITHUB_ENV, GITHUB_PATH, GITHUB_STEP_SUMMARY) read as it reads them; `uses:` steps (the runner's
-// cache) are the runner's own and left out, so the CLI is found installed, as after a cache hit. Against the
-// emulator over loopback.
-import { spawn } from 'node:child_process';
+// cache) are the runner's own and left out, so the CLI is found installed, as after a cache hit (one test runs the
+// install of a cache miss, from npm's cache). Against the emulator over loopback. docs/ci.md's workflows are read from
+// the page and run step by step, but the steps SKIPS lists with why.
+import { spawn, spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, assert, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { validateTag } from '../../src/commands/build/push.js';
 import { isolatedEnv, tempDir } from '../helpers/cli.js';
 import { listBuilds } from '../helpers/emulator.js';
 
@@ -68,6 +70,8 @@ interface StepRun {
   status: number | null;
   stdout: string;
   stderr: string;
+  /** What the step wrote to $GITHUB_OUTPUT, $GITHUB_ENV and $GITHUB_STEP_SUMMARY, as written. */
+  files: { output: string; env: string; summary: string };
 }
 
 /** What the runner keeps for a job: its environment and PATH additions, masks, summary, output, steps run. */
@@ -89,7 +93,7 @@ function newJob(env: Record<string, string>, workspace: string): Job {
   return { env, paths: [], workspace, temp: tempDir(), masks: [], summary: '', steps: [], skipped: [], printed: '', failed: false };
 }
 
-const GITHUB = { repository: 'studio/game', run_id: '4242' };
+const GITHUB = { repository: 'studio/game', run_id: '4242', ref_name: 'main' };
 
 /** One `run:` step, as the runner runs it; the step's outputs. */
 async function runStep(job: Job, step: Step, context: Context, extraEnv: Record<string, string>, n: number): Promise<Record<string, string>> {
@@ -108,6 +112,7 @@ async function runStep(job: Job, step: Step, context: Context, extraEnv: Record<
     GITHUB_WORKSPACE: job.workspace,
     GITHUB_REPOSITORY: GITHUB.repository,
     GITHUB_RUN_ID: GITHUB.run_id,
+    GITHUB_REF_NAME: job.env.GITHUB_REF_NAME ?? GITHUB.ref_name,
     RUNNER_TEMP: job.temp,
     RUNNER_OS: 'Linux',
     RUNNER_ARCH: 'X64',
@@ -125,7 +130,14 @@ async function runStep(job: Job, step: Step, context: Context, extraEnv: Record<
     child.once('error', reject);
     child.once('close', (status) => resolve({ status, stdout, stderr }));
   });
-  job.steps.push({ name: step.name ?? step.run!, status: r.status, stdout: r.stdout, stderr: r.stderr });
+  const written = (f: string) => fs.readFileSync(commandFiles[f]!, 'utf8');
+  job.steps.push({
+    name: step.name ?? step.run!,
+    status: r.status,
+    stdout: r.stdout,
+    stderr: r.stderr,
+    files: { output: written('GITHUB_OUTPUT'), env: written('GITHUB_ENV'), summary: written('GITHUB_STEP_SUMMARY') },
+  });
   // Workflow commands, as the runner reads them from the step's output.
   for (const line of `${r.stdout}\n${r.stderr}`.split('\n')) {
     const mask = /^::add-mask::(.*)$/.exec(line);
@@ -171,21 +183,36 @@ function jobEnv(): Record<string, string> {
   return { ...env, PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH}` };
 }
 
-const ACTIONS: Record<string, string> = {
-  'gamehost-dev/gamehost@v1': path.join(ROOT, 'action.yml'),
-  'gamehost-dev/gamehost/game@v1': path.join(ROOT, 'game', 'action.yml'),
-};
+/** This repository's actions as docs/ci.md references them: `<owner>/<repository>[/game]@<ref>`. */
+function actionFile(uses: string): string | undefined {
+  const m = /^[\w.-]+\/gamehost(\/game)?@[\w./-]+$/.exec(uses);
+  return m ? path.join(ROOT, m[1] ? 'game' : '', 'action.yml') : undefined;
+}
+const PUSH_ACTION = path.join(ROOT, 'action.yml');
 
-/** A workflow job's steps: this repository's actions run as above, checkout skipped (the workspace is given), a
- * step's `if:` only as `always()` (every step here runs), expressions from secrets, env and earlier steps. */
-async function runWorkflowJob(steps: (Step & { with?: Record<string, string> })[], job: Job, secrets: Record<string, string>): Promise<void> {
-  const context: Context = { secrets, steps: {}, github: GITHUB, env: job.env, vars: {} };
+/** The steps of docs/ci.md's workflows this runner does not run, and why: the first that matches a step skips it. */
+const SKIPS: [(step: Step) => boolean, string][] = [
+  [(s) => s.uses === 'actions/checkout@v4', 'the checkout: the workspace is given'],
+  [(s) => /\bdocker (build|save)\b/.test(s.run ?? ''), "needs the game's Dockerfile and Docker: the workspace holds a server.tar instead"],
+];
+const skipReason = (step: Step) => SKIPS.find(([matches]) => matches(step))?.[1];
+
+/** A workflow job's steps: this repository's actions run as above, the SKIPS skipped, a step's `if:` only as
+ * `always()` (every step here runs), expressions from secrets, vars, env and earlier steps. */
+async function runWorkflowJob(
+  steps: (Step & { with?: Record<string, string> })[],
+  job: Job,
+  secrets: Record<string, string>,
+  vars: Record<string, string> = {},
+): Promise<Record<string, { outputs: Record<string, string> }>> {
+  const context: Context = { secrets, steps: {}, github: GITHUB, env: job.env, vars };
   for (const [n, step] of steps.entries()) {
     const always = step.if !== undefined && /^always\(\)/.test(step.if);
     if (step.if !== undefined && !always) throw new Error(`if: not evaluated by this runner: ${step.if}`);
     if (job.failed && !always) continue;
-    if (step.uses === 'actions/checkout@v4') {
-      job.skipped.push(step.uses);
+    const why = skipReason(step);
+    if (why !== undefined) {
+      job.skipped.push(`${step.name ?? step.uses ?? step.run}: ${why}`);
       continue;
     }
     if (step.uses !== undefined) {
@@ -193,13 +220,23 @@ async function runWorkflowJob(steps: (Step & { with?: Record<string, string> })[
       // A failed step inside the action fails the job; the job's `always()` steps still run.
       const failedBefore = job.failed;
       job.failed = false;
-      const outputs = await runAction(ACTIONS[step.uses] ?? assert.fail(`unknown action ${step.uses}`), inputs, job);
+      const outputs = await runAction(actionFile(step.uses) ?? assert.fail(`unknown action ${step.uses}`), inputs, job);
       job.failed ||= failedBefore;
       if (step.id) (context.steps as Record<string, unknown>)[step.id] = { outputs };
       continue;
     }
-    await runStep(job, step, context, {}, n);
+    const outputs = await runStep(job, step, context, {}, n);
+    if (step.id) (context.steps as Record<string, unknown>)[step.id] = { outputs };
   }
+  return context.steps as Record<string, { outputs: Record<string, string> }>;
+}
+
+type Workflow = { name: string; jobs: Record<string, { steps: (Step & { with?: Record<string, string> })[] }> };
+
+/** docs/ci.md's workflows, read from the page itself; the staging endpoint the emulator's. */
+function ciWorkflows(endpoint = 'https://gamehost.staging.example:6420'): Workflow[] {
+  const docs = fs.readFileSync(path.join(ROOT, 'docs', 'ci.md'), 'utf8');
+  return [...docs.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => parse(m[1]!.replace('https://gamehost.staging.example:6420', endpoint)) as Workflow);
 }
 
 describe('action.yml: gamehost build push', () => {
@@ -215,7 +252,7 @@ describe('action.yml: gamehost build push', () => {
     fs.writeFileSync(path.join(workspace, 'server.tar'), bytes);
     const job = newJob(jobEnv(), workspace);
     const outputs = await runAction(
-      ACTIONS['gamehost-dev/gamehost@v1']!,
+      PUSH_ACTION,
       {
         file: 'server.tar',
         tag: 'game-server:v1-2-0',
@@ -257,7 +294,7 @@ describe('action.yml: gamehost build push', () => {
     // A well-formed token whose signature is wrong: the service answers 401.
     const t = emu.tokens.cloud;
     const wrong = `${t.slice(0, -5)}${t.at(-5) === 'A' ? 'B' : 'A'}${t.slice(-4)}`;
-    const outputs = await runAction(ACTIONS['gamehost-dev/gamehost@v1']!, { file: 'server.tar', tag: 'game-server:v1', endpoint: emu.endpoint, token: wrong, game: emu.gameId }, job);
+    const outputs = await runAction(PUSH_ACTION, { file: 'server.tar', tag: 'game-server:v1', endpoint: emu.endpoint, token: wrong, game: emu.gameId }, job);
     expect(job.failed).toBe(true);
     const push = job.steps.at(-1)!;
     expect(push.name).toBe('gamehost build push');
@@ -271,10 +308,84 @@ describe('action.yml: gamehost build push', () => {
   it('a file that is not there: an error annotation naming it, no build', async () => {
     const before = (await listBuilds(emu.endpoint)).length;
     const job = newJob(jobEnv(), tempDir());
-    await runAction(ACTIONS['gamehost-dev/gamehost@v1']!, { file: 'missing.tar', tag: 'game-server:v1', endpoint: emu.endpoint, token: emu.tokens.cloud }, job);
+    await runAction(PUSH_ACTION, { file: 'missing.tar', tag: 'game-server:v1', endpoint: emu.endpoint, token: emu.tokens.cloud }, job);
     expect(job.failed).toBe(true);
     expect(job.steps.at(-1)!.stderr).toMatch(/^::error::.*missing\.tar/m);
     expect(await listBuilds(emu.endpoint)).toHaveLength(before);
+  });
+});
+
+describe('action.yml: what it refuses before it installs anything, and its install on a cache miss', () => {
+  it('file: - (stdin, which an action\'s step cannot read): one error annotation, exit 2, nothing installed', async () => {
+    const job = newJob(jobEnv(), tempDir());
+    const outputs = await runAction(PUSH_ACTION, { file: '-', tag: 'game-server:v1', endpoint: 'http://127.0.0.1:9', token: 'x' }, job);
+    expect(job.failed).toBe(true);
+    expect(job.steps).toHaveLength(1);
+    expect(job.steps[0]).toMatchObject({ status: 2, stdout: '::add-mask::x\n' });
+    expect(job.steps[0]!.stderr).toMatch(/^::error::file: - \(stdin\) cannot be read by an action's step: .+\n$/);
+    expect(outputs['build-id']).toBe('');
+  });
+
+  it("the runner's Node.js is checked first: too old, or none, is one error annotation naming actions/setup-node", async () => {
+    // A `node` that says it is 18.19.0, first on the PATH.
+    const old = tempDir();
+    fs.writeFileSync(path.join(old, 'node'), '#!/bin/sh\necho 18.19.0\n', { mode: 0o755 });
+    const job = newJob({ ...jobEnv(), PATH: `${old}${path.delimiter}${process.env.PATH}` }, tempDir());
+    await runAction(PUSH_ACTION, { file: 'server.tar', tag: 'game-server:v1' }, job);
+    expect(job.failed).toBe(true);
+    expect(job.steps.map((s) => s.name)).toEqual(['Mask the token, check the file', "The CLI's cache key"]);
+    expect(job.steps[1]!.status).toBe(1);
+    expect(job.steps[1]!.stderr).toBe(
+      '::error::gamehost needs Node.js 20.18.1 or later (22.13 or later on 22) on the runner, not 18.19.0: add actions/setup-node with node-version: 22 before this action\n',
+    );
+    expect(job.steps[1]!.files.output).toBe('');
+
+    // No node at all: a PATH with bash and dirname only.
+    const bare = tempDir();
+    for (const tool of ['bash', 'dirname']) fs.symlinkSync(spawnSync('sh', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).stdout.trim(), path.join(bare, tool));
+    const none = newJob({ ...jobEnv(), PATH: bare }, tempDir());
+    await runAction(PUSH_ACTION, { file: 'server.tar', tag: 'game-server:v1' }, none);
+    expect(none.steps[1]!.stderr).toBe(
+      '::error::gamehost needs Node.js 20.18.1 or later (22.13 or later on 22) on the runner, and there is no node on the PATH: add actions/setup-node before this action\n',
+    );
+  });
+
+  it('on a cache miss: the runtime dependencies only, the CLI built, the build tools gone, gamehost on the PATH', { timeout: 300_000 }, async () => {
+    // The repository at this ref as the runner checks it out (no node_modules, no dist/); npm from its cache only,
+    // as a test must not need the network.
+    const repo = tempDir();
+    for (const f of ['package.json', 'package-lock.json', 'tsconfig.json', 'action.yml', 'bin', 'src', 'scripts/action-setup.sh']) {
+      fs.cpSync(path.join(ROOT, f), path.join(repo, f), { recursive: true });
+    }
+    const npmCache = spawnSync('npm', ['config', 'get', 'cache'], { encoding: 'utf8' }).stdout.trim();
+    const job = newJob(
+      { ...jobEnv(), npm_config_cache: npmCache, npm_config_offline: 'true', npm_config_logs_dir: tempDir(), npm_config_update_notifier: 'false' },
+      tempDir(),
+    );
+    const started = Date.now();
+    const outputs = await runStep(job, { name: 'Install the CLI', run: 'bash "$GITHUB_ACTION_PATH/scripts/action-setup.sh" install' }, {}, { GITHUB_ACTION_PATH: repo }, 0);
+    const install = job.steps[0]!;
+    expect(install.status, install.stderr + install.stdout).toBe(0);
+    console.log(`action install on a cache miss: ${Date.now() - started} ms`);
+    expect(outputs).toEqual({});
+    expect(install.stdout.trim().split('\n').at(-1)).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(fs.existsSync(path.join(repo, 'dist', 'cli.js'))).toBe(true);
+    // What the cache keeps: the runtime's packages, none of the dev ones, no TypeScript, no @types.
+    const installed = fs.readdirSync(path.join(repo, 'node_modules'));
+    const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    const lock = JSON.parse(fs.readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean; optional?: boolean; os?: string[]; cpu?: string[] }> };
+    const top = Object.entries(lock.packages).filter(([p]) => /^node_modules\/(@[^/]+\/)?[^/@]+$/.test(p));
+    const runtime = top.filter(([, p]) => !p.dev && !p.optional);
+    const devOnly = top.filter(([, p]) => p.dev);
+    expect(runtime.length).toBeGreaterThan(10);
+    for (const [p] of runtime) expect(fs.existsSync(path.join(repo, p)), p).toBe(true);
+    for (const [p] of devOnly) expect(fs.existsSync(path.join(repo, p)), p).toBe(false);
+    expect(installed).not.toContain('typescript');
+    expect(installed).not.toContain('@types');
+    expect(fs.readdirSync(job.temp).filter((f) => f.startsWith('gamehost-build.'))).toEqual([]);
+    // And it runs from the job's PATH.
+    const version = spawnSync('gamehost', ['--version'], { env: { ...job.env, PATH: [...job.paths, job.env.PATH].join(path.delimiter) }, encoding: 'utf8' });
+    expect(version.stdout).toBe(`${pkg.version}\n`);
   });
 });
 
@@ -292,11 +403,8 @@ describe('docs/ci.md: a game per job on a staging emulator (game/action.yml), a 
   }
 
   it('the documented job: its own game in the environment (masked), the push and play on it, then deleted', async () => {
-    const docs = fs.readFileSync(path.join(ROOT, 'docs', 'ci.md'), 'utf8');
-    const block = [...docs.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]!).find((y) => y.includes('gamehost/game@v1'))!;
     // The staging service is the test's emulator.
-    const workflow = parse(block.replace('https://gamehost.staging.example:6420', emu.endpoint)) as { jobs: Record<string, { steps: Step[] }> };
-    const steps = Object.values(workflow.jobs)[0]!.steps;
+    const steps = Object.values(ciWorkflows(emu.endpoint).find((w) => w.name === 'Integration tests')!.jobs)[0]!.steps;
     expect(steps.at(-1)).toMatchObject({ if: "always() && env.GAMEHOST_GAME != ''" });
     const workspace = tempDir();
     fs.writeFileSync(path.join(workspace, 'server.tar'), crypto.randomBytes(64 * 1024));
@@ -327,10 +435,7 @@ describe('docs/ci.md: a game per job on a staging emulator (game/action.yml), a 
   }, 90_000);
 
   it('the cleanup runs after a failed step too (if: always())', async () => {
-    const docs = fs.readFileSync(path.join(ROOT, 'docs', 'ci.md'), 'utf8');
-    const block = [...docs.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]!).find((y) => y.includes('gamehost/game@v1'))!;
-    const workflow = parse(block.replace('https://gamehost.staging.example:6420', emu.endpoint)) as { jobs: Record<string, { steps: Step[] }> };
-    const steps = Object.values(workflow.jobs)[0]!.steps;
+    const steps = Object.values(ciWorkflows(emu.endpoint).find((w) => w.name === 'Integration tests')!.jobs)[0]!.steps;
     // No server.tar in the workspace: the push fails; Play is skipped; the game is deleted all the same.
     const job = newJob(jobEnv(), tempDir());
     await runWorkflowJob(steps, job, { GAMEHOST_EMULATOR_ADMIN_TOKEN: ADMIN });
@@ -339,4 +444,85 @@ describe('docs/ci.md: a game per job on a staging emulator (game/action.yml), a 
     expect(job.steps.at(-1)).toMatchObject({ name: 'Delete the game', status: 0 });
     expect((await games()).find((g) => g.game_id === job.env.GAMEHOST_GAME)).toBeUndefined();
   }, 90_000);
+  it('every step of every workflow of the page runs here but those it says why not', () => {
+    const skipped = ciWorkflows().flatMap((w) =>
+      Object.values(w.jobs).flatMap((j) => j.steps.flatMap((step) => (skipReason(step) ? [`${w.name}: ${step.name ?? step.uses}: ${skipReason(step)}`] : []))),
+    );
+    console.log(`docs/ci.md's steps not run here:\n${skipped.join('\n')}`);
+    expect(skipped).toEqual([
+      'Release build: actions/checkout@v4: the checkout: the workspace is given',
+      "Release build: The server image: needs the game's Dockerfile and Docker: the workspace holds a server.tar instead",
+      'Integration tests: actions/checkout@v4: the checkout: the workspace is given',
+      "Integration tests: The server image: needs the game's Dockerfile and Docker: the workspace holds a server.tar instead",
+    ]);
+    // Each workflow pushes the file an earlier step of its own makes.
+    for (const w of ciWorkflows()) {
+      const steps = Object.values(w.jobs)[0]!.steps;
+      const push = steps.findIndex((s) => s.with?.file !== undefined);
+      expect(steps.slice(0, push).some((s) => s.run?.includes(`-o ${steps[push]!.with!.file}`)), w.name).toBe(true);
+    }
+  });
+
+  /** The release workflow's job on a ref, against the emulator (`vars` as the repository would set them). */
+  async function release(refName: string, vars: Record<string, string>) {
+    const steps = Object.values(ciWorkflows().find((w) => w.name === 'Release build')!.jobs)[0]!.steps;
+    const workspace = tempDir();
+    const bytes = crypto.randomBytes(256 * 1024 + 3);
+    fs.writeFileSync(path.join(workspace, 'server.tar'), bytes);
+    const job = newJob({ ...jobEnv(), GITHUB_REF_NAME: refName }, workspace);
+    const outputs = await runWorkflowJob(steps, job, { GAMEHOST_TOKEN: emu.tokens.cloud }, vars);
+    return { job, outputs, bytes };
+  }
+
+  it('the release workflow: its tag from the git tag, the push to the endpoint given, the files the runner reads', async () => {
+    const { job, outputs, bytes } = await release('v1.2.0', { GAMEHOST_ENDPOINT: emu.endpoint, GAMEHOST_GAME: emu.gameId });
+    expect(job.failed, JSON.stringify(job.steps, null, 2)).toBe(false);
+    const tag = job.steps.find((s) => s.name === 'Its tag')!;
+    expect(tag.files).toEqual({ output: 'tag=game-server:v1-2-0\n', env: '', summary: '' });
+    const build = (await listBuilds(emu.endpoint, ADMIN)).find((b) => b.build_id === outputs.push!.outputs['build-id'])!;
+    expect(build).toMatchObject({ image_tag: 'game-server:v1-2-0', complete: true, content_length: bytes.length });
+    // The CLI's own step: its outputs and its summary, in the files the runner reads.
+    const push = job.steps.find((s) => s.name === 'gamehost build push')!;
+    expect(push.files.output).toContain(`build_id=${build.build_id}\n`);
+    expect(push.files.output).toContain(`sha256=${crypto.createHash('sha256').update(bytes).digest('hex')}\n`);
+    expect(push.files.output).toContain(`bytes=${bytes.length}\n`);
+    expect(push.files.summary).toContain('### gamehost build push: `game-server:v1-2-0`');
+    expect(push.files.env).toBe('');
+    expect(job.steps.at(-1)!.stdout).toBe(`build ${build.build_id}, ${bytes.length} bytes\n`);
+    expect(job.printed).not.toContain(emu.tokens.cloud);
+  }, 90_000);
+
+  it('the release workflow with no endpoint set: the push refuses in one line, exit 2, nothing in $GITHUB_OUTPUT', async () => {
+    const before = (await listBuilds(emu.endpoint, ADMIN)).length;
+    const { job } = await release('v1.2.1', { GAMEHOST_GAME: emu.gameId });
+    expect(job.failed).toBe(true);
+    const push = job.steps.find((s) => s.name === 'gamehost build push')!;
+    expect(push.status).toBe(2);
+    // The CLI's one line, and the same as the job's error annotation.
+    const [line, annotation, ...more] = push.stderr.split('\n');
+    expect(line).toMatch(/^error: .*GAMEHOST_ENDPOINT/);
+    expect(annotation).toBe(`::error::${line!.slice('error: '.length)}`);
+    expect(more).toEqual(['']);
+    expect(push.files).toEqual({ output: '', env: '', summary: '' });
+    expect(await listBuilds(emu.endpoint, ADMIN)).toHaveLength(before);
+  }, 90_000);
+
+  it("its tag step makes a tag the CLI takes from any git tag or branch name", async () => {
+    const step = Object.values(ciWorkflows().find((w) => w.name === 'Release build')!.jobs)[0]!.steps.find((s) => s.name === 'Its tag')!;
+    const names: [string, string][] = [
+      ['v1.2.0', 'game-server:v1-2-0'],
+      ['Feature/Fix+UI', 'game-server:feature-fix-ui'],
+      ['release/2026.11_rc+build.7', 'game-server:release-2026-11_rc-build-7'],
+      ['--odd--', 'game-server:odd'],
+      ['déjà-vu', 'game-server:d--j---vu'],
+      ['...', 'game-server:build'],
+    ];
+    for (const [ref, expected] of names) {
+      const job = newJob({ ...jobEnv(), GITHUB_REF_NAME: ref }, tempDir());
+      const outputs = await runStep(job, step, {}, {}, 0);
+      expect(job.steps[0]!.status, job.steps[0]!.stderr).toBe(0);
+      expect(outputs.tag, ref).toBe(expected);
+      expect(validateTag(outputs.tag!)).toBe(expected);
+    }
+  });
 });

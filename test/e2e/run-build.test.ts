@@ -13,7 +13,6 @@ import path from 'node:path';
 import { RivetClient, RivetError } from '@rivet-gg/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LABELS, type DockerDaemon } from '../../src/emulator/runtime/docker.js';
-import { buildImage } from '../../src/emulator/runtime/lobby.js';
 import { runCli, tempDir } from '../helpers/cli.js';
 import { buildAndSaveImage, DOCKER, DOCKER_PRESENT } from '../helpers/docker.js';
 import { listBuilds } from '../helpers/emulator.js';
@@ -110,10 +109,14 @@ describe.skipIf(!DOCKER_PRESENT || process.platform !== 'linux')('emulator serve
     console.log(`run-build: pushed, then found a lobby whose container called ready, in ${Date.now() - began} ms`);
     expect(seat.lobby.lobbyId).toBe(lobbyId);
     const build = (await listBuilds(r.info.endpoint)).find((b) => b.image_tag === TAG)!;
-    loaded.push(buildImage(build.build_id));
     const [container] = await containers({ running: true });
     expect(container?.Labels[LABELS.lobby]).toBe(lobbyId);
-    expect(container?.Image).toBe(buildImage(build.build_id));
+    // Started by the image's ID, which the data directory records as this build's; the tar's name never reached Docker.
+    expect(container?.Image).toMatch(/^sha256:[0-9a-f]{64}$/);
+    loaded.push(container!.Image!);
+    const record = JSON.parse(fs.readFileSync(path.join(dataDir, 'images.json'), 'utf8'));
+    expect(Object.values(record.daemons).map((builds) => (builds as Record<string, { image: string }>)[build.build_id]?.image)).toContain(container!.Image);
+    expect(await docker.hasImage(IMAGE)).toBe(false);
     // Its owner as the store records the lobby's: the replica id kept in the data directory, and serve's process.
     expect(container?.Labels[LABELS.replica]).toBe(fs.readFileSync(path.join(dataDir, 'replica'), 'utf8').trim());
     expect(container?.Labels[LABELS.pid]).toBe(String(r.child.pid));

@@ -8,7 +8,8 @@ import { hostname } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectDocker, DockerRunner, LABELS, loadBuild, networkFor, sweepContainers, urlFromContainer, type DockerDaemon } from '../../src/emulator/runtime/docker.js';
+import { connectDocker, DockerRunner, LABELS, networkFor, sweepContainers, urlFromContainer, type DockerDaemon } from '../../src/emulator/runtime/docker.js';
+import { loadBuild } from '../../src/emulator/runtime/images.js';
 import { processStart } from '../../src/emulator/runtime/process.js';
 import { RunnerError, type OutputStream, type RunningServer } from '../../src/emulator/runtime/runtime.js';
 import { compressFileLz4 } from '../../src/upload/lz4.js';
@@ -59,7 +60,7 @@ describe.skipIf(!DOCKER_PRESENT || process.platform !== 'linux')('the Docker run
 
   beforeAll(async () => {
     tarFile = nodeImageTar(tempDir(), tag, { 'server.js': SERVER });
-    image = await loadBuild(docker, { id: 'plain', kind: 'docker_image', compression: 'none', open: () => fs.createReadStream(tarFile) });
+    image = await loadBuild(docker, { kind: 'docker_image', compression: 'none', open: () => fs.createReadStream(tarFile) });
     runner = new DockerRunner(docker, { image, owner: { dataDir, replica: 'test', pidStart: Date.now() } });
   }, 120_000);
   afterAll(async () => {
@@ -91,25 +92,31 @@ describe.skipIf(!DOCKER_PRESENT || process.platform !== 'linux')('the Docker run
   const containersOf = async () =>
     docker.listContainers([`${LABELS.dataDir}=${dataDir}`]);
 
-  it('loads the build: the tag the tar names; the same from its LZ4 form', async () => {
-    expect(image).toBe(tag);
+  it('loads the build by its ID, never the tag the tar names; the same image from its LZ4 form', async () => {
+    expect(image).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(await docker.imageTags(image)).toEqual([]);
+    expect(await docker.hasImage(tag)).toBe(false);
     const lz4 = path.join(tempDir(), 'image.tar.lz4');
     await compressFileLz4(tarFile, lz4);
-    expect(await loadBuild(docker, { id: 'lz4', kind: 'docker_image', compression: 'lz4', open: () => fs.createReadStream(lz4) })).toBe(tag);
+    expect(await loadBuild(docker, { kind: 'docker_image', compression: 'lz4', open: () => fs.createReadStream(lz4) })).toBe(image);
   });
 
   it('refuses an oci_bundle build, and a tar that is no image, in one line', async () => {
     const open = () => fs.createReadStream(tarFile);
-    await expect(loadBuild(docker, { id: 'oci', kind: 'oci_bundle', compression: 'none', open })).rejects.toThrow(
+    await expect(loadBuild(docker, { kind: 'oci_bundle', compression: 'none', open })).rejects.toThrow(
       'oci_bundle builds are not run yet: push a docker_image build (docker save) to run it',
     );
     const junk = path.join(tempDir(), 'junk.tar');
     fs.writeFileSync(junk, 'not a tar at all');
-    await expect(loadBuild(docker, { id: 'junk', kind: 'docker_image', compression: 'none', open: () => fs.createReadStream(junk) })).rejects.toThrow(/^Docker could not load the build: /);
-    await expect(loadBuild(docker, { id: 'junk-lz4', kind: 'docker_image', compression: 'lz4', open: () => fs.createReadStream(junk) })).rejects.toThrow(/LZ4/);
+    await expect(loadBuild(docker, { kind: 'docker_image', compression: 'none', open: () => fs.createReadStream(junk) })).rejects.toThrow(
+      'the build is not an image tar Docker can load (docker save writes one)',
+    );
+    await expect(loadBuild(docker, { kind: 'docker_image', compression: 'lz4', open: () => fs.createReadStream(junk) })).rejects.toThrow(
+      "the build's LZ4 compression: not an LZ4 frame (its first bytes are not the LZ4 magic number)",
+    );
     // Bytes gone from under the store (a data directory tidied by hand): said in one line, the cause with it.
     const gone = () => Promise.reject(new Error('ENOENT: no such file or directory'));
-    await expect(loadBuild(docker, { id: 'gone', kind: 'docker_image', compression: 'none', open: gone })).rejects.toThrow(
+    await expect(loadBuild(docker, { kind: 'docker_image', compression: 'none', open: gone })).rejects.toThrow(
       "the build's bytes cannot be read: ENOENT: no such file or directory",
     );
   });

@@ -335,6 +335,7 @@ describe.each(ENGINES)('the Store contract on %s', (_name, present, open) => {
     now: T0,
     source_limit: null,
     max_lobbies: 128,
+    served_since: 0,
     ...overrides,
   });
 
@@ -648,6 +649,65 @@ describe.each(ENGINES)('the Store contract on %s', (_name, present, open) => {
     expect((await store.ownedLobbies(owner)).map((l) => l.lobby_id)).toEqual([second.lobby_id]);
   });
 
+  it_('touchReplica / replicaSeen: the latest time a replica said its records were current, never going back', async () => {
+    const replica = `r-${randomUUID()}`;
+    expect(await store.replicaSeen(replica)).toBeUndefined();
+    await store.touchReplica(replica, T0 + BIG);
+    await store.touchReplica(replica, T0 + 5);
+    expect(await store.replicaSeen(replica)).toBe(T0 + BIG);
+    await store.touchReplica(replica, T0 + BIG + 1);
+    expect(await store.replicaSeen(replica)).toBe(T0 + BIG + 1);
+  });
+
+  it_('findLobby hands out a lobby whose server a replica runs only while that replica is current (served_since)', async () => {
+    const ns = `ns-${randomUUID()}`;
+    const owner = `r-${randomUUID()}`;
+    const served = lobby({ namespace_id: ns, owner, owner_pid: 1, owner_start: T0, player_count: 1, max_players: 8 });
+    const byHand = lobby({ namespace_id: ns, max_players: 8 });
+    // The fuller one is the served lobby: it wins only while its owner said it was current at served_since or later.
+    await store.insertLobby(served, pending());
+    for (let i = 0; i < 3; i++) await store.joinLobby(served.lobby_id, pending(), T0, null);
+    await store.insertLobby(byHand, pending());
+    const find = (servedSince: number) => store.findLobby(query(ns, { served_since: servedSince }), pending(), null);
+    // Never said: not handed out; the lobby no emulator runs is.
+    expect(await find(0)).toMatchObject({ kind: 'joined', lobby: { lobby_id: byHand.lobby_id } });
+    await store.touchReplica(owner, T0 - 10);
+    expect(await find(T0 - 10)).toMatchObject({ kind: 'joined', lobby: { lobby_id: served.lobby_id } });
+    expect(await find(T0 - 9)).toMatchObject({ kind: 'joined', lobby: { lobby_id: byHand.lobby_id } });
+  });
+
+  it_('purgeStoppedLogs removes the output and samples of lobbies stopped before the time, a few lobbies a call', async () => {
+    const old = [lobby(), lobby(), lobby()];
+    const recent = lobby();
+    const running = lobby();
+    for (const l of [...old, recent, running]) {
+      await store.insertLobby(l, pending());
+      await store.appendLobbyLogs(l.lobby_id, 'std_out', [Buffer.from('out')], T0);
+      await store.appendLobbyLogs(l.lobby_id, 'std_err', [Buffer.from('err')], T0);
+      await store.setLobbySamples(l.lobby_id, '[]');
+    }
+    for (const l of old) await store.stopLobby(l.lobby_id, T0 + 10, 0, false);
+    await store.stopLobby(recent.lobby_id, T0 + 100, 0, false);
+    // Other lobbies of the store, stopped long ago, may be purged here too: only these are counted on.
+    let removed = 0;
+    for (let n = await store.purgeStoppedLogs(T0 + 50, 2); n > 0; n = await store.purgeStoppedLogs(T0 + 50, 2)) {
+      expect(n).toBeLessThanOrEqual(2);
+      removed += n;
+    }
+    expect(removed).toBeGreaterThanOrEqual(3);
+    for (const l of old) {
+      expect(await store.lobbyLogs(l.lobby_id, 'std_out', 10)).toEqual([]);
+      expect(await store.lobbyLogs(l.lobby_id, 'std_err', 10)).toEqual([]);
+      expect(await store.lobbySamples(l.lobby_id)).toBeUndefined();
+      // The lobby itself stays (its history).
+      expect(await store.getLobby(l.lobby_id)).toMatchObject({ stop_ts: T0 + 10 });
+    }
+    for (const l of [recent, running]) {
+      expect(await store.lobbyLogs(l.lobby_id, 'std_out', 10)).toHaveLength(1);
+      expect(await store.lobbySamples(l.lobby_id)).toBe('[]');
+    }
+  });
+
   it_('ping answers while open, and fails once closed', async () => {
     await expect(store.ping()).resolves.toBeUndefined();
     const other = await open();
@@ -728,8 +788,8 @@ describe.skipIf(!PG_PRESENT)('PostgreSQL only', () => {
     );
     const store = await PostgresStore.open({ connectionString: url });
     try {
-      expect(PG_SCHEMA_VERSION).toBe(8);
-      expect(await queryDatabase(url, 'SELECT version FROM schema_version')).toEqual([{ version: 8 }]);
+      expect(PG_SCHEMA_VERSION).toBe(9);
+      expect(await queryDatabase(url, 'SELECT version FROM schema_version')).toEqual([{ version: PG_SCHEMA_VERSION }]);
       expect(await store.getLobby(kept.lobby_id)).toEqual(kept);
       await store.setLobbyServer(kept.lobby_id, 7, T0);
       expect(await store.ownedLobbies('r-1')).toEqual([]);
@@ -890,7 +950,7 @@ END;
     try {
       const check = openDatabase(file, { timeout: 5000 });
       try {
-        expect(check.prepare("SELECT value FROM meta WHERE key = 'schema_version'").pluck().get()).toBe('7');
+        expect(check.prepare("SELECT value FROM meta WHERE key = 'schema_version'").pluck().get()).toBe('8');
         expect(check.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name").pluck().all()).toEqual([
           'connected_players_delete',
           'connected_players_insert',
@@ -918,7 +978,7 @@ END;
     const store = await PostgresStore.open({ connectionString: url });
     try {
       expect(await queryDatabase(url, 'SELECT version FROM schema_version')).toEqual([{ version: PG_SCHEMA_VERSION }]);
-      expect(PG_SCHEMA_VERSION).toBe(8);
+      expect(PG_SCHEMA_VERSION).toBe(9);
       await expectConnectedCounted(store);
     } finally {
       await store.close();
@@ -951,7 +1011,7 @@ describe('SQLite on this Node.js', () => {
       await store.close();
     }
     const check = openDatabase(file, { timeout: 5000 });
-    expect(check.prepare("SELECT value FROM meta WHERE key = 'schema_version'").pluck().get()).toBe('7');
+    expect(check.prepare("SELECT value FROM meta WHERE key = 'schema_version'").pluck().get()).toBe('8');
     check.close();
   });
 

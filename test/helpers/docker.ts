@@ -141,3 +141,14 @@ export async function buildAndSaveImage(dir: string, tag: string, files: Record<
   await DOCKER!.removeImage(tag);
   return out;
 }
+
+/** The image IDs an emulator of `dataDir` recorded as loaded for its builds (its images.json), for a test's clean-up. */
+export function recordedImages(dataDir: string): string[] {
+  let record: { daemons?: Record<string, Record<string, { image: string }>> };
+  try {
+    record = JSON.parse(fs.readFileSync(path.join(dataDir, 'images.json'), 'utf8'));
+  } catch {
+    return [];
+  }
+  return Object.values(record.daemons ?? {}).flatMap((builds) => Object.values(builds).map((b) => b.image));
+}

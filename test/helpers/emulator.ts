@@ -93,8 +93,9 @@ export interface EmulatorBuild {
   complete: boolean;
 }
 
-export async function listBuilds(endpoint: string): Promise<EmulatorBuild[]> {
-  const res = await fetch(`${endpoint}/_emulator/builds`);
+/** The seeded game's builds (`adminToken` for an emulator that has one). */
+export async function listBuilds(endpoint: string, adminToken?: string): Promise<EmulatorBuild[]> {
+  const res = await fetch(`${endpoint}/_emulator/builds`, { headers: adminToken ? { authorization: `Bearer ${adminToken}` } : {} });
   return ((await res.json()) as { builds: EmulatorBuild[] }).builds;
 }
 

@@ -131,11 +131,17 @@ export default defineCommand({
       conflicts: 'run',
     },
     {
+      flags: '--max-image-size <bytes>',
+      description: "with --run-build: the largest a build's image may unpack to, e.g. 8GiB; a larger one is refused as it loads (default: 4GiB)",
+      value: bytes,
+    },
+    {
       flags: '--pass-env <name>',
       description: "also give lobbies' servers this variable of serve's environment (repeat for more); they get their lobby's RIVET_* and PORT_* variables, PATH, HOME, the locale, TZ and TMPDIR, nothing else",
       repeatable: true,
     },
     { flags: '--replica <name>', description: "this replica's id, the owner of the lobbies whose servers it runs (default: kept in the data directory)" },
+    { flags: '--log-retention <time>', description: "how long a stopped lobby's log lines are kept, e.g. 12h or 30d (default: 7d)" },
     { flags: '--part-size <bytes>', description: 'multipart part size, e.g. 64KiB or 1MiB (default: 100MiB; for tests)', value: bytes },
     { flags: '--database <url>', description: 'keep the records in PostgreSQL at this postgres:// URL instead of SQLite in the data directory' },
     { flags: '--bucket <url>', description: 'keep builds and exports in an S3-compatible bucket, s3://bucket[/prefix] (endpoint, region, keys: AWS_* variables)' },
@@ -167,6 +173,7 @@ export default defineCommand({
     let config = v.config !== undefined ? loadEmulatorConfig(path.resolve(ctx.cwd, v.config)) : undefined;
     // The flag wins over the config file, as flags do everywhere.
     if (v.partSize !== undefined) config = { ...config, partSize: v.partSize };
+    if (v.logRetention !== undefined) config = { ...config, logRetentionMs: (await import('../../timeparse.js')).parseDuration('--log-retention', v.logRetention) };
     if (v.readiness !== undefined) {
       const { READINESS_MODES } = await import('../../emulator/config.js');
       config = { ...config, readiness: parseChoice('--readiness', v.readiness, READINESS_MODES) };
@@ -181,6 +188,10 @@ export default defineCommand({
       config = { ...config, readiness: 'run', run: null, runBuild: tag };
     } else if (config?.readiness === 'run' && !config.run && !config.runBuild && !Object.values(config.gameModeSettings ?? {}).some((m) => m.run !== undefined)) {
       throw new UsageError('--readiness run needs what runs a lobby\'s server: --run <command> or --run-build [tag] (or "run" or "runBuild" in --config)');
+    }
+    if (v.maxImageSize !== undefined) {
+      if (v.runBuild === undefined && !config?.runBuild) throw new UsageError('--max-image-size goes with --run-build');
+      config = { ...config, maxImageBytes: v.maxImageSize };
     }
     // The file and the flags together: every game mode has a command (its own, or --run).
     if (config?.readiness === 'run') checkWholeConfig(config, v.config === undefined ? 'emulator config' : `emulator config ${v.config}`);

@@ -1,10 +1,12 @@
 // `--run-build`: each lobby's server is a build pushed to this emulator, run in a container. Docker is reached once,
 // when the emulator starts (none: it refuses to start, in one line), and the containers an emulator of this data
 // directory left when it died are removed then; each lobby then runs its game's build with the tag given, or its
-// newest complete one.
+// newest complete one, from the build's image by ID (images.ts: loaded by content, once, bounded, removed when its
+// build is gone or unused).
 import type { Game } from '../services/games.js';
 import type { BlobStore, BuildRow, Store } from '../stores/store.js';
 import { connectDocker, networkFor, sweepContainers } from './docker.js';
+import { BuildImages } from './images.js';
 import type { HowToRun } from './lobby.js';
 import type { ServerOwner } from './servers.js';
 import { RunnerError } from './runtime.js';
@@ -16,6 +18,10 @@ export interface BuildRunnerOptions {
   /** The emulator's --host: where a container's ports are published when they are (not on Linux's host network). */
   host: string;
   env?: Record<string, string | undefined>;
+  /** The largest unpacked image a build may load (the config's maxImageBytes). */
+  maxImageBytes?: number;
+  /** Where a failure that no request can answer goes (an images record that cannot be written). */
+  warn?(message: string): void;
 }
 
 export interface BuildRunner {
@@ -23,6 +29,10 @@ export interface BuildRunner {
   swept: number;
   /** What runs a lobby of `game`: its build (read from these stores), in a container. */
   resolver(store: Pick<Store, 'listBuilds'>, blobs: Pick<BlobStore, 'readBuild'>, owner: ServerOwner): (game: Game) => Promise<HowToRun>;
+  /** The images of the builds it runs: removed with their builds (sweepImages), or when a build is deleted here. */
+  images: BuildImages;
+  /** Removes the images of builds the store no longer has, or that no lobby used for a while; answers how many went. */
+  sweepImages(store: Pick<Store, 'listBuilds'>): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -51,13 +61,27 @@ export async function startBuildRunner(opts: BuildRunnerOptions): Promise<BuildR
     throw new RunnerError(`Docker could not list this emulator's containers: ${(err as Error).message}`);
   }
   const network = networkFor(process.platform, await daemon.info().catch(() => ({})));
+  const images = new BuildImages(daemon, { dataDir: opts.dataDir, maxBytes: opts.maxImageBytes, warn: opts.warn });
   return {
     swept,
-    close: () => daemon.close(),
+    images,
+    sweepImages: async (store) => {
+      const removed = await images.sweep(async (gameId, ids) => {
+        const have = new Set((await store.listBuilds(gameId)).map((b) => b.build_id));
+        return new Set(ids.filter((id) => have.has(id)));
+      });
+      await images.flush();
+      return removed;
+    },
+    close: async () => {
+      await images.flush();
+      await daemon.close();
+    },
     resolver: (store, blobs, owner) => async (game) => {
       const build = pickBuild(await store.listBuilds(game.gameId), game.gameId, opts.tag);
       return {
-        build: { id: build.build_id, kind: build.kind, compression: build.compression, open: () => blobs.readBuild(build.build_id) },
+        build: { id: build.build_id, gameId: game.gameId, kind: build.kind, compression: build.compression, open: () => blobs.readBuild(build.build_id) },
+        images,
         docker: daemon,
         owner: { dataDir: opts.dataDir, replica: owner.replica, pidStart: owner.start },
         network,

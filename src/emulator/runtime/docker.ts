@@ -6,7 +6,6 @@ import { hostname } from 'node:os';
 import { constants as osConstants } from 'node:os';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { decompressLz4, Lz4FormatError } from '../../upload/lz4.js';
 import { DockerEngine, engineAddress, FrameDemuxer, type ContainerStats, type DaemonInfo } from './engine-api.js';
 import { isRunning, isSameProcess } from './process.js';
 import { LineSplitter, RunnerError, type ExitInfo, type ResourceSample, type Runner, type RunningServer, type StartSpec } from './runtime.js';
@@ -42,47 +41,6 @@ export async function connectDocker(env: Record<string, string | undefined> = pr
     throw new RunnerError(`no Docker daemon answers at ${daemon.where} (${reason}): start one, or set DOCKER_HOST`);
   }
   return daemon;
-}
-
-/** A build as the emulator keeps it: its kind and compression (as pushed), and a way to read its bytes. */
-export interface BuildSource {
-  /** The build's id: a build loaded once is not loaded again by the same process. */
-  id: string;
-  kind: string;
-  compression: string;
-  open(): Readable | Promise<Readable>;
-}
-
-/**
- * Loads a build into the daemon (`docker load` of its `docker save` tar, undoing LZ4 first) and answers the image
- * to run: its tag when the tar names one, else its id. An oci_bundle build is refused in one line.
- */
-export async function loadBuild(daemon: DockerDaemon, build: BuildSource): Promise<string> {
-  if (build.kind === 'oci_bundle') throw new RunnerError('oci_bundle builds are not run yet: push a docker_image build (docker save) to run it');
-  if (build.kind !== 'docker_image') throw new RunnerError(`builds of kind ${build.kind} cannot be run`);
-  let raw: Readable;
-  try {
-    raw = await build.open();
-  } catch (err) {
-    throw new RunnerError(`the build's bytes cannot be read: ${(err as Error).message}`);
-  }
-  const tar = build.compression === 'lz4' ? Readable.from(decompressLz4(raw)) : raw;
-  let messages: string[];
-  try {
-    messages = await daemon.loadImage(tar);
-  } catch (err) {
-    const cause = err instanceof Lz4FormatError ? `its LZ4 compression: ${err.message}` : (err as Error).message;
-    throw new RunnerError(`Docker could not load the build: ${cause}`);
-  } finally {
-    raw.destroy();
-  }
-  for (const pattern of [/^Loaded image: (.+)$/m, /^Loaded image ID: (.+)$/m]) {
-    for (const m of messages) {
-      const match = pattern.exec(m);
-      if (match) return match[1]!.trim();
-    }
-  }
-  throw new RunnerError('Docker loaded the build but named no image in it: is it a docker save tar?');
 }
 
 /** Who is running the containers: the labels that let a sweep tell whether the emulator that made one still runs. */

@@ -286,13 +286,19 @@ export class DockerEngine {
     }
   }
 
-  /** `docker tag name repo:tag`. */
-  tagImage(name: string, repo: string, tag: string): Promise<void> {
-    return this.empty('POST', `/images/${encodeURIComponent(name)}/tag`, { repo, tag });
+  /** The names an image has (none for one loaded by ID and never tagged), or undefined when there is no such image. */
+  async imageTags(name: string): Promise<string[] | undefined> {
+    try {
+      return (await this.json<{ RepoTags?: string[] | null }>('GET', `/images/${encodeURIComponent(name)}/json`)).RepoTags ?? [];
+    } catch (err) {
+      if (err instanceof EngineError && err.status === 404) return undefined;
+      throw err;
+    }
   }
 
-  removeImage(name: string): Promise<void> {
-    return this.empty('DELETE', `/images/${encodeURIComponent(name)}`, { force: true });
+  /** `docker rmi`; unforced, a 409 when a container uses it (or several names hold it). */
+  removeImage(name: string, opts: { force?: boolean } = {}): Promise<void> {
+    return this.empty('DELETE', `/images/${encodeURIComponent(name)}`, { force: opts.force ?? true });
   }
 
   /** Creates a container; answers its id. */

@@ -3,19 +3,139 @@
 // the lobby's metrics. The lobby's lifecycle (ready, stop, exit -> stopped) stays with the lobbies service.
 import { mkdir, readdir, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { LogStream } from '../stores/store.js';
-import { DockerRunner, LABELS, loadBuild, type BuildSource, type ContainerOwner, type DockerDaemon } from './docker.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { EmulatorError } from '../errors.js';
+import { LOG_BOUNDS, LOG_STREAMS, type LogStream } from '../stores/store.js';
+import { DockerRunner, LABELS, type ContainerOwner, type DockerDaemon } from './docker.js';
+import type { BuildImages, BuildSource } from './images.js';
 import { hostEnvironment, ProcessRunner } from './process.js';
-import { RunnerError, type ExitInfo, type OutputStream, type ResourceSample, type RunPort, type RunningServer } from './runtime.js';
+import type { ExitInfo, OutputStream, ResourceSample, RunPort, RunningServer } from './runtime.js';
 
-/** How a lobby's server runs: a command through the shell, or a pushed build in a container. */
-export type HowToRun =
-  | { command: string }
-  | { build: BuildSource; docker: DockerDaemon; owner: ContainerOwner; network?: 'host' | 'published'; publishOn?: string };
+/** A container of an image, by its ID, on a daemon. */
+export interface ContainerRun {
+  /** The image's ID (sha256:…): never a name, which a pushed build could have chosen. */
+  image: string;
+  docker: DockerDaemon;
+  owner: ContainerOwner;
+  network?: 'host' | 'published';
+  publishOn?: string;
+}
 
-/** Where the output lines go: the logs service's append (services/logs.ts). */
+/** How a lobby's server runs: a command through the shell, or a pushed build in a container (its image loaded first). */
+export type HowToRun = { command: string } | (Omit<ContainerRun, 'image'> & { build: BuildSource; images: BuildImages });
+
+/** Where the output lines go: the logs service's append (services/logs.ts), stamped at `at` (ms) or now. */
 export interface LogSink {
-  append(lobbyId: string, stream: LogStream, lines: Buffer[]): Promise<void>;
+  append(lobbyId: string, stream: LogStream, lines: Buffer[], at?: number): Promise<void>;
+}
+
+/** How long the gate waits before it tries a store that did not answer again: doubling from base up to cap. */
+export interface Backoff {
+  baseMs: number;
+  capMs: number;
+}
+
+export const STORE_BACKOFF: Backoff = Object.freeze({ baseMs: 250, capMs: 4_000 });
+
+/** Whether a write failed because the store did not answer (STORE_UNAVAILABLE), which is worth trying again. */
+export function storeDidNotAnswer(err: unknown): boolean {
+  return err instanceof EmulatorError && err.code === 'STORE_UNAVAILABLE';
+}
+
+/**
+ * The one way the records of running servers (their lines, exits and pids) reach a store that may stop answering:
+ * a write the store did not take is held and tried again, never dropped; while the store does not answer, one held
+ * write at a time tries it, after a capped exponential backoff, and the others wait for that one: no retry storm,
+ * however many lobbies and batches wait. Each writer keeps its own order (one write in flight per lobby's stream).
+ */
+export class WriteGate {
+  private delayMs = 0;
+  private nextTryAt = 0;
+  private probing: Promise<void> | undefined;
+  private abandoned = false;
+  private readonly abort = new AbortController();
+
+  constructor(
+    private readonly backoff: Backoff = STORE_BACKOFF,
+    /** Told when the store stops answering (with why) and when it answers again. */
+    private readonly onChange?: (down: boolean, why?: string) => void,
+  ) {}
+
+  /** True while the store does not answer (a write failed, and none succeeded since). */
+  get down(): boolean {
+    return this.delayMs > 0;
+  }
+
+  /**
+   * Runs `write` until it succeeds; rejects at once on a failure other than the store's not answering, and with the
+   * store's error once abandon() was called (the emulator closes).
+   */
+  async run<T>(write: () => Promise<T>): Promise<T> {
+    for (;;) {
+      if (this.delayMs === 0 || this.abandoned) {
+        try {
+          return await write();
+        } catch (err) {
+          if (!storeDidNotAnswer(err) || this.abandoned) throw err;
+          this.failed(err);
+          continue;
+        }
+      }
+      if (this.probing !== undefined) {
+        await this.probing;
+        continue;
+      }
+      let done!: () => void;
+      this.probing = new Promise((resolve) => (done = resolve));
+      try {
+        await sleep(Math.max(0, this.nextTryAt - Date.now()), undefined, { signal: this.abort.signal }).catch(() => {});
+        if (this.abandoned) continue;
+        try {
+          const result = await write();
+          this.answered();
+          return result;
+        } catch (err) {
+          if (!storeDidNotAnswer(err)) throw err;
+          this.failed(err);
+        }
+      } finally {
+        this.probing = undefined;
+        done();
+      }
+    }
+  }
+
+  /** One try, for a write that may be skipped (a heartbeat, samples): false when the store did not take it. */
+  async try(write: () => Promise<unknown>): Promise<boolean> {
+    if (this.down) return false;
+    try {
+      await write();
+      return true;
+    } catch (err) {
+      if (!storeDidNotAnswer(err)) throw err;
+      this.failed(err);
+      return false;
+    }
+  }
+
+  /** From now on a write is tried once more, and its failure is the caller's (the emulator closes). */
+  abandon(): void {
+    this.abandoned = true;
+    this.abort.abort();
+  }
+
+  private failed(err: unknown): void {
+    const was = this.delayMs;
+    this.delayMs = was === 0 ? this.backoff.baseMs : Math.min(this.backoff.capMs, was * 2);
+    this.nextTryAt = Date.now() + this.delayMs;
+    if (was === 0) this.onChange?.(true, (err as Error).message);
+  }
+
+  private answered(): void {
+    if (this.delayMs === 0) return;
+    this.delayMs = 0;
+    this.onChange?.(false);
+  }
 }
 
 export interface LobbyRunOptions {
@@ -26,10 +146,12 @@ export interface LobbyRunOptions {
    */
   env: Record<string, string>;
   ports: RunPort[];
-  run: HowToRun;
+  run: { command: string } | ContainerRun;
   /** Lobbies' working directories go under this (one per lobby, made here): e.g. <data dir>/lobbies. */
   workRoot: string;
   logs: LogSink;
+  /** How the lines reach the store through an outage (one gate per emulator: LobbyServers'); a gate of its own else. */
+  gate?: WriteGate;
   /** Default 5 s and 30: the service's metrics are one sample per 5 s, the last 30. */
   sampleEveryMs?: number;
   keepSamples?: number;
@@ -45,93 +167,120 @@ export interface TimedSample extends ResourceSample {
 export interface LobbyRun {
   lobbyId: string;
   server: RunningServer;
-  /** Once the server ended and every line it printed is in the Store. */
-  exited: Promise<ExitInfo>;
+  /** Once the server ended and every line it printed is in the Store; `at` is when it ended (ms since the epoch). */
+  exited: Promise<ExitInfo & { at: number }>;
   /** The kept samples, oldest first. */
   samples(): TimedSample[];
-  stop(graceMs: number): Promise<ExitInfo>;
+  stop(graceMs: number): Promise<ExitInfo & { at: number }>;
 }
 
 const STREAMS: Record<OutputStream, LogStream> = { stdout: 'std_out', stderr: 'std_err' };
-// Lines are written in batches: at most this often, or at this many.
+// Lines are written in batches: at most this often, or at this many; a write takes at most FLUSH_BYTES (and one line).
 const FLUSH_MS = 100;
 const FLUSH_LINES = 256;
+const FLUSH_BYTES = 1024 * 1024;
 // A server's first resource sample, this long after it starts (then one every sampleEveryMs).
 const FIRST_SAMPLE_MS = 1_000;
-// Lines waiting for a slow or failing store, per stream, at most; past it the oldest go (the store keeps 10,000).
-const PENDING_MAX = 10_000;
+/**
+ * Lines of one stream waiting for the store, oldest first, within the store's own bounds (LOG_BOUNDS: what it would
+ * keep of them anyway), the oldest dropped first past them. Each line keeps when it arrived (its stamp in the store).
+ */
+class PendingLines {
+  private lines: Buffer[] = [];
+  private times: number[] = [];
+  private head = 0;
+  bytes = 0;
 
-/** Lines of one lobby to the Store in order, a batch at a time, never more than one write in flight per stream. */
+  get count(): number {
+    return this.lines.length - this.head;
+  }
+
+  push(line: Buffer, at: number): void {
+    this.lines.push(line);
+    this.times.push(at);
+    this.bytes += line.length;
+    while (this.count > 1 && (this.count > LOG_BOUNDS.lines || this.bytes > LOG_BOUNDS.bytes)) this.bytes -= this.lines[this.head++]!.length;
+    if (this.head > 1024 && this.head * 2 > this.lines.length) this.compact();
+  }
+
+  /** The oldest lines, up to FLUSH_LINES and FLUSH_BYTES (one at least), with the time the first arrived; taken out. */
+  take(): { lines: Buffer[]; at: number } | undefined {
+    if (this.count === 0) return undefined;
+    const at = this.times[this.head]!;
+    const lines: Buffer[] = [];
+    let bytes = 0;
+    while (this.count > 0 && lines.length < FLUSH_LINES && (lines.length === 0 || bytes + this.lines[this.head]!.length <= FLUSH_BYTES)) {
+      const line = this.lines[this.head++]!;
+      bytes += line.length;
+      lines.push(line);
+    }
+    this.bytes -= bytes;
+    this.compact();
+    return { lines, at };
+  }
+
+  private compact(): void {
+    this.lines = this.lines.slice(this.head);
+    this.times = this.times.slice(this.head);
+    this.head = 0;
+  }
+}
+
+/**
+ * Lines of one lobby to the Store in order, a batch at a time, one write in flight at a time: a batch the store did
+ * not take is tried again through the gate (its backoff), while newer lines wait behind it within PendingLines'
+ * bounds. Memory for a lobby's lines is so at most the store's bound per stream, plus one batch in flight.
+ */
 class LogBatcher {
-  private readonly pending: Record<LogStream, Buffer[]> = { std_out: [], std_err: [] };
+  private readonly pending: Record<LogStream, PendingLines> = { std_out: new PendingLines(), std_err: new PendingLines() };
   private timer: NodeJS.Timeout | undefined;
   private writing: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly lobbyId: string,
     private readonly sink: LogSink,
+    private readonly gate: WriteGate,
   ) {}
 
   add(stream: LogStream, line: Buffer): void {
     const queue = this.pending[stream];
-    queue.push(line);
-    if (queue.length > PENDING_MAX) queue.splice(0, queue.length - PENDING_MAX);
-    if (queue.length >= FLUSH_LINES) void this.flush();
-    else this.timer ??= setTimeout(() => void this.flush(), FLUSH_MS);
+    queue.push(line, Date.now());
+    if (queue.count >= FLUSH_LINES || queue.bytes >= FLUSH_BYTES) this.flushSoon();
+    else
+      this.timer ??= setTimeout(() => {
+        this.timer = undefined;
+        this.flushSoon();
+      }, FLUSH_MS);
   }
 
-  /** Writes what is pending; resolves once it (and every write before it) is done. */
+  /** A flush no one waits for, unless one waits for its turn already (it takes every line there is then). */
+  private flushSoon(): void {
+    if (!this.queued) this.flush().catch(() => {});
+  }
+
+  private queued = false;
+
+  /**
+   * Writes what is pending now, waiting through an outage; resolves once it (and every write before it) is in the
+   * store. Rejects only when the store refused for another reason or the gate was abandoned (what is left stays).
+   */
   flush(): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
-    this.writing = this.writing.then(async () => {
-      for (const stream of ['std_out', 'std_err'] as const) {
-        const lines = this.pending[stream].splice(0);
-        if (lines.length === 0) continue;
-        try {
-          await this.sink.append(this.lobbyId, stream, lines);
-        } catch {
-          // The store did not take them: back in front, for the next flush (PENDING_MAX bounds them).
-          this.pending[stream].unshift(...lines);
+    this.queued = true;
+    const write = this.writing.then(async () => {
+      this.queued = false;
+      for (const stream of LOG_STREAMS) {
+        for (let batch = this.pending[stream].take(); batch !== undefined; batch = this.pending[stream].take()) {
+          const { lines, at } = batch;
+          await this.gate.run(() => this.sink.append(this.lobbyId, stream, lines, at));
         }
       }
     });
-    return this.writing;
+    // A failed flush does not hold back the next one.
+    this.writing = write.catch(() => {});
+    return write;
   }
-}
-
-// Loads in progress, by daemon and image: lobbies made together wait for the one load.
-const loading = new Map<string, Promise<string>>();
-
-/** The name a build's image is kept under in Docker: its own, whatever the tar called it (two pushes of game:latest differ). */
-export function buildImage(buildId: string): string {
-  return `gamehost-build:${buildId.replace(/[^\w.-]/g, '-').replace(/^[.-]/, '_').slice(0, 128)}`;
-}
-
-/**
- * The image of a build: kept in the daemon under buildImage(id) once loaded, so a later serve (a restart) does not
- * load it again; an image removed since (docker image prune, a person) is loaded again; a failed load is tried
- * again next time.
- */
-async function imageOf(docker: DockerDaemon, build: BuildSource): Promise<string> {
-  const image = buildImage(build.id);
-  if (await docker.hasImage(image).catch(() => false)) return image;
-  const key = `${docker.where}\n${image}`;
-  let load = loading.get(key);
-  if (load === undefined) {
-    load = (async () => {
-      const loaded = await loadBuild(docker, build);
-      const [repo, tag] = image.split(':') as [string, string];
-      try {
-        await docker.tagImage(loaded, repo, tag);
-      } catch (err) {
-        throw new RunnerError(`Docker could not name the build's image ${image}: ${(err as Error).message}`);
-      }
-      return image;
-    })().finally(() => loading.delete(key));
-    loading.set(key, load);
-  }
-  return load;
 }
 
 /**
@@ -142,7 +291,7 @@ export async function startLobbyServer(opts: LobbyRunOptions): Promise<LobbyRun>
   const { lobbyId, run } = opts;
   const workDir = join(opts.workRoot, lobbyId);
   await mkdir(workDir, { recursive: true, mode: 0o700 });
-  const batcher = new LogBatcher(lobbyId, opts.logs);
+  const batcher = new LogBatcher(lobbyId, opts.logs, opts.gate ?? new WriteGate());
   const spec = {
     env: 'command' in run ? { ...hostEnvironment(process.env), ...opts.env } : opts.env,
     workDir,
@@ -155,7 +304,7 @@ export async function startLobbyServer(opts: LobbyRunOptions): Promise<LobbyRun>
     server =
       'command' in run
         ? await new ProcessRunner(run.command).start(spec)
-        : await new DockerRunner(run.docker, { image: await imageOf(run.docker, run.build), owner: run.owner, network: run.network, publishOn: run.publishOn }).start(spec);
+        : await new DockerRunner(run.docker, { image: run.image, owner: run.owner, network: run.network, publishOn: run.publishOn }).start(spec);
   } catch (err) {
     await removeIfEmpty(workDir);
     throw err;
@@ -178,11 +327,13 @@ export async function startLobbyServer(opts: LobbyRunOptions): Promise<LobbyRun>
   const sampler = setInterval(takeSample, opts.sampleEveryMs ?? 5_000);
   sampler.unref();
   const exited = server.exited.then(async (exit) => {
+    const at = Date.now();
     clearTimeout(first);
     clearInterval(sampler);
-    await batcher.flush();
+    // Through an outage too: the lines are written before the exit is (only a closing emulator gives up on them).
+    await batcher.flush().catch(() => {});
     await removeIfEmpty(workDir);
-    return exit;
+    return { ...exit, at };
   });
   return {
     lobbyId,

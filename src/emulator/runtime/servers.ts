@@ -8,7 +8,7 @@ import { lobbyEnvironment, lobbyPorts } from '../services/environment.js';
 import type { LobbyRow, Store } from '../stores/store.js';
 import { collectGarbage } from './collect.js';
 import { urlFromContainer } from './docker.js';
-import { removeEmptyWorkDirs, startLobbyServer, type HowToRun, type LobbyRun, type LogSink, type TimedSample } from './lobby.js';
+import { removeEmptyWorkDirs, startLobbyServer, WriteGate, type Backoff, type HowToRun, type LobbyRun, type LogSink, type TimedSample } from './lobby.js';
 import { isSameProcess, killLeftover, processStart } from './process.js';
 import type { ExitInfo, RunPort } from './runtime.js';
 
@@ -25,6 +25,11 @@ export const OWNER_GONE_EXIT_CODE = 137;
  * a staging emulator that ran a hundred servers and waits for the next is near its size at start.
  */
 export const IDLE_COLLECT_MS = 5_000;
+/**
+ * How long a closing emulator waits for a store that does not answer to take its servers' last lines and exits
+ * before it gives up on them (said in one line; its next start stops those lobbies: recover).
+ */
+export const CLOSE_WAIT_MS = 10_000;
 
 export interface LobbyServersOptions {
   /**
@@ -49,9 +54,16 @@ export interface LobbyServersOptions {
   owner: ServerOwner;
   /** Servers run at once, at most (the config's maxRunningLobbies). */
   maxRunning: number;
+  /** A lobby's ready window (the config's readyWindowMs): restarted when its server starts after its build's image loaded. */
+  readyWindowMs: number;
+  /** The emulator's clock (its ready deadlines are on it). */
+  now(): number;
   /** IDLE_COLLECT_MS and collectGarbage unless given (tests). */
   idleCollectMs?: number;
   collect?(): void;
+  /** STORE_BACKOFF and CLOSE_WAIT_MS unless given (tests). */
+  backoff?: Backoff;
+  closeWaitMs?: number;
 }
 
 /** This emulator as the owner of the lobbies whose servers it runs: its replica id, and its own process. */
@@ -83,8 +95,30 @@ export class LobbyServers {
   private idle: NodeJS.Timeout | undefined;
   /** Places taken for servers about to start (reserve), counted with the running ones against maxRunning. */
   private reserved = 0;
+  /** Lobbies whose server is being started here (start), not yet in runs. */
+  private readonly starting = new Set<string>();
+  /** Lobbies whose server ended (or never started) and whose stop is not yet in the store. */
+  private readonly exiting = new Set<string>();
+  /** Every record of the servers goes through it: held through an outage, written when the store answers again. */
+  private readonly gate: WriteGate;
 
-  constructor(private readonly opts: LobbyServersOptions) {}
+  constructor(private readonly opts: LobbyServersOptions) {
+    this.gate = new WriteGate(opts.backoff, (down, why) =>
+      opts.warn(
+        down
+          ? `the store does not answer (${why}): the servers' lines and exits wait, tried again with a backoff`
+          : 'the store answers again: the lines and exits that waited are being written',
+      ),
+    );
+  }
+
+  /**
+   * Whether every exit of this emulator's servers so far is in the store: none waits for a store that does not
+   * answer. What sweep tells the store each second (touchReplica), and find hands out this replica's lobbies on.
+   */
+  current(): boolean {
+    return !this.gate.down && this.exiting.size === 0;
+  }
 
   get owner(): ServerOwner {
     return this.opts.owner;
@@ -108,23 +142,38 @@ export class LobbyServers {
   }
 
   /**
-   * Restart recovery: the running lobbies this replica owns whose emulator process is gone (this one's predecessor,
-   * killed, or a sibling on the same replica id) are stopped, failed with OWNER_GONE_EXIT_CODE, after what their
-   * servers left running is killed (only a process that still is the one started: pid and start time). Answers
-   * how many lobbies it stopped.
+   * Restart recovery, before serving: reconcile (the lobbies of a dead predecessor of this replica stopped, its
+   * servers killed), then this replica says its records are current. Answers how many lobbies it stopped.
    */
-  async recover(): Promise<number> {
+  async recover(now: number): Promise<number> {
+    const stopped = await this.reconcile();
+    await this.opts.store.touchReplica(this.opts.owner.replica, now);
+    return stopped;
+  }
+
+  /**
+   * The running lobbies this replica owns against the servers that run: one whose emulator process is gone (this
+   * one's predecessor, killed, or a sibling on the same replica id) is stopped, failed with OWNER_GONE_EXIT_CODE,
+   * after what its server left running is killed (only a process that still is the one started: pid and start
+   * time); one of this process whose server it neither runs, starts nor records the exit of is stopped the same way
+   * (what is known: nothing ran it). Answers how many lobbies it stopped.
+   */
+  private async reconcile(): Promise<number> {
     const { store, lobbies, owner } = this.opts;
     let stopped = 0;
     for (const row of await store.ownedLobbies(owner.replica)) {
-      if (row.owner_pid === owner.pid && row.owner_start === owner.start) continue;
-      if (row.owner_pid !== null && row.owner_start !== null && (await isSameProcess(row.owner_pid, row.owner_start))) continue;
-      if (row.server_pid !== null && row.server_start !== null) await killLeftover(row.server_pid, row.server_start);
+      if (row.owner_pid === owner.pid && row.owner_start === owner.start) {
+        // A lobby written but whose start has not begun holds a reserved place: looked at once it has.
+        const id = row.lobby_id;
+        if (this.reserved > 0 || this.runs.has(id) || this.starting.has(id) || this.exiting.has(id)) continue;
+      } else if (row.owner_pid !== null && row.owner_start !== null && (await isSameProcess(row.owner_pid, row.owner_start))) continue;
+      else if (row.server_pid !== null && row.server_start !== null) await killLeftover(row.server_pid, row.server_start);
       const result = await lobbies.stop(row.lobby_id, { exitCode: OWNER_GONE_EXIT_CODE, failed: true });
       if (result !== null && !result.alreadyStopped) stopped++;
     }
     // The empty working directories a dead predecessor's servers left (a running lobby's, another emulator's, stays).
-    await removeEmptyWorkDirs(this.opts.workRoot, async (id) => (await store.getLobby(id))?.stop_ts === null);
+    // A store that does not answer keeps them all, for the next start.
+    await removeEmptyWorkDirs(this.opts.workRoot, async (id) => (await store.getLobby(id).then((l) => l?.stop_ts === null, () => true)));
     return stopped;
   }
 
@@ -138,46 +187,92 @@ export class LobbyServers {
     const ports: RunPort[] = [];
     for (const [label, port] of Object.entries(lobbyPorts(lobby))) if ('port' in port) ports.push({ label, protocol: port.protocol ?? 'tcp', port: port.port });
     let run: LobbyRun;
+    // Whether the lobby's ready window was held while its build's image loaded (restarted once its server starts).
+    let held = false;
+    const id = lobby.lobby_id;
+    this.starting.add(id);
     try {
       const how = await this.opts.how(game, lobby);
       // A container on published ports reaches the emulator through host.docker.internal, not its loopback.
       const endpoint = 'build' in how && how.network === 'published' ? urlFromContainer(this.opts.endpoint(), 'published') : this.opts.endpoint();
+      // A pushed build: its image by ID, loaded first if it is not yet (once for every lobby that waits meanwhile),
+      // outside the ready window, which starts when the container does.
+      const what =
+        'build' in how
+          ? {
+              image: await how.images.imageFor(how.build, async () => {
+                held = true;
+                await this.opts.store.setReadyDeadline(lobby.lobby_id, null);
+              }),
+              docker: how.docker,
+              owner: how.owner,
+              network: how.network,
+              publishOn: how.publishOn,
+            }
+          : how;
       run = await startLobbyServer({
         lobbyId: lobby.lobby_id,
         env: { ...this.opts.passEnv, ...lobbyEnvironment({ lobby, endpoint, token: lobbies.lobbyToken(game, lobby.lobby_id) }) },
         ports,
-        run: how,
+        run: what,
         workRoot: this.opts.workRoot,
         logs: this.opts.logs,
+        gate: this.gate,
         sampleEveryMs: this.opts.sampleEveryMs,
         onSamples: this.sampleKeeper(lobby.lobby_id),
       });
     } catch (err) {
+      const at = Date.now();
+      this.exiting.add(id);
+      this.starting.delete(id);
       this.release();
       const line = `its server did not start: ${(err as Error).message}`;
-      this.opts.warn(`lobby ${lobby.lobby_id}: ${line}`);
-      // Also where the lobby's owner looks (`lobby logs`, the logs API), on whichever replica they ask.
-      await this.opts.logs.append(lobby.lobby_id, 'std_err', [Buffer.from(`[emulator] ${line}`)]).catch(() => {});
-      await lobbies.stop(lobby.lobby_id, { exitCode: 1, failed: true });
+      this.opts.warn(`lobby ${id}: ${line}`);
+      // Also where the lobby's owner looks (`lobby logs`, the logs API), on whichever replica they ask; then the
+      // stop, both through an outage.
+      const recorded = this.gate
+        .run(() => this.opts.logs.append(id, 'std_err', [Buffer.from(`[emulator] ${line}`)], at))
+        .catch((e: unknown) => this.opts.warn(`lobby ${id}: the line about its server's start was not kept: ${(e as Error).message}`))
+        .then(() => this.recordExit(id, 1, at));
+      this.track(recorded);
+      await recorded;
       return;
     }
     // Its place passes from reserved to running in one step: the bound holds throughout.
-    this.runs.set(lobby.lobby_id, run);
+    this.runs.set(id, run);
+    this.starting.delete(id);
     this.release();
+    if (held) {
+      await this.opts.store.setReadyDeadline(lobby.lobby_id, this.opts.now() + this.opts.readyWindowMs).catch((err: unknown) => {
+        this.opts.warn(`lobby ${lobby.lobby_id}: its ready window was not restarted after its build loaded: ${(err as Error).message}`);
+      });
+    }
     // What a restarted owner needs to kill what this process leaves if it dies: the server's pid and start time.
     // Written beside the answer, not before it (close waits for it, as for the exits).
     const pid = run.server.pid;
     if (pid !== undefined) this.track(this.recordServer(lobby.lobby_id, pid));
     const recorded = run.exited.then(async (exit) => {
-      this.runs.delete(lobby.lobby_id);
+      this.exiting.add(id);
+      this.runs.delete(id);
       this.whenIdle();
-      const code = exitCodeOf(exit);
-      // A lobby stopped already (through the API, idle, its ready window) keeps that stop.
-      await lobbies.stop(lobby.lobby_id, { exitCode: code, failed: code !== 0 }).catch((err: unknown) => {
-        this.opts.warn(`lobby ${lobby.lobby_id}: its server's exit (${code}) was not recorded: ${(err as Error).message}`);
-      });
+      await this.recordExit(id, exitCodeOf(exit), exit.at);
     });
     this.track(recorded);
+  }
+
+  /**
+   * Records a lobby stopped by its server's end (`code`, at `at`), through an outage: its lines are in the store
+   * already. A lobby stopped already (through the API, idle, its ready window) keeps that stop.
+   */
+  private async recordExit(lobbyId: string, code: number, at: number): Promise<void> {
+    this.exiting.add(lobbyId);
+    try {
+      await this.gate.run(() => this.opts.lobbies.stop(lobbyId, { exitCode: code, failed: code !== 0, at }));
+    } catch (err) {
+      this.opts.warn(`lobby ${lobbyId}: its server's exit (${code}) was not recorded: ${(err as Error).message}`);
+    } finally {
+      this.exiting.delete(lobbyId);
+    }
   }
 
   /** Arms the idle collection if no server runs nor is about to start (a later start disarms it). */
@@ -194,7 +289,7 @@ export class LobbyServers {
   private async recordServer(lobbyId: string, pid: number): Promise<void> {
     const started = await processStart(pid);
     if (started === undefined) return;
-    await this.opts.store.setLobbyServer(lobbyId, pid, started).catch((err: unknown) => {
+    await this.gate.run(() => this.opts.store.setLobbyServer(lobbyId, pid, started)).catch((err: unknown) => {
       this.opts.warn(`lobby ${lobbyId}: its server's pid was not recorded: ${(err as Error).message}`);
     });
   }
@@ -211,7 +306,8 @@ export class LobbyServers {
       while (latest !== undefined) {
         const samples = latest;
         latest = undefined;
-        await this.opts.store.setLobbySamples(lobbyId, JSON.stringify(samples)).catch((err: unknown) => {
+        // Skipped while the store does not answer (the next sample has them all): never what keeps it busy.
+        await this.gate.try(() => this.opts.store.setLobbySamples(lobbyId, JSON.stringify(samples))).catch((err: unknown) => {
           this.opts.warn(`lobby ${lobbyId}: its server's samples were not kept: ${(err as Error).message}`);
         });
       }
@@ -239,10 +335,20 @@ export class LobbyServers {
     await this.runs.get(lobbyId)?.stop(this.opts.stopGraceMs ?? STOP_GRACE_MS);
   }
 
-  /** Stops the servers whose lobbies the store says stopped (or no longer holds): another replica, time, a deleted game. */
+  /**
+   * Each second: the lobbies this replica owns reconciled with the servers that run (reconcile); this replica's
+   * records said current (touchReplica) when they are; and the servers whose lobbies the store says stopped (or no
+   * longer holds: another replica, time, a deleted game) stopped. Nothing while the store does not answer (the gate
+   * tries it).
+   */
   async sweep(now: number): Promise<void> {
+    const { store, owner } = this.opts;
+    if (this.gate.down || this.closing) return;
+    let stopped = 0;
+    if (!(await this.gate.try(async () => (stopped = await this.reconcile())))) return;
+    if (stopped > 0) this.opts.warn(`stopped ${stopped} ${stopped === 1 ? 'lobby' : 'lobbies'} of this replica whose servers are gone (exit code ${OWNER_GONE_EXIT_CODE}, failed)`);
+    if (this.current() && !(await this.gate.try(() => store.touchReplica(owner.replica, now)))) return;
     if (this.runs.size === 0) return;
-    const { store } = this.opts;
     await store.expireIdle(now);
     const ids = [...this.runs.keys()];
     const rows = await Promise.all(ids.map((id) => store.getLobby(id)));
@@ -259,6 +365,14 @@ export class LobbyServers {
     this.closing = true;
     clearTimeout(this.idle);
     await Promise.all([...this.runs.keys()].map((id) => this.stop(id)));
+    // A store that does not answer gets CLOSE_WAIT_MS to take the last lines and exits; then each is tried once more.
+    const waited = setTimeout(() => {
+      if (this.recording.size > 0) {
+        this.opts.warn(`the store did not answer: ${this.exiting.size} ${this.exiting.size === 1 ? "server's exit" : "servers' exits"} and their last lines may not be recorded; the next start of this replica stops their lobbies`);
+        this.gate.abandon();
+      }
+    }, this.opts.closeWaitMs ?? CLOSE_WAIT_MS);
     while (this.recording.size > 0) await Promise.all([...this.recording]);
+    clearTimeout(waited);
   }
 }

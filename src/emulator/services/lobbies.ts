@@ -23,6 +23,12 @@ export const FIND_TIMEOUT_MS = 50_000;
 export const MAX_LOBBIES = 128;
 /** Unconnected players from one address at most (with rate limits on). */
 export const MAX_UNCONNECTED_FROM_SOURCE = 8;
+/**
+ * A lobby whose server an emulator runs is handed out only while that emulator said its records were current
+ * (every exit of its servers written) this recently: it says so every second (LobbyServers.sweep), and stops
+ * saying so while its store does not take what it has to write, or once it is gone.
+ */
+export const SERVED_WITHIN_MS = 5_000;
 /** The largest lobby state kept, in bytes of JSON: a documented limit of the emulator (API_BAD_BODY past it). */
 export const MAX_STATE_BYTES = 64 * 1024;
 /** The largest `lobby_config` a create takes, in bytes of its JSON as re-serialised: production's bound. */
@@ -105,6 +111,8 @@ export interface StoppedLobby extends LobbyState {
 export interface StopOptions {
   exitCode?: number;
   failed?: boolean;
+  /** When it stopped (ms): its server's end, recorded later when the store did not answer then; now by default. */
+  at?: number;
 }
 
 export interface JoinedPlayer {
@@ -132,6 +140,8 @@ export interface LobbyServerRunner {
   /** Starts the server of a lobby created here, in the place reserved for it. */
   start(game: Game, lobby: LobbyRow): Promise<void>;
   stop(lobbyId: string): Promise<void>;
+  /** Whether every exit of this emulator's servers so far is written in the store (none waits for it to answer). */
+  current(): boolean;
   /** The resource samples of the lobby's server while this emulator runs it, oldest first; else undefined. */
   samples(lobbyId: string): { cpu: number; memory: number }[] | undefined;
 }
@@ -199,6 +209,7 @@ export class Lobbies {
       now,
       source_limit: config.rateLimits ? MAX_UNCONNECTED_FROM_SOURCE : null,
       max_lobbies: MAX_LOBBIES,
+      served_since: now - SERVED_WITHIN_MS,
     };
     // A lobby to create (its port taken from the system) only once the search found none: the store searches
     // again in the transaction that creates it, so a lobby freed or made meanwhile is still preferred.
@@ -380,7 +391,8 @@ export class Lobbies {
     for (;;) {
       const now = clock.now();
       if (lobby.stop_ts !== null && lobby.stop_ts <= now) fail('MATCHMAKER_LOBBY_STOPPED', { lobby_id: lobby.lobby_id });
-      if (lobby.ready_ts <= now) return lobby;
+      // Ready, and (where an emulator runs its server) that emulator's records current: its server is there.
+      if (lobby.ready_ts <= now && (await this.served(lobby, now))) return lobby;
       if (now >= deadline) fail('API_REQUEST_TIMEOUT', { reason: `lobby ${lobby.lobby_id} was not ready within ${FIND_TIMEOUT_MS / 1000} s.` });
       // A lobby ready at a known time is waited for until then; one waiting for its server is looked at often.
       const wait = lobby.ready_ts === NOT_READY ? 50 : Math.min(Math.max(lobby.ready_ts - now, 5), 250);
@@ -390,6 +402,16 @@ export class Lobbies {
       if (current === undefined) fail('MATCHMAKER_LOBBY_STOPPED', { lobby_id: lobby.lobby_id });
       lobby = current;
     }
+  }
+
+  /**
+   * Whether the emulator that runs the lobby's server (if one does) says its records are current: every exit of its
+   * servers written, so a lobby it shows running has its server. One cut off from the store, or dead, does not.
+   */
+  private async served(lobby: LobbyRow, now: number): Promise<boolean> {
+    if (lobby.owner === null || lobby.owner === this.runner?.owner.replica) return lobby.owner === null || this.runner!.current();
+    const seen = await this.deps.store.replicaSeen(lobby.owner);
+    return seen !== undefined && seen >= now - SERVED_WITHIN_MS;
   }
 
   /** Past this emulator's bound of servers (maxRunningLobbies) a new lobby is refused. */
@@ -416,7 +438,8 @@ export class Lobbies {
   ): Promise<LobbyRow> {
     const { config } = this.deps;
     const lobbyId = randomUUID();
-    const startTs = now + config.startDelayMs;
+    // A server this emulator runs starts now (its lines and its exit count from here, however short its life).
+    const startTs = this.runner === undefined ? now + config.startDelayMs : now;
     // A lobby whose server calls ready: started by hand (manual) or by the emulator (run).
     const manual = config.readiness !== 'delay';
     const readyTs = manual ? NOT_READY : startTs + config.readyDelayMs;
@@ -514,9 +537,10 @@ export class Lobbies {
     const { store } = this.deps;
     const now = this.deps.clock.now();
     const exitCode = opts.exitCode ?? 0;
-    // A lobby that already stopped by itself keeps that stop.
-    await store.expireIdle(now);
-    const stopped = await store.stopLobby(lobbyId, now, exitCode, opts.failed ?? exitCode !== 0);
+    // A lobby that already stopped by itself (by the time it stopped) keeps that stop.
+    const at = Math.min(opts.at ?? now, now);
+    await store.expireIdle(at);
+    const stopped = await store.stopLobby(lobbyId, at, exitCode, opts.failed ?? exitCode !== 0);
     // Its server (if this emulator runs one) goes with it: SIGTERM, then SIGKILL after the grace period.
     // (Asked even when it had stopped already: a lobby stopped by time, or elsewhere, may still have one here.)
     await this.runner?.stop(lobbyId);

@@ -1,6 +1,6 @@
 // A lobby's log lines (the service's logs routes): the most recent lines, a watch that waits for newer ones, and
 // the export of a whole stream to a presigned file. The lines are in the Store, so any replica answers.
-import { randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fail } from '../errors.js';
 import type { BlobStore, ExportFile, LobbyRow, LogLine, LogStream, Store } from '../stores/store.js';
@@ -32,7 +32,18 @@ export interface LogsDeps {
   store: Store;
   blobs: BlobStore;
   clock: Clock;
+  config: { logRetentionMs: number };
   logWatch?: Partial<LogWatchTiming>;
+}
+
+// Lobbies whose logs one call of the store removes (one transaction each), so a sweep never holds it long.
+const PURGE_BATCH = 100;
+
+/** The export id of a lobby's stream, the same at every export of it: a UUID (version 8) from its SHA-256. */
+export function streamExportId(lobbyId: string, stream: LogStream): string {
+  const hex = createHash('sha256').update(`lobby-log\n${lobbyId}\n${stream}`).digest('hex');
+  const variant = ((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
 /** A stamp (microseconds) as the service's watch index: a nanosecond timestamp, as a string. */
@@ -76,9 +87,23 @@ export class LobbyLogs {
     return { lobby, started: lobby.start_ts <= (lobby.stop_ts ?? this.deps.clock.now()) };
   }
 
-  /** Appends a lobby's output lines (without their line endings), stamped now: what a running lobby's output feeds. */
-  async append(lobbyId: string, stream: LogStream, lines: Buffer[]): Promise<void> {
-    await this.deps.store.appendLobbyLogs(lobbyId, stream, lines, this.deps.clock.now());
+  /**
+   * Appends a lobby's output lines (without their line endings), stamped at `at` (when they arrived; now by default):
+   * what a running lobby's output feeds.
+   */
+  async append(lobbyId: string, stream: LogStream, lines: Buffer[], at?: number): Promise<void> {
+    await this.deps.store.appendLobbyLogs(lobbyId, stream, lines, at ?? this.deps.clock.now());
+  }
+
+  /**
+   * The retention: the lines (and server samples) of lobbies stopped longer than logRetentionMs ago are removed.
+   * Answers how many lobbies' logs went. Any replica may run it (the store's deletes are idempotent).
+   */
+  async sweep(): Promise<number> {
+    const before = this.deps.clock.now() - this.deps.config.logRetentionMs;
+    let removed = 0;
+    for (let n = PURGE_BATCH; n === PURGE_BATCH; removed += n) n = await this.deps.store.purgeStoppedLogs(before, PURGE_BATCH);
+    return removed;
   }
 
   /**
@@ -105,18 +130,36 @@ export class LobbyLogs {
     }
   }
 
-  /** Saves the whole stream as stdout.txt or stderr.txt and answers its presigned GET (an hour). */
+  /**
+   * Saves the whole stream as stdout.txt or stderr.txt and answers its presigned GET (an hour). A stream has one
+   * export file at a time (its id is the stream's): a new export replaces the last, and exports of one stream asked
+   * while one is being made share it, so asking again and again costs neither space nor a read each.
+   */
   async export(game: Game, lobbyId: string, stream: LogStream, origin: string): Promise<string> {
     const { started } = await this.lobby(game, lobbyId);
     if (!started) fail('MATCHMAKER_LOBBY_NOT_STARTED', { lobby_id: lobbyId });
+    const { blobs } = this.deps;
+    const exportId = streamExportId(lobbyId, stream);
+    let saving = this.exporting.get(exportId);
+    if (saving === undefined) {
+      saving = this.saveExport(game, lobbyId, stream, exportId).finally(() => this.exporting.delete(exportId));
+      this.exporting.set(exportId, saving);
+    }
+    const { now, file } = await saving;
+    return blobs.exportUrl(origin, exportId, game.gameId, now, now + EXPORT_TTL_MS, file);
+  }
+
+  /** Exports being made, by export id: one at a time per stream. */
+  private readonly exporting = new Map<string, Promise<{ now: number; file: ExportFile }>>();
+
+  private async saveExport(game: Game, lobbyId: string, stream: LogStream, exportId: string): Promise<{ now: number; file: ExportFile }> {
     const { store, blobs } = this.deps;
     const lines = await store.lobbyLogs(lobbyId, stream, Number.MAX_SAFE_INTEGER, -1);
     // Text for every store (a PostgreSQL text column refuses NUL): invalid UTF-8 and NUL become U+FFFD.
     const text = lines.map((l) => `${l.line.toString('utf8').replaceAll('\0', '\uFFFD')}\n`).join('');
     const now = this.deps.clock.now();
-    const exportId = randomUUID();
     const file = EXPORT_FILES[stream];
     await blobs.putExport(exportId, game.gameId, text, now, now + EXPORT_TTL_MS, file);
-    return blobs.exportUrl(origin, exportId, game.gameId, now, now + EXPORT_TTL_MS, file);
+    return { now, file };
   }
 }

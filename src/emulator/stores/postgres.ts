@@ -27,7 +27,7 @@ import type {
   LogStream,
   LogStreamState,
 } from './store.js';
-import { LOBBY_INSERT_COLUMNS, LOG_BOUNDS, MAX_LOG_LINE_BYTES, TRIM_PAGE, lobbyInsertValues, nextLogTs, trimLogs } from './store.js';
+import { LOBBY_INSERT_COLUMNS, LOG_BOUNDS, MAX_LOG_LINE_BYTES, NOT_READY, TRIM_PAGE, lobbyInsertValues, nextLogTs, trimLogs } from './store.js';
 
 /**
  * The schema, one entry per version: entry i takes a database from version i to i + 1. Append, never edit: a
@@ -298,6 +298,15 @@ CREATE TABLE IF NOT EXISTS lobby_samples (
   samples text NOT NULL
 );
 `,
+  // Version 9: when each replica that runs servers last said its records were current (every exit of its servers
+  // written): find hands out its lobbies only while that is recent, so an outage or a dead replica never sends a
+  // player to a server that is gone.
+  `
+CREATE TABLE IF NOT EXISTS replicas (
+  replica text PRIMARY KEY,
+  seen_ts bigint NOT NULL
+);
+`,
 ];
 
 /** The schema version this code writes and reads. */
@@ -376,6 +385,7 @@ const STOP_IF_EMPTY = `UPDATE lobbies SET stop_ts = $1, exit_code = 0, failed = 
 const FIND_CANDIDATE = `SELECT * FROM lobbies
   WHERE namespace_id = $1 AND game_mode = ANY($2) AND region_id = ANY($3) AND stop_ts IS NULL AND is_closed = 0
     AND publicity = 'public' AND player_count < max_players AND tags::jsonb @> $4::jsonb
+    AND (owner IS NULL OR EXISTS (SELECT 1 FROM replicas r WHERE r.replica = lobbies.owner AND r.seen_ts >= $5))
   ORDER BY player_count DESC, create_ts, lobby_id COLLATE "C" LIMIT 1`;
 const PENDING_FROM_SOURCE = `SELECT COUNT(*) AS n FROM players p JOIN lobbies l ON l.lobby_id = p.lobby_id
   WHERE p.source_ip = $1 AND p.connect_ts IS NULL AND p.remove_ts IS NULL AND l.namespace_id = $2 AND l.stop_ts IS NULL`;
@@ -590,7 +600,7 @@ export class PostgresStore implements Store, LocalObjectIndex {
       // and other namespaces go on, and the chosen lobby's row lock orders a find with the joins to it.
       await c.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`find:${query.namespace_id}`]);
       if (await this.tooManyFromSource(c, query.namespace_id, player, query.source_limit)) return { kind: 'too_many_from_source' };
-      const values = [query.namespace_id, query.game_modes, query.region_ids, JSON.stringify(query.tags)];
+      const values = [query.namespace_id, query.game_modes, query.region_ids, JSON.stringify(query.tags), query.served_since];
       // A join may fill the candidate between the search and its lock: then look again.
       for (let attempt = 0; attempt < 8; attempt++) {
         const candidate = (await c.query<LobbyRow>({ name: 'find-candidate', text: FIND_CANDIDATE, values })).rows[0];
@@ -712,9 +722,39 @@ export class PostgresStore implements Store, LocalObjectIndex {
     await this.pool.query('UPDATE lobbies SET server_pid = $1, server_start = $2 WHERE lobby_id = $3', [pid, start, lobbyId]);
   }
 
+  async setReadyDeadline(lobbyId: string, deadline: number | null): Promise<void> {
+    await this.pool.query('UPDATE lobbies SET ready_deadline_ts = $1 WHERE lobby_id = $2 AND stop_ts IS NULL AND ready_ts = $3', [deadline, lobbyId, NOT_READY]);
+  }
+
   async ownedLobbies(owner: string): Promise<LobbyRow[]> {
     const sql = 'SELECT * FROM lobbies WHERE owner = $1 AND stop_ts IS NULL AND owner IS NOT NULL ORDER BY create_ts, lobby_id COLLATE "C"';
     return (await this.pool.query<LobbyRow>(sql, [owner])).rows;
+  }
+
+  async touchReplica(replica: string, now: number): Promise<void> {
+    await this.pool.query(
+      'INSERT INTO replicas (replica, seen_ts) VALUES ($1, $2) ON CONFLICT (replica) DO UPDATE SET seen_ts = GREATEST(replicas.seen_ts, EXCLUDED.seen_ts)',
+      [replica, now],
+    );
+  }
+
+  async replicaSeen(replica: string): Promise<number | undefined> {
+    const row = (await this.pool.query<{ seen_ts: number }>('SELECT seen_ts FROM replicas WHERE replica = $1', [replica])).rows[0];
+    return row?.seen_ts;
+  }
+
+  async purgeStoppedLogs(before: number, limit: number): Promise<number> {
+    return this.transaction(async (c) => {
+      const ids = (
+        await c.query<{ lobby_id: string }>(
+          `SELECT x.lobby_id FROM (SELECT lobby_id FROM lobby_log_streams UNION SELECT lobby_id FROM lobby_samples) x
+             JOIN lobbies l ON l.lobby_id = x.lobby_id WHERE l.stop_ts IS NOT NULL AND l.stop_ts < $1 LIMIT $2`,
+          [before, limit],
+        )
+      ).rows.map((r) => r.lobby_id);
+      for (const table of ['lobby_logs', 'lobby_log_streams', 'lobby_samples']) await c.query(`DELETE FROM ${table} WHERE lobby_id = ANY($1)`, [ids]);
+      return ids.length;
+    });
   }
 
   async setLobbySamples(lobbyId: string, samples: string): Promise<void> {
@@ -857,13 +897,18 @@ export class PostgresStore implements Store, LocalObjectIndex {
   async insertExport(exportId: string, gameId: string, csv: string, now: number, expiresTs: number): Promise<void> {
     await this.transaction(async (c) => {
       await c.query('DELETE FROM exports WHERE expires_ts < $1', [now]);
-      await c.query('INSERT INTO exports (export_id, game_id, csv, create_ts, expires_ts) VALUES ($1, $2, $3, $4, $5)', [
+      // An export of the same id (a lobby stream's: one file each) replaces the last.
+      await c.query(
+        `INSERT INTO exports (export_id, game_id, csv, create_ts, expires_ts) VALUES ($1, $2, $3, $4, $5)
+           ON CONFLICT (export_id) DO UPDATE SET csv = EXCLUDED.csv, create_ts = EXCLUDED.create_ts, expires_ts = EXCLUDED.expires_ts`,
+        [
         exportId,
         gameId,
         csv,
         now,
         expiresTs,
-      ]);
+      ],
+      );
     });
   }
 

@@ -29,7 +29,7 @@ import type {
   LogStream,
   LogStreamState,
 } from './store.js';
-import { LOBBY_INSERT_COLUMNS, LOG_BOUNDS, MAX_LOG_LINE_BYTES, TRIM_PAGE, lobbyInsertValues, nextLogTs, trimLogs } from './store.js';
+import { LOBBY_INSERT_COLUMNS, LOG_BOUNDS, MAX_LOG_LINE_BYTES, NOT_READY, TRIM_PAGE, lobbyInsertValues, nextLogTs, trimLogs } from './store.js';
 
 // The connected players of running lobbies (a player counts from its connected call until it is removed) by
 // namespace, game mode and region, kept by triggers on every write that changes them (a player in, connected,
@@ -272,6 +272,17 @@ INSERT INTO running_players (namespace_id, game_mode, region_id, player_count)
 UPDATE meta SET value = '7' WHERE key = 'schema_version';
 `;
 
+// Version 8: when each replica that runs servers last said its records were current (every exit of its servers
+// written): find hands out its lobbies only while that is recent, so an outage or a dead replica never sends a
+// player to a server that is gone.
+const MIGRATE_7_TO_8 = `
+CREATE TABLE IF NOT EXISTS replicas (
+  replica TEXT PRIMARY KEY,
+  seen_ts INTEGER NOT NULL
+) WITHOUT ROWID;
+UPDATE meta SET value = '8' WHERE key = 'schema_version';
+`;
+
 // Indexes on columns a migration adds are created after it. lobbies_find is what find reads, fullest first;
 // the partial ones keep expireIdle's "anything due?" to an empty index range.
 const INDEXES = `
@@ -283,7 +294,7 @@ CREATE INDEX IF NOT EXISTS players_pending_source ON players (source_ip) WHERE c
 CREATE INDEX IF NOT EXISTS lobbies_owner ON lobbies (owner) WHERE stop_ts IS NULL AND owner IS NOT NULL;
 `;
 
-const SCHEMA_VERSION = '7';
+const SCHEMA_VERSION = '8';
 // Game rows kept between requests, at most (a token names one game; a CI fleet uses a few hundred at once).
 const GAME_CACHE_MAX = 4096;
 const BUSY_RETRY_MS = 15_000;
@@ -380,9 +391,21 @@ function prepareStatements(db: SqliteDatabase) {
     ),
     getLobby: db.prepare<[string], LobbyRow>('SELECT * FROM lobbies WHERE lobby_id = ?'),
     setLobbyServer: db.prepare<[number, number, string]>('UPDATE lobbies SET server_pid = ?, server_start = ? WHERE lobby_id = ?'),
+    setReadyDeadline: db.prepare<[number | null, string, number]>('UPDATE lobbies SET ready_deadline_ts = ? WHERE lobby_id = ? AND stop_ts IS NULL AND ready_ts = ?'),
     ownedLobbies: db.prepare<[string], LobbyRow>(
       'SELECT * FROM lobbies INDEXED BY lobbies_owner WHERE owner = ? AND stop_ts IS NULL AND owner IS NOT NULL ORDER BY create_ts, lobby_id',
     ),
+    touchReplica: db.prepare<[string, number]>(
+      'INSERT INTO replicas (replica, seen_ts) VALUES (?, ?) ON CONFLICT (replica) DO UPDATE SET seen_ts = max(seen_ts, excluded.seen_ts)',
+    ),
+    replicaSeen: db.prepare<[string], number>('SELECT seen_ts FROM replicas WHERE replica = ?').pluck(),
+    stoppedWithLogs: db.prepare<[number, number], string>(
+      `SELECT x.lobby_id FROM (SELECT lobby_id FROM lobby_log_streams UNION SELECT lobby_id FROM lobby_samples) x
+         JOIN lobbies l ON l.lobby_id = x.lobby_id WHERE l.stop_ts IS NOT NULL AND l.stop_ts < ? LIMIT ?`,
+    ).pluck(),
+    dropLobbyLogs: db.prepare<[string]>('DELETE FROM lobby_logs WHERE lobby_id = ?'),
+    dropLobbyLogStreams: db.prepare<[string]>('DELETE FROM lobby_log_streams WHERE lobby_id = ?'),
+    dropLobbySamples: db.prepare<[string]>('DELETE FROM lobby_samples WHERE lobby_id = ?'),
     stopLobby: db.prepare<[number, number, number, string]>(
       'UPDATE lobbies SET stop_ts = ?, exit_code = ?, failed = ? WHERE lobby_id = ? AND stop_ts IS NULL',
     ),
@@ -436,7 +459,8 @@ function prepareStatements(db: SqliteDatabase) {
     ),
     listBuilds: db.prepare<[string], BuildRow>('SELECT * FROM builds WHERE game_id = ? ORDER BY create_ts DESC, build_id'),
     insertExport: db.prepare<[string, string, string, number, number]>(
-      'INSERT INTO exports (export_id, game_id, csv, create_ts, expires_ts) VALUES (?, ?, ?, ?, ?)',
+      `INSERT INTO exports (export_id, game_id, csv, create_ts, expires_ts) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (export_id) DO UPDATE SET csv = excluded.csv, create_ts = excluded.create_ts, expires_ts = excluded.expires_ts`,
     ),
     pruneExports: db.prepare<[number]>('DELETE FROM exports WHERE expires_ts < ?'),
     getExport: db.prepare<[string], { csv: string; expires_ts: number }>(
@@ -540,6 +564,7 @@ export class SqliteStore implements Store, LocalObjectIndex {
   private readonly appendLogsTx: SqliteTransaction<
     (lobbyId: string, stream: LogStream, lines: Buffer[], now: number, bounds: LogBounds) => void
   >;
+  private readonly purgeLogsTx: SqliteTransaction<(before: number, limit: number) => number>;
   private readonly insertExportTx: SqliteTransaction<
     (exportId: string, gameId: string, csv: string, now: number, expires: number) => void
   >;
@@ -564,6 +589,7 @@ export class SqliteStore implements Store, LocalObjectIndex {
           if (schemaVersion() === '4') db.exec(MIGRATE_4_TO_5);
           if (schemaVersion() === '5') db.exec(MIGRATE_5_TO_6);
           if (schemaVersion() === '6') db.exec(MIGRATE_6_TO_7);
+          if (schemaVersion() === '7') db.exec(MIGRATE_7_TO_8);
           db.exec(INDEXES);
           db.exec(CONNECTED_PLAYER_TRIGGERS);
           db.exec('COMMIT');
@@ -630,6 +656,7 @@ export class SqliteStore implements Store, LocalObjectIndex {
         ...query.game_modes,
         ...query.region_ids,
         ...tags.flat(),
+        query.served_since,
       );
       if (found !== undefined) {
         addPlayer(found, player, now);
@@ -722,6 +749,15 @@ export class SqliteStore implements Store, LocalObjectIndex {
       if (cutoff !== null) s.dropLogs.run(lobbyId, stream, cutoff);
       s.putLogStream.run(lobbyId, stream, state.last_ts, state.line_count, state.byte_count);
     });
+    this.purgeLogsTx = db.transaction((before: number, limit: number) => {
+      const ids = s.stoppedWithLogs.all(before, limit);
+      for (const id of ids) {
+        s.dropLobbyLogs.run(id);
+        s.dropLobbyLogStreams.run(id);
+        s.dropLobbySamples.run(id);
+      }
+      return ids.length;
+    });
     this.insertExportTx = db.transaction((exportId: string, gameId: string, csv: string, now: number, expires: number) => {
       s.pruneExports.run(now);
       s.insertExport.run(exportId, gameId, csv, now, expires);
@@ -740,6 +776,7 @@ export class SqliteStore implements Store, LocalObjectIndex {
         `SELECT * FROM lobbies INDEXED BY lobbies_find
           WHERE namespace_id = ? AND game_mode IN (${list(modes)}) AND region_id IN (${list(regions)})
             AND stop_ts IS NULL AND is_closed = 0 AND publicity = 'public' AND player_count < max_players${tagTests}
+            AND (owner IS NULL OR EXISTS (SELECT 1 FROM replicas r WHERE r.replica = lobbies.owner AND r.seen_ts >= ?))
           ORDER BY player_count DESC, create_ts, lobby_id LIMIT 1`,
       );
       this.findStatements.set(key, statement);
@@ -804,8 +841,24 @@ export class SqliteStore implements Store, LocalObjectIndex {
     this.stmt.setLobbyServer.run(pid, start, lobbyId);
   }
 
+  async setReadyDeadline(lobbyId: string, deadline: number | null): Promise<void> {
+    this.stmt.setReadyDeadline.run(deadline, lobbyId, NOT_READY);
+  }
+
   async ownedLobbies(owner: string): Promise<LobbyRow[]> {
     return this.stmt.ownedLobbies.all(owner);
+  }
+
+  async touchReplica(replica: string, now: number): Promise<void> {
+    this.stmt.touchReplica.run(replica, now);
+  }
+
+  async replicaSeen(replica: string): Promise<number | undefined> {
+    return this.stmt.replicaSeen.get(replica);
+  }
+
+  async purgeStoppedLogs(before: number, limit: number): Promise<number> {
+    return this.purgeLogsTx.immediate(before, limit);
   }
 
   async setLobbySamples(lobbyId: string, samples: string): Promise<void> {

@@ -88,6 +88,12 @@ export interface FindQuery {
   source_limit: number | null;
   /** MATCHMAKER_TOO_MANY_LOBBIES instead of creating when the namespace runs this many lobbies. */
   max_lobbies: number;
+  /**
+   * A lobby whose server an emulator runs (owner set) is a candidate only while that replica's records are current:
+   * it said so (touchReplica) at this time or later. One that did not (its store was out of its reach, it died) may
+   * hold lobbies whose servers are gone.
+   */
+  served_since: number;
 }
 
 export type FindOutcome =
@@ -336,8 +342,20 @@ export interface Store {
   getLobby(lobbyId: string): Promise<LobbyRow | undefined>;
   /** Records the process a lobby's server runs as (its owner started it): what a restarted owner kills if it is left. */
   setLobbyServer(lobbyId: string, pid: number, start: number): Promise<void>;
+  /**
+   * The ready window of a lobby whose server has not called ready: null holds it (its build's image is loading, which
+   * is no part of the window), a time restarts it (its server started). A ready or stopped lobby is left as it is.
+   */
+  setReadyDeadline(lobbyId: string, deadline: number | null): Promise<void>;
   /** The running lobbies whose servers the replica `owner` runs (or ran, before it restarted), oldest first. */
   ownedLobbies(owner: string): Promise<LobbyRow[]>;
+  /**
+   * A replica that runs servers says its records are current at `now`: every exit of its servers so far is written.
+   * Find hands out its lobbies only while it says so (FindQuery.served_since).
+   */
+  touchReplica(replica: string, now: number): Promise<void>;
+  /** When the replica last said its records were current (touchReplica); undefined when it never did. */
+  replicaSeen(replica: string): Promise<number | undefined>;
   /**
    * Keeps the resource samples of a lobby's server (JSON, the last few: its owner replaces them at each sample), so
    * that every replica answers the lobby's metrics with them; purged with the lobby's game.
@@ -377,6 +395,11 @@ export interface Store {
    */
   lobbyLogs(lobbyId: string, stream: LogStream, limit: number, after?: number): Promise<LogLine[]>;
   /**
+   * Removes the output and samples of lobbies stopped before `before` (the logs' retention), at most `limit` lobbies
+   * a call; answers how many lobbies it removed them of.
+   */
+  purgeStoppedLogs(before: number, limit: number): Promise<number>;
+  /**
    * Deletes a build, its upload and its parts' records, in one transaction; answers what the blob store is to
    * delete, or undefined for a build it does not hold (or that another caller deleted first).
    */
@@ -405,6 +428,7 @@ export interface PartRow {
 export interface LocalObjectIndex {
   recordPart(uploadId: string, partNumber: number, size: number, sha256: string, now: number): Promise<void>;
   listParts(uploadId: string): Promise<PartRow[]>;
+  /** Keeps an export (one of the same id is replaced: a lobby stream has one export file at a time). */
   insertExport(exportId: string, gameId: string, csv: string, now: number, expiresTs: number): Promise<void>;
   getExport(exportId: string): Promise<{ csv: string; expires_ts: number } | undefined>;
 }
@@ -447,6 +471,7 @@ export interface BlobStore {
    * `progress` is called now and then so a long assembly can keep its claim fresh.
    */
   assemble(upload: UploadRow, parts: Map<number, ReceivedPart>, progress: () => Promise<void>): Promise<string>;
+  /** Keeps an export's text; one already kept under the id is replaced. */
   putExport(exportId: string, gameId: string, text: string, now: number, expiresTs: number, file?: ExportFile): Promise<void>;
   /**
    * Deletes the bytes of a game's builds, open uploads (a bucket aborts their multipart uploads) and exports;
