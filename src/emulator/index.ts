@@ -119,6 +119,9 @@ function urlHost(host: string): string {
   return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
 }
 
+// Emulators this process has started that run servers: each names its cgroups and record with its number.
+let emulatorInstances = 0;
+
 export async function startEmulator(opts: StartEmulatorOptions): Promise<RunningEmulator> {
   const config = resolveConfig(opts.config);
   const faults = opts.faults ? parseFaults(opts.faults) : undefined;
@@ -169,15 +172,17 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
       // What a killed predecessor on this data directory left running (setsid'd children, whole cgroups) goes first.
       const { sweepLeftovers, RunRecord } = await import('./runtime/leftovers.js');
       const swept = await sweepLeftovers(opts.dataDir, owner.replica);
+      // Emulators in one process (tests, tools) have cgroups and records of their own.
+      const named = { ...owner, instance: emulatorInstances++ };
       if (swept > 0) console.error(`[emulator] ended ${swept} ${swept === 1 ? 'server' : 'servers'} that an emulator of this data directory left running when it was killed`);
       // Commands run each in a cgroup of its lobby's where this process may make one (Linux); else in a process group.
       const cgroups =
         config.runBuild === null && process.platform === 'linux'
-          ? await (await import('./runtime/cgroup.js')).Cgroups.open({ replica: owner.replica, owner, limits: { memory: LOBBY_TIER.memoryMax, pids: LOBBY_PIDS_LIMIT } })
+          ? await (await import('./runtime/cgroup.js')).Cgroups.open({ replica: owner.replica, owner: named, limits: { memory: LOBBY_TIER.memoryMax, pids: LOBBY_PIDS_LIMIT } })
           : undefined;
       if (config.runBuild === null && process.platform === 'linux' && cgroups === undefined)
         console.error("[emulator] lobbies' servers run in process groups: this process may make no cgroup; what a server starts in a session of its own (setsid) can outlive its lobby");
-      const record = new RunRecord(opts.dataDir, owner, cgroups?.ownerDirs ?? []);
+      const record = new RunRecord(opts.dataDir, named, cgroups?.ownerDirs ?? []);
       // A pushed build in a container (--run-build), else a command: the game mode's own, else `run`.
       const how: LobbyServersOptions['how'] =
         builds?.resolver(store, blobs, owner) ??

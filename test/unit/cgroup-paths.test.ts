@@ -52,6 +52,9 @@ describe("the emulator's cgroup names", () => {
   it('gamehost/<replica>/<pid>-<start>, and back', () => {
     expect(ownerPath('staging-1', { pid: 4242, start: 1795826911744 })).toBe('gamehost/staging-1/4242-1795826911744');
     expect(ownerOf('4242-1795826911744')).toEqual({ pid: 4242, start: 1795826911744 });
-    for (const name of ['probe', '4242', '-1', '1-2-3', '../1-2']) expect(ownerOf(name)).toBeUndefined();
+    // A process's second emulator (tests, tools): its own directory, the same process to check.
+    expect(ownerPath('staging-1', { pid: 4242, start: 1795826911744, instance: 2 })).toBe('gamehost/staging-1/4242-1795826911744-2');
+    expect(ownerOf('4242-1795826911744-2')).toEqual({ pid: 4242, start: 1795826911744 });
+    for (const name of ['probe', '4242', '-1', '1-2-x', '../1-2']) expect(ownerOf(name)).toBeUndefined();
   });
 });

@@ -72,14 +72,29 @@ export function readOwnHierarchies(): Hierarchy[] {
   }
 }
 
-/** The directory (under a hierarchy's own cgroup) of an emulator's cgroups: gamehost/<replica>/<pid>-<start>. */
-export function ownerPath(replica: string, owner: { pid: number; start: number }): string {
-  return posix.join('gamehost', replica, `${owner.pid}-${owner.start}`);
+/**
+ * An emulator as its cgroups and records name it: its process (pid and start time) and, where one process runs
+ * more than one emulator (tests, tools), which of them (an instance number, 0 for the first).
+ */
+export interface EmulatorOwner {
+  pid: number;
+  start: number;
+  instance?: number;
 }
 
-/** An owner directory's emulator, from its name (`<pid>-<start>`); undefined for a name that is not one. */
+/** `<pid>-<start>`, and `-<instance>` for a process's second emulator and later. */
+export function ownerName(owner: EmulatorOwner): string {
+  return `${owner.pid}-${owner.start}${owner.instance ? `-${owner.instance}` : ''}`;
+}
+
+/** The directory (under a hierarchy's own cgroup) of an emulator's cgroups: gamehost/<replica>/<owner name>. */
+export function ownerPath(replica: string, owner: EmulatorOwner): string {
+  return posix.join('gamehost', replica, ownerName(owner));
+}
+
+/** An owner directory's emulator, from its name (ownerName); undefined for a name that is not one. */
 export function ownerOf(name: string): { pid: number; start: number } | undefined {
-  const m = /^(\d{1,10})-(\d{1,16})$/.exec(name);
+  const m = /^(\d{1,10})-(\d{1,16})(?:-\d{1,6})?$/.exec(name);
   return m === null ? undefined : { pid: Number(m[1]), start: Number(m[2]) };
 }
 
@@ -217,7 +232,7 @@ export class Cgroups {
    * undefined when none would do (not Linux, no cgroup this process may write to, a kernel without cgroup.kill and
    * no freezer). `hierarchies` is readOwnHierarchies() unless given (tests).
    */
-  static async open(opts: { replica: string; owner: { pid: number; start: number }; limits: CgroupLimits; hierarchies?: Hierarchy[] }): Promise<Cgroups | undefined> {
+  static async open(opts: { replica: string; owner: EmulatorOwner; limits: CgroupLimits; hierarchies?: Hierarchy[] }): Promise<Cgroups | undefined> {
     const hierarchies = opts.hierarchies ?? readOwnHierarchies();
     const rel = ownerPath(opts.replica, opts.owner);
     const parts: Part[] = [];

@@ -1,12 +1,12 @@
 // What an emulator that dies (SIGKILL, a crash, its machine) leaves running is found again through its data
-// directory: each emulator that runs servers keeps a record there, `runs/<pid>-<start>.json`, of where its lobbies'
+// directory: each emulator that runs servers keeps a record there, `runs/<pid>-<start>[-<n>].json`, of where its lobbies'
 // cgroups are (its owner directories) and, by lobby, its servers' process-group leaders (pid and start time). A later
 // serve on the data directory (before it serves) and `emulator reset` sweep the records whose emulator is gone: each
 // cgroup ended and removed, each server's group and tree killed where it had no cgroup, the record deleted. A serve
 // that stops cleanly deletes its own.
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join, posix } from 'node:path';
-import { ownerOf, ownerPath, readOwnHierarchies, sweepOwnerDir } from './cgroup.js';
+import { ownerName, ownerOf, ownerPath, readOwnHierarchies, sweepOwnerDir, type EmulatorOwner } from './cgroup.js';
 import { isSameProcess, killLeftover } from './process.js';
 
 interface RunRecordFile {
@@ -23,9 +23,9 @@ export class RunRecord {
   private readonly file: string;
   private readonly content: RunRecordFile;
 
-  constructor(dataDir: string, owner: { pid: number; start: number }, cgroups: string[]) {
+  constructor(dataDir: string, owner: EmulatorOwner, cgroups: string[]) {
     mkdirSync(runsDir(dataDir), { recursive: true, mode: 0o700 });
-    this.file = join(runsDir(dataDir), `${owner.pid}-${owner.start}.json`);
+    this.file = join(runsDir(dataDir), `${ownerName(owner)}.json`);
     this.content = { cgroups, servers: {} };
     this.write();
   }
