@@ -152,3 +152,15 @@ export function recordedImages(dataDir: string): string[] {
   }
   return Object.values(record.daemons ?? {}).flatMap((builds) => Object.values(builds).map((b) => b.image));
 }
+
+/** One JSON answer of the daemon (GET), for what a test looks at: `/images/json?all=1` (docker images -a), `/system/df`. */
+export async function engineJson<T>(pathname: string): Promise<T> {
+  let text = '';
+  for await (const chunk of await engine('GET', pathname)) text += chunk.toString();
+  return JSON.parse(text) as T;
+}
+
+/** `docker tag <image> repo:tag`: a name given by a person, not by the emulator. */
+export async function tagImage(image: string, repo: string, tag: string): Promise<void> {
+  (await engine('POST', `/images/${encodeURIComponent(image)}/tag?${new URLSearchParams({ repo, tag })}`)).resume();
+}
