@@ -85,6 +85,12 @@ export interface StartEmulatorOptions extends StoreOptions {
    */
   env?: Record<string, string | undefined>;
   /**
+   * `runBuild`'s containers: `bridge` (the default) isolated on a network of their own, calling a listener that
+   * serves them the lobby routes alone; `host` on this host's network, loopback and admin routes included (for
+   * one's own build on one's own machine).
+   */
+  containerNetwork?: 'bridge' | 'host';
+  /**
    * Readiness `run`: how often a server is sampled for its lobby's metrics, its stop's grace period, and the idle
    * collection's wait and call (tests shorten and watch them).
    */
@@ -93,6 +99,16 @@ export interface StartEmulatorOptions extends StoreOptions {
 
 function readTls(files: TlsFiles): TlsPair {
   return { cert: readFileSync(files.certFile), key: readFileSync(files.keyFile) };
+}
+
+function listen(server: import('node:http').Server, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
 }
 
 /** A host as it appears in a URL; wildcard binds are reached through loopback. */
@@ -114,10 +130,13 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
   // `--run-build`: Docker first (none: refused in one line before anything is opened), and what a dead emulator of
   // this data directory left in it removed.
   const builds =
-    config.runBuild === null ? undefined : await (await import('./runtime/builds.js')).startBuildRunner({
+    config.runBuild === null
+      ? undefined
+      : await (await import('./runtime/builds.js')).startBuildRunner({
           tag: config.runBuild,
           dataDir: opts.dataDir,
           host,
+          network: opts.containerNetwork,
           env: opts.env,
           maxImageBytes: config.maxImageBytes,
           warn: (message) => console.error(`[emulator] ${message}`),
@@ -132,8 +151,13 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
   }
   const { store, blobs, secret, inUse, names } = opened;
   const services = createServices({ store, blobs, names, clock: opts.clock ?? systemClock, config, secret, faults, adminToken: opts.adminToken, logWatch: opts.logWatch });
-  const front: Front = { endpoint: '', faults };
+  // Requests from the containers' addresses get the lobby routes alone, whichever listener they reach (a wildcard --host).
+  const front: Front = { endpoint: '', faults, containerSubnet: builds?.containerListener?.subnet };
   const server = createEmulatorServer(services, front, tls);
+  // What containers call: a listener of the lobby routes alone, on this host's address on their network; plain HTTP,
+  // as the traffic never leaves this host.
+  const containerFront: Front = { endpoint: '', faults, lobbyRoutesOnly: true };
+  const containerServer = builds?.containerListener && createEmulatorServer(services, containerFront);
   // The runtime (process and container runners, their metrics libraries) is loaded only where lobbies run a server.
   let servers: import('./runtime/servers.js').LobbyServers | undefined;
   try {
@@ -163,6 +187,7 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
         lobbies: services.lobbies,
         logs: services.logs,
         endpoint: () => front.endpoint,
+        containerEndpoint: () => containerFront.endpoint,
         warn: (message) => console.error(`[emulator] ${message}`),
         owner,
         maxRunning: config.maxRunningLobbies,
@@ -183,14 +208,21 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
       if (removed) console.error(`[emulator] removed ${removed} image(s) of builds this emulator no longer has`);
       services.builds.onDeleted = (buildId) => builds.images.remove([buildId]).then(() => {}, imageSweepFailed);
     }
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(opts.port ?? 0, host, () => {
-        server.off('error', reject);
-        resolve();
+    await listen(server, opts.port ?? 0, host);
+    if (containerServer) {
+      const at = builds!.containerListener!;
+      await listen(containerServer, 0, at.bindTo).catch(async (err: NodeJS.ErrnoException) => {
+        if (err.code !== 'EADDRNOTAVAIL') throw err;
+        const { RunnerError } = await import('./runtime/runtime.js');
+        throw new RunnerError(
+          `the containers' network gateway ${at.bindTo} is not an address of this host (a rootless daemon, or one in a VM): run your own build with --container-network host`,
+        );
       });
-    });
+      containerFront.endpoint = `http://${urlHost(at.callAt)}:${(containerServer.address() as AddressInfo).port}`;
+    }
   } catch (err) {
+    server.close();
+    containerServer?.close();
     await store.close();
     await builds?.close().catch(() => {});
     throw err;
@@ -243,6 +275,12 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
         // Connections still open (keep-alive, or past the grace period) would hold close() open; end them now.
         server.closeAllConnections();
         await closed;
+        if (containerServer) {
+          // Its callers, the containers, are gone by now.
+          const done = new Promise<void>((resolve) => containerServer.close(() => resolve()));
+          containerServer.closeAllConnections();
+          await done;
+        }
         await store.close();
         await builds?.close().catch(() => {});
       })();

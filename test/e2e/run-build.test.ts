@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { RivetClient, RivetError } from '@rivet-gg/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LABELS, type DockerDaemon } from '../../src/emulator/runtime/docker.js';
+import { LABELS, networkName, type DockerDaemon } from '../../src/emulator/runtime/docker.js';
 import { runCli, tempDir } from '../helpers/cli.js';
 import { buildAndSaveImage, DOCKER, DOCKER_PRESENT } from '../helpers/docker.js';
 import { listBuilds } from '../helpers/emulator.js';
@@ -65,6 +65,8 @@ describe.skipIf(!DOCKER_PRESENT || process.platform !== 'linux')('emulator serve
         'node_modules/@rivet-gg/api/dist/node/index.js': { from: path.join(SDK, 'dist/node/index.js') },
       },
       'server.mjs',
+      // On its bridge network, the published port arrives on the container's own address, not its loopback.
+      { GAME_SERVER_HOST: '0.0.0.0' },
     );
     console.log(`run-build: image built and saved in ${Date.now() - began} ms (${fs.statSync(imageTar).size} bytes)`);
     configFile = path.join(tempDir(), 'emulator.json');
@@ -190,5 +192,20 @@ describe.skipIf(!DOCKER_PRESENT || process.platform !== 'linux')('emulator serve
     expect(next.stderr()).toContain('[emulator] removed 1 container(s) an emulator of this data directory left when it stopped');
     await stopReplica(next);
     expect(await containers()).toEqual([]);
+  });
+
+  it('emulator reset after a killed serve removes its container and its network with the data', async () => {
+    const r = await start(['--run-build', TAG]);
+    const { found } = await findLobby(r);
+    await found;
+    expect(await containers({ running: true })).toHaveLength(1);
+    expect(await docker.inspectNetwork(networkName(dataDir))).toBeDefined();
+    r.child.kill('SIGKILL');
+    await r.exit;
+    const reset = await runBin(['emulator', 'reset', '--yes', '--json', '--data-dir', dataDir], { ...replicaEnv(home, r), ...(process.env.DOCKER_HOST ? { DOCKER_HOST: process.env.DOCKER_HOST } : {}) });
+    expect(reset.code, reset.stderr).toBe(0);
+    expect(JSON.parse(reset.stdout)).toMatchObject({ data_dir: dataDir, containers: 1 });
+    expect(await containers()).toEqual([]);
+    expect(await docker.inspectNetwork(networkName(dataDir))).toBeUndefined();
   });
 });

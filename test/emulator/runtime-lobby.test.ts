@@ -117,7 +117,7 @@ describe.skipIf(!POSIX)('startLobbyServer', () => {
         image = await images.imageFor(build, async () => void loads++);
         // Loaded for the first lobby only: the second runs the image the first loaded (its tar is gone by then).
         expect(loads).toBe(i === 0 ? 1 : 0);
-        const run = await startLobbyServer({ lobbyId, env: { RIVET_LOBBY_ID: lobbyId }, ports: [], run: { image, docker, owner }, workRoot: tempDir(), logs: t.services.logs });
+        const run = await startLobbyServer({ lobbyId, env: { RIVET_LOBBY_ID: lobbyId }, ports: [], run: { image, docker, owner, network: { mode: 'host' } }, workRoot: tempDir(), logs: t.services.logs });
         try {
           while ((await lines(lobbyId, 'std_out')).length === 0) await new Promise((r) => setTimeout(r, 50));
           expect(await lines(lobbyId, 'std_out')).toEqual([`container says ${lobbyId}`]);

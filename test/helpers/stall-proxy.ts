@@ -1,5 +1,6 @@
 // A loopback TCP proxy that can stop forwarding: what a paused database or bucket looks like from the emulator
-// (connections accepted, nothing answered), without pausing a server other test files share.
+// (connections accepted, nothing answered), without pausing a server other test files share. Its target may be a unix
+// socket (a Docker daemon's), and its connections can be dropped at once (a daemon restarting, a proxy's idle cut).
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 
@@ -11,11 +12,17 @@ export interface StallProxy {
   stall(): void;
   /** Forwards what was held, and everything after. */
   resume(): void;
+  /** Ends every connection open now, both ways; new ones are accepted as before. */
+  drop(): void;
+  /** Requests seen so far whose first line matches (a plain-HTTP target): e.g. /\/stats/. */
+  requests(pattern: RegExp): number;
   close(): Promise<void>;
 }
 
-export async function stallProxy(targetHost: string, targetPort: number): Promise<StallProxy> {
+/** A proxy to targetHost:targetPort, or to the unix socket at targetHost when no port is given. */
+export async function stallProxy(targetHost: string, targetPort?: number): Promise<StallProxy> {
   let stalled = false;
+  const firstLines: string[] = [];
   const held: [net.Socket, Buffer][] = [];
   const sockets = new Set<net.Socket>();
   const forward = (from: net.Socket, to: net.Socket) =>
@@ -24,7 +31,11 @@ export async function stallProxy(targetHost: string, targetPort: number): Promis
       else to.write(chunk);
     });
   const server = net.createServer((client) => {
-    const upstream = net.connect(targetPort, targetHost);
+    const upstream = targetPort === undefined ? net.connect(targetHost) : net.connect(targetPort, targetHost);
+    client.on('data', (chunk: Buffer) => {
+      // Request lines, as far as a chunk shows them (enough to count the calls of a client that sends one per chunk).
+      for (const m of chunk.toString('latin1').matchAll(/^(?:GET|POST|PUT|DELETE|HEAD) \S+ HTTP\/1\.1$/gm)) firstLines.push(m[0]);
+    });
     for (const s of [client, upstream]) {
       sockets.add(s);
       s.on('close', () => sockets.delete(s));
@@ -44,6 +55,10 @@ export async function stallProxy(targetHost: string, targetPort: number): Promis
       stalled = false;
       for (const [to, chunk] of held.splice(0)) if (!to.destroyed) to.write(chunk);
     },
+    drop() {
+      for (const s of sockets) s.destroy();
+    },
+    requests: (pattern) => firstLines.filter((l) => pattern.test(l)).length,
     async close() {
       for (const s of sockets) s.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -5,7 +5,7 @@
 // build is gone or unused).
 import type { Game } from '../services/games.js';
 import type { BlobStore, BuildRow, Store } from '../stores/store.js';
-import { connectDocker, networkFor, sweepContainers } from './docker.js';
+import { connectDocker, emulatorNetwork, isDockerDesktop, sweepContainers, type ContainerNetwork } from './docker.js';
 import { BuildImages } from './images.js';
 import type { HowToRun } from './lobby.js';
 import type { ServerOwner } from './servers.js';
@@ -15,8 +15,10 @@ export interface BuildRunnerOptions {
   /** The image tag of the build to run (`game-server:v1`), or true for the game's newest complete build. */
   tag: string | true;
   dataDir: string;
-  /** The emulator's --host: where a container's ports are published when they are (not on Linux's host network). */
+  /** The emulator's --host: where a container's ports are published (on its bridge network). */
   host: string;
+  /** bridge (the default): isolated on the emulator's network; host: this host's network (--container-network host). */
+  network?: 'bridge' | 'host';
   env?: Record<string, string | undefined>;
   /** The largest unpacked image a build may load (the config's maxImageBytes). */
   maxImageBytes?: number;
@@ -24,9 +26,21 @@ export interface BuildRunnerOptions {
   warn?(message: string): void;
 }
 
+/** Where the listener that serves containers the lobby routes alone binds, and the host containers call it at. */
+export interface ContainerListener {
+  /** This host's address on the containers' network (its gateway), or loopback where Docker Desktop relays. */
+  bindTo: string;
+  /** The host in the URL the containers are given (RIVET_API_ENDPOINT). */
+  callAt: string;
+  /** The containers' subnet (CIDR) where this host sees their addresses: its other listeners refuse them all but the lobby routes. */
+  subnet?: string;
+}
+
 export interface BuildRunner {
   /** Containers of a dead emulator of this data directory removed at start. */
   swept: number;
+  /** Undefined on the host network. */
+  containerListener?: ContainerListener;
   /** What runs a lobby of `game`: its build (read from these stores), in a container. */
   resolver(store: Pick<Store, 'listBuilds'>, blobs: Pick<BlobStore, 'readBuild'>, owner: ServerOwner): (game: Game) => Promise<HowToRun>;
   /** The images of the builds it runs: removed with their builds (sweepImages), or when a build is deleted here. */
@@ -60,10 +74,25 @@ export async function startBuildRunner(opts: BuildRunnerOptions): Promise<BuildR
     await daemon.close().catch(() => {});
     throw new RunnerError(`Docker could not list this emulator's containers: ${(err as Error).message}`);
   }
-  const network = networkFor(process.platform, await daemon.info().catch(() => ({})));
+  let network: ContainerNetwork = { mode: 'host' };
+  let containerListener: ContainerListener | undefined;
+  if (opts.network !== 'host') {
+    try {
+      const bridge = await emulatorNetwork(daemon, opts.dataDir);
+      // Docker Desktop's networks live in its VM: the host is host.docker.internal there, relayed to its loopback.
+      const desktop = isDockerDesktop(process.platform, await daemon.info());
+      containerListener = desktop ? { bindTo: '127.0.0.1', callAt: 'host.docker.internal' } : { bindTo: bridge.gateway, callAt: bridge.gateway, subnet: bridge.subnet };
+      const publishOn = opts.host === 'localhost' ? '127.0.0.1' : opts.host.replace(/^\[|\]$/g, '');
+      network = { mode: 'bridge', name: bridge.name, publishOn, emulatorHost: containerListener.callAt };
+    } catch (err) {
+      await daemon.close().catch(() => {});
+      throw new RunnerError(`Docker could not make the containers' network: ${(err as Error).message}`);
+    }
+  }
   const images = new BuildImages(daemon, { dataDir: opts.dataDir, maxBytes: opts.maxImageBytes, warn: opts.warn });
   return {
     swept,
+    containerListener,
     images,
     sweepImages: async (store) => {
       const removed = await images.sweep(async (gameId, ids) => {
@@ -75,6 +104,8 @@ export async function startBuildRunner(opts: BuildRunnerOptions): Promise<BuildR
     },
     close: async () => {
       await images.flush();
+      // Kept when a container still holds it (a lobby that would not stop): removed by the next close or reset.
+      if (network.mode === 'bridge') await daemon.removeNetwork(network.name).catch(() => {});
       await daemon.close();
     },
     resolver: (store, blobs, owner) => async (game) => {
@@ -85,7 +116,6 @@ export async function startBuildRunner(opts: BuildRunnerOptions): Promise<BuildR
         docker: daemon,
         owner: { dataDir: opts.dataDir, replica: owner.replica, pidStart: owner.start },
         network,
-        publishOn: opts.host === 'localhost' ? '127.0.0.1' : opts.host.replace(/^\[|\]$/g, ''),
       };
     },
   };

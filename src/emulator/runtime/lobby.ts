@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EmulatorError } from '../errors.js';
 import { LOG_BOUNDS, LOG_STREAMS, type LogStream } from '../stores/store.js';
-import { DockerRunner, LABELS, type ContainerOwner, type DockerDaemon } from './docker.js';
+import { DockerRunner, LABELS, type ContainerNetwork, type ContainerOwner, type DockerDaemon } from './docker.js';
 import type { BuildImages, BuildSource } from './images.js';
 import { hostEnvironment, ProcessRunner } from './process.js';
 import type { ExitInfo, OutputStream, ResourceSample, RunPort, RunningServer } from './runtime.js';
@@ -17,8 +17,7 @@ export interface ContainerRun {
   image: string;
   docker: DockerDaemon;
   owner: ContainerOwner;
-  network?: 'host' | 'published';
-  publishOn?: string;
+  network: ContainerNetwork;
 }
 
 /** How a lobby's server runs: a command through the shell, or a pushed build in a container (its image loaded first). */
@@ -302,7 +301,7 @@ export async function startLobbyServer(opts: LobbyRunOptions): Promise<LobbyRun>
   const server =
     'command' in run
       ? await new ProcessRunner(run.command).start(spec)
-      : await new DockerRunner(run.docker, { image: run.image, owner: run.owner, network: run.network, publishOn: run.publishOn }).start(spec);
+      : await new DockerRunner(run.docker, { image: run.image, owner: run.owner, network: run.network }).start(spec);
 
   const kept: TimedSample[] = [];
   const keep = opts.keepSamples ?? 30;

@@ -7,7 +7,6 @@ import type { Lobbies } from '../services/lobbies.js';
 import { lobbyEnvironment, lobbyPorts } from '../services/environment.js';
 import type { LobbyRow, Store } from '../stores/store.js';
 import { collectGarbage } from './collect.js';
-import { urlFromContainer } from './docker.js';
 import { startLobbyServer, WriteGate, type Backoff, type HowToRun, type LobbyRun, type LogSink, type TimedSample } from './lobby.js';
 import { isSameProcess, killLeftover, processStart } from './process.js';
 import type { ExitInfo, RunPort } from './runtime.js';
@@ -46,6 +45,8 @@ export interface LobbyServersOptions {
   passEnv?: Record<string, string>;
   /** The endpoint a server calls (RIVET_API_ENDPOINT); known once the emulator listens. */
   endpoint(): string;
+  /** The endpoint a container on its bridge network calls instead: the listener of the lobby routes alone. */
+  containerEndpoint?(): string;
   /** Where a failure that no request can answer goes (a store that failed while recording an exit). */
   warn(message: string): void;
   stopGraceMs?: number;
@@ -190,8 +191,8 @@ export class LobbyServers {
     this.starting.add(id);
     try {
       const how = await this.opts.how(game, lobby);
-      // A container on published ports reaches the emulator through host.docker.internal, not its loopback.
-      const endpoint = 'build' in how && how.network === 'published' ? urlFromContainer(this.opts.endpoint(), 'published') : this.opts.endpoint();
+      // A container on its bridge network calls the listener that serves it the lobby routes alone.
+      const endpoint = 'build' in how && how.network.mode === 'bridge' ? this.opts.containerEndpoint!() : this.opts.endpoint();
       // A pushed build: its image by ID, loaded first if it is not yet (once for every lobby that waits meanwhile),
       // outside the ready window, which starts when the container does.
       const what =
@@ -204,7 +205,6 @@ export class LobbyServers {
               docker: how.docker,
               owner: how.owner,
               network: how.network,
-              publishOn: how.publishOn,
             }
           : how;
       run = await startLobbyServer({
