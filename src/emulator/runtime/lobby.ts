@@ -119,7 +119,10 @@ export class WriteGate {
     const was = this.delayMs;
     this.delayMs = was === 0 ? this.backoff.baseMs : Math.min(this.backoff.capMs, was * 2);
     this.nextTryAt = Date.now() + this.delayMs;
-    if (was === 0) this.onChange?.(true, (err as Error).message);
+    if (was === 0) {
+      const { params } = err as EmulatorError;
+      this.onChange?.(true, params.store !== undefined ? `the ${String(params.store)}: ${String(params.reason)}` : (err as Error).message);
+    }
   }
 
   private answered(): void {
