@@ -172,7 +172,7 @@ const STREAMS: Record<OutputStream, LogStream> = { stdout: 'std_out', stderr: 's
 // Lines are written in batches: at most this often, or at this many; a write takes at most FLUSH_BYTES (and one line).
 const FLUSH_MS = 100;
 const FLUSH_LINES = 256;
-const FLUSH_BYTES = 1024 * 1024;
+const FLUSH_BYTES = 256 * 1024;
 // A server's first resource sample, this long after it starts (then one every sampleEveryMs).
 const FIRST_SAMPLE_MS = 1_000;
 /**
