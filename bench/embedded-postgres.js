@@ -39,31 +39,46 @@ export async function startEmbeddedPostgres() {
   const EmbeddedPostgres = await loadEmbeddedPostgres();
   const root = mkdtempSync(path.join(os.tmpdir(), 'gamehost-pg-'));
   chmodSync(root, 0o755);
-  const port = await freePort();
   const password = 'gamehost-test';
-  const errors = [];
-  const server = new EmbeddedPostgres({
-    databaseDir: path.join(root, 'data'),
-    port,
-    user: 'postgres',
-    password,
-    persistent: false,
-    createPostgresUser: process.getuid?.() === 0,
-    initdbFlags: ['--no-sync'],
-    postgresFlags: ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=300'],
-    onLog: () => {},
-    onError: (message) => errors.push(String(message)),
-  });
+  // What the server printed (its stderr comes through onLog), for the error when it does not start.
+  let said = '';
+  const on = (port) =>
+    new EmbeddedPostgres({
+      databaseDir: path.join(root, 'data'),
+      port,
+      user: 'postgres',
+      password,
+      persistent: false,
+      createPostgresUser: process.getuid?.() === 0,
+      initdbFlags: ['--no-sync'],
+      postgresFlags: ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=300'],
+      onLog: (message) => (said += String(message)),
+      onError: (message) => (said += String(message)),
+    });
+  let port = await freePort();
+  let server = on(port);
   const stop = async () => {
     await server.stop().catch(() => {});
     rmSync(root, { recursive: true, force: true });
   };
   try {
     await server.initialise();
-    await server.start();
+    // PostgreSQL cannot be told to take any free port (0), so it gets one that was free a moment ago, which another
+    // process may take first; it then exits saying so, and gets another (the tests' runs start many listeners).
+    for (let tries = 1; ; tries++) {
+      said = '';
+      try {
+        await server.start();
+        break;
+      } catch (err) {
+        if (tries === 5 || !/Address already in use/.test(said)) throw err;
+        port = await freePort();
+        server = on(port);
+      }
+    }
   } catch (err) {
     await stop();
-    throw new Error(`embedded PostgreSQL did not start: ${err.message} ${errors.join(' ').slice(0, 500)}`.trim());
+    throw new Error(`embedded PostgreSQL did not start: ${err?.message ?? ''} ${said.slice(-500)}`.replace(/\s+/g, ' ').trim());
   }
   return { url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`, stop };
 }

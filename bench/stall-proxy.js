@@ -1,5 +1,6 @@
 // A loopback TCP proxy that can stop forwarding: what a paused database looks like from the emulator (connections
-// accepted, nothing answered), for the tests (test/helpers/stall-proxy.ts) and the log-flood bench alike.
+// accepted, nothing answered), for the log-flood bench: the stall of test/helpers/stall-proxy.ts (which the tests
+// use, with more: unix sockets, dropped connections, counted requests), in plain JavaScript for node.
 import net from 'node:net';
 
 /** Forwards to targetHost:targetPort until stall(); resume() forwards what was held, and everything after. */

@@ -4,7 +4,7 @@
 # `key`: the cache key of what `install` makes (the runner's OS, architecture and Node.js, and a hash of the
 # lockfile and the sources), as the cache step's key and path outputs. `install`: unless the cache step restored
 # them, the runtime dependencies only (no install scripts: nothing is compiled, the emulator's SQLite is not used
-# by a push) and the CLI built with TypeScript and the type packages at the lockfile's versions, installed apart
+# by a push) and the CLI built with TypeScript and the type packages as the lockfile holds them, installed apart
 # and removed after, so the cache holds the runtime alone; then `gamehost` on the job's PATH.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -37,13 +37,38 @@ case "${1:-}" in
       echo "gamehost: the CLI in $root is installed (restored from the cache)"
     else
       (cd "$root" && npm ci --omit=dev --ignore-scripts --no-audit --no-fund)
-      # TypeScript and the @types the sources need, at the versions the lockfile holds, outside the CLI's tree.
+      # TypeScript and the @types the sources need, outside the CLI's tree: `npm ci` of a lockfile cut from the
+      # CLI's own (those packages and what they depend on, at the versions and integrity it holds), so the build
+      # uses what the repository's CI built with, and npm needs only their tarballs.
       tools="$(mktemp -d "${RUNNER_TEMP:-${TMPDIR:-/tmp}}/gamehost-build.XXXXXX")"
-      read -r -a build_packages <<<"$(cd "$root" && node -e '
-        const lock = require("./package-lock.json").packages, dev = require("./package.json").devDependencies;
+      (cd "$root" && node -e '
+        const fs = require("node:fs"), path = require("node:path");
+        const lock = require("./package-lock.json"), dev = require("./package.json").devDependencies;
         const names = ["typescript", ...Object.keys(dev).filter((n) => n.startsWith("@types/"))];
-        console.log(names.map((n) => `${n}@${lock[`node_modules/${n}`].version}`).join(" "));')"
-      npm install --prefix "$tools" --no-save --no-package-lock --ignore-scripts --no-audit --no-fund "${build_packages[@]}"
+        // As Node looks a package up in the tree the lockfile describes: <from>/node_modules/<name>, then each folder up.
+        const find = (from, name) => {
+          for (let dir = from; ; dir = dir.includes("/node_modules/") ? dir.slice(0, dir.lastIndexOf("/node_modules/")) : "") {
+            const at = `${dir ? `${dir}/` : ""}node_modules/${name}`;
+            if (lock.packages[at]) return at;
+            if (!dir) throw new Error(`${name} (needed by ${from || "the build"}) is not in package-lock.json`);
+          }
+        };
+        const packages = {};
+        const todo = names.map((n) => find("", n));
+        while (todo.length) {
+          const at = todo.pop();
+          if (packages[at]) continue;
+          const { dev: _d, devOptional: _o, optional: _p, peer: _e, ...entry } = lock.packages[at];
+          packages[at] = entry;
+          for (const dep of Object.keys(entry.dependencies ?? {})) todo.push(find(at, dep));
+        }
+        const dependencies = Object.fromEntries(names.map((n) => [n, lock.packages[`node_modules/${n}`].version]));
+        const name = "gamehost-build-tools";
+        fs.writeFileSync(path.join(process.argv[1], "package.json"), JSON.stringify({ name, private: true, dependencies }));
+        fs.writeFileSync(path.join(process.argv[1], "package-lock.json"),
+          JSON.stringify({ name, lockfileVersion: 3, requires: true, packages: { "": { name, dependencies }, ...packages } }));
+      ' "$tools")
+      (cd "$tools" && npm ci --ignore-scripts --no-audit --no-fund)
       # The sources find the types where Node would find a package: a link for the build, then gone.
       if [ -e "$root/node_modules/@types" ]; then
         echo "::error::gamehost: $root/node_modules/@types is there already: the runtime install is not what this script expects" >&2

@@ -24,7 +24,8 @@ try {
   found = await rivet.matchmaker.lobbies.find({ gameModes: [gameMode] });
 } catch (err) {
   const body = err?.body;
-  console.error(`client: find refused: ${body?.code ? `${body.code}: ${body.message}` : (err?.message ?? err)}`);
+  if (body?.code) console.error(`client: find refused: ${body.code}: ${body.message}`);
+  else console.error(`client: could not find a lobby at ${process.env.GAMEHOST_ENDPOINT}: ${err?.message ?? err}`);
   process.exit(1);
 }
 const { hostname, port } = found.ports.default;

@@ -73,14 +73,16 @@ const server = net.createServer((socket) => {
     socket.write(`welcome ${players.size}\n`);
     publishState();
   }
-  socket.on('close', () => {
+  socket.on('close', async () => {
     const gone = players.get(socket);
     if (gone === undefined) return;
     players.delete(socket);
-    call(rivet.matchmaker.players.disconnected({ playerToken: gone })).then(
-      () => console.log(`player left (${players.size} connected)`),
-      (err) => console.error(`server: players disconnected refused: ${errorCode(err)}`),
-    );
+    try {
+      await call(rivet.matchmaker.players.disconnected({ playerToken: gone }));
+      console.log(`player left (${players.size} connected)`);
+    } catch (err) {
+      console.error(`server: players disconnected refused: ${errorCode(err)}`);
+    }
     if (!stopping) publishState();
   });
 });

@@ -61,6 +61,8 @@ export interface EmulatorConfig {
   singlePartMax: number;
   /** content_length must be below this. */
   maxUploadBytes: number;
+  /** `runBuild`: the largest a build's image may unpack to (its tar, each layer unpacked); a larger one is refused as it loads. */
+  maxImageBytes: number;
   /**
    * The longest a query of the store or a request to the bucket may take before the request that made it is
    * answered 503 naming it (and health reports it): a stalled database or bucket never holds a request longer.
@@ -121,6 +123,7 @@ export const DEFAULT_CONFIG: EmulatorConfig = Object.freeze({
   partSize: 100 * MiB,
   singlePartMax: 5 * MiB,
   maxUploadBytes: 8_000_000_000,
+  maxImageBytes: 4 * 1024 * MiB,
   storeTimeoutMs: 5_000,
   logRetentionMs: 7 * 24 * 60 * 60 * 1000,
 });
@@ -134,12 +137,13 @@ const NUMBER_FIELDS = [
   'partSize',
   'singlePartMax',
   'maxUploadBytes',
+  'maxImageBytes',
   'storeTimeoutMs',
   'maxRunningLobbies',
   'logRetentionMs',
 ] as const;
 // Delays may be zero; sizes, windows and the store's bound may not (a singlePartMax of 0 would plan an empty file in zero parts).
-const POSITIVE = new Set<string>(['partSize', 'singlePartMax', 'maxUploadBytes', 'registrationWindowMs', 'readyWindowMs', 'storeTimeoutMs', 'maxRunningLobbies', 'logRetentionMs']);
+const POSITIVE = new Set<string>(['partSize', 'singlePartMax', 'maxUploadBytes', 'maxImageBytes', 'registrationWindowMs', 'readyWindowMs', 'storeTimeoutMs', 'maxRunningLobbies', 'logRetentionMs']);
 const FIELDS = new Set<string>([...NUMBER_FIELDS, 'tokenless', 'rateLimits', 'readiness', 'run', 'runBuild', 'replica', 'passEnv', 'gameModes', 'gameModeSettings', 'regions']);
 
 /** What a replica id may be (`--replica`, the config's `replica`): a name fit for a label and a log line. */

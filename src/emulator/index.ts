@@ -85,6 +85,12 @@ export interface StartEmulatorOptions extends StoreOptions {
    */
   env?: Record<string, string | undefined>;
   /**
+   * `runBuild`'s containers: `bridge` (the default) isolated on a network of their own, calling a listener that
+   * serves them the lobby routes alone; `host` on this host's network, loopback and admin routes included (for
+   * one's own build on one's own machine).
+   */
+  containerNetwork?: 'bridge' | 'host';
+  /**
    * Readiness `run`: how often a server is sampled for its lobby's metrics, its stop's grace period, and the idle
    * collection's wait and call (tests shorten and watch them).
    */
@@ -93,6 +99,16 @@ export interface StartEmulatorOptions extends StoreOptions {
 
 function readTls(files: TlsFiles): TlsPair {
   return { cert: readFileSync(files.certFile), key: readFileSync(files.keyFile) };
+}
+
+function listen(server: import('node:http').Server, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
 }
 
 /** A host as it appears in a URL; wildcard binds are reached through loopback. */
@@ -114,7 +130,17 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
   // `--run-build`: Docker first (none: refused in one line before anything is opened), and what a dead emulator of
   // this data directory left in it removed.
   const builds =
-    config.runBuild === null ? undefined : await (await import('./runtime/builds.js')).startBuildRunner({ tag: config.runBuild, dataDir: opts.dataDir, host, env: opts.env });
+    config.runBuild === null
+      ? undefined
+      : await (await import('./runtime/builds.js')).startBuildRunner({
+          tag: config.runBuild,
+          dataDir: opts.dataDir,
+          host,
+          network: opts.containerNetwork,
+          env: opts.env,
+          maxImageBytes: config.maxImageBytes,
+          warn: (message) => console.error(`[emulator] ${message}`),
+        });
   if (builds !== undefined && builds.swept > 0) console.error(`[emulator] removed ${builds.swept} container(s) an emulator of this data directory left when it stopped`);
   let opened: Awaited<ReturnType<typeof openStores>>;
   try {
@@ -125,8 +151,13 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
   }
   const { store, blobs, secret, inUse, names } = opened;
   const services = createServices({ store, blobs, names, clock: opts.clock ?? systemClock, config, secret, faults, adminToken: opts.adminToken, logWatch: opts.logWatch });
-  const front: Front = { endpoint: '', faults };
+  // Requests from the containers' addresses get the lobby routes alone, whichever listener they reach (a wildcard --host).
+  const front: Front = { endpoint: '', faults, containerSubnet: builds?.containerListener?.subnet };
   const server = createEmulatorServer(services, front, tls);
+  // What containers call: a listener of the lobby routes alone, on this host's address on their network; plain HTTP,
+  // as the traffic never leaves this host.
+  const containerFront: Front = { endpoint: '', faults, lobbyRoutesOnly: true };
+  const containerServer = builds?.containerListener && createEmulatorServer(services, containerFront);
   // The runtime (process and container runners, their metrics libraries) is loaded only where lobbies run a server.
   let servers: import('./runtime/servers.js').LobbyServers | undefined;
   try {
@@ -156,9 +187,12 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
         lobbies: services.lobbies,
         logs: services.logs,
         endpoint: () => front.endpoint,
+        containerEndpoint: () => containerFront.endpoint,
         warn: (message) => console.error(`[emulator] ${message}`),
         owner,
         maxRunning: config.maxRunningLobbies,
+        readyWindowMs: config.readyWindowMs,
+        now: () => (opts.clock ?? systemClock).now(),
         ...opts.runtime,
       });
       services.lobbies.runner = servers;
@@ -168,14 +202,27 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
         console.error(`[emulator] stopped ${recovered} ${recovered === 1 ? 'lobby' : 'lobbies'} whose servers this replica ran before it restarted (exit code ${OWNER_GONE_EXIT_CODE}, failed)`);
     }
     await services.builds.removeLeftovers();
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(opts.port ?? 0, host, () => {
-        server.off('error', reject);
-        resolve();
+    if (builds !== undefined) {
+      // The images of builds deleted while no serve ran (or before a kill) go now; a deleted build's image, at once.
+      const removed = await builds.sweepImages(store).catch(imageSweepFailed);
+      if (removed) console.error(`[emulator] removed ${removed} image(s) of builds this emulator no longer has`);
+      services.builds.onDeleted = (buildId) => builds.images.remove([buildId]).then(() => {}, imageSweepFailed);
+    }
+    await listen(server, opts.port ?? 0, host);
+    if (containerServer) {
+      const at = builds!.containerListener!;
+      await listen(containerServer, 0, at.bindTo).catch(async (err: NodeJS.ErrnoException) => {
+        if (err.code !== 'EADDRNOTAVAIL') throw err;
+        const { RunnerError } = await import('./runtime/runtime.js');
+        throw new RunnerError(
+          `the containers' network gateway ${at.bindTo} is not an address of this host (a rootless daemon, or one in a VM): run your own build with --container-network host`,
+        );
       });
-    });
+      containerFront.endpoint = `http://${urlHost(at.callAt)}:${(containerServer.address() as AddressInfo).port}`;
+    }
   } catch (err) {
+    server.close();
+    containerServer?.close();
     await store.close();
     await builds?.close().catch(() => {});
     throw err;
@@ -184,7 +231,11 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
   front.endpoint = `${tls ? 'https' : 'http'}://${urlHost(host)}:${port}`;
   // Each replica sweeps; a game is claimed by one of them. Unref'd: it never keeps a process alive.
   // Uploads whose part URLs expired are swept on the same beat.
-  const sweeper = setInterval(() => void Promise.all([services.games.sweep(), services.builds.sweep(), services.logs.sweep()]).catch(sweepFailed), SWEEP_INTERVAL_MS);
+  const sweeper = setInterval(
+    () =>
+      void Promise.all([services.games.sweep(), services.builds.sweep(), services.logs.sweep(), builds?.sweepImages(store).catch(imageSweepFailed)]).catch(sweepFailed),
+    SWEEP_INTERVAL_MS,
+  );
   sweeper.unref();
   const serverSweeper = servers && setInterval(() => void servers.sweep((opts.clock ?? systemClock).now()).catch(sweepFailed), SERVER_SWEEP_INTERVAL_MS);
   serverSweeper?.unref();
@@ -224,12 +275,24 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
         // Connections still open (keep-alive, or past the grace period) would hold close() open; end them now.
         server.closeAllConnections();
         await closed;
+        if (containerServer) {
+          // Its callers, the containers, are gone by now.
+          const done = new Promise<void>((resolve) => containerServer.close(() => resolve()));
+          containerServer.closeAllConnections();
+          await done;
+        }
         await store.close();
         await builds?.close().catch(() => {});
       })();
       return closing;
     },
   };
+}
+
+/** An image sweep that failed (the daemon went away): said, and tried again on the next beat. */
+function imageSweepFailed(err: unknown): undefined {
+  console.error(`[emulator] the images of deleted builds were not removed (tried again later): ${(err as Error).message}`);
+  return undefined;
 }
 
 /**

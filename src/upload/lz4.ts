@@ -66,13 +66,36 @@ const BLOCK_MAX = [0, 0, 0, 0, 64 * 1024, 256 * 1024, 1024 * 1024, 4 * 1024 * 10
 // Linked blocks may refer back this far into what came before.
 const WINDOW = 64 * 1024;
 
-/** Reads exact byte counts from an async stream of chunks. */
-class ByteReader {
+/** Reads exact byte counts from an async stream of chunks (LZ4 frames here, image tars in the emulator's runtime). */
+export class ByteReader {
   private buffered: Buffer[] = [];
   private size = 0;
   private readonly source: AsyncIterator<Buffer>;
-  constructor(source: AsyncIterable<Buffer>) {
+  constructor(
+    source: AsyncIterable<Buffer>,
+    /** The error for a stream that ends within `n` bytes asked for, `got` of them there. */
+    private readonly truncated: (got: number, n: number) => Error = (got, n) => new Lz4FormatError(`the LZ4 stream ends in the middle (${got} of ${n} bytes)`),
+  ) {
     this.source = source[Symbol.asyncIterator]();
+  }
+
+  /** What is there next, at most `max` bytes and at least one (no copy of a chunk), or null at the end. */
+  async upTo(max: number): Promise<Buffer | null> {
+    while (this.size === 0) {
+      const next = await this.source.next();
+      if (next.done) return null;
+      this.buffered = [next.value];
+      this.size = next.value.length;
+    }
+    const first = this.buffered[0]!;
+    if (first.length <= max) {
+      this.buffered.shift();
+      this.size -= first.length;
+      return first;
+    }
+    this.buffered[0] = first.subarray(max);
+    this.size -= max;
+    return first.subarray(0, max);
   }
 
   /** `n` bytes, or null at a clean end (nothing left at all); throws when the stream ends within them. */
@@ -81,7 +104,7 @@ class ByteReader {
       const next = await this.source.next();
       if (next.done) {
         if (this.size === 0) return null;
-        throw new Lz4FormatError(`the LZ4 stream ends in the middle (${this.size} of ${n} bytes)`);
+        throw this.truncated(this.size, n);
       }
       this.buffered.push(next.value);
       this.size += next.value.length;

@@ -12,10 +12,8 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { RivetClient, RivetError } from '@rivet-gg/api';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildImage as loadedImage } from '../../src/emulator/runtime/lobby.js';
 import { tempDir } from '../helpers/cli.js';
-import { buildImage, DOCKER, DOCKER_PRESENT, saveImage } from '../helpers/docker.js';
-import { listBuilds } from '../helpers/emulator.js';
+import { buildImage, DOCKER, DOCKER_PRESENT, recordedImages, saveImage } from '../helpers/docker.js';
 import { lobbyJson, logLines, say, until } from '../helpers/lobby-server.js';
 import { replicaEnv, serve, stopReplica, type Replica } from '../helpers/replica.js';
 import { BIN, runBin } from '../helpers/bin.js';
@@ -251,10 +249,11 @@ describe.skipIf(!DOCKER_PRESENT || process.platform !== 'linux')('examples/node-
     replicas.push(r);
     const pushed = await runBin(['build', 'push', tar, '--tag', TAG], replicaEnv(tempDir(), r));
     expect(pushed.code, pushed.stderr).toBe(0);
-    const build = (await listBuilds(r.info.endpoint)).find((b) => b.image_tag === TAG)!;
-    loaded.push(loadedImage(build.build_id));
     const lobbyId = await createLobby(r);
     const port = await play(r, lobbyId);
+    // Loaded by now (its container ran), to remove after.
+    loaded.push(...recordedImages(dataDir));
+    expect(loaded.length).toBeGreaterThan(0);
     r.child.kill('SIGTERM');
     expect(await r.exit).toEqual({ code: 0, signal: null });
 

@@ -124,7 +124,20 @@ describe(`the packed package, installed (Node.js ${process.versions.node})`, () 
       const without = gamehost(['lobby', 'create', '--game-mode', 'default', '--json'], env);
       expect(without.status).toBe(1);
       expect(without.stderr.split('\n')[0]).toBe('error: the local emulator needs better-sqlite3, which is not installed (Node.js 20 only: 22.13 and later have node:sqlite)');
-      expect(without.stderr).toContain(`run \`npm install better-sqlite3 --no-save --foreground-scripts\` in ${installed} `);
+      const fix = 'npm install --no-save --save-prod better-sqlite3@12 --foreground-scripts';
+      expect(without.stderr).toContain(`run \`${fix}\` in ${installed} `);
+      // What npm would do with that command there, asked without the network (--dry-run --offline: the registry's
+      // answer for better-sqlite3 must be in npm's cache, else this part is skipped with a line): it adds
+      // better-sqlite3. (On a global install, `npm install better-sqlite3 --no-save`,
+      // the command said before, is "up to date" with npm 11 and adds nothing: seen by hand, see docs/emulator.md.)
+      const dry = (args: string[]) =>
+        spawnSync('npm', [...args, '--dry-run', '--offline'], { cwd: installed, env: { ...process.env, PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH}` }, encoding: 'utf8' });
+      const planned = dry(fix.split(' ').slice(1));
+      if (/ENOTCACHED/.test(planned.stderr)) console.warn('the better-sqlite3 install was not dry-run: its registry answer is not in npm\'s cache');
+      else {
+        expect(planned.status, planned.stderr).toBe(0);
+        expect(planned.stdout).toMatch(/^add better-sqlite3 12\.\d+\.\d+$/m);
+      }
       // What that install gives (it builds natively, so needs the network): the checkout's built copy, linked.
       for (const dep of ['better-sqlite3', 'bindings', 'file-uri-to-path']) {
         fs.symlinkSync(path.join(ROOT, 'node_modules', dep), path.join(installed, '..', dep), 'junction');

@@ -3,6 +3,7 @@
 import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import readline from 'node:readline';
 import pg from 'pg';
@@ -165,10 +166,11 @@ describe.skipIf(!PG_PRESENT)('two emulator replicas on one PostgreSQL database',
   });
 
   it('an upload whose completing replica was killed is completed by the next complete, through the other', async () => {
-    // A replica of its own, so killing it leaves a and b serving.
-    const doomed = await serve(replicaArgs());
-    // Many parts, so assembling them (a claim refresh after each) takes long enough to be killed in the middle.
-    const body = crypto.randomBytes(160 * PART);
+    // A replica of its own, so killing it leaves a and b serving; each part it assembles takes a minute more, so it
+    // is killed in the middle however fast the machine (160 parts were relied on to take long enough, and did not
+    // always: its complete answered before the kill).
+    const doomed = await serve([...replicaArgs(), '--faults', 'assembly-delay=60s']);
+    const body = crypto.randomBytes(4 * PART);
     const created = await fetch(`${doomed.info.endpoint}/cloud/games/${doomed.info.game_id}/builds`, {
       method: 'POST',
       headers: { authorization: `Bearer ${doomed.info.tokens.cloud}`, 'content-type': 'application/json' },
@@ -258,16 +260,30 @@ describe.skipIf(!PG_PRESENT)('two emulator replicas on one PostgreSQL database',
       expect(res.status).toBe(200);
     }
     const slow = await serve([...replicaArgs(), '--faults', 'latency=600ms']);
-    const inFlight = fetch(`${slow.info.endpoint}/matchmaker/lobbies/create`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ game_mode: 'default' }),
+    // The SIGTERM goes once the server holds the request: its "100 Continue" says it has read the headers and
+    // handed the request on (a fixed wait lost the race on a loaded machine: the signal came before the request).
+    let held!: () => void;
+    const holding = new Promise<void>((resolve) => (held = resolve));
+    const body = JSON.stringify({ game_mode: 'default' });
+    const headers = { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), expect: '100-continue' };
+    const inFlight = new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = http.request(`${slow.info.endpoint}/matchmaker/lobbies/create`, { method: 'POST', headers }, (res) => {
+        let text = '';
+        res.setEncoding('utf8').on('data', (d: string) => (text += d));
+        res.once('end', () => resolve({ status: res.statusCode!, body: text }));
+      });
+      req.once('error', reject);
+      req.once('continue', () => {
+        req.end(body);
+        held();
+      });
+      req.flushHeaders();
     });
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    await holding;
     slow.child.kill('SIGTERM');
     const res = await inFlight;
     expect(res.status).toBe(200);
-    const lobbyId = ((await res.json()) as { lobby: { lobby_id: string } }).lobby.lobby_id;
+    const lobbyId = (JSON.parse(res.body) as { lobby: { lobby_id: string } }).lobby.lobby_id;
     expect(await slow.exit).toEqual({ code: 0, signal: null });
     // Its lobby is in the database, and it no longer accepts connections.
     expect(await queryDatabase(url, 'SELECT lobby_id FROM lobbies WHERE lobby_id = $1', [lobbyId])).toHaveLength(1);

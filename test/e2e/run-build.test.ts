@@ -12,8 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { RivetClient, RivetError } from '@rivet-gg/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LABELS, type DockerDaemon } from '../../src/emulator/runtime/docker.js';
-import { buildImage } from '../../src/emulator/runtime/lobby.js';
+import { LABELS, networkName, type DockerDaemon } from '../../src/emulator/runtime/docker.js';
 import { runCli, tempDir } from '../helpers/cli.js';
 import { buildAndSaveImage, DOCKER, DOCKER_PRESENT } from '../helpers/docker.js';
 import { listBuilds } from '../helpers/emulator.js';
@@ -66,6 +65,8 @@ describe.skipIf(!DOCKER_PRESENT || process.platform !== 'linux')('emulator serve
         'node_modules/@rivet-gg/api/dist/node/index.js': { from: path.join(SDK, 'dist/node/index.js') },
       },
       'server.mjs',
+      // On its bridge network, the published port arrives on the container's own address, not its loopback.
+      { GAME_SERVER_HOST: '0.0.0.0' },
     );
     console.log(`run-build: image built and saved in ${Date.now() - began} ms (${fs.statSync(imageTar).size} bytes)`);
     configFile = path.join(tempDir(), 'emulator.json');
@@ -110,10 +111,14 @@ describe.skipIf(!DOCKER_PRESENT || process.platform !== 'linux')('emulator serve
     console.log(`run-build: pushed, then found a lobby whose container called ready, in ${Date.now() - began} ms`);
     expect(seat.lobby.lobbyId).toBe(lobbyId);
     const build = (await listBuilds(r.info.endpoint)).find((b) => b.image_tag === TAG)!;
-    loaded.push(buildImage(build.build_id));
     const [container] = await containers({ running: true });
     expect(container?.Labels[LABELS.lobby]).toBe(lobbyId);
-    expect(container?.Image).toBe(buildImage(build.build_id));
+    // Started by the image's ID, which the data directory records as this build's; the tar's name never reached Docker.
+    expect(container?.Image).toMatch(/^sha256:[0-9a-f]{64}$/);
+    loaded.push(container!.Image!);
+    const record = JSON.parse(fs.readFileSync(path.join(dataDir, 'images.json'), 'utf8'));
+    expect(Object.values(record.daemons).map((builds) => (builds as Record<string, { image: string }>)[build.build_id]?.image)).toContain(container!.Image);
+    expect(await docker.hasImage(IMAGE)).toBe(false);
     // Its owner as the store records the lobby's: the replica id kept in the data directory, and serve's process.
     expect(container?.Labels[LABELS.replica]).toBe(fs.readFileSync(path.join(dataDir, 'replica'), 'utf8').trim());
     expect(container?.Labels[LABELS.pid]).toBe(String(r.child.pid));
@@ -187,5 +192,20 @@ describe.skipIf(!DOCKER_PRESENT || process.platform !== 'linux')('emulator serve
     expect(next.stderr()).toContain('[emulator] removed 1 container(s) an emulator of this data directory left when it stopped');
     await stopReplica(next);
     expect(await containers()).toEqual([]);
+  });
+
+  it('emulator reset after a killed serve removes its container and its network with the data', async () => {
+    const r = await start(['--run-build', TAG]);
+    const { found } = await findLobby(r);
+    await found;
+    expect(await containers({ running: true })).toHaveLength(1);
+    expect(await docker.inspectNetwork(networkName(dataDir))).toBeDefined();
+    r.child.kill('SIGKILL');
+    await r.exit;
+    const reset = await runBin(['emulator', 'reset', '--yes', '--json', '--data-dir', dataDir], { ...replicaEnv(home, r), ...(process.env.DOCKER_HOST ? { DOCKER_HOST: process.env.DOCKER_HOST } : {}) });
+    expect(reset.code, reset.stderr).toBe(0);
+    expect(JSON.parse(reset.stdout)).toMatchObject({ data_dir: dataDir, containers: 1 });
+    expect(await containers()).toEqual([]);
+    expect(await docker.inspectNetwork(networkName(dataDir))).toBeUndefined();
   });
 });

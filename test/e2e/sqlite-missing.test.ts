@@ -27,7 +27,7 @@ describe('without a usable better-sqlite3', () => {
         throw Object.assign(new Error("Cannot find module 'better-sqlite3'"), { code: 'MODULE_NOT_FOUND' });
       },
       /which is not installed \(Node\.js 20 only: 22\.13 and later have node:sqlite\)/,
-      'npm install better-sqlite3 --no-save --foreground-scripts',
+      'npm install --no-save --save-prod better-sqlite3@12 --foreground-scripts',
     ],
   ])('%s: one line with the two ways out, exit 1, no crash report', async (_name, loader, message, fix) => {
     setSqliteLoader(loader);

@@ -11,7 +11,6 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GAME_ID, NAMESPACE_ID, startEmulator } from '../../src/emulator/index.js';
 import { isRunning } from '../../src/emulator/runtime/process.js';
-import { lobbyMetrics } from '../../src/emulator/services/metrics.js';
 import { isolatedEnv, runCli, tempDir } from '../helpers/cli.js';
 import { say, until } from '../helpers/lobby-server.js';
 import { createTestDatabase, PG_PRESENT, queryDatabase } from '../helpers/postgres.js';
@@ -108,7 +107,36 @@ describe.skipIf(!POSIX)('readiness run: lobbies whose servers the emulator runs'
     expect(lobby.metrics.memory).toContain(Math.round(sampled.at(-1)!.memory));
     await new Promise((r) => setTimeout(r, 200));
     expect((await lobbyOf(t.endpoint, t.tokens.cloud, lobbyId)).metrics).toEqual(lobby.metrics);
-    expect(lobby.metrics.memory).not.toEqual(lobbyMetrics(lobbyId, 0, lobby.metrics.memory.length * 5_000).memory);
+  });
+
+  it('a lobby\'s folder in the data directory goes with its server when the server wrote nothing there, stays when it did; an emulator starting removes the empty ones of stopped lobbies', async () => {
+    const workRoot = path.join(t.dataDir, 'lobbies');
+    const start = async () => {
+      const created = await t.call('POST', '/matchmaker/lobbies/create', { token: t.tokens.public, body: { game_mode: 'default' } });
+      const lobbyId: string = created.json.lobby.lobby_id;
+      await pidsOf(t.endpoint, t.tokens.cloud, lobbyId);
+      expect(fs.statSync(path.join(workRoot, lobbyId)).isDirectory()).toBe(true);
+      return lobbyId;
+    };
+    const empty = await start();
+    const written = await start();
+    fs.writeFileSync(path.join(workRoot, written, 'save.dat'), 'a save');
+    const running = await start();
+    // The stop answers once the server exited: its empty folder is gone by then.
+    for (const id of [empty, written]) await t.call('POST', `/_emulator/lobbies/${id}/stop`, { body: {} });
+    expect(fs.existsSync(path.join(workRoot, empty))).toBe(false);
+    expect(fs.readFileSync(path.join(workRoot, written, 'save.dat'), 'utf8')).toBe('a save');
+    // What an emulator killed before its servers' exits leaves: empty folders of stopped (or unknown) lobbies.
+    fs.mkdirSync(path.join(workRoot, empty));
+    fs.mkdirSync(path.join(workRoot, '00000000-0000-4000-8000-000000000001'));
+    const next = await startEmulator({ dataDir: t.dataDir, config: CONFIG });
+    try {
+      expect(fs.readdirSync(workRoot).sort()).toEqual([written, running].sort());
+    } finally {
+      await next.close();
+    }
+    await t.call('POST', `/_emulator/lobbies/${running}/stop`, { body: {} });
+    expect(fs.readdirSync(workRoot)).toEqual([written]);
   });
 
   it('a lobby stopped through another instance on the same store: its server is found and stopped on the sweep', async () => {

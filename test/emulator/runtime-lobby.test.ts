@@ -6,7 +6,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GAME_ID } from '../../src/emulator/index.js';
 import { isRunning } from '../../src/emulator/runtime/process.js';
-import { buildImage, startLobbyServer } from '../../src/emulator/runtime/lobby.js';
+import { startLobbyServer } from '../../src/emulator/runtime/lobby.js';
+import { BuildImages } from '../../src/emulator/runtime/images.js';
 import { LABELS } from '../../src/emulator/runtime/docker.js';
 import { tempDir } from '../helpers/cli.js';
 import { DOCKER, DOCKER_PRESENT, nodeImageTar } from '../helpers/docker.js';
@@ -66,7 +67,8 @@ describe.skipIf(!POSIX)('startLobbyServer', () => {
       expect(await lines(lobbyId, 'std_err')).toEqual(['bye']);
       const first = await lines(lobbyId, 'std_out', '0');
       expect(first.slice(0, 3)).toEqual([`lobby ${lobbyId}`, 'from the lobby', path.join(workRoot, lobbyId)]);
-      expect(fs.statSync(path.join(workRoot, lobbyId)).isDirectory()).toBe(true);
+      // It ran there (pwd above), and left nothing in it: the directory went with it.
+      expect(fs.existsSync(path.join(workRoot, lobbyId))).toBe(false);
     } finally {
       delete process.env.GAMEHOST_TEST_BENEATH;
     }
@@ -103,37 +105,40 @@ describe.skipIf(!POSIX)('startLobbyServer', () => {
     expect(pids.filter(isRunning)).toEqual([]);
   });
 
-  it.skipIf(!CONTAINERS)('a build: loaded once, run in a container labelled with the lobby, its lines in the logs', async () => {
+  it.skipIf(!CONTAINERS)('a build: loaded once by ID, run in a container labelled with the lobby, its lines in the logs', async () => {
     const docker = DOCKER!;
-    // Its id as the store's are (a UUID), so its image name here is this test's alone.
-    const build = { id: crypto.randomUUID(), kind: 'docker_image', compression: 'none', open: () => fs.createReadStream(tar) };
+    const build = { id: crypto.randomUUID(), gameId: GAME_ID, kind: 'docker_image', compression: 'none', open: () => fs.createReadStream(tar) };
     const owner = { dataDir: t.dataDir, replica: 'lobby-test', pidStart: Date.now() };
+    const images = new BuildImages(docker, { dataDir: t.dataDir });
+    let image = '';
     try {
       for (let i = 0; i < 2; i++) {
         const lobbyId = await newLobby();
-        const run = await startLobbyServer({ lobbyId, env: { RIVET_LOBBY_ID: lobbyId }, ports: [], run: { build, docker, owner }, workRoot: tempDir(), logs: t.services.logs });
+        let loads = 0;
+        image = await images.imageFor(build, async () => void loads++);
+        // Loaded for the first lobby only: the second runs the image the first loaded (its tar is gone by then).
+        expect(loads).toBe(i === 0 ? 1 : 0);
+        const run = await startLobbyServer({ lobbyId, env: { RIVET_LOBBY_ID: lobbyId }, ports: [], run: { image, docker, owner, network: { mode: 'host' } }, workRoot: tempDir(), logs: t.services.logs });
         try {
           while ((await lines(lobbyId, 'std_out')).length === 0) await new Promise((r) => setTimeout(r, 50));
           expect(await lines(lobbyId, 'std_out')).toEqual([`container says ${lobbyId}`]);
           const listed = await docker.listContainers([`${LABELS.lobby}=${lobbyId}`], { running: true });
           expect(listed.map((c) => c.Labels[LABELS.replica])).toEqual(['lobby-test']);
-          // Under the build's own name, whatever the tar called it (two pushes of game:latest are two images).
-          expect(listed.map((c) => c.Image)).toEqual([buildImage(build.id)]);
+          // By its ID, whatever the tar called it: the tar's name never reached the daemon.
+          expect(listed.map((c) => c.Image)).toEqual([image]);
+          expect(await docker.hasImage(tag)).toBe(false);
         } finally {
           // Node as the server has no SIGTERM handler: the signal ends it.
           expect(await run.stop(5_000)).toMatchObject({ code: null, signal: 'SIGTERM' });
         }
         expect(await docker.listContainers([`${LABELS.lobby}=${lobbyId}`])).toEqual([]);
-        // The second lobby runs the image the first loaded: its tar is gone, so a second load would fail.
         fs.rmSync(tar, { force: true });
       }
       // An image removed since is loaded again, not assumed there: here that fails, its tar being gone.
-      await docker.removeImage(buildImage(build.id));
-      const again = startLobbyServer({ lobbyId: await newLobby(), env: {}, ports: [], run: { build, docker, owner }, workRoot: tempDir(), logs: t.services.logs });
-      await expect(again).rejects.toThrow(/^Docker could not load the build: /);
+      await docker.removeImage(image);
+      await expect(images.imageFor(build)).rejects.toThrow(/^the build's bytes cannot be read: ENOENT/);
     } finally {
-      await docker.removeImage(buildImage(build.id)).catch(() => {});
-      await docker.removeImage(tag).catch(() => {});
+      if (image) await docker.removeImage(image).catch(() => {});
     }
     // Making and loading a 100 MiB image takes a few seconds alone, and far longer on a loaded machine.
   }, 180_000);

@@ -125,14 +125,16 @@ export async function saveImage(tag: string, out: string): Promise<void> {
  * An image built by the daemon from a scratch base (`docker build` through the Engine API: a Dockerfile `FROM
  * scratch` copying in nodeRootfs) and saved as `docker save` writes it (GET /images/{name}/get) to `<dir>/image.tar`;
  * the image is then removed from the daemon, so whoever runs the tar loads it. Its entry point is
- * `node /app/<entry>`. Answers the tar's path.
+ * `node /app/<entry>`, with `env` set in the image (ENV). Answers the tar's path.
  */
-export async function buildAndSaveImage(dir: string, tag: string, files: Record<string, string | { from: string }>, entry: string): Promise<string> {
+export async function buildAndSaveImage(dir: string, tag: string, files: Record<string, string | { from: string }>, entry: string, env: Record<string, string> = {}): Promise<string> {
   const context = path.join(dir, 'context');
   nodeRootfs(path.join(context, 'rootfs'), files);
   fs.writeFileSync(
     path.join(context, 'Dockerfile'),
-    `FROM scratch\nCOPY rootfs/ /\nENV PATH=/usr/bin\nWORKDIR /app\nENTRYPOINT ["/usr/bin/node", "/app/${entry}"]\n`,
+    `FROM scratch\nCOPY rootfs/ /\nENV PATH=/usr/bin\n${Object.entries(env)
+      .map(([k, v]) => `ENV ${k}=${JSON.stringify(v)}\n`)
+      .join('')}WORKDIR /app\nENTRYPOINT ["/usr/bin/node", "/app/${entry}"]\n`,
   );
   await buildImage(context, tag);
   fs.rmSync(context, { recursive: true, force: true });
@@ -140,4 +142,15 @@ export async function buildAndSaveImage(dir: string, tag: string, files: Record<
   await saveImage(tag, out);
   await DOCKER!.removeImage(tag);
   return out;
+}
+
+/** The image IDs an emulator of `dataDir` recorded as loaded for its builds (its images.json), for a test's clean-up. */
+export function recordedImages(dataDir: string): string[] {
+  let record: { daemons?: Record<string, Record<string, { image: string }>> };
+  try {
+    record = JSON.parse(fs.readFileSync(path.join(dataDir, 'images.json'), 'utf8'));
+  } catch {
+    return [];
+  }
+  return Object.values(record.daemons ?? {}).flatMap((builds) => Object.values(builds).map((b) => b.image));
 }

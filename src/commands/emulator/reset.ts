@@ -66,8 +66,15 @@ async function run(ctx: Context, o: ResetOptions): Promise<number | void> {
     ctx.info('Nothing was deleted.');
     return ExitCode.UNEXPECTED;
   }
+  // The containers a killed `serve --run-build` of this directory left, and its network, where Docker answers.
+  const { resetContainers } = await import('../../emulator/runtime/docker.js');
+  const containers = await resetContainers(o.dataDir, ctx.env).catch((err: unknown) => {
+    ctx.warn(`the emulator's containers could not be removed: ${(err as Error).message}`);
+    return 0;
+  });
   const removed = resetDataDir(o.dataDir);
-  if (ctx.global.json) return writeJson(ctx, { data_dir: o.dataDir, removed });
+  if (ctx.global.json) return writeJson(ctx, { data_dir: o.dataDir, removed, containers: containers ?? 0 });
+  if (containers) ctx.info(`Removed ${containers} container(s) an emulator of ${o.dataDir} left.`);
   ctx.info(
     removed.length === 0
       ? `No emulator data in ${o.dataDir}; nothing to delete.`

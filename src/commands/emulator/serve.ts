@@ -25,6 +25,8 @@ export interface ServeOptions {
   /** From GAMEHOST_EMULATOR_ADMIN_TOKEN or --admin-token-file; never printed. */
   adminToken?: string;
   tls?: { certFile: string; keyFile: string };
+  /** --container-network: bridge (the default) or host. */
+  containerNetwork?: 'bridge' | 'host';
 }
 
 /**
@@ -131,6 +133,16 @@ export default defineCommand({
       conflicts: 'run',
     },
     {
+      flags: '--container-network <mode>',
+      description:
+        "with --run-build: bridge (the default: each container isolated on the emulator's network, its ports published, the lobby routes its only API) or host (this host's network, loopback and admin routes included: only for your own build on your own machine)",
+    },
+    {
+      flags: '--max-image-size <bytes>',
+      description: "with --run-build: the largest a build's image may unpack to, e.g. 8GiB; a larger one is refused as it loads (default: 4GiB)",
+      value: bytes,
+    },
+    {
       flags: '--pass-env <name>',
       description: "also give lobbies' servers this variable of serve's environment (repeat for more); they get their lobby's RIVET_* and PORT_* variables, PATH, HOME, the locale, TZ and TMPDIR, nothing else",
       repeatable: true,
@@ -155,7 +167,10 @@ export default defineCommand({
     'stops the lobby, and a stopped lobby\'s server is stopped (SIGTERM, then SIGKILL after 5 s). ' +
     'With --run-build, each lobby runs a docker_image build pushed to this emulator in a Docker container (found through ' +
     'DOCKER_HOST, the current docker context or the default socket; without one, serve refuses to start, exit 5); containers a killed serve left are ' +
-    'removed when serve starts again on the same data directory. oci_bundle builds are not run yet.',
+    'removed when serve starts again on the same data directory. oci_bundle builds are not run yet. ' +
+    "Each container runs isolated (--container-network bridge): on the emulator's own network, its ports published on --host, " +
+    'no capability but binding low ports, a read-only root, its tier\'s memory and CPU weight; it calls the emulator at a ' +
+    'listener of the lobby routes alone. --container-network host gives it this host\'s network, loopback and admin routes included.',
   examples: [
     'gamehost emulator serve --env > emulator.env & sleep 1; . ./emulator.env; gamehost stats',
     'gamehost emulator serve --port 0 --data-dir .emulator --json > emulator.json &   # in CI',
@@ -184,8 +199,17 @@ export default defineCommand({
     } else if (config?.readiness === 'run' && !config.run && !config.runBuild && !Object.values(config.gameModeSettings ?? {}).some((m) => m.run !== undefined)) {
       throw new UsageError('--readiness run needs what runs a lobby\'s server: --run <command> or --run-build [tag] (or "run" or "runBuild" in --config)');
     }
+    if (v.maxImageSize !== undefined) {
+      if (v.runBuild === undefined && !config?.runBuild) throw new UsageError('--max-image-size goes with --run-build');
+      config = { ...config, maxImageBytes: v.maxImageSize };
+    }
     // The file and the flags together: every game mode has a command (its own, or --run).
     if (config?.readiness === 'run') checkWholeConfig(config, v.config === undefined ? 'emulator config' : `emulator config ${v.config}`);
+    let containerNetwork: ServeOptions['containerNetwork'];
+    if (v.containerNetwork !== undefined) {
+      containerNetwork = parseChoice('--container-network', v.containerNetwork, ['bridge', 'host'] as const);
+      if (!config?.runBuild) throw new UsageError('--container-network goes with --run-build: only a pushed build runs in a container');
+    }
     if (v.passEnv !== undefined) {
       const { passEnvProblem } = await import('../../emulator/config.js');
       for (const name of v.passEnv) {
@@ -249,6 +273,7 @@ export default defineCommand({
       env: v.env,
       adminToken,
       tls: v.tlsCert === undefined ? undefined : { certFile: path.resolve(ctx.cwd, v.tlsCert), keyFile: path.resolve(ctx.cwd, v.tlsKey!) },
+      containerNetwork,
     };
   },
   run,
@@ -269,6 +294,7 @@ async function run(ctx: Context, o: ServeOptions): Promise<void> {
     adminToken: o.adminToken,
     tls,
     env: ctx.env,
+    containerNetwork: o.containerNetwork,
   }).catch(async (err) => {
     if (tls && typeof err?.code === 'string' && (err.code === 'ENOENT' || err.code === 'EACCES' || err.code.startsWith('ERR_OSSL'))) {
       const { describeFsError } = await import('../../errors.js');
@@ -284,8 +310,9 @@ async function run(ctx: Context, o: ServeOptions): Promise<void> {
       throw new ResponseError(err.message, 'check the bucket, AWS_ENDPOINT_URL (or AWS_ENDPOINT_URL_S3), AWS_REGION and the credentials');
     throw storeOpenError(err, o.database);
   });
-  // `emulator reset` refuses to delete the data while this server holds it.
-  const release = holdDataDir(o.dataDir, emu.endpoint);
+  // `emulator reset` refuses to delete the data while this server holds it, and embedded commands on it talk to it.
+  const { processStart } = await import('../../emulator/runtime/process.js');
+  const release = holdDataDir(o.dataDir, emu.endpoint, await processStart(process.pid));
   // SIGHUP: a renewed certificate is taken up without a restart; a bad one is refused and the old one kept.
   const onHangup = () => {
     try {

@@ -40,6 +40,10 @@ export interface Front {
   endpoint: string;
   /** Injected failures, when asked for (`--faults`, GAMEHOST_EMULATOR_FAULTS). */
   faults?: Faults;
+  /** The listener containers call: the lobby routes alone, every other path 403 whatever token comes with it. */
+  lobbyRoutesOnly?: boolean;
+  /** The containers' subnet (CIDR): requests from it get the lobby routes alone on this listener too. */
+  containerSubnet?: string;
 }
 
 /** A certificate chain and its key, PEM: the server answers HTTPS. */
@@ -54,13 +58,16 @@ interface Route {
   handler: Handler;
   /** Behind the admin token (when the emulator has one): decided here, by the route, never by the path's spelling. */
   admin: boolean;
+  /** A lobby token's route (its server's calls): the only routes a container is served. */
+  lobby: boolean;
 }
 
-function route(method: string, pattern: string, handler: Handler, opts: { admin?: boolean } = {}): Route {
-  return { method, segments: pattern.split('/').slice(1), handler, admin: opts.admin ?? false };
+function route(method: string, pattern: string, handler: Handler, opts: { admin?: boolean; lobby?: boolean } = {}): Route {
+  return { method, segments: pattern.split('/').slice(1), handler, admin: opts.admin ?? false, lobby: opts.lobby ?? false };
 }
 
 const admin = { admin: true };
+const lobby = { lobby: true };
 
 const ROUTES: Route[] = [
   route('POST', '/matchmaker/lobbies/create', createLobby),
@@ -68,12 +75,12 @@ const ROUTES: Route[] = [
   route('POST', '/matchmaker/lobbies/join', joinLobby),
   route('GET', '/matchmaker/lobbies/list', listLobbies),
   route('GET', '/matchmaker/regions', listRegions),
-  route('POST', '/matchmaker/lobbies/ready', lobbyReady),
-  route('PUT', '/matchmaker/lobbies/closed', lobbyClosed),
-  route('PUT', '/matchmaker/lobbies/state', setLobbyState),
-  route('GET', '/matchmaker/lobbies/:lobby_id/state', getLobbyState),
-  route('POST', '/matchmaker/players/connected', playerConnected),
-  route('POST', '/matchmaker/players/disconnected', playerDisconnected),
+  route('POST', '/matchmaker/lobbies/ready', lobbyReady, lobby),
+  route('PUT', '/matchmaker/lobbies/closed', lobbyClosed, lobby),
+  route('PUT', '/matchmaker/lobbies/state', setLobbyState, lobby),
+  route('GET', '/matchmaker/lobbies/:lobby_id/state', getLobbyState, lobby),
+  route('POST', '/matchmaker/players/connected', playerConnected, lobby),
+  route('POST', '/matchmaker/players/disconnected', playerDisconnected, lobby),
   route('GET', '/matchmaker/players/statistics', playerStatistics),
   route('GET', '/cloud/auth/inspect', inspect),
   route('GET', '/cloud/games/:game_id', getGame),
@@ -141,10 +148,15 @@ function matches(route: Route, segments: string[]): boolean {
  * The route for the request, its path parameters set; the admin token is checked as soon as the path names an
  * admin route, before anything else about the request is told (a wrong method, a bad parameter).
  */
-function resolve(rc: RequestContext): Handler {
+function resolve(rc: RequestContext, lobbyRoutesOnly: boolean): Handler {
   const segments = rc.path.split('/').slice(1);
   const allowed: string[] = [];
   let guarded = false;
+  // A container is served its lobby's routes and nothing else: no admin route (even with the admin token, even where
+  // serve trusts its own loopback), no cloud route, no matchmaker route of a client; every other path is 403, told
+  // before anything about it.
+  if (lobbyRoutesOnly && !ROUTES.some((r) => r.lobby && matches(r, segments)))
+    fail('API_FORBIDDEN', { reason: 'a lobby\'s server is served the lobby routes only (ready, closed, state, players connected and disconnected).' });
   for (const r of ROUTES) {
     if (!matches(r, segments)) continue;
     if (r.admin && !guarded) {
@@ -220,7 +232,7 @@ async function handle(services: Services, front: Front, req: IncomingMessage, re
       res.setHeader('connection', 'close');
       fail('API_BAD_REQUEST_TARGET');
     }
-    const handler = resolve(rc);
+    const handler = resolve(rc, front.lobbyRoutesOnly === true || (front.containerSubnet !== undefined && inSubnet(req.socket.remoteAddress ?? '', front.containerSubnet)));
     if (front.faults && (await injectFault(front.faults, rc))) return;
     send(res, await handler(rc));
   } catch (err) {
@@ -231,6 +243,23 @@ async function handle(services: Services, front: Front, req: IncomingMessage, re
       sendError(rc, 'ERROR', {});
     }
   }
+}
+
+/** Whether an IPv4 address (or one mapped into IPv6, as a dual-stack listener sees it) is in a subnet such as 172.18.0.0/16. */
+export function inSubnet(address: string, cidr: string): boolean {
+  const ipv4 = (text: string): number | undefined => {
+    const m = /^(?:::ffff:)?(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/i.exec(text);
+    if (!m) return undefined;
+    const parts = m.slice(1).map(Number);
+    return parts.some((p) => p > 255) ? undefined : ((parts[0]! << 24) | (parts[1]! << 16) | (parts[2]! << 8) | parts[3]!) >>> 0;
+  };
+  const [base, bits] = cidr.split('/');
+  const a = ipv4(address);
+  const b = ipv4(base ?? '');
+  const n = Number(bits);
+  if (a === undefined || b === undefined || bits === undefined || !Number.isInteger(n) || n < 0 || n > 32) return false;
+  const mask = n === 0 ? 0 : (~0 << (32 - n)) >>> 0;
+  return ((a & mask) >>> 0) === ((b & mask) >>> 0);
 }
 
 /** HTTP, or HTTPS with `tls` (its certificate replaceable while serving: `server.setSecureContext`). */

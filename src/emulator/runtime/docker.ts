@@ -2,12 +2,17 @@
 // staging host with only a mounted socket has no docker CLI. The daemon is found as the docker CLI finds it
 // (DOCKER_HOST, else the default socket). Every container is labelled with the emulator that made it, so a sweep
 // at start removes what an emulator that died left behind (testcontainers' reaper does the same).
+// A container runs isolated unless its emulator is told otherwise (--container-network host): on a bridge network of
+// its emulator's own, where it reaches no other container and not this host's loopback, its ports published on
+// the host; with no capability but binding low ports, no new privileges, a read-only root (a tmpfs /tmp), and the
+// memory, CPU weight and process count of its lobby's tier.
+import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import { constants as osConstants } from 'node:os';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { decompressLz4, Lz4FormatError } from '../../upload/lz4.js';
-import { DockerEngine, engineAddress, FrameDemuxer, type ContainerStats, type DaemonInfo } from './engine-api.js';
+import { DockerEngine, EngineError, engineAddress, FrameDemuxer, type ContainerConfig, type ContainerStats, type DaemonInfo, type EngineOptions } from './engine-api.js';
+import { LOBBY_TIER } from '../services/environment.js';
 import { isRunning, isSameProcess } from './process.js';
 import { LineSplitter, RunnerError, type ExitInfo, type ResourceSample, type Runner, type RunningServer, type StartSpec } from './runtime.js';
 
@@ -26,10 +31,10 @@ export const LABELS = {
 export type DockerDaemon = DockerEngine;
 
 /** The daemon, once it answers; a RunnerError in one line when none does, or DOCKER_HOST is not understood. */
-export async function connectDocker(env: Record<string, string | undefined> = process.env): Promise<DockerDaemon> {
+export async function connectDocker(env: Record<string, string | undefined> = process.env, opts: EngineOptions = {}): Promise<DockerDaemon> {
   let daemon: DockerEngine;
   try {
-    daemon = new DockerEngine(engineAddress(env));
+    daemon = new DockerEngine(engineAddress(env), opts);
   } catch (err) {
     const reason = (err as NodeJS.ErrnoException).code === 'ENOENT' ? `Docker's TLS certificates (DOCKER_CERT_PATH) cannot be read: ${(err as Error).message}` : (err as Error).message;
     throw new RunnerError(reason);
@@ -38,51 +43,12 @@ export async function connectDocker(env: Record<string, string | undefined> = pr
     await daemon.connect();
   } catch (err) {
     await daemon.close().catch(() => {});
+    // A daemon too old for what the runner asks of it: said as it is.
+    if (err instanceof EngineError && err.status === 0) throw new RunnerError(err.message);
     const reason = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
     throw new RunnerError(`no Docker daemon answers at ${daemon.where} (${reason}): start one, or set DOCKER_HOST`);
   }
   return daemon;
-}
-
-/** A build as the emulator keeps it: its kind and compression (as pushed), and a way to read its bytes. */
-export interface BuildSource {
-  /** The build's id: a build loaded once is not loaded again by the same process. */
-  id: string;
-  kind: string;
-  compression: string;
-  open(): Readable | Promise<Readable>;
-}
-
-/**
- * Loads a build into the daemon (`docker load` of its `docker save` tar, undoing LZ4 first) and answers the image
- * to run: its tag when the tar names one, else its id. An oci_bundle build is refused in one line.
- */
-export async function loadBuild(daemon: DockerDaemon, build: BuildSource): Promise<string> {
-  if (build.kind === 'oci_bundle') throw new RunnerError('oci_bundle builds are not run yet: push a docker_image build (docker save) to run it');
-  if (build.kind !== 'docker_image') throw new RunnerError(`builds of kind ${build.kind} cannot be run`);
-  let raw: Readable;
-  try {
-    raw = await build.open();
-  } catch (err) {
-    throw new RunnerError(`the build's bytes cannot be read: ${(err as Error).message}`);
-  }
-  const tar = build.compression === 'lz4' ? Readable.from(decompressLz4(raw)) : raw;
-  let messages: string[];
-  try {
-    messages = await daemon.loadImage(tar);
-  } catch (err) {
-    const cause = err instanceof Lz4FormatError ? `its LZ4 compression: ${err.message}` : (err as Error).message;
-    throw new RunnerError(`Docker could not load the build: ${cause}`);
-  } finally {
-    raw.destroy();
-  }
-  for (const pattern of [/^Loaded image: (.+)$/m, /^Loaded image ID: (.+)$/m]) {
-    for (const m of messages) {
-      const match = pattern.exec(m);
-      if (match) return match[1]!.trim();
-    }
-  }
-  throw new RunnerError('Docker loaded the build but named no image in it: is it a docker save tar?');
 }
 
 /** Who is running the containers: the labels that let a sweep tell whether the emulator that made one still runs. */
@@ -94,50 +60,94 @@ export interface ContainerOwner {
   pidStart: number;
 }
 
+/**
+ * How a lobby's container reaches the network. `bridge` (the default): the emulator's own bridge network (one per
+ * emulator, see emulatorNetwork), each port published on `publishOn`, this host's emulator reached at `emulatorHost`
+ * (the network's gateway on Linux; host.docker.internal on Docker Desktop), where a listener serves the lobby
+ * routes only. `host`: this host's network, loopback and all (an explicit choice, for one's own machine).
+ */
+export type ContainerNetwork = { mode: 'host' } | { mode: 'bridge'; name: string; publishOn: string; emulatorHost: string };
+
 export interface DockerRunnerOptions {
   image: string;
   owner: ContainerOwner;
-  /**
-   * host: the container shares this host's network (Linux: every packet stays on the machine, the server's ports
-   * are this host's); published: each port published on 127.0.0.1 (Docker Desktop), this host then being
-   * host.docker.internal inside. Default: networkFor this platform (the daemon unasked).
-   */
-  network?: 'host' | 'published';
-  /** Where published ports are bound (the emulator's `--host`); default 127.0.0.1. */
-  publishOn?: string;
+  network: ContainerNetwork;
+}
+
+/** Processes and threads a lobby's container may hold at once: a game server's threads with room, not a fork bomb. */
+export const PIDS_LIMIT = 512;
+/** The writable /tmp of a read-only root (counted in the container's memory). */
+const TMPFS = 'rw,nosuid,nodev,size=256m';
+
+/**
+ * What the lobby's container is held to: what its environment tells it it has, as production's job does
+ * (RIVET_MEMORY the reservation, RIVET_MEMORY_OVERSUBSCRIBE the hard limit, RIVET_CPU/10 CPU shares, 1 to 10,000);
+ * the default tier where it says nothing.
+ */
+export function containerLimits(env: Record<string, string>): Pick<NonNullable<ContainerConfig['HostConfig']>, 'Memory' | 'MemorySwap' | 'MemoryReservation' | 'CpuShares' | 'PidsLimit'> {
+  const num = (name: string, fallback: number) => {
+    const n = Number(env[name]);
+    return Number.isSafeInteger(n) && n > 0 ? n : fallback;
+  };
+  const reservation = num('RIVET_MEMORY', LOBBY_TIER.memory);
+  const max = Math.max(num('RIVET_MEMORY_OVERSUBSCRIBE', LOBBY_TIER.memoryMax), reservation);
+  const cpu = num('RIVET_CPU', LOBBY_TIER.cpu);
+  return { Memory: max, MemorySwap: max, MemoryReservation: reservation, CpuShares: Math.min(10_000, Math.max(1, Math.floor(cpu / 10))), PidsLimit: PIDS_LIMIT };
+}
+
+/** Whether the daemon runs in Docker Desktop's VM (macOS, Windows, and Linux too), where its networks' gateways are not this host's addresses. */
+export function isDockerDesktop(platform: NodeJS.Platform, info: DaemonInfo): boolean {
+  return platform !== 'linux' || /docker desktop/i.test(info.OperatingSystem ?? '');
+}
+
+const ICC = 'com.docker.network.bridge.enable_icc';
+
+/** The name of the bridge network of the emulator of a data directory on this host. */
+export function networkName(dataDir: string): string {
+  return `gamehost-${createHash('sha256').update(`${hostname()}\n${dataDir}`).digest('hex').slice(0, 16)}`;
+}
+
+/** The emulator's bridge network: its name, its subnet (CIDR) and its gateway (this host's address on it). */
+export interface BridgeNetwork {
+  name: string;
+  subnet: string;
+  gateway: string;
 }
 
 /**
- * How a container reaches this host: its network (Linux's Docker Engine: every packet stays on this machine, the
- * server's ports are this host's), else ports published on --host and the host as host.docker.internal. Docker
- * Desktop runs its engine in a VM, on Linux too, whose host network is the VM's: published there.
+ * The bridge network of the emulator of `dataDir`, made once (kept by name across restarts): one per emulator, not
+ * per game, as Docker's default address pools hold about 30 bridge networks and a staging host runs hundreds of
+ * games; with inter-container traffic off, so no container reaches another on it, of its game or any other.
  */
-export function networkFor(platform: NodeJS.Platform, info: DaemonInfo): 'host' | 'published' {
-  return platform === 'linux' && !/docker desktop/i.test(info.OperatingSystem ?? '') ? 'host' : 'published';
-}
-
-/** The URL the emulator is reached at from inside a container: loopback becomes host.docker.internal where published. */
-export function urlFromContainer(url: string, network: 'host' | 'published'): string {
-  if (network === 'host') return url;
-  const u = new URL(url);
-  if (['127.0.0.1', 'localhost', '[::1]', '0.0.0.0'].includes(u.hostname)) u.hostname = 'host.docker.internal';
-  return u.toString().replace(/\/$/, url.endsWith('/') ? '/' : '');
+export async function emulatorNetwork(daemon: DockerDaemon, dataDir: string): Promise<BridgeNetwork> {
+  const name = networkName(dataDir);
+  let network = await daemon.inspectNetwork(name);
+  if (network === undefined) {
+    await daemon
+      .createNetwork({ Name: name, Labels: { [LABELS.dataDir]: dataDir, [LABELS.host]: hostname() }, Options: { [ICC]: 'false' } })
+      .catch((err: unknown) => {
+        // Made meanwhile by a sibling on this data directory: the same network.
+        if (!(err instanceof EngineError && err.status === 409)) throw err;
+      });
+    network = await daemon.inspectNetwork(name);
+  }
+  const config = network?.IPAM?.Config?.find((c) => c.Subnet !== undefined && c.Gateway !== undefined && !c.Subnet.includes(':'));
+  if (network === undefined || config === undefined) throw new RunnerError(`Docker made the network ${name} without an IPv4 subnet and gateway`);
+  if (network.Options?.[ICC] !== 'false')
+    throw new RunnerError(`the Docker network ${name} lets its containers reach each other (not made by gamehost): remove it (docker network rm ${name}) and start again`);
+  return { name, subnet: config.Subnet!, gateway: config.Gateway! };
 }
 
 export class DockerRunner implements Runner {
-  readonly network: 'host' | 'published';
-
   constructor(
     private readonly daemon: DockerDaemon,
     private readonly opts: DockerRunnerOptions,
-  ) {
-    this.network = opts.network ?? networkFor(process.platform, {});
-  }
+  ) {}
 
   async start(spec: StartSpec): Promise<RunningServer> {
     const docker = this.daemon;
-    const { owner } = this.opts;
-    const published = this.network === 'published';
+    const { owner, network } = this.opts;
+    const bridge = network.mode === 'bridge' ? network : undefined;
     const portKey = (p: StartSpec['ports'][number]) => `${p.port}/${p.protocol === 'udp' ? 'udp' : 'tcp'}`;
     let container: string;
     try {
@@ -152,13 +162,21 @@ export class DockerRunner implements Runner {
           [LABELS.pid]: String(process.pid),
           [LABELS.pidStart]: String(owner.pidStart),
         },
-        ExposedPorts: published ? Object.fromEntries(spec.ports.map((p) => [portKey(p), {}])) : undefined,
+        ExposedPorts: bridge ? Object.fromEntries(spec.ports.map((p) => [portKey(p), {}])) : undefined,
         HostConfig: {
           // An init as PID 1: SIGTERM reaches the server (PID 1 ignores signals it has no handler for) and zombies are reaped.
           Init: true,
-          NetworkMode: published ? undefined : 'host',
-          PortBindings: published ? Object.fromEntries(spec.ports.map((p) => [portKey(p), [{ HostIp: this.opts.publishOn ?? '127.0.0.1', HostPort: String(p.port) }]])) : undefined,
-          ExtraHosts: published ? ['host.docker.internal:host-gateway'] : undefined,
+          NetworkMode: bridge ? bridge.name : 'host',
+          PortBindings: bridge ? Object.fromEntries(spec.ports.map((p) => [portKey(p), [{ HostIp: bridge.publishOn, HostPort: String(p.port) }]])) : undefined,
+          // host.docker.internal: where this host's emulator answers the lobby routes (as Docker Desktop names the host).
+          ExtraHosts: bridge ? [`host.docker.internal:${bridge.emulatorHost === 'host.docker.internal' ? 'host-gateway' : bridge.emulatorHost}`] : undefined,
+          // No raw sockets (NET_RAW), mounts, ptrace or chown: only a port under 1024, for a server that wants one.
+          CapDrop: ['ALL'],
+          CapAdd: ['NET_BIND_SERVICE'],
+          SecurityOpt: ['no-new-privileges'],
+          ReadonlyRootfs: true,
+          Tmpfs: { '/tmp': TMPFS },
+          ...containerLimits(spec.env),
         },
       });
     } catch (err) {
@@ -186,11 +204,49 @@ function exitOf(status: number): ExitInfo {
   return { code: status, signal: null };
 }
 
+/** How long the runner keeps asking a daemon that does not answer about a container whose wait dropped. */
+const LOST_AFTER_MS = 60_000;
+
+/**
+ * The container's exit status, however long it runs: a wait whose connection drops (a proxy's idle timeout, a
+ * daemon restarting) is not an exit. The container is inspected: still running, it is waited for again; exited, its
+ * code; gone (removed from under us, by a sweep or a person), 137 as for a kill. A daemon that answers nothing for
+ * LOST_AFTER_MS counts the container lost (137).
+ */
+async function exitStatus(docker: DockerEngine, container: string): Promise<number> {
+  // Asked before the start: a created container counts as not running, so the default condition would answer at once.
+  let condition: 'next-exit' | 'not-running' = 'next-exit';
+  let silentSince: number | undefined;
+  for (;;) {
+    const asked = Date.now();
+    try {
+      return await docker.waitContainer(container, condition);
+    } catch (err) {
+      if (err instanceof EngineError && err.status === 404) return 137;
+    }
+    // A wait dropped at once (a proxy refusing it): not asked again in a tight loop.
+    if (Date.now() - asked < 1_000) await sleep(1_000, undefined, { ref: false });
+    try {
+      const state = (await docker.inspectContainer(container)).State;
+      silentSince = undefined;
+      // Started by now (the start call answered before any wait could drop): not-running answers for one that ended meanwhile.
+      condition = 'not-running';
+      if (!state.Running && state.Status !== 'created') return state.ExitCode;
+    } catch (err) {
+      if (err instanceof EngineError && err.status === 404) return 137;
+      silentSince ??= Date.now();
+      if (Date.now() - silentSince >= LOST_AFTER_MS) return 137;
+    }
+  }
+}
+
 class RunningContainer implements RunningServer {
   readonly description: string;
   readonly exited: Promise<ExitInfo>;
   private ended = false;
   private stopping: Promise<ExitInfo> | undefined;
+  // One stats call at a time: the daemon takes a second or more for each, longer when loaded.
+  private sampling: Promise<ResourceSample | undefined> | undefined;
 
   constructor(
     private readonly docker: DockerEngine,
@@ -209,17 +265,10 @@ class RunningContainer implements RunningServer {
       output.once('error', () => resolve());
     });
     this.exited = (async () => {
-      let status: number;
-      try {
-        // Asked before the start: a created container counts as not running, so the default condition answers at once.
-        status = await docker.waitContainer(container);
-      } catch {
-        // Removed from under us (a sweep, a person): it ended, with no status to tell.
-        status = 137;
-      }
+      const status = await exitStatus(docker, container);
       this.ended = true;
       // The output stream ends with the container; a moment's wait bounds a stream that does not say so.
-      // Unref'd, as the grace below: a timer that lost its race must not hold a closing serve open.
+      // Unref'd: a timer that lost its race must not hold a closing serve open.
       await Promise.race([drained, sleep(1_000, undefined, { ref: false })]);
       out.end();
       err.end();
@@ -230,20 +279,30 @@ class RunningContainer implements RunningServer {
     })();
   }
 
+  /**
+   * The daemon's own stop (its stop signal, SIGKILL after the grace period, in whole seconds); a daemon that does not
+   * answer the stop gets a SIGKILL.
+   */
   stop(graceMs: number): Promise<ExitInfo> {
     this.stopping ??= (async () => {
       if (!this.ended) {
-        await this.docker.killContainer(this.container, 'SIGTERM').catch(() => {});
-        const done = await Promise.race([this.exited.then(() => true), sleep(graceMs, false, { ref: false })]);
-        if (!done) await this.docker.killContainer(this.container, 'SIGKILL').catch(() => {});
+        await this.docker.stopContainer(this.container, Math.ceil(graceMs / 1000)).catch(async (err: unknown) => {
+          if (err instanceof EngineError && (err.status === 304 || err.status === 404)) return;
+          await this.docker.killContainer(this.container, 'SIGKILL').catch(() => {});
+        });
       }
       return this.exited;
     })();
     return this.stopping;
   }
 
-  async sample(): Promise<ResourceSample | undefined> {
-    if (this.ended) return undefined;
+  sample(): Promise<ResourceSample | undefined> {
+    if (this.ended) return Promise.resolve(undefined);
+    this.sampling ??= this.takeSample().finally(() => (this.sampling = undefined));
+    return this.sampling;
+  }
+
+  private async takeSample(): Promise<ResourceSample | undefined> {
     let s: ContainerStats;
     try {
       s = await this.docker.statsOf(this.container);
@@ -282,4 +341,39 @@ export async function sweepContainers(daemon: DockerDaemon, dataDir: string): Pr
       .catch(() => {});
   }
   return removed;
+}
+
+/**
+ * Removes every container an emulator of this data directory made on this host, and its network (`emulator
+ * reset`, once no serve holds the directory). Answers how many containers went.
+ */
+export async function removeEmulatorContainers(daemon: DockerDaemon, dataDir: string): Promise<number> {
+  const here = hostname();
+  let removed = 0;
+  for (const c of await daemon.listContainers([`${LABELS.dataDir}=${dataDir}`])) {
+    if (c.Labels[LABELS.host] !== here) continue;
+    await daemon.removeContainer(c.Id).then(() => removed++);
+  }
+  await daemon.removeNetwork(networkName(dataDir)).catch((err: unknown) => {
+    if (!(err instanceof EngineError && err.status === 404)) throw err;
+  });
+  return removed;
+}
+
+/**
+ * `emulator reset`'s part: the containers and network an emulator of `dataDir` left on this host, removed where a
+ * daemon answers (found as --run-build finds it); undefined where none does, as there is nothing of Docker's then.
+ */
+export async function resetContainers(dataDir: string, env: Record<string, string | undefined>): Promise<number | undefined> {
+  let daemon: DockerDaemon;
+  try {
+    daemon = await connectDocker(env, { timeoutMs: 5_000 });
+  } catch {
+    return undefined;
+  }
+  try {
+    return await removeEmulatorContainers(daemon, dataDir);
+  } finally {
+    await daemon.close().catch(() => {});
+  }
 }

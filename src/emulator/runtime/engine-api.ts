@@ -2,11 +2,13 @@
 // the API is plain HTTP on the daemon's socket (a unix socket, a Windows named pipe) or on tcp://. The daemon is
 // found as the docker CLI finds it: DOCKER_HOST, else the context DOCKER_CONTEXT names or the CLI's config file
 // sets as current (Docker Desktop's desktop-linux, Colima, OrbStack, Rancher Desktop: each a socket of its own),
-// else the platform's default socket. No docker CLI, and no client
-// library (dockerode pulls ssh2 and cpu-features, which node-gyp compiles at every install).
+// else the platform's default socket, else a rootless daemon's socket where testcontainers looks for one. No docker
+// CLI, and no client library (dockerode pulls ssh2 and cpu-features, which node-gyp compiles at every install).
+// Every call has a timeout but the waits (a container's exit, an image's load): a daemon that stops answering is
+// one line, never a lobby hung on it.
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { homedir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
@@ -23,8 +25,13 @@ const undici = () => ({
 });
 
 export const DEFAULT_SOCKET = process.platform === 'win32' ? '//./pipe/docker_engine' : '/var/run/docker.sock';
-/** The API version asked for when the daemon names none: Docker 20.10, the first with `host-gateway`. */
-const MIN_API_VERSION = '1.41';
+/**
+ * The oldest API the emulator speaks: Docker 20.10's, the first with `host-gateway` and the `next-exit` and
+ * `not-running` waits the runner asks for. An older daemon is refused in one line naming it.
+ */
+export const MIN_API_VERSION = '1.41';
+/** How long a call other than a wait may take, headers and body each, unless the engine is told otherwise. */
+export const ENGINE_TIMEOUT_MS = 30_000;
 
 /** Where the daemon is: a socket (unix or named pipe) or an HTTP origin, and how to name it in messages. */
 export interface EngineAddress {
@@ -41,9 +48,10 @@ export interface EngineAddress {
 
 /**
  * Where the docker CLI would reach its daemon: DOCKER_HOST, else the context in use (DOCKER_CONTEXT, else the config
- * file's currentContext), else the platform's default socket; an Error in one line for what it refuses.
+ * file's currentContext), else the platform's default socket where there is one, else a rootless daemon's
+ * (rootlessSockets); an Error in one line for what it refuses.
  */
-export function engineAddress(env: Record<string, string | undefined> = process.env): EngineAddress {
+export function engineAddress(env: Record<string, string | undefined> = process.env, defaultSocket = DEFAULT_SOCKET): EngineAddress {
   const host = env.DOCKER_HOST?.trim() ?? '';
   if (host !== '') return hostAddress(host, `DOCKER_HOST "${host}"`, { tls: (env.DOCKER_TLS_VERIFY ?? '') !== '', certDir: env.DOCKER_CERT_PATH || join(homedir(), '.docker') });
   const context = contextEndpoint(env);
@@ -52,7 +60,18 @@ export function engineAddress(env: Record<string, string | undefined> = process.
     const address = hostAddress(context.host, `${named}'s host "${context.host}"`, { tls: context.certDir !== undefined, certDir: context.certDir });
     return { ...address, where: `${context.host} (${named})` };
   }
-  return { where: DEFAULT_SOCKET, socketPath: DEFAULT_SOCKET, origin: 'http://localhost', basePath: '' };
+  const socket = process.platform === 'win32' || existsSync(defaultSocket) ? defaultSocket : (rootlessSockets(env).find((p) => existsSync(p)) ?? defaultSocket);
+  return { where: socket, socketPath: socket, origin: 'http://localhost', basePath: '' };
+}
+
+/**
+ * Where a rootless daemon (or Docker Desktop on Linux without its context set) listens, in the order testcontainers
+ * tries them once the default socket is not there: $XDG_RUNTIME_DIR/docker.sock, ~/.docker/run/docker.sock,
+ * /run/user/<uid>/docker.sock.
+ */
+export function rootlessSockets(env: Record<string, string | undefined>, uid = process.getuid?.() ?? userInfo().uid): string[] {
+  const runtime = env.XDG_RUNTIME_DIR?.trim();
+  return [...new Set([...(runtime ? [join(runtime, 'docker.sock')] : []), join(homedir(), '.docker', 'run', 'docker.sock'), `/run/user/${uid}/docker.sock`])];
 }
 
 /** The docker CLI's own directory: DOCKER_CONFIG, else ~/.docker. */
@@ -180,34 +199,105 @@ export interface ContainerConfig {
     NetworkMode?: string;
     PortBindings?: Record<string, { HostIp: string; HostPort: string }[]>;
     ExtraHosts?: string[];
+    CapDrop?: string[];
+    CapAdd?: string[];
+    SecurityOpt?: string[];
+    ReadonlyRootfs?: boolean;
+    Tmpfs?: Record<string, string>;
+    PidsLimit?: number;
+    /** Bytes: the hard limit. */
+    Memory?: number;
+    /** Bytes: memory and swap together; equal to Memory, no swap. */
+    MemorySwap?: number;
+    /** Bytes: the soft limit the kernel reclaims down to under pressure. */
+    MemoryReservation?: number;
+    CpuShares?: number;
   };
+}
+
+/** A container as inspect answers it (the fields used here). */
+export interface ContainerInspect {
+  Id: string;
+  State: { Status: string; Running: boolean; ExitCode: number };
+  Config?: { User?: string };
+  HostConfig: ContainerConfig['HostConfig'] & { NetworkMode?: string; Privileged?: boolean };
+}
+
+/** A network as inspect answers it (the fields used here). */
+export interface NetworkInspect {
+  Id: string;
+  Name: string;
+  Driver?: string;
+  Options?: Record<string, string>;
+  Labels?: Record<string, string>;
+  IPAM?: { Config?: { Subnet?: string; Gateway?: string }[] | null };
 }
 
 type Query = Record<string, string | number | boolean | undefined>;
 
+export interface EngineOptions {
+  /** How long a call other than a wait may take (its headers, then each pause of its body); default ENGINE_TIMEOUT_MS. */
+  timeoutMs?: number;
+}
+
+/** Whether an error is the daemon not answering in time (undici's headers or body timeout). */
+export function isTimeout(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT';
+}
+
+/** Whether API version a is older than b (both `1.NN`). */
+function olderApi(a: string, b: string): boolean {
+  const [am, an] = a.split('.').map(Number) as [number, number];
+  const [bm, bn] = b.split('.').map(Number) as [number, number];
+  return am < bm || (am === bm && an < bn);
+}
+
 /** A Docker daemon, over one undici Agent; `connect` first, which learns the API version it speaks. */
 export class DockerEngine {
   readonly where: string;
+  readonly timeoutMs: number;
   private readonly agent: Agent;
   private version = MIN_API_VERSION;
 
-  constructor(private readonly address: EngineAddress) {
+  constructor(
+    private readonly address: EngineAddress,
+    opts: EngineOptions = {},
+  ) {
     this.where = address.where;
+    this.timeoutMs = opts.timeoutMs ?? ENGINE_TIMEOUT_MS;
     const certs = address.certDir;
     const read = (name: string) => readFileSync(join(certs!, name));
-    this.agent = new (undici().Agent)({
-      connect: address.socketPath !== undefined ? { socketPath: address.socketPath } : certs ? { ca: read('ca.pem'), cert: read('cert.pem'), key: read('key.pem') } : {},
-    });
+    const connect = address.socketPath !== undefined ? { socketPath: address.socketPath } : certs ? { ca: read('ca.pem'), cert: read('cert.pem'), key: read('key.pem') } : {};
+    this.agent = new (undici().Agent)({ connect: { ...connect, timeout: this.timeoutMs } });
   }
 
-  /** Pings the daemon (unversioned, as the CLI does) and takes the API version it answers with. */
+  /**
+   * Pings the daemon (unversioned, as the CLI does) and takes the API version it answers with; a daemon older than
+   * MIN_API_VERSION is refused (EngineError 0) with one line naming both.
+   */
   async connect(): Promise<this> {
-    const res = await undici().request.call(this.agent, { origin: this.address.origin, path: `${this.address.basePath}/_ping`, method: 'GET' });
+    const res = await undici().request.call(this.agent, {
+      origin: this.address.origin,
+      path: `${this.address.basePath}/_ping`,
+      method: 'GET',
+      headersTimeout: this.timeoutMs,
+      bodyTimeout: this.timeoutMs,
+    });
     await res.body.text();
     if (res.statusCode !== 200) throw new EngineError(res.statusCode, `it answers ${res.statusCode} to a ping`);
     const version = res.headers['api-version'];
-    if (typeof version === 'string' && /^1\.\d+$/.test(version)) this.version = version;
+    if (typeof version === 'string' && /^1\.\d+$/.test(version)) {
+      if (olderApi(version, MIN_API_VERSION))
+        throw new EngineError(0, `the Docker daemon at ${this.where} speaks API ${version}; --run-build needs API ${MIN_API_VERSION} (Docker 20.10) or newer`);
+      this.version = version;
+    }
     return this;
+  }
+
+  /** The API version in use (the daemon's). */
+  get apiVersion(): string {
+    return this.version;
   }
 
   close(): Promise<void> {
@@ -221,16 +311,30 @@ export class DockerEngine {
     return `${this.address.basePath}/v${this.version}${path}${qs ? `?${qs}` : ''}`;
   }
 
-  private async call(method: Dispatcher.HttpMethod, path: string, opts: { query?: Query; json?: unknown; body?: Readable; type?: string; wait?: boolean } = {}): Promise<Dispatcher.ResponseData> {
-    const res = await undici().request.call(this.agent, {
-      origin: this.address.origin,
-      path: this.path(path, opts.query),
-      method,
-      headers: opts.json !== undefined ? { 'content-type': 'application/json' } : opts.type ? { 'content-type': opts.type } : {},
-      body: opts.json !== undefined ? JSON.stringify(opts.json) : opts.body,
-      // A wait lasts as long as the container, a load as long as the image takes: no timeout of undici's own.
-      ...(opts.wait ? { headersTimeout: 0, bodyTimeout: 0 } : {}),
-    });
+  /**
+   * One call. `wait`: no timeout (a wait lasts as long as the container, a load as long as the image takes);
+   * `extraMs`: more time than the others get (a stop waits for its grace period first).
+   */
+  private async call(
+    method: Dispatcher.HttpMethod,
+    path: string,
+    opts: { query?: Query; json?: unknown; body?: Readable; type?: string; wait?: boolean; extraMs?: number } = {},
+  ): Promise<Dispatcher.ResponseData> {
+    const timeout = opts.wait ? 0 : this.timeoutMs + (opts.extraMs ?? 0);
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await undici().request.call(this.agent, {
+        origin: this.address.origin,
+        path: this.path(path, opts.query),
+        method,
+        headers: opts.json !== undefined ? { 'content-type': 'application/json' } : opts.type ? { 'content-type': opts.type } : {},
+        body: opts.json !== undefined ? JSON.stringify(opts.json) : opts.body,
+        headersTimeout: timeout,
+        bodyTimeout: timeout,
+      });
+    } catch (err) {
+      throw this.timedOut(err, method, path, timeout);
+    }
     if (res.statusCode >= 300) {
       const text = await res.body.text().catch(() => '');
       let message = text.trim();
@@ -244,14 +348,27 @@ export class DockerEngine {
     return res;
   }
 
+  /** A timeout said in one line (the call and how long), anything else as it is. */
+  private timedOut(err: unknown, method: string, path: string, timeout: number): unknown {
+    if (!isTimeout(err)) return err;
+    const e = new Error(`the Docker daemon at ${this.where} did not answer ${method} ${path.replace(/\?.*$/, '')} within ${Math.round(timeout / 1000)} s`);
+    (e as NodeJS.ErrnoException).code = (err as NodeJS.ErrnoException).code;
+    return e;
+  }
+
   private async json<T>(method: Dispatcher.HttpMethod, path: string, opts?: Parameters<DockerEngine['call']>[2]): Promise<T> {
     const res = await this.call(method, path, opts);
-    const text = await res.body.text();
+    let text: string;
+    try {
+      text = await res.body.text();
+    } catch (err) {
+      throw this.timedOut(err, method, path, opts?.wait ? 0 : this.timeoutMs);
+    }
     return (text ? JSON.parse(text) : undefined) as T;
   }
 
-  private async empty(method: Dispatcher.HttpMethod, path: string, query?: Query): Promise<void> {
-    await (await this.call(method, path, { query })).body.dump();
+  private async empty(method: Dispatcher.HttpMethod, path: string, query?: Query, extraMs?: number): Promise<void> {
+    await (await this.call(method, path, { query, extraMs })).body.dump();
   }
 
   /** `docker info`: what the daemon is (the fields used here). */
@@ -286,13 +403,19 @@ export class DockerEngine {
     }
   }
 
-  /** `docker tag name repo:tag`. */
-  tagImage(name: string, repo: string, tag: string): Promise<void> {
-    return this.empty('POST', `/images/${encodeURIComponent(name)}/tag`, { repo, tag });
+  /** The names an image has (none for one loaded by ID and never tagged), or undefined when there is no such image. */
+  async imageTags(name: string): Promise<string[] | undefined> {
+    try {
+      return (await this.json<{ RepoTags?: string[] | null }>('GET', `/images/${encodeURIComponent(name)}/json`)).RepoTags ?? [];
+    } catch (err) {
+      if (err instanceof EngineError && err.status === 404) return undefined;
+      throw err;
+    }
   }
 
-  removeImage(name: string): Promise<void> {
-    return this.empty('DELETE', `/images/${encodeURIComponent(name)}`, { force: true });
+  /** `docker rmi`; unforced, a 409 when a container uses it (or several names hold it). */
+  removeImage(name: string, opts: { force?: boolean } = {}): Promise<void> {
+    return this.empty('DELETE', `/images/${encodeURIComponent(name)}`, { force: opts.force ?? true });
   }
 
   /** Creates a container; answers its id. */
@@ -304,13 +427,29 @@ export class DockerEngine {
     return this.empty('POST', `/containers/${id}/start`);
   }
 
-  /** Resolves with its exit status once it next exits (asked before it starts: a created container is not running). */
-  async waitContainer(id: string): Promise<number> {
-    return (await this.json<{ StatusCode: number }>('POST', `/containers/${id}/wait`, { query: { condition: 'next-exit' }, wait: true })).StatusCode;
+  /** `docker inspect` of a container. */
+  inspectContainer(id: string): Promise<ContainerInspect> {
+    return this.json('GET', `/containers/${id}/json`);
+  }
+
+  /**
+   * Resolves with its exit status once it exits: `next-exit` (the default) asked before it starts, as a created
+   * container counts as not running; `not-running` answers at once for one that has exited already.
+   */
+  async waitContainer(id: string, condition: 'next-exit' | 'not-running' = 'next-exit'): Promise<number> {
+    return (await this.json<{ StatusCode: number }>('POST', `/containers/${id}/wait`, { query: { condition }, wait: true })).StatusCode;
   }
 
   killContainer(id: string, signal: string): Promise<void> {
     return this.empty('POST', `/containers/${id}/kill`, { signal });
+  }
+
+  /**
+   * `docker stop -t`: the daemon sends its stop signal (SIGTERM unless the image names another), and SIGKILL after
+   * `seconds`; answers once the container has stopped (the call gets those seconds on top of its timeout).
+   */
+  stopContainer(id: string, seconds: number): Promise<void> {
+    return this.empty('POST', `/containers/${id}/stop`, { t: seconds }, seconds * 1000);
   }
 
   removeContainer(id: string): Promise<void> {
@@ -322,20 +461,49 @@ export class DockerEngine {
     return this.json('GET', '/containers/json', { query: { all: !opts.running, filters: JSON.stringify({ label: labels }) } });
   }
 
+  /** A network by name or id; undefined when there is none. */
+  async inspectNetwork(name: string): Promise<NetworkInspect | undefined> {
+    try {
+      return await this.json<NetworkInspect>('GET', `/networks/${encodeURIComponent(name)}`);
+    } catch (err) {
+      if (err instanceof EngineError && err.status === 404) return undefined;
+      throw err;
+    }
+  }
+
+  /** Creates a bridge network; answers its id. */
+  async createNetwork(body: { Name: string; Labels?: Record<string, string>; Options?: Record<string, string> }): Promise<string> {
+    return (await this.json<{ Id: string }>('POST', '/networks/create', { json: { Driver: 'bridge', CheckDuplicate: true, ...body } })).Id;
+  }
+
+  removeNetwork(name: string): Promise<void> {
+    return this.empty('DELETE', `/networks/${encodeURIComponent(name)}`);
+  }
+
+  /** The networks carrying every one of these labels (`key=value`). */
+  listNetworks(labels: string[]): Promise<NetworkInspect[]> {
+    return this.json('GET', '/networks', { query: { filters: JSON.stringify({ label: labels }) } });
+  }
+
   /**
    * Attaches to its stdout and stderr (from its first line, and until it ends): the raw stream of multiplexed frames
    * (TTY off) on the upgraded connection, for a FrameDemuxer.
    */
   async attachContainer(id: string): Promise<Readable> {
     // An Agent needs the origin, which undici's type of the upgrade options leaves out.
-    const options: Dispatcher.UpgradeOptions & { origin: string } = {
+    const options: Dispatcher.UpgradeOptions & { origin: string; headersTimeout: number } = {
       origin: this.address.origin,
       path: this.path(`/containers/${id}/attach`, { stream: 1, logs: 1, stdout: 1, stderr: 1 }),
       method: 'POST',
       protocol: 'tcp',
+      headersTimeout: this.timeoutMs,
     };
-    const { socket } = await undici().upgrade.call(this.agent, options);
-    return socket;
+    try {
+      const { socket } = await undici().upgrade.call(this.agent, options);
+      return socket;
+    } catch (err) {
+      throw this.timedOut(err, 'POST', `/containers/${id}/attach`, this.timeoutMs);
+    }
   }
 
   /** One stats sample (the daemon takes two, a second apart, so that precpu_stats is filled). */

@@ -1,19 +1,27 @@
 // The seam between the matchmaker and what runs a lobby's server: one call starts it (a command, or a pushed build
 // in a container), its output goes to the lobby's log lines in the Store, and its resource samples are kept for
 // the lobby's metrics. The lobby's lifecycle (ready, stop, exit -> stopped) stays with the lobbies service.
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readdir, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EmulatorError } from '../errors.js';
 import { LOG_BOUNDS, LOG_STREAMS, type LogStream } from '../stores/store.js';
-import { DockerRunner, LABELS, loadBuild, type BuildSource, type ContainerOwner, type DockerDaemon } from './docker.js';
+import { DockerRunner, LABELS, type ContainerNetwork, type ContainerOwner, type DockerDaemon } from './docker.js';
+import type { BuildImages, BuildSource } from './images.js';
 import { hostEnvironment, ProcessRunner } from './process.js';
-import { RunnerError, type ExitInfo, type OutputStream, type ResourceSample, type RunPort, type RunningServer } from './runtime.js';
+import type { ExitInfo, OutputStream, ResourceSample, RunPort, RunningServer } from './runtime.js';
 
-/** How a lobby's server runs: a command through the shell, or a pushed build in a container. */
-export type HowToRun =
-  | { command: string }
-  | { build: BuildSource; docker: DockerDaemon; owner: ContainerOwner; network?: 'host' | 'published'; publishOn?: string };
+/** A container of an image, by its ID, on a daemon. */
+export interface ContainerRun {
+  /** The image's ID (sha256:…): never a name, which a pushed build could have chosen. */
+  image: string;
+  docker: DockerDaemon;
+  owner: ContainerOwner;
+  network: ContainerNetwork;
+}
+
+/** How a lobby's server runs: a command through the shell, or a pushed build in a container (its image loaded first). */
+export type HowToRun = { command: string } | (Omit<ContainerRun, 'image'> & { build: BuildSource; images: BuildImages });
 
 /** Where the output lines go: the logs service's append (services/logs.ts), stamped at `at` (ms) or now. */
 export interface LogSink {
@@ -140,7 +148,7 @@ export interface LobbyRunOptions {
    */
   env: Record<string, string>;
   ports: RunPort[];
-  run: HowToRun;
+  run: { command: string } | ContainerRun;
   /** Lobbies' working directories go under this (one per lobby, made here): e.g. <data dir>/lobbies. */
   workRoot: string;
   logs: LogSink;
@@ -277,40 +285,6 @@ class LogBatcher {
   }
 }
 
-// Loads in progress, by daemon and image: lobbies made together wait for the one load.
-const loading = new Map<string, Promise<string>>();
-
-/** The name a build's image is kept under in Docker: its own, whatever the tar called it (two pushes of game:latest differ). */
-export function buildImage(buildId: string): string {
-  return `gamehost-build:${buildId.replace(/[^\w.-]/g, '-').replace(/^[.-]/, '_').slice(0, 128)}`;
-}
-
-/**
- * The image of a build: kept in the daemon under buildImage(id) once loaded, so a later serve (a restart) does not
- * load it again; an image removed since (docker image prune, a person) is loaded again; a failed load is tried
- * again next time.
- */
-async function imageOf(docker: DockerDaemon, build: BuildSource): Promise<string> {
-  const image = buildImage(build.id);
-  if (await docker.hasImage(image).catch(() => false)) return image;
-  const key = `${docker.where}\n${image}`;
-  let load = loading.get(key);
-  if (load === undefined) {
-    load = (async () => {
-      const loaded = await loadBuild(docker, build);
-      const [repo, tag] = image.split(':') as [string, string];
-      try {
-        await docker.tagImage(loaded, repo, tag);
-      } catch (err) {
-        throw new RunnerError(`Docker could not name the build's image ${image}: ${(err as Error).message}`);
-      }
-      return image;
-    })().finally(() => loading.delete(key));
-    loading.set(key, load);
-  }
-  return load;
-}
-
 /**
  * Starts a lobby's server: a command in a working directory of the lobby's own, or a build in a container labelled
  * with the lobby. Its output lines go to `logs`; samples are taken every sampleEveryMs while it runs.
@@ -327,10 +301,16 @@ export async function startLobbyServer(opts: LobbyRunOptions): Promise<LobbyRun>
     labels: { [LABELS.lobby]: lobbyId },
     onLine: (stream: OutputStream, line: Buffer) => batcher.add(STREAMS[stream], line),
   };
-  const server =
-    'command' in run
-      ? await new ProcessRunner(run.command).start(spec)
-      : await new DockerRunner(run.docker, { image: await imageOf(run.docker, run.build), owner: run.owner, network: run.network, publishOn: run.publishOn }).start(spec);
+  let server: RunningServer;
+  try {
+    server =
+      'command' in run
+        ? await new ProcessRunner(run.command).start(spec)
+        : await new DockerRunner(run.docker, { image: run.image, owner: run.owner, network: run.network }).start(spec);
+  } catch (err) {
+    await removeIfEmpty(workDir);
+    throw err;
+  }
 
   const kept: TimedSample[] = [];
   const keep = opts.keepSamples ?? 30;
@@ -354,6 +334,7 @@ export async function startLobbyServer(opts: LobbyRunOptions): Promise<LobbyRun>
     clearInterval(sampler);
     // Through an outage too: the lines are written before the exit is (only a closing emulator gives up on them).
     await batcher.flush().catch(() => {});
+    await removeIfEmpty(workDir);
     return { ...exit, at };
   });
   return {
@@ -366,4 +347,28 @@ export async function startLobbyServer(opts: LobbyRunOptions): Promise<LobbyRun>
       return exited;
     },
   };
+}
+
+/** A lobby's working directory goes once its server is done, when it left nothing there (what it wrote stays). */
+async function removeIfEmpty(dir: string): Promise<boolean> {
+  return rmdir(dir).then(
+    () => true,
+    () => false,
+  );
+}
+
+/**
+ * Removes the empty working directories under `workRoot` of lobbies that are not running (`running` answers from
+ * the store): those whose emulator died before their server's exit removed them. Answers how many went.
+ */
+export async function removeEmptyWorkDirs(workRoot: string, running: (lobbyId: string) => Promise<boolean>): Promise<number> {
+  let names: string[];
+  try {
+    names = await readdir(workRoot);
+  } catch {
+    return 0;
+  }
+  let removed = 0;
+  for (const name of names) if (!(await running(name)) && (await removeIfEmpty(join(workRoot, name)))) removed++;
+  return removed;
 }

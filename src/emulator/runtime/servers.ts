@@ -7,8 +7,7 @@ import type { Lobbies } from '../services/lobbies.js';
 import { lobbyEnvironment, lobbyPorts } from '../services/environment.js';
 import type { LobbyRow, Store } from '../stores/store.js';
 import { collectGarbage } from './collect.js';
-import { urlFromContainer } from './docker.js';
-import { startLobbyServer, WriteGate, type Backoff, type HowToRun, type LobbyRun, type LogSink, type TimedSample } from './lobby.js';
+import { removeEmptyWorkDirs, startLobbyServer, WriteGate, type Backoff, type HowToRun, type LobbyRun, type LogSink, type TimedSample } from './lobby.js';
 import { isSameProcess, killLeftover, processStart } from './process.js';
 import type { ExitInfo, RunPort } from './runtime.js';
 
@@ -46,6 +45,8 @@ export interface LobbyServersOptions {
   passEnv?: Record<string, string>;
   /** The endpoint a server calls (RIVET_API_ENDPOINT); known once the emulator listens. */
   endpoint(): string;
+  /** The endpoint a container on its bridge network calls instead: the listener of the lobby routes alone. */
+  containerEndpoint?(): string;
   /** Where a failure that no request can answer goes (a store that failed while recording an exit). */
   warn(message: string): void;
   stopGraceMs?: number;
@@ -54,6 +55,10 @@ export interface LobbyServersOptions {
   owner: ServerOwner;
   /** Servers run at once, at most (the config's maxRunningLobbies). */
   maxRunning: number;
+  /** A lobby's ready window (the config's readyWindowMs): restarted when its server starts after its build's image loaded. */
+  readyWindowMs: number;
+  /** The emulator's clock (its ready deadlines are on it). */
+  now(): number;
   /** IDLE_COLLECT_MS and collectGarbage unless given (tests). */
   idleCollectMs?: number;
   collect?(): void;
@@ -167,6 +172,9 @@ export class LobbyServers {
       const result = await lobbies.stop(row.lobby_id, { exitCode: OWNER_GONE_EXIT_CODE, failed: true });
       if (result !== null && !result.alreadyStopped) stopped++;
     }
+    // The empty working directories a dead predecessor's servers left (a running lobby's, another emulator's, stays).
+    // A store that does not answer keeps them all, for the next start.
+    await removeEmptyWorkDirs(this.opts.workRoot, async (id) => (await store.getLobby(id).then((l) => l?.stop_ts === null, () => true)));
     return stopped;
   }
 
@@ -180,17 +188,33 @@ export class LobbyServers {
     const ports: RunPort[] = [];
     for (const [label, port] of Object.entries(lobbyPorts(lobby))) if ('port' in port) ports.push({ label, protocol: port.protocol ?? 'tcp', port: port.port });
     let run: LobbyRun;
+    // Whether the lobby's ready window was held while its build's image loaded (restarted once its server starts).
+    let held = false;
     const id = lobby.lobby_id;
     this.starting.add(id);
     try {
       const how = await this.opts.how(game, lobby);
-      // A container on published ports reaches the emulator through host.docker.internal, not its loopback.
-      const endpoint = 'build' in how && how.network === 'published' ? urlFromContainer(this.opts.endpoint(), 'published') : this.opts.endpoint();
+      // A container on its bridge network calls the listener that serves it the lobby routes alone.
+      const endpoint = 'build' in how && how.network.mode === 'bridge' ? this.opts.containerEndpoint!() : this.opts.endpoint();
+      // A pushed build: its image by ID, loaded first if it is not yet (once for every lobby that waits meanwhile),
+      // outside the ready window, which starts when the container does.
+      const what =
+        'build' in how
+          ? {
+              image: await how.images.imageFor(how.build, async () => {
+                held = true;
+                await this.opts.store.setReadyDeadline(lobby.lobby_id, null);
+              }),
+              docker: how.docker,
+              owner: how.owner,
+              network: how.network,
+            }
+          : how;
       run = await startLobbyServer({
         lobbyId: lobby.lobby_id,
         env: { ...this.opts.passEnv, ...lobbyEnvironment({ lobby, endpoint, token: lobbies.lobbyToken(game, lobby.lobby_id) }) },
         ports,
-        run: how,
+        run: what,
         workRoot: this.opts.workRoot,
         logs: this.opts.logs,
         gate: this.gate,
@@ -218,6 +242,11 @@ export class LobbyServers {
     this.runs.set(id, run);
     this.starting.delete(id);
     this.release();
+    if (held) {
+      await this.opts.store.setReadyDeadline(lobby.lobby_id, this.opts.now() + this.opts.readyWindowMs).catch((err: unknown) => {
+        this.opts.warn(`lobby ${lobby.lobby_id}: its ready window was not restarted after its build loaded: ${(err as Error).message}`);
+      });
+    }
     // What a restarted owner needs to kill what this process leaves if it dies: the server's pid and start time.
     // Written beside the answer, not before it (close waits for it, as for the exits).
     const pid = run.server.pid;

@@ -96,6 +96,9 @@ function checkParts(upload: UploadRow, received: Map<number, ReceivedPart>): voi
 }
 
 export class Builds {
+  /** Told of each build deleted through delete (its image goes with it where builds run: runtime/images.ts). */
+  onDeleted: ((buildId: string) => Promise<void>) | undefined;
+
   constructor(private readonly deps: { store: Store; blobs: BlobStore; clock: Clock; config: EmulatorConfig; faults?: Faults }) {}
 
   /** Records the build and its upload and answers one presigned request per part. */
@@ -261,6 +264,7 @@ export class Builds {
     const removed = await store.deleteBuild(buildId);
     if (removed === undefined) fail('API_NOT_FOUND', { what: `Build ${buildId}` });
     await blobs.deleteGameObjects({ game_id: removed.game_id, builds: [{ build_id: removed.build_id, upload_id: removed.upload_id }], export_ids: [] });
+    await this.onDeleted?.(buildId);
     return removed;
   }
 

@@ -1,14 +1,19 @@
 // What a lobby's process is given: production's environment variables (SERVICE-FACTS.md, "What a lobby's process
 // is given"), computed from the lobby's record. `emulator lobby env` prints it for a server started by hand; a
 // runner that starts the server itself calls lobbyEnvironment with the ports it has.
-import { ALLOCATED_MEMORY_MB } from './metrics.js';
-import { NAMESPACE_NAME, VERSION_ID, VERSION_NAME, lobbyGroupUuid, regionUuid } from './ids.js';
+import { NAMESPACE_NAME, TIER_NAME, VERSION_ID, VERSION_NAME, lobbyGroupUuid, regionUuid } from './ids.js';
 import type { LobbyRow } from '../stores/store.js';
 
 /** A lobby's port: one port, or a range; its protocol when its game mode's settings name one (else tcp). */
 export type LobbyPort = ({ port: number } | { min: number; max: number }) & { protocol?: 'tcp' | 'udp' | 'http' };
 
-export const LOBBY_CPU_MILLICORES = 1000;
+const MiB = 1024 * 1024;
+/**
+ * The tier every lobby runs on until versions (and their tiers) exist, basic-1d1 as production lists it (SERVICE-FACTS
+ * "Tiers", 2024-09): one core in millicores, its memory (the reservation) and memory_max (the hard limit) in bytes.
+ * A container is held to it (runtime/docker.ts, containerLimits); its process is told it (RIVET_CPU, RIVET_MEMORY*).
+ */
+export const LOBBY_TIER = { name: TIER_NAME, cpu: 1000, memory: 1838 * MiB, memoryMax: 2757 * MiB } as const;
 
 /** The ports a lobby record holds, by label. */
 export function lobbyPorts(lobby: Pick<LobbyRow, 'ports'>): Record<string, LobbyPort> {
@@ -47,9 +52,9 @@ export function lobbyEnvironment({ lobby, endpoint, token, ports = lobbyPorts(lo
     RIVET_MAX_PLAYERS_NORMAL: max,
     RIVET_MAX_PLAYERS_DIRECT: max,
     RIVET_MAX_PLAYERS_PARTY: max,
-    RIVET_CPU: String(LOBBY_CPU_MILLICORES),
-    RIVET_MEMORY: String(ALLOCATED_MEMORY_MB * 1024 * 1024),
-    RIVET_MEMORY_OVERSUBSCRIBE: String(ALLOCATED_MEMORY_MB * 1024 * 1024),
+    RIVET_CPU: String(LOBBY_TIER.cpu),
+    RIVET_MEMORY: String(LOBBY_TIER.memory),
+    RIVET_MEMORY_OVERSUBSCRIBE: String(LOBBY_TIER.memoryMax),
   };
   if (lobby.lobby_config !== null) env.RIVET_LOBBY_CONFIG = lobby.lobby_config;
   if (lobby.tags !== '{}') env.RIVET_LOBBY_TAGS = lobby.tags;

@@ -68,23 +68,26 @@ export function openDatabase(file: string, options: OpenOptions): SqliteDatabase
   return sqliteDriverName() === 'node:sqlite' ? NodeSqliteDatabase.open(file, options) : openBetterSqlite(file, options);
 }
 
+/** What installs better-sqlite3 into gamehost's own directory (verified with npm 11 on a global install of the tarball). */
+export const INSTALL_BETTER_SQLITE3 = 'npm install --no-save --save-prod better-sqlite3@12 --foreground-scripts';
+
 /** better-sqlite3 cannot be loaded: not installed, or installed without its native part built. */
 export class SqliteUnavailableError extends CliError {
   readonly exitCode = ExitCode.UNEXPECTED;
   constructor(installed: boolean) {
     // The package's own directory, where a rebuild has to run for a global install.
     const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-    // Each command tried in a clone in that state: rebuild builds a module that is there (install says "up to date");
-    // install brings one that is absent (an optional peer dependency: npm does not install it by itself, and drops
-    // it, silently, when its build fails; rebuild finds nothing to build). --no-save leaves
-    // package.json alone; --foreground-scripts shows the compiler's output, and so why a build fails.
+    // Each command tried in that state: rebuild builds a module that is there; install brings one that is absent.
+    // It is an optional peer dependency, which npm 11 leaves out even when named (`npm install better-sqlite3` says
+    // "up to date"): --save-prod makes it a dependency of this install, --no-save keeps package.json as it is.
+    // npm drops it, silently, when its build fails: --foreground-scripts shows the compiler's output, and so why.
     super(
       installed
         ? 'the local emulator needs better-sqlite3, whose native part is not built for this Node.js (an install with --ignore-scripts?)'
         : 'the local emulator needs better-sqlite3, which is not installed (Node.js 20 only: 22.13 and later have node:sqlite)',
     );
     this.name = 'SqliteUnavailableError';
-    const fix = installed ? 'npm rebuild better-sqlite3 --foreground-scripts' : 'npm install better-sqlite3 --no-save --foreground-scripts';
+    const fix = installed ? 'npm rebuild better-sqlite3 --foreground-scripts' : INSTALL_BETTER_SQLITE3;
     this.hint = `run \`${fix}\` in ${root} (it shows the build's errors, if any), or use a real service with --endpoint <url>`;
   }
 }

@@ -29,7 +29,7 @@ import type {
   LogStream,
   LogStreamState,
 } from './store.js';
-import { LOBBY_INSERT_COLUMNS, LOG_BOUNDS, MAX_LOG_LINE_BYTES, TRIM_PAGE, lobbyInsertValues, nextLogTs, trimLogs } from './store.js';
+import { LOBBY_INSERT_COLUMNS, LOG_BOUNDS, MAX_LOG_LINE_BYTES, NOT_READY, TRIM_PAGE, lobbyInsertValues, nextLogTs, trimLogs } from './store.js';
 
 // The connected players of running lobbies (a player counts from its connected call until it is removed) by
 // namespace, game mode and region, kept by triggers on every write that changes them (a player in, connected,
@@ -363,7 +363,7 @@ function prepareStatements(db: SqliteDatabase) {
     leaveLobby: db.prepare<[string]>('UPDATE lobbies SET player_count = player_count - 1 WHERE lobby_id = ?'),
     stopIfEmpty: db.prepare<[number, string]>(
       `UPDATE lobbies SET stop_ts = ?, exit_code = 0, failed = 0
-        WHERE lobby_id = ? AND stop_ts IS NULL AND auto_created = 1 AND player_count <= 0`,
+        WHERE lobby_id = ? AND stop_ts IS NULL AND player_count <= 0`,
     ),
     enterLobby: db.prepare<[string]>('UPDATE lobbies SET player_count = player_count + 1 WHERE lobby_id = ?'),
     runningLobbies: db.prepare<[string], number>(
@@ -410,6 +410,7 @@ function prepareStatements(db: SqliteDatabase) {
     ),
     getLobby: db.prepare<[string], LobbyRow>('SELECT * FROM lobbies WHERE lobby_id = ?'),
     setLobbyServer: db.prepare<[number, number, string]>('UPDATE lobbies SET server_pid = ?, server_start = ? WHERE lobby_id = ?'),
+    setReadyDeadline: db.prepare<[number | null, string, number]>('UPDATE lobbies SET ready_deadline_ts = ? WHERE lobby_id = ? AND stop_ts IS NULL AND ready_ts = ?'),
     ownedLobbies: db.prepare<[string], LobbyRow>(
       'SELECT * FROM lobbies INDEXED BY lobbies_owner WHERE owner = ? AND stop_ts IS NULL AND owner IS NOT NULL ORDER BY create_ts, lobby_id',
     ),
@@ -858,6 +859,10 @@ export class SqliteStore implements Store, LocalObjectIndex {
 
   async setLobbyServer(lobbyId: string, pid: number, start: number): Promise<void> {
     this.stmt.setLobbyServer.run(pid, start, lobbyId);
+  }
+
+  async setReadyDeadline(lobbyId: string, deadline: number | null): Promise<void> {
+    this.stmt.setReadyDeadline.run(deadline, lobbyId, NOT_READY);
   }
 
   async ownedLobbies(owner: string): Promise<LobbyRow[]> {
