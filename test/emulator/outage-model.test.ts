@@ -91,6 +91,8 @@ describe.skipIf(!POSIX)('the records of running servers through a flapping store
         maxRunning: 16,
         backoff: { baseMs: 2, capMs: 20 },
         sampleEveryMs: 60_000,
+        readyWindowMs: 60_000,
+        now: () => Date.now(),
       });
       lobbies.runner = servers;
       close = async () => {
