@@ -44,9 +44,10 @@ export interface Context {
   /**
    * The in-process emulator, started on first use: without `dataDir` the embedded one that stands in for the
    * service (its settings from the environment, and a notice saying so); with it, one on that data directory,
-   * for the emulator's own commands. One per context.
+   * for the emulator's own commands. On a data directory that a running `emulator serve` uses, that serve instead
+   * (or a refusal naming it). One per context.
    */
-  emulator(dataDir?: string): Promise<RunningEmulator>;
+  emulator(dataDir?: string): Promise<LocalEmulator>;
   /** A client for the in-process emulator on `dataDir`, whatever the target: the emulator's admin API. */
   emulatorApi(dataDir: string): Promise<ApiClient>;
   /** Releases what the lazy parts built: the connections, the in-process emulator. */
@@ -62,6 +63,9 @@ export interface Context {
   verbose(line: string): void;
 }
 
+
+/** What a command uses of the emulator it opened, or of the serve that runs on its data directory. */
+export type LocalEmulator = Pick<RunningEmulator, 'endpoint' | 'gameId' | 'namespaceId' | 'tokens' | 'close'>;
 
 export interface ContextInit {
   io?: Partial<IOStreams>;
@@ -80,7 +84,7 @@ export function createContext(init: ContextInit = {}, global: GlobalOptions = DE
   };
   let target: Promise<Target> | undefined;
   let api: Promise<ApiClient> | undefined;
-  let emulator: { dataDir?: string; running: Promise<RunningEmulator> } | undefined;
+  let emulator: { dataDir?: string; running: Promise<LocalEmulator> } | undefined;
   let emulatorApi: Promise<ApiClient> | undefined;
   // The process's connections (one undici Agent, a ProxyAgent per proxy), shared by its clients.
   let agents: Promise<Agents> | undefined;
@@ -139,10 +143,27 @@ export function createContext(init: ContextInit = {}, global: GlobalOptions = DE
   return ctx;
 }
 
-async function startEmulator(ctx: Context, dataDir: string | undefined): Promise<RunningEmulator> {
+/** The serve that runs on `dataDir`, said once a shell session (and with --verbose); undefined when none does. */
+async function servedEmulator(ctx: Context, dataDir: string): Promise<LocalEmulator | undefined> {
+  const { servingEmulator } = await import('./emulator/serving.js');
+  const served = await servingEmulator(dataDir);
+  if (served === undefined) return undefined;
+  const line = `Using the emulator that \`gamehost emulator serve\` (pid ${served.pid}) runs at ${served.endpoint} on ${dataDir}.`;
+  ctx.verbose(line);
+  if (!ctx.global.verbose && !ctx.global.quiet && !ctx.global.json) {
+    const { firstInSession } = await import('./config/notice-once.js');
+    if (firstInSession(ctx.env, `serve-${served.pid}`, ctx.now())) ctx.info(line);
+  }
+  // Nothing of it is this command's to close.
+  return { ...served, close: async () => {} };
+}
+
+async function startEmulator(ctx: Context, dataDir: string | undefined): Promise<LocalEmulator> {
   const [{ startEmulator }, { embeddedEmulatorOptions }] = await Promise.all([import('./emulator/index.js'), import('./config/target.js')]);
-  if (dataDir !== undefined) return startEmulator({ dataDir });
+  if (dataDir !== undefined) return (await servedEmulator(ctx, dataDir)) ?? startEmulator({ dataDir });
   const options = await embeddedEmulatorOptions(ctx);
+  const served = await servedEmulator(ctx, options.dataDir);
+  if (served !== undefined) return served;
   const emu = await startEmulator({ ...options, env: ctx.env }).catch(async (err: unknown) => {
     // runBuild in GAMEHOST_EMULATOR_CONFIG, and no Docker: what the config asks cannot be done, said in one line.
     if (!(err instanceof Error && err.name === 'RunnerError')) throw err;

@@ -130,22 +130,25 @@ export function dataDirReplicaId(dataDir: string): string {
   );
 }
 
-// `emulator serve` says it holds a data directory with a file `servers/<pid>.json` (its endpoint), removed when it
-// stops, so `emulator reset` can refuse to delete data a server is still serving. A file whose process is gone
-// (the server was killed) holds nothing.
+// `emulator serve` says it holds a data directory with a file `servers/<pid>.json` (its endpoint, and its process's
+// start time), removed when it stops, so `emulator reset` can refuse to delete data a server is still serving and a
+// command that would open the emulator in-process there talks to that server instead (serving.ts). A file whose
+// process is gone (the server was killed) holds nothing.
 
 export interface ServerHold {
   pid: number;
   endpoint: string;
+  /** When the process started (ms since the epoch, as runtime/process.ts's processStart reads it): tells it apart from a later process given its pid. */
+  start?: number;
 }
 
 const serversDir = (dataDir: string) => join(dataDir, 'servers');
 
-/** Records that this process serves `dataDir` at `endpoint`; the returned function removes the record. */
-export function holdDataDir(dataDir: string, endpoint: string): () => void {
+/** Records that this process (started at `start`) serves `dataDir` at `endpoint`; the returned function removes the record. */
+export function holdDataDir(dataDir: string, endpoint: string, start?: number): () => void {
   const file = join(serversDir(dataDir), `${process.pid}.json`);
   mkdirSync(serversDir(dataDir), { recursive: true, mode: 0o700 });
-  writeFileSync(file, JSON.stringify({ pid: process.pid, endpoint } satisfies ServerHold) + '\n', { mode: 0o600 });
+  writeFileSync(file, JSON.stringify({ pid: process.pid, endpoint, start } satisfies ServerHold) + '\n', { mode: 0o600 });
   return () => rmSync(file, { force: true });
 }
 
@@ -161,7 +164,8 @@ export function dataDirHolders(dataDir: string): ServerHold[] {
   for (const name of names) {
     try {
       const hold = JSON.parse(readFileSync(join(serversDir(dataDir), name), 'utf8')) as ServerHold;
-      if (Number.isSafeInteger(hold.pid) && hold.pid > 0 && isAlive(hold.pid)) holders.push(hold);
+      if (Number.isSafeInteger(hold.pid) && hold.pid > 0 && typeof hold.endpoint === 'string' && isAlive(hold.pid))
+        holders.push({ pid: hold.pid, endpoint: hold.endpoint, start: Number.isFinite(hold.start) ? hold.start : undefined });
     } catch {
       // A record half-written or hand-broken holds nothing.
     }

@@ -1,9 +1,11 @@
 // Every operation replayed against the emulator, in success and failure, each answer validated against the spec.
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
-import path from 'node:path';
+import path, { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEVIATIONS } from '../../src/emulator/deviations.js';
 import { GAME_ID, NAMESPACE_ID } from '../../src/emulator/index.js';
+import { SqliteStore } from '../../src/emulator/stores/sqlite.js';
 import { OPERATIONS, REPO_ROOT, SPEC_PRESENT, Spec } from './openapi.js';
 import { admit, type Call, startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 
@@ -114,9 +116,24 @@ describe.skipIf(!SPEC_PRESENT)('the emulator answers as rivet-openapi.yml says',
   });
 
   describe('cloud_games_namespaces_logs_getNamespaceLobby', () => {
-    it('200 for a running lobby with metrics, and for a stopped one', async () => {
+    it('200 for a running lobby with its server\'s metrics, for one no server runs (no metrics), and for a stopped one', async () => {
+      // A lobby whose server a replica ran: its samples are in the store, as that replica kept them.
+      const store = SqliteStore.open(join(t.dataDir, 'emulator.db'));
+      const measured = randomUUID();
+      try {
+        const now = Date.now();
+        await store.insertLobby(
+          { lobby_id: measured, namespace_id: NAMESPACE_ID, game_mode: 'default', region_id: 'lnd-atl', region_name: 'Atlanta', max_players: 8, publicity: 'public', tags: '{}', lobby_config: null, create_ts: now, start_ts: now, ready_ts: now, stop_ts: null, exit_code: null, failed: null, idle_lifetime_ms: null, idle_stop_ts: null, ports: '{}', auto_created: 0, is_closed: 0, state: null, ready_deadline_ts: null, player_count: 1, owner: 'r-elsewhere', owner_pid: 1, owner_start: 1, server_pid: null, server_start: null },
+          { player_id: randomUUID(), source_ip: '', registration_ms: 120_000, connected: true },
+        );
+        await store.setLobbySamples(measured, JSON.stringify([{ ts: now, cpu: 1.5, memory: 40_000_000 }]));
+      } finally {
+        await store.close();
+      }
+      const withMetrics = await replay('cloud_games_namespaces_logs_getNamespaceLobby', 200, logsPath(measured), { token: tokens().cloud });
+      expect(withMetrics.json.metrics).toEqual({ job: `lobby-${measured}`, cpu: [1.5], memory: [40_000_000], allocated_memory: 512 });
       const running = await replay('cloud_games_namespaces_logs_getNamespaceLobby', 200, logsPath(lobbyId), { token: tokens().cloud });
-      expect(running.json.metrics.cpu.length).toBeGreaterThan(0);
+      expect(running.json).not.toHaveProperty('metrics');
       await t.call('POST', `/_emulator/lobbies/${lobbyId}/stop`, { body: { exit_code: 1 } });
       const stopped = await replay('cloud_games_namespaces_logs_getNamespaceLobby', 200, logsPath(lobbyId), { token: tokens().cloud });
       expect(stopped.json.lobby.status.running).toBeNull();

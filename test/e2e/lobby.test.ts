@@ -1,6 +1,8 @@
-import { describe, expect, it } from 'vitest';
-import { isolatedEnv, plain, runCli } from '../helpers/cli.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isolatedEnv, plain, runCli, tempDir } from '../helpers/cli.js';
 import { stopLobby, useEmulator } from '../helpers/emulator.js';
+import { until } from '../helpers/lobby-server.js';
+import { replicaEnv, serve, SLOW, stopReplica, type Replica } from '../helpers/replica.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -78,6 +80,59 @@ describe('lobby create against the embedded emulator', () => {
   });
 });
 
+describe('lobby logs of a lobby whose server the emulator runs (its measured metrics)', () => {
+  // `emulator serve --run` in its own process (its servers and their sampling are not this test's handles), with a
+  // server that idles: its samples are a real process's CPU and resident memory.
+  let server: Replica | undefined;
+  const run = { env: {} as Record<string, string | undefined> };
+  beforeAll(async () => {
+    server = await serve(['--data-dir', tempDir(), '--run', `"${process.execPath}" -e "setInterval(() => {}, 1000)"`]);
+    run.env = { ...isolatedEnv(), ...replicaEnv(tempDir(), server) };
+  }, SLOW.timeout);
+  afterAll(() => stopReplica(server));
+
+  /** A lobby whose server has been sampled. */
+  async function measuredLobby(): Promise<string> {
+    const made = await runCli(['lobby', 'create', '--game-mode', 'default', '--json'], { env: run.env });
+    expect(made.code, made.stderr).toBe(0);
+    const id = JSON.parse(made.stdout).lobby.lobby_id as string;
+    await until('a sample of its server', async () => {
+      const logs = await runCli(['lobby', 'logs', id, '--json'], { env: run.env });
+      return JSON.parse(logs.stdout).metrics?.cpu.length >= 1 ? true : undefined;
+    });
+    return id;
+  }
+
+  it('--chart draws CPU and memory with axes; --utc shows times in UTC', async () => {
+    const id = await measuredLobby();
+    const r = await runCli(['lobby', 'logs', id, '--chart', '--utc'], { env: { ...run.env, NO_COLOR: '1' }, tty: true, columns: 80 });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/created\s+\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC/);
+    expect(r.stdout).toMatch(/^ {2}CPU \(% of one core\)$/m);
+    expect(r.stdout).toMatch(/^ {2}Memory \(MiB of 512 MiB allocated\)$/m);
+    expect(r.stdout).toMatch(/^ +[\d.]+% ┤/m);
+    expect(r.stdout).toMatch(/^ +└─+$/m);
+    expect(r.stdout).toMatch(/Memory +now [\d.]+ MiB \(\d+%\) +peak [\d.]+ MiB +mean [\d.]+ MiB +of 512 MiB/);
+    for (const line of r.stdout.split('\n')) expect([...line].length).toBeLessThanOrEqual(79);
+  });
+
+  it('without --chart: sparklines against 100% CPU and the allocated memory', async () => {
+    const id = await measuredLobby();
+    const r = await runCli(['lobby', 'logs', id], { env: { ...run.env, NO_COLOR: '1' }, tty: true, columns: 120 });
+    expect(r.stdout).toMatch(/^ {2}CPU +[▁▂▃▄▅▆▇█]+ +now [\d.]+% +peak [\d.]+% +mean [\d.]+%$/m);
+    expect(r.stdout).toMatch(/^ {2}Memory +[▁▂▃▄▅▆▇█]+ +now /m);
+  });
+
+  it('a stopped lobby keeps its run\'s metrics: its memory peak, the latest sample called "last", not "now"', async () => {
+    const id = await measuredLobby();
+    await stopLobby(server!.info.endpoint, id, { exit_code: 0 });
+    const r = await runCli(['lobby', 'logs', id], { env: { ...run.env, NO_COLOR: '1' }, tty: true, columns: 120 });
+    expect(r.stdout).toContain('■ stopped (exit code 0)');
+    expect(r.stdout).toMatch(/^ {2}Memory +(\S+ +)?last [\d.]+ MiB \(\d+%\) +peak [\d.]+ MiB +mean [\d.]+ MiB +of 512 MiB$/m);
+    expect(r.stdout).not.toContain('none');
+  });
+});
+
 describe('lobby logs', () => {
   const fx = useEmulator();
 
@@ -87,7 +142,7 @@ describe('lobby logs', () => {
     return JSON.parse(r.stdout).lobby.lobby_id;
   }
 
-  it('shows a running lobby with its timeline and metrics', async () => {
+  it('shows a running lobby with its timeline; no server runs it, so no metrics, said in one line', async () => {
     const id = await newLobby();
     const r = await runCli(['lobby', 'logs', id], { env: fx.env, tty: true });
     expect(r.code).toBe(0);
@@ -97,6 +152,10 @@ describe('lobby logs', () => {
     expect(r.stdout).toMatch(/created\s+\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}/);
     expect(r.stdout).toMatch(/started\s+\d{4}-\d{2}-\d{2} .* \+\d/);
     expect(r.stdout).toMatch(/ready\s+\d{4}/);
+    expect(r.stdout).toMatch(/\nMetrics  none: no server of this lobby is measured\n/);
+    expect(r.stdout).not.toMatch(/CPU|MiB/);
+    const piped = await runCli(['lobby', 'logs', id], { env: fx.env });
+    expect(piped.stdout).not.toMatch(/^(job|cpu_percent_now|memory_bytes_now)\t/m);
   });
 
   it('names the region as lobby create did, from one look at the game\'s regions; --json prints the body alone', async () => {
@@ -127,9 +186,7 @@ describe('lobby logs', () => {
     const clean = await runCli(['lobby', 'logs', ok], { env: { ...fx.env, NO_COLOR: '1' }, tty: true });
     expect(clean.stdout).toContain('■ stopped (exit code 0)');
     expect(clean.stdout).toMatch(/stopped\s+\d{4}-\d{2}-\d{2}/);
-    // The run's metrics stay after the stop: its memory peak, the latest sample called "last", not "now".
-    expect(clean.stdout).toMatch(/^ {2}Memory +(\S+ +)?last [\d.]+ MiB \(\d+%\) +peak [\d.]+ MiB +mean [\d.]+ MiB +of 512 MiB$/m);
-    expect(clean.stdout).not.toContain('none');
+    expect(clean.stdout).toMatch(/\nMetrics  none: the service sent no samples for this lobby\n/);
 
     const bad = await newLobby();
     await stopLobby(fx.emu.endpoint, bad, { exit_code: 137, failed: true });
@@ -138,26 +195,6 @@ describe('lobby logs', () => {
     expect(fields.status).toBe('failed');
     expect(fields.exit_code).toBe('137');
     expect(fields.stopped_ts).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/);
-  });
-
-  it('--chart draws CPU and memory with axes; --utc shows times in UTC', async () => {
-    const id = await newLobby();
-    const r = await runCli(['lobby', 'logs', id, '--chart', '--utc'], { env: { ...fx.env, NO_COLOR: '1' }, tty: true, columns: 80 });
-    expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/created\s+\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC/);
-    expect(r.stdout).toMatch(/^ {2}CPU \(% of one core\)$/m);
-    expect(r.stdout).toMatch(/^ {2}Memory \(MiB of 512 MiB allocated\)$/m);
-    expect(r.stdout).toMatch(/^ +[\d.]+% ┤/m);
-    expect(r.stdout).toMatch(/^ +└─+$/m);
-    expect(r.stdout).toMatch(/Memory +now [\d.]+ MiB \(\d+%\) +peak [\d.]+ MiB +mean [\d.]+ MiB +of 512 MiB/);
-    for (const line of r.stdout.split('\n')) expect([...line].length).toBeLessThanOrEqual(79);
-  });
-
-  it('without --chart: sparklines against 100% CPU and the allocated memory', async () => {
-    const id = await newLobby();
-    const r = await runCli(['lobby', 'logs', id], { env: { ...fx.env, NO_COLOR: '1' }, tty: true, columns: 120 });
-    expect(r.stdout).toMatch(/^ {2}CPU +[▁▂▃▄▅▆▇█]+ +now [\d.]+% +peak [\d.]+% +mean [\d.]+%$/m);
-    expect(r.stdout).toMatch(/^ {2}Memory +[▁▂▃▄▅▆▇█]+ +now /m);
   });
 
   it.each([

@@ -4,7 +4,7 @@ import { execFile, spawnSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { plain, runCli } from '../helpers/cli.js';
-import { useEmulator } from '../helpers/emulator.js';
+import { stopLobby, useEmulator } from '../helpers/emulator.js';
 import { BIN } from '../helpers/bin.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -93,6 +93,18 @@ describe('the matchmaker from the command line', () => {
     const noServer = await runCli(['emulator', 'lobby', 'env', id], { env: { ...fx.env, GAMEHOST_ENDPOINT: undefined } });
     expect(noServer.code).toBe(2);
     expect(noServer.stderr).toContain('needs a running emulator');
+  });
+
+  it('emulator lobby env of a stopped lobby refuses in one line, exit 4, and prints nothing to eval', async () => {
+    const seat = JSON.parse((await runCli(['lobby', 'create', '--game-mode', 'default', '--json'], { env: fx.env })).stdout);
+    const id = seat.lobby.lobby_id;
+    await stopLobby(fx.emu.endpoint, id);
+    for (const args of [[], ['--json'], ['--shell', 'powershell']]) {
+      const r = await runCli(['emulator', 'lobby', 'env', id, ...args], { env: fx.env });
+      expect(r.code).toBe(4);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toBe(`error: lobby ${id} has stopped: no server is to start with its environment; make a new lobby\n`);
+    }
   });
 
   it('the real bin: region list and lobby list on a pseudo-terminal and piped', async () => {

@@ -103,6 +103,44 @@ describe('manual readiness: a lobby waits for its server', () => {
   });
 });
 
+describe("a stopped lobby's token, and the create's lobby_config", () => {
+  let t: TestEmulator;
+  beforeAll(async () => {
+    t = await startTestEmulator({ startDelayMs: 0, readyDelayMs: 0 });
+  });
+  afterAll(() => t.stop());
+
+  it('closed and state with a stopped lobby\'s token are refused (MATCHMAKER_LOBBY_STOPPED) and change nothing; its environment is refused too', async () => {
+    const seat = (await t.call('POST', '/matchmaker/lobbies/create', { body: { game_mode: 'default' } })).json;
+    const id = seat.lobby.lobby_id;
+    const env = await lobbyEnv(t, id);
+    await t.call('PUT', '/matchmaker/lobbies/state', { token: env.RIVET_TOKEN, body: '{"round": 1}' });
+    expect((await t.call('POST', `/_emulator/lobbies/${id}/stop`, { body: {} })).status).toBe(200);
+    expectErrorShape(await t.call('PUT', '/matchmaker/lobbies/closed', { token: env.RIVET_TOKEN, body: { is_closed: true } }), 400, 'MATCHMAKER_LOBBY_STOPPED');
+    expectErrorShape(await t.call('PUT', '/matchmaker/lobbies/state', { token: env.RIVET_TOKEN, body: '{"round": 2}' }), 400, 'MATCHMAKER_LOBBY_STOPPED');
+    expectErrorShape(await t.call('PUT', '/matchmaker/lobbies/state', { token: env.RIVET_TOKEN, headers: { 'content-length': '0' } }), 400, 'MATCHMAKER_LOBBY_STOPPED');
+    expect((await t.call('GET', `/matchmaker/lobbies/${id}/state`, { token: t.tokens.public })).json).toEqual({ round: 1 });
+    expectErrorShape(await t.call('GET', `/_emulator/lobbies/${id}/env`), 400, 'MATCHMAKER_LOBBY_STOPPED');
+  });
+
+  it('lobby_config is taken up to 16 KiB of JSON and refused past it with production\'s code, before the lobby is made', async () => {
+    // {"a":"…"} is 8 bytes of JSON around the string.
+    const config = (bytes: number) => ({ a: 'x'.repeat(bytes - 8) });
+    const at = await t.call('POST', '/matchmaker/lobbies/create', { body: { game_mode: 'squads', lobby_config: config(16 * 1024) } });
+    expect(at.status, at.text).toBe(200);
+    expect(JSON.parse((await lobbyEnv(t, at.json.lobby.lobby_id)).RIVET_LOBBY_CONFIG!)).toEqual(config(16 * 1024));
+    const before = (await t.call('GET', '/matchmaker/lobbies/list', {})).json.lobbies.length;
+    for (const bytes of [16 * 1024 + 1, 200 * 1024]) {
+      const past = await t.call('POST', '/matchmaker/lobbies/create', { body: { game_mode: 'squads', lobby_config: config(bytes) } });
+      expectErrorShape(past, 400, 'MATCHMAKER_CUSTOM_LOBBY_CONFIG_INVALID');
+      expect(past.json.message).toContain('too large (> 16KiB)');
+    }
+    // Multi-byte characters count as the bytes they are.
+    expectErrorShape(await t.call('POST', '/matchmaker/lobbies/create', { body: { game_mode: 'squads', lobby_config: { a: 'é'.repeat(8 * 1024) } } }), 400, 'MATCHMAKER_CUSTOM_LOBBY_CONFIG_INVALID');
+    expect((await t.call('GET', '/matchmaker/lobbies/list', {})).json.lobbies.length).toBe(before);
+  });
+});
+
 describe('the lobby token and the players of a lobby find made', () => {
   let t: TestEmulator;
   beforeAll(async () => {
@@ -141,7 +179,7 @@ describe('the lobby token and the players of a lobby find made', () => {
     expect((await t.call('POST', FIND, { body: { game_modes: ['duos'], tags: { room: 'closing' } } })).json.lobby.lobby_id).toBe(id);
   });
 
-  it('when its last player disconnects, a lobby find made stops; a created one stays; list and statistics follow', async () => {
+  it('when its last player disconnects, a lobby stops, made by find or by create (production\'s idle rule); list and statistics follow', async () => {
     const found = await t.call('POST', FIND, { body: { game_modes: ['squads'], regions: ['lnd-fra'] } });
     const created = await t.call('POST', '/matchmaker/lobbies/create', { body: { game_mode: 'squads', region: 'lnd-fra' } });
     await admit(t.endpoint, found.json);
@@ -161,10 +199,10 @@ describe('the lobby token and the players of a lobby find made', () => {
     }
     expect(await stats()).toBe(0);
     const after = (await t.call('GET', '/matchmaker/lobbies/list', {})).json.lobbies.map((l: { lobby_id: string }) => l.lobby_id);
-    // The created lobby stays, empty: the only one of its game mode left, so list still shows it.
-    expect(after).toContain(created.json.lobby.lobby_id);
-    expect(after).not.toContain(found.json.lobby.lobby_id);
-    expectErrorShape(await t.call('POST', JOIN, { body: { lobby_id: found.json.lobby.lobby_id } }), 400, 'MATCHMAKER_LOBBY_STOPPED');
+    for (const seat of [found.json, created.json]) {
+      expect(after).not.toContain(seat.lobby.lobby_id);
+      expectErrorShape(await t.call('POST', JOIN, { body: { lobby_id: seat.lobby.lobby_id } }), 400, 'MATCHMAKER_LOBBY_STOPPED');
+    }
   });
 
   it('development tokens get the mocks and nothing is kept', async () => {

@@ -224,8 +224,8 @@ describe.each(ENGINES)('the Store contract on %s', (_name, present, open) => {
     const holding = (m: ModelLobby) => m.players.filter((p) => p.state !== 'removed').length;
     const remove = (m: ModelLobby, p: ModelPlayer) => {
       p.state = 'removed';
-      // A lobby find made stops when its last player leaves.
-      if (m.auto && m.running && holding(m) === 0) m.running = false;
+      // A lobby (made by find or by create) stops when its last player leaves.
+      if (m.running && holding(m) === 0) m.running = false;
     };
     // What time alone decides, as every store operation but stopLobby does first (for the counts, the same).
     const expire = (now: number) => {
@@ -421,20 +421,25 @@ describe.each(ENGINES)('the Store contract on %s', (_name, present, open) => {
     expect(await store.connectPlayer(randomUUID(), l.lobby_id, T0 + 4)).toBe('removed');
   });
 
-  it_('pending players past their registration time leave, and a lobby find made stops when its last player has', async () => {
+  it_('pending players past their registration time leave, and a lobby, made by find or by create, stops when its last player has', async () => {
     const made = lobby({ auto_created: 1, ready_ts: T0 });
     const custom = lobby({ auto_created: 0, ready_ts: T0 });
+    const kept = lobby({ auto_created: 0, ready_ts: T0 });
     await store.insertLobby(made, pending(60_000));
     await store.insertLobby(custom, pending(60_000));
+    await store.insertLobby(kept, pending(60_000));
+    await store.joinLobby(kept.lobby_id, connected(), T0, null);
     await store.expireIdle(T0 + 59_999);
     expect((await store.getLobby(made.lobby_id))!.stop_ts).toBeNull();
     await store.expireIdle(T0 + 60_000);
     expect(await store.getLobby(made.lobby_id)).toMatchObject({ stop_ts: T0 + 60_000, player_count: 0, failed: 0 });
-    expect(await store.getLobby(custom.lobby_id)).toMatchObject({ stop_ts: null, player_count: 0 });
+    expect(await store.getLobby(custom.lobby_id)).toMatchObject({ stop_ts: T0 + 60_000, player_count: 0, exit_code: 0, failed: 0 });
+    // A lobby someone is still in runs on.
+    expect(await store.getLobby(kept.lobby_id)).toMatchObject({ stop_ts: null, player_count: 1 });
   });
 
-  it_('disconnectPlayer: removes once, stops a lobby find made when it empties, refuses another lobby\'s player', async () => {
-    const made = lobby({ auto_created: 1 });
+  it_('disconnectPlayer: removes once, stops the lobby (a custom one too) when it empties, refuses another lobby\'s player', async () => {
+    const made = lobby({ auto_created: 0 });
     const p = connected();
     await store.insertLobby(made, p);
     const q = connected();

@@ -51,6 +51,32 @@ describe('over HTTP', () => {
     }
   });
 
+  it('a respelt lobby token is 401; a respelt player token is TOKEN_ERROR and connects nobody', async () => {
+    const seat = (await t.call('POST', '/matchmaker/lobbies/create', { body: { game_mode: 'default' } })).json;
+    const env = await t.call('GET', `/_emulator/lobbies/${seat.lobby.lobby_id}/env`);
+    const lobbyToken: string = env.json.env.RIVET_TOKEN;
+    for (const spelling of respellings(lobbyToken))
+      expectErrorShape(await t.call('PUT', '/matchmaker/lobbies/closed', { token: spelling, body: { is_closed: false } }), 401, 'API_UNAUTHORIZED');
+    const player: string = seat.player.token;
+    const [label, header, body, sig] = player.split('.') as [string, string, string, string];
+    const playerSpellings = [
+      `${player}=`,
+      `${player}==`,
+      `${label}.${header}.${body}.${neighbour(sig)}`,
+      `${label}.${header}.${body}=.${sig}`,
+      `${label}.${header}=.${body}.${sig}`,
+      `${label}.${neighbour(header)}.${body}.${sig}`,
+      `${label}.${header}.${neighbour(body)}.${sig}`,
+      `${label}.${header}.${body}.${sig.slice(0, 5)}*${sig.slice(5)}`,
+    ];
+    for (const spelling of playerSpellings) {
+      const res = await t.call('POST', '/matchmaker/players/connected', { token: lobbyToken, body: { player_token: spelling } });
+      expect({ spelling, code: res.json.code }).toEqual({ spelling, code: 'TOKEN_ERROR' });
+    }
+    // The token as it was given still connects, once: none of the respellings did.
+    expect((await t.call('POST', '/matchmaker/players/connected', { token: lobbyToken, body: { player_token: player } })).status).toBe(200);
+  });
+
   it('a signed URL respelt (its expiry with a leading zero, a parameter twice, its signature changed) is 403', async () => {
     const created = await t.call('POST', `/cloud/games/${t.gameId}/builds`, {
       token: t.tokens.cloud,

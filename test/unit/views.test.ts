@@ -588,6 +588,13 @@ describe('lobby logs view', () => {
     expect(plain(formatLobbyLogs(empty, term(80)))).toMatch(/\nMetrics  lobby-x: none: the service sent no samples for this lobby\n$/);
   });
 
+  it('a started, running lobby whose answer has no metrics says in one line that no server of it is measured', () => {
+    const { metrics: _none, ...unmeasured } = running;
+    const out = plain(formatLobbyLogs(unmeasured, term(80)));
+    expect(out).toMatch(/\nMetrics  none: no server of this lobby is measured\n$/);
+    expect(out).not.toMatch(/CPU|Memory/);
+  });
+
   it('a watch keeps the last metrics it saw when the stopped lobby reports none', () => {
     const lastSeen = { metrics: running.metrics!, at: Date.UTC(2026, 10, 21, 10, 42, 9) };
     expect(seen(formatLobbyLogs(failed, term(80, { lastSeen })), 80)).toBe(FAILED_LAST_SEEN_80);

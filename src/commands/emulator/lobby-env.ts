@@ -2,7 +2,7 @@
 // started by hand (or in a debugger) against a running emulator: `eval "$(gamehost emulator lobby env $LOBBY)"`.
 import { emulatorLobbyEnv } from '../../api/operations.js';
 import type { Context } from '../../context.js';
-import { UsageError } from '../../errors.js';
+import { ApiError, CliError, ExitCode, UsageError } from '../../errors.js';
 import { writeJson } from '../../output/json.js';
 import { parseChoice, parseLobbyId } from '../args.js';
 import { defineCommand } from '../command.js';
@@ -47,9 +47,20 @@ export default defineCommand({
   run,
 });
 
+/** The lobby has stopped: there is no server to start with its environment (exit 4, as a lobby that is not there). */
+class LobbyStoppedError extends CliError {
+  readonly exitCode = ExitCode.NOT_FOUND;
+  constructor(lobbyId: string) {
+    super(`lobby ${lobbyId} has stopped: no server is to start with its environment; make a new lobby`);
+    this.name = 'LobbyStoppedError';
+  }
+}
+
 async function run(ctx: Context, o: LobbyEnvOptions): Promise<void> {
   const api = (await adminApi(ctx, { kind: 'endpoint' }))!;
-  const { env } = await emulatorLobbyEnv(api, o.lobbyId);
+  const { env } = await emulatorLobbyEnv(api, o.lobbyId).catch((err: unknown) => {
+    throw err instanceof ApiError && err.code === 'MATCHMAKER_LOBBY_STOPPED' ? new LobbyStoppedError(o.lobbyId) : err;
+  });
   if (ctx.global.json) return writeJson(ctx, env);
   const vars = Object.entries(env);
   ctx.io.stdout.write(o.shell === 'powershell' ? powershellLines(vars) : exportLines(vars));

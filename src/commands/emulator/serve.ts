@@ -310,8 +310,9 @@ async function run(ctx: Context, o: ServeOptions): Promise<void> {
       throw new ResponseError(err.message, 'check the bucket, AWS_ENDPOINT_URL (or AWS_ENDPOINT_URL_S3), AWS_REGION and the credentials');
     throw storeOpenError(err, o.database);
   });
-  // `emulator reset` refuses to delete the data while this server holds it.
-  const release = holdDataDir(o.dataDir, emu.endpoint);
+  // `emulator reset` refuses to delete the data while this server holds it, and embedded commands on it talk to it.
+  const { processStart } = await import('../../emulator/runtime/process.js');
+  const release = holdDataDir(o.dataDir, emu.endpoint, await processStart(process.pid));
   // SIGHUP: a renewed certificate is taken up without a restart; a bad one is refused and the old one kept.
   const onHangup = () => {
     try {

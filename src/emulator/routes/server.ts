@@ -112,6 +112,14 @@ const ROUTES: Route[] = [
   route('GET', '/_emulator/health', health),
 ];
 
+/** Every route as the front knows it (method, path pattern, whether admin or a lobby token's): for tests that try them all. */
+export const ROUTE_TABLE: readonly { method: string; path: string; admin: boolean; lobby: boolean }[] = ROUTES.map((r) => ({
+  method: r.method,
+  path: `/${r.segments.join('/')}`,
+  admin: r.admin,
+  lobby: r.lobby,
+}));
+
 /** 200 when the store and the bucket answer; 503 naming the one that does not, for load balancers and probes. */
 async function health(rc: RequestContext): Promise<Reply> {
   const report = await rc.services.health.check();

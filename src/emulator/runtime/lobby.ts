@@ -1,7 +1,7 @@
 // The seam between the matchmaker and what runs a lobby's server: one call starts it (a command, or a pushed build
 // in a container), its output goes to the lobby's log lines in the Store, and its resource samples are kept for
 // the lobby's metrics. The lobby's lifecycle (ready, stop, exit -> stopped) stays with the lobbies service.
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readdir, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EmulatorError } from '../errors.js';
@@ -298,10 +298,16 @@ export async function startLobbyServer(opts: LobbyRunOptions): Promise<LobbyRun>
     labels: { [LABELS.lobby]: lobbyId },
     onLine: (stream: OutputStream, line: Buffer) => batcher.add(STREAMS[stream], line),
   };
-  const server =
-    'command' in run
-      ? await new ProcessRunner(run.command).start(spec)
-      : await new DockerRunner(run.docker, { image: run.image, owner: run.owner, network: run.network }).start(spec);
+  let server: RunningServer;
+  try {
+    server =
+      'command' in run
+        ? await new ProcessRunner(run.command).start(spec)
+        : await new DockerRunner(run.docker, { image: run.image, owner: run.owner, network: run.network }).start(spec);
+  } catch (err) {
+    await removeIfEmpty(workDir);
+    throw err;
+  }
 
   const kept: TimedSample[] = [];
   const keep = opts.keepSamples ?? 30;
@@ -325,6 +331,7 @@ export async function startLobbyServer(opts: LobbyRunOptions): Promise<LobbyRun>
     clearInterval(sampler);
     // Through an outage too: the lines are written before the exit is (only a closing emulator gives up on them).
     await batcher.flush().catch(() => {});
+    await removeIfEmpty(workDir);
     return { ...exit, at };
   });
   return {
@@ -337,4 +344,28 @@ export async function startLobbyServer(opts: LobbyRunOptions): Promise<LobbyRun>
       return exited;
     },
   };
+}
+
+/** A lobby's working directory goes once its server is done, when it left nothing there (what it wrote stays). */
+async function removeIfEmpty(dir: string): Promise<boolean> {
+  return rmdir(dir).then(
+    () => true,
+    () => false,
+  );
+}
+
+/**
+ * Removes the empty working directories under `workRoot` of lobbies that are not running (`running` answers from
+ * the store): those whose emulator died before their server's exit removed them. Answers how many went.
+ */
+export async function removeEmptyWorkDirs(workRoot: string, running: (lobbyId: string) => Promise<boolean>): Promise<number> {
+  let names: string[];
+  try {
+    names = await readdir(workRoot);
+  } catch {
+    return 0;
+  }
+  let removed = 0;
+  for (const name of names) if (!(await running(name)) && (await removeIfEmpty(join(workRoot, name)))) removed++;
+  return removed;
 }

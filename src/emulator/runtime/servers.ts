@@ -7,7 +7,7 @@ import type { Lobbies } from '../services/lobbies.js';
 import { lobbyEnvironment, lobbyPorts } from '../services/environment.js';
 import type { LobbyRow, Store } from '../stores/store.js';
 import { collectGarbage } from './collect.js';
-import { startLobbyServer, WriteGate, type Backoff, type HowToRun, type LobbyRun, type LogSink, type TimedSample } from './lobby.js';
+import { removeEmptyWorkDirs, startLobbyServer, WriteGate, type Backoff, type HowToRun, type LobbyRun, type LogSink, type TimedSample } from './lobby.js';
 import { isSameProcess, killLeftover, processStart } from './process.js';
 import type { ExitInfo, RunPort } from './runtime.js';
 
@@ -172,6 +172,9 @@ export class LobbyServers {
       const result = await lobbies.stop(row.lobby_id, { exitCode: OWNER_GONE_EXIT_CODE, failed: true });
       if (result !== null && !result.alreadyStopped) stopped++;
     }
+    // The empty working directories a dead predecessor's servers left (a running lobby's, another emulator's, stays).
+    // A store that does not answer keeps them all, for the next start.
+    await removeEmptyWorkDirs(this.opts.workRoot, async (id) => (await store.getLobby(id).then((l) => l?.stop_ts === null, () => true)));
     return stopped;
   }
 

@@ -7,7 +7,7 @@ import { NOT_READY, type LobbyRow, type NewPlayer, type Store } from '../stores/
 import type { Clock } from './clock.js';
 import { lobbyEnvironment, lobbyPorts, type LobbyPort } from './environment.js';
 import type { Game } from './games.js';
-import { lobbyMetrics, sampledMetrics, type JobMetrics } from './metrics.js';
+import { sampledMetrics, type JobMetrics } from './metrics.js';
 import { freePort } from './ports.js';
 import { signPlayerToken, signToken, verifyPlayerToken } from './tokens.js';
 
@@ -31,6 +31,8 @@ export const MAX_UNCONNECTED_FROM_SOURCE = 8;
 export const SERVED_WITHIN_MS = 5_000;
 /** The largest lobby state kept, in bytes of JSON: a documented limit of the emulator (API_BAD_BODY past it). */
 export const MAX_STATE_BYTES = 64 * 1024;
+/** The largest `lobby_config` a create takes, in bytes of its JSON as re-serialised: production's bound. */
+export const MAX_LOBBY_CONFIG_BYTES = 16 * 1024;
 const DEV_REGION = { id: 'dev-lcl', name: 'Local' };
 // Where a development token's mock lobby says its server listens: the token was made for no hostname here.
 const DEV_PORTS: Record<string, LobbyPort> = { default: { port: 8080 } };
@@ -94,7 +96,7 @@ export interface RegionInfo {
   datacenter_distance_from_client: { kilometers: number; miles: number };
 }
 
-/** A lobby as seen at `now`; metrics once it has started, up to its stop. */
+/** A lobby as seen at `now`; metrics once it has started, up to its stop, where a server of it is measured. */
 export interface LobbyState {
   lobby: LobbyRow;
   now: number;
@@ -159,6 +161,10 @@ export class Lobbies {
     checkGameModes(game, [request.gameMode]);
     checkTags(request.tags);
     checkMaxPlayers(request.maxPlayers);
+    const lobbyConfig = request.lobbyConfig === undefined ? null : JSON.stringify(request.lobbyConfig);
+    // Production's bound, before the region; past it the config would also not fit in the server's environment.
+    if (lobbyConfig !== null && Buffer.byteLength(lobbyConfig) > MAX_LOBBY_CONFIG_BYTES)
+      fail('MATCHMAKER_CUSTOM_LOBBY_CONFIG_INVALID', { reason: `too large (> ${MAX_LOBBY_CONFIG_BYTES / 1024}KiB)` });
     const region = regionOf(game, request.regionId);
     if (mode === 'dev') return this.devSeat(game);
     const lobby = await this.newLobby(game, now, {
@@ -296,7 +302,7 @@ export class Lobbies {
 
   async setClosed(caller: LobbyCaller, closed: boolean): Promise<void> {
     if (caller.mode === 'dev') return;
-    await this.ownLobby(caller);
+    await this.runningLobby(caller);
     await this.deps.store.setLobbyClosed(caller.lobbyId, closed);
   }
 
@@ -305,7 +311,7 @@ export class Lobbies {
     if (caller.mode === 'dev') return;
     if (json !== null && Buffer.byteLength(json) > MAX_STATE_BYTES)
       fail('API_BAD_BODY', { reason: `a lobby state holds at most ${MAX_STATE_BYTES} bytes of JSON.` });
-    await this.ownLobby(caller);
+    await this.runningLobby(caller);
     await this.deps.store.setLobbyState(caller.lobbyId, json);
   }
 
@@ -342,10 +348,15 @@ export class Lobbies {
     return signToken(this.deps.secret, { kind: 'lobby', game_id: game.gameId, namespace_id: game.namespaceId, lobby_id: lobbyId });
   }
 
-  /** The environment production gives the lobby's process; API_NOT_FOUND for a lobby not of the game. */
+  /**
+   * The environment production gives the lobby's process; API_NOT_FOUND for a lobby not of the game,
+   * MATCHMAKER_LOBBY_STOPPED once it stopped (its token changes nothing then: no server is to start with it).
+   */
   async environment(game: Game, lobbyId: string, endpoint: string): Promise<Record<string, string>> {
+    await this.deps.store.expireIdle(this.deps.clock.now());
     const lobby = await this.deps.store.getLobby(lobbyId);
     if (lobby === undefined || lobby.namespace_id !== game.namespaceId) fail('API_NOT_FOUND', { what: `Lobby ${lobbyId}` });
+    if (lobby.stop_ts !== null) fail('MATCHMAKER_LOBBY_STOPPED', { lobby_id: lobbyId });
     return lobbyEnvironment({ lobby, endpoint, token: this.lobbyToken(game, lobbyId) });
   }
 
@@ -363,9 +374,13 @@ export class Lobbies {
     return check.claims.player_id;
   }
 
-  private async ownLobby(caller: { lobbyId: string }): Promise<LobbyRow> {
-    const lobby = await this.deps.store.getLobby(caller.lobbyId);
+  /** The caller's lobby, not stopped (its stop due by time counts): a stopped lobby's token changes nothing. */
+  private async runningLobby(caller: { lobbyId: string }): Promise<LobbyRow> {
+    const { clock, store } = this.deps;
+    await store.expireIdle(clock.now());
+    const lobby = await store.getLobby(caller.lobbyId);
     if (lobby === undefined) fail('MATCHMAKER_LOBBY_NOT_FOUND', { lobby_id: caller.lobbyId });
+    if (lobby.stop_ts !== null) fail('MATCHMAKER_LOBBY_STOPPED', { lobby_id: caller.lobbyId });
     return lobby;
   }
 
@@ -534,16 +549,17 @@ export class Lobbies {
   }
 
   /**
-   * A lobby's metrics from its server's samples where one ran it: this emulator's own while it runs the server, else
-   * the ones its owner (this replica or another, running or ended) kept in the store. The synthetic curves remain
-   * for a lobby no server ran.
+   * A lobby's metrics: its server's samples where an emulator ran one (this emulator's own while it runs the server,
+   * else those its owner, this replica or another, kept in the store; none yet: empty). A lobby no emulator runs a
+   * server for (readiness delay or manual) has no metrics: nothing measures a server there, and none is made up.
    */
   private async withSamples(state: LobbyState): Promise<LobbyState> {
     const { lobby } = state;
-    if (state.metrics === undefined) return state;
-    let samples = this.runner?.samples(lobby.lobby_id);
-    if (samples === undefined && lobby.owner !== null) samples = parseSamples(await this.deps.store.lobbySamples(lobby.lobby_id));
-    if (samples !== undefined) state.metrics = sampledMetrics(lobby.lobby_id, samples);
+    // Once started; a stopped lobby keeps the samples of its run up to the stop, as the service still answers the
+    // job's recent metrics after it ended (its window is the last 15 minutes).
+    if (lobby.owner === null || lobby.start_ts > (lobby.stop_ts ?? state.now)) return state;
+    const samples = this.runner?.samples(lobby.lobby_id) ?? parseSamples(await this.deps.store.lobbySamples(lobby.lobby_id));
+    state.metrics = sampledMetrics(lobby.lobby_id, samples ?? []);
     return state;
   }
 
@@ -617,12 +633,7 @@ function parseSamples(text: string | undefined): { cpu: number; memory: number }
 }
 
 function stateAt(lobby: LobbyRow, now: number): LobbyState {
-  const state: LobbyState = { lobby, now };
-  // Once started; a stopped lobby keeps the samples of its run up to the stop, as the service still answers the
-  // job's recent metrics after it ended (its window is the last 15 minutes).
-  const until = lobby.stop_ts ?? now;
-  if (lobby.start_ts <= until) state.metrics = lobbyMetrics(lobby.lobby_id, lobby.start_ts, until);
-  return state;
+  return { lobby, now };
 }
 
 function checkGameModes(game: Game, modes: string[]): void {

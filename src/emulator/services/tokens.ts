@@ -109,11 +109,15 @@ export function verifyPlayerToken(secret: Buffer, token: string, nowMs: number):
   if (parts.length !== 4 || (parts[0] !== 'player' && parts[0] !== 'dev_player')) return { kind: 'malformed' };
   const head = parts.slice(0, 3).join('.');
   const expected = hmac(secret, head);
-  const given = Buffer.from(parts[3]!, 'base64url');
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return { kind: 'malformed' };
+  // Each part in its one canonical spelling, as the other tokens: no padding, no flipped unused bits.
+  const given = fromB64url(parts[3]!);
+  if (given === null || given.length !== expected.length || !timingSafeEqual(given, expected)) return { kind: 'malformed' };
+  const header = fromB64url(parts[1]!);
+  const body = fromB64url(parts[2]!);
+  if (header === null || body === null) return { kind: 'malformed' };
   let c: Record<string, unknown>;
   try {
-    c = JSON.parse(Buffer.from(parts[2]!, 'base64url').toString('utf8')) as Record<string, unknown>;
+    c = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
   } catch {
     return { kind: 'malformed' };
   }

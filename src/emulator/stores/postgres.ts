@@ -366,8 +366,8 @@ const INSERT_LOBBY = `INSERT INTO lobbies (${LOBBY_INSERT_COLUMNS})
   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)`;
 const INSERT_PLAYER = `INSERT INTO players (player_id, lobby_id, create_ts, source_ip, register_by_ts, connect_ts)
   VALUES ($1, $2, $3, $4, $5, $6)`;
-// A pending player past its registration time is removed, and a lobby find made stops once that leaves it empty,
-// at the time the last one expired; one statement, so each player is removed (and counted) by one replica.
+// A pending player past its registration time is removed, and a lobby (made by find or by create) stops once that
+// leaves it empty, at the time the last one expired; one statement, so each player is removed (and counted) by one replica.
 const EXPIRE_PLAYERS = `
 WITH gone AS (
   UPDATE players SET remove_ts = register_by_ts
@@ -375,12 +375,12 @@ WITH gone AS (
   RETURNING lobby_id, register_by_ts),
 counts AS (SELECT lobby_id, COUNT(*) AS n, MAX(register_by_ts) AS last FROM gone GROUP BY lobby_id)
 UPDATE lobbies l SET player_count = l.player_count - c.n,
-  stop_ts = CASE WHEN l.stop_ts IS NULL AND l.auto_created = 1 AND l.player_count - c.n <= 0 THEN c.last ELSE l.stop_ts END,
-  exit_code = CASE WHEN l.stop_ts IS NULL AND l.auto_created = 1 AND l.player_count - c.n <= 0 THEN 0 ELSE l.exit_code END,
-  failed = CASE WHEN l.stop_ts IS NULL AND l.auto_created = 1 AND l.player_count - c.n <= 0 THEN 0 ELSE l.failed END
+  stop_ts = CASE WHEN l.stop_ts IS NULL AND l.player_count - c.n <= 0 THEN c.last ELSE l.stop_ts END,
+  exit_code = CASE WHEN l.stop_ts IS NULL AND l.player_count - c.n <= 0 THEN 0 ELSE l.exit_code END,
+  failed = CASE WHEN l.stop_ts IS NULL AND l.player_count - c.n <= 0 THEN 0 ELSE l.failed END
  FROM counts c WHERE l.lobby_id = c.lobby_id`;
 const STOP_IF_EMPTY = `UPDATE lobbies SET stop_ts = $1, exit_code = 0, failed = 0
-  WHERE lobby_id = $2 AND stop_ts IS NULL AND auto_created = 1 AND player_count <= 0`;
+  WHERE lobby_id = $2 AND stop_ts IS NULL AND player_count <= 0`;
 // The fullest running, open, public lobby of the query with room for one more (jsonb @> holds every tag asked).
 const FIND_CANDIDATE = `SELECT * FROM lobbies
   WHERE namespace_id = $1 AND game_mode = ANY($2) AND region_id = ANY($3) AND stop_ts IS NULL AND is_closed = 0

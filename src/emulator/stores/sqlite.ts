@@ -344,7 +344,7 @@ function prepareStatements(db: SqliteDatabase) {
     leaveLobby: db.prepare<[string]>('UPDATE lobbies SET player_count = player_count - 1 WHERE lobby_id = ?'),
     stopIfEmpty: db.prepare<[number, string]>(
       `UPDATE lobbies SET stop_ts = ?, exit_code = 0, failed = 0
-        WHERE lobby_id = ? AND stop_ts IS NULL AND auto_created = 1 AND player_count <= 0`,
+        WHERE lobby_id = ? AND stop_ts IS NULL AND player_count <= 0`,
     ),
     enterLobby: db.prepare<[string]>('UPDATE lobbies SET player_count = player_count + 1 WHERE lobby_id = ?'),
     runningLobbies: db.prepare<[string], number>(

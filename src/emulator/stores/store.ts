@@ -29,7 +29,7 @@ export interface LobbyRow {
   idle_stop_ts: number | null;
   /** JSON object: label -> {"port"} or {"min", "max"} (a range), fixed at create so every reader agrees. */
   ports: string;
-  /** 1 when find made it: it stops when its last player leaves (a create's custom lobby does not). */
+  /** 1 when find made it, 0 for a create's custom lobby (either stops when its last player leaves, as production's). */
   auto_created: number;
   /** 1 while its server has closed it to find. */
   is_closed: number;
@@ -319,7 +319,7 @@ export interface Store {
   /**
    * What time alone decides, for every reader alike, before reading lobby state: idle lobbies stop at their idle
    * deadline, lobbies never made ready at their ready deadline; pending players past their registration time are
-   * removed, and a lobby find made stops once that leaves it empty.
+   * removed, and a lobby stops once that leaves it empty (production's idle rule with its default of no idle lobbies).
    */
   expireIdle(now: number): Promise<void>;
   /**
@@ -334,8 +334,7 @@ export interface Store {
   /** A pending player of this lobby becomes connected, once; the outcome says why not otherwise. */
   connectPlayer(playerId: string, lobbyId: string, now: number): Promise<ConnectOutcome>;
   /**
-   * Removes a player of this lobby (a removed or unknown one is no error); a lobby find made stops when that
-   * leaves it empty. 'different_lobby' when the player is another lobby's.
+   * Removes a player of this lobby (a removed or unknown one is no error); the lobby stops when that leaves it empty. 'different_lobby' when the player is another lobby's.
    */
   disconnectPlayer(playerId: string, lobbyId: string, now: number): Promise<'removed' | 'different_lobby'>;
   /** The public running lobbies of a namespace, oldest first, with their connected players. */

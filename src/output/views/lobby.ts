@@ -266,8 +266,13 @@ function metrics(res: LobbyLogsResponse, o: LobbyViewOptions): string {
   const running = lobbyState(res) === 'running';
   const m = fresh ? res.metrics! : o.lastSeen?.metrics;
   if (!hasSamples(m)) {
-    // Said plainly: the answer held no samples (for a lobby that ran, the service keeps none to show).
-    const none = running ? 'none reported yet' : 'none: the service sent no samples for this lobby';
+    // Said plainly: a started, running lobby with no metrics at all has no server that is measured (the emulator's
+    // lobby that nothing runs); else the answer held no samples (for a lobby that ran, the service keeps none to show).
+    const none = !running
+      ? 'none: the service sent no samples for this lobby'
+      : res.metrics == null && res.lobby.start_ts != null
+        ? 'none: no server of this lobby is measured'
+        : 'none reported yet';
     const job = res.metrics?.job ? `${sanitizeLine(res.metrics.job)}: ` : '';
     return `${c.bold('Metrics')}  ${c.dim(job + none)}\n`;
   }

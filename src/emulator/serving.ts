@@ -1,0 +1,76 @@
+// A command that would open the emulator in-process on a data directory that a running `emulator serve` uses talks
+// to that serve instead: two emulators on one store would each hand out the lobbies the other made (and only serve
+// runs their servers). Serve records its pid, start time and endpoint in the data directory (holdDataDir); a
+// command takes the endpoint when that process still runs and the endpoint answers to the data directory's own
+// tokens (the same secret: that emulator, not whatever took its port since), else refuses in one line.
+import { readFileSync } from 'node:fs';
+import { RefusedError } from '../errors.js';
+import { dataDirHolders, dataDirPaths, type ServerHold } from './datadir.js';
+import { gameTokens, type GameTokens } from './services/games.js';
+import { GAME_ID, NAMESPACE_ID } from './services/ids.js';
+
+/** What a command needs of the emulator a serve runs on its data directory: its endpoint, the seeded game and tokens. */
+export interface ServedEmulator {
+  endpoint: string;
+  gameId: string;
+  namespaceId: string;
+  tokens: GameTokens;
+  /** The serve's process. */
+  pid: number;
+}
+
+/** How long the serve has to answer the one request that shows it is there. */
+const PROBE_TIMEOUT_MS = 3_000;
+
+/**
+ * The serve running on `dataDir` when there is one (undefined: none, the command opens the emulator itself);
+ * a RefusedError naming its pid and endpoint when one holds the directory but cannot be used from here.
+ */
+export async function servingEmulator(dataDir: string): Promise<ServedEmulator | undefined> {
+  const holders = await liveHolders(dataDir);
+  if (holders.length === 0) return undefined;
+  const hold = holders[0]!;
+  const refuse = (why: string) =>
+    new RefusedError(
+      `the data directory ${dataDir} is in use by \`gamehost emulator serve\` (pid ${hold.pid} at ${hold.endpoint}), ${why}: ` +
+        `give --endpoint ${hold.endpoint} with its tokens, or stop it (kill ${hold.pid})`,
+    );
+  let secret: Buffer;
+  try {
+    secret = readFileSync(dataDirPaths(dataDir).secret);
+  } catch {
+    throw refuse('and the directory holds no secret to sign its tokens');
+  }
+  const tokens = gameTokens(secret, GAME_ID, NAMESPACE_ID);
+  let status: number;
+  try {
+    const res = await fetch(`${hold.endpoint}/cloud/auth/inspect`, {
+      headers: { authorization: `Bearer ${tokens.cloud}` },
+      signal: AbortSignal.timeout(PROBE_TIMEOUT_MS),
+    });
+    status = res.status;
+    await res.body?.cancel();
+  } catch (err) {
+    throw refuse(`which does not answer (${describeFailure(err)})`);
+  }
+  if (status !== 200) throw refuse(`which does not take this directory's tokens (HTTP ${status}: another secret)`);
+  return { endpoint: hold.endpoint, gameId: GAME_ID, namespaceId: NAMESPACE_ID, tokens, pid: hold.pid };
+}
+
+/** The holders whose process is still the one that wrote the record (a pid given to another process since is not). */
+async function liveHolders(dataDir: string): Promise<ServerHold[]> {
+  const holders = dataDirHolders(dataDir);
+  if (holders.length === 0) return holders;
+  // Loaded only when a record is there: the embedded emulator's start pays nothing for it otherwise.
+  const { isSameProcess } = await import('./runtime/process.js');
+  const live: ServerHold[] = [];
+  for (const hold of holders) if (hold.start === undefined || (await isSameProcess(hold.pid, hold.start))) live.push(hold);
+  return live;
+}
+
+function describeFailure(err: unknown): string {
+  const cause = (err as { cause?: { code?: unknown; message?: unknown } }).cause;
+  if (typeof cause?.code === 'string') return cause.code;
+  if ((err as Error).name === 'TimeoutError') return `no answer within ${PROBE_TIMEOUT_MS / 1000} s`;
+  return (err as Error).message || String(err);
+}
