@@ -2,6 +2,7 @@
 // removes the input files the upload benches keep in .bench/ (bench/cache.js), and measures nothing.
 import { BENCH_CACHE, cacheDiskBytes, cleanCache } from './cache.js';
 import { runBucketBench } from './bucket.js';
+import { runContainerBench } from './container.js';
 import { runEmulatorBench } from './emulator.js';
 import { runFindBench } from './find.js';
 import { runGamesBench } from './games.js';
@@ -34,6 +35,7 @@ const results = [
   await runBucketBench(),
   await runTableBench(),
   await runRuntimeBench(),
+  await runContainerBench(),
 ];
 process.exitCode = results.every(Boolean) ? 0 : 1;
 console.error(`kept the bench input files in ${BENCH_CACHE} (${(cacheDiskBytes() / 1024 ** 3).toFixed(2)} GiB on disk) for the next run; \`npm run bench -- --clean\` removes them`);
