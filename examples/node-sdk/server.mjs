@@ -21,6 +21,11 @@ for (const name of ['RIVET_API_ENDPOINT', 'RIVET_TOKEN', 'PORT_default']) {
 // The endpoint given, always: without `environment` the SDK talks to Rivet's old cloud. The token is the lobby's.
 const rivet = new RivetClient({ environment: process.env.RIVET_API_ENDPOINT, token: process.env.RIVET_TOKEN });
 const errorCode = (err) => err?.body?.code ?? err?.message ?? String(err);
+/** Reports a refused call, but for MATCHMAKER_LOBBY_STOPPED: the lobby is over (its last player left, a stop), and
+ * the SIGTERM that ends this server follows. */
+function refused(what, err) {
+  if (errorCode(err) !== 'MATCHMAKER_LOBBY_STOPPED') console.error(`server: ${what} refused: ${errorCode(err)}`);
+}
 
 /** The sockets of admitted players, each with its player token. */
 const players = new Map();
@@ -36,7 +41,7 @@ function call(promise) {
 let stateWrites = Promise.resolve();
 function publishState() {
   const state = { players: players.size };
-  stateWrites = stateWrites.then(() => call(rivet.matchmaker.lobbies.setState(state))).catch((err) => console.error(`server: state not set: ${errorCode(err)}`));
+  stateWrites = stateWrites.then(() => call(rivet.matchmaker.lobbies.setState(state))).catch((err) => refused('state', err));
 }
 
 let stopping = false;
@@ -81,7 +86,7 @@ const server = net.createServer((socket) => {
       await call(rivet.matchmaker.players.disconnected({ playerToken: gone }));
       console.log(`player left (${players.size} connected)`);
     } catch (err) {
-      console.error(`server: players disconnected refused: ${errorCode(err)}`);
+      refused('players disconnected', err);
     }
     if (!stopping) publishState();
   });
@@ -105,7 +110,7 @@ async function stop(signal) {
   console.log(`${signal}: stopping`);
   server.close();
   // No new player is sent here while the players leave (the lobby stops once this process ends).
-  await call(rivet.matchmaker.lobbies.setClosed({ isClosed: true })).catch((err) => console.error(`server: closed refused: ${errorCode(err)}`));
+  await call(rivet.matchmaker.lobbies.setClosed({ isClosed: true })).catch((err) => refused('closed', err));
   // Each player told, then let go; each close sends its players disconnected, which the exit waits for.
   const sockets = [...players.keys()];
   const closed = sockets.map((socket) => new Promise((resolve) => socket.once('close', resolve)));

@@ -16,7 +16,7 @@ export interface DataDirPaths {
 const SECRET_BYTES = 32;
 
 /** Every name the emulator creates in a data directory (SQLite adds -wal and -shm beside the database). */
-export const DATA_DIR_ENTRIES = ['emulator.db', 'emulator.db-wal', 'emulator.db-shm', 'secret', 'replica', 'uploads', 'builds', 'servers', 'lobbies'] as const;
+export const DATA_DIR_ENTRIES = ['emulator.db', 'emulator.db-wal', 'emulator.db-shm', 'secret', 'replica', 'uploads', 'builds', 'servers', 'runs', 'lobbies'] as const;
 
 export function dataDirPaths(dataDir: string): DataDirPaths {
   return {

@@ -13,6 +13,7 @@ import { checkAdminToken } from './services/admin.js';
 import { systemClock, type Clock } from './services/clock.js';
 import { gameTokens, sweepFailed, type GameTokens } from './services/games.js';
 import { GAME_ID, NAMESPACE_ID } from './services/ids.js';
+import { LOBBY_PIDS_LIMIT, LOBBY_TIER } from './services/environment.js';
 import { createServices, type Services } from './services/index.js';
 import type { LogWatchTiming } from './services/logs.js';
 import { checkBucketPartSize } from './stores/bucket.js';
@@ -165,6 +166,18 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
       const { LobbyServers, OWNER_GONE_EXIT_CODE, serverOwner } = await import('./runtime/servers.js');
       // This replica's id and process: the store's owner of its lobbies, and on the labels of its containers.
       const owner = await serverOwner(config.replica ?? dataDirReplicaId(opts.dataDir));
+      // What a killed predecessor on this data directory left running (setsid'd children, whole cgroups) goes first.
+      const { sweepLeftovers, RunRecord } = await import('./runtime/leftovers.js');
+      const swept = await sweepLeftovers(opts.dataDir, owner.replica);
+      if (swept > 0) console.error(`[emulator] ended ${swept} ${swept === 1 ? 'server' : 'servers'} that an emulator of this data directory left running when it was killed`);
+      // Commands run each in a cgroup of its lobby's where this process may make one (Linux); else in a process group.
+      const cgroups =
+        config.runBuild === null && process.platform === 'linux'
+          ? await (await import('./runtime/cgroup.js')).Cgroups.open({ replica: owner.replica, owner, limits: { memory: LOBBY_TIER.memoryMax, pids: LOBBY_PIDS_LIMIT } })
+          : undefined;
+      if (config.runBuild === null && process.platform === 'linux' && cgroups === undefined)
+        console.error("[emulator] lobbies' servers run in process groups: this process may make no cgroup; what a server starts in a session of its own (setsid) can outlive its lobby");
+      const record = new RunRecord(opts.dataDir, owner, cgroups?.ownerDirs ?? []);
       // A pushed build in a container (--run-build), else a command: the game mode's own, else `run`.
       const how: LobbyServersOptions['how'] =
         builds?.resolver(store, blobs, owner) ??
@@ -180,6 +193,8 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
       const unset = config.passEnv.filter((name) => env[name] === undefined);
       if (unset.length > 0) console.error(`[emulator] --pass-env ${unset.join(', ')}: not set in this environment, so servers do not get ${unset.length === 1 ? 'it' : 'them'}`);
       servers = new LobbyServers({
+        cgroups,
+        record,
         passEnv: Object.fromEntries(config.passEnv.flatMap((name) => (env[name] === undefined ? [] : [[name, env[name]!]]))),
         how,
         workRoot: join(opts.dataDir, 'lobbies'),
@@ -221,6 +236,7 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
       containerFront.endpoint = `http://${urlHost(at.callAt)}:${(containerServer.address() as AddressInfo).port}`;
     }
   } catch (err) {
+    await servers?.close();
     server.close();
     containerServer?.close();
     await store.close();

@@ -115,7 +115,8 @@ async function play(r: Replica, lobbyId: string): Promise<number> {
   expect(await client.line(/^disconnected$/)).toBe('disconnected');
   expect((await client.exit).code, client.stderr()).toBe(0);
   expect(client.stderr()).toBe('');
-  // The server told the matchmaker: no player, as `lobby list` shows (the lobby stays, a create made it).
+  // The server told the matchmaker: no player, as `lobby list` shows (the lobby stays: the player `lobby create`
+  // made is still pending, and holds it).
   const after = await until('the player gone', async () => {
     const l = await listed(r, lobbyId);
     return l?.total_player_count === 0 && (l.state as { players?: number }).players === 0 ? l : undefined;
@@ -165,6 +166,23 @@ describe('examples/node-sdk, as docs/emulator.md shows it', () => {
     replicas.push(r);
     const lobbyId = await createLobby(r);
     const port = await play(r, lobbyId);
+
+    // A lobby of the client's own find (duos): when it leaves, its last player, the lobby stops; the emulator's
+    // SIGTERM ends the server, exit 0, and the calls the lobby's stop refused are not reported as errors.
+    const duos = start(`${DOCUMENTED.client} duos`, { GAMEHOST_ENDPOINT: r.info.endpoint, GAMEHOST_NAMESPACE_TOKEN: r.info.tokens.public });
+    const duosLobby = /^found lobby (\S+) /.exec(await duos.line(/^found lobby /))![1]!;
+    await duos.line(/^admitted: /);
+    duos.child.stdin!.end();
+    expect((await duos.exit).code, duos.stderr()).toBe(0);
+    const stopped = await until('the duos lobby stopped', async () => (await lobbyJson(r, duosLobby)).lobby.status.stopped ?? undefined);
+    expect(stopped).toMatchObject({ exit_code: 0, failed: false });
+    const duosLines = await until('its server\'s last line', async () => {
+      const lines = await logLines(r, duosLobby, 'std_out');
+      return lines.at(-1) === 'stopped' ? lines : undefined;
+    });
+    expect(duosLines.slice(2)).toEqual(['player admitted (1 connected)', 'player left (0 connected)', 'SIGTERM: stopping', 'stopped']);
+    expect(await logLines(r, duosLobby, 'std_err')).toEqual([]);
+
     r.child.kill('SIGTERM');
     expect(await r.exit).toEqual({ code: 0, signal: null });
 
@@ -214,7 +232,9 @@ describe('docs/game-server.md', () => {
     const refused = await client.matchmaker.lobbies.find({ gameModes: ['default'], preventAutoCreateLobby: true }).then(() => undefined, (e: unknown) => e);
     expect((refused as RivetError).body).toMatchObject({ code: 'MATCHMAKER_NO_AVAILABLE_LOBBIES' });
     await call(4);
-    expect(await listed(r, lobby.lobby_id)).toMatchObject({ total_player_count: 0 });
+    // Its last player gone, the lobby stops (production's default of no idle lobbies): no longer listed.
+    expect(await listed(r, lobby.lobby_id)).toBeUndefined();
+    expect((await lobbyJson(r, lobby.lobby_id)).lobby.status.stopped).toMatchObject({ failed: false });
   });
 });
 

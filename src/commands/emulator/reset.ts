@@ -1,4 +1,5 @@
-// `gamehost emulator reset`: deletes the emulator's data (lobbies, builds, exports, the token secret).
+// `gamehost emulator reset`: deletes the emulator's data (lobbies, builds, exports, the token secret), after ending
+// the lobbies' servers that a killed `emulator serve` of the data directory left running (their only record goes).
 import type { Context } from '../../context.js';
 import { emulatorDir } from '../../config/paths.js';
 import { ExitCode, RefusedError, UsageError } from '../../errors.js';
@@ -66,14 +67,18 @@ async function run(ctx: Context, o: ResetOptions): Promise<number | void> {
     ctx.info('Nothing was deleted.');
     return ExitCode.UNEXPECTED;
   }
-  // The containers a killed `serve --run-build` of this directory left, and its network, where Docker answers.
+  // The servers a killed `serve --run` of this directory left, by its records, which go with the data: found by
+  // nothing afterwards. And the containers a killed `serve --run-build` left, and its network, where Docker answers.
+  const { sweepLeftovers } = await import('../../emulator/runtime/leftovers.js');
+  const ended = await sweepLeftovers(o.dataDir);
   const { resetContainers } = await import('../../emulator/runtime/docker.js');
   const containers = await resetContainers(o.dataDir, ctx.env).catch((err: unknown) => {
     ctx.warn(`the emulator's containers could not be removed: ${(err as Error).message}`);
     return 0;
   });
   const removed = resetDataDir(o.dataDir);
-  if (ctx.global.json) return writeJson(ctx, { data_dir: o.dataDir, removed, containers: containers ?? 0 });
+  if (ctx.global.json) return writeJson(ctx, { data_dir: o.dataDir, removed, containers: containers ?? 0, ended_servers: ended });
+  if (ended > 0) ctx.info(`Ended ${ended} lobby ${ended === 1 ? 'server' : 'servers'} that a killed emulator serve left running.`);
   if (containers) ctx.info(`Removed ${containers} container(s) an emulator of ${o.dataDir} left.`);
   ctx.info(
     removed.length === 0

@@ -12,7 +12,7 @@ import { constants as osConstants } from 'node:os';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DockerEngine, EngineError, engineAddress, FrameDemuxer, type ContainerConfig, type ContainerStats, type DaemonInfo, type EngineOptions } from './engine-api.js';
-import { LOBBY_TIER } from '../services/environment.js';
+import { LOBBY_PIDS_LIMIT, LOBBY_TIER } from '../services/environment.js';
 import { isRunning, isSameProcess } from './process.js';
 import { LineSplitter, RunnerError, type ExitInfo, type ResourceSample, type Runner, type RunningServer, type StartSpec } from './runtime.js';
 
@@ -74,8 +74,8 @@ export interface DockerRunnerOptions {
   network: ContainerNetwork;
 }
 
-/** Processes and threads a lobby's container may hold at once: a game server's threads with room, not a fork bomb. */
-export const PIDS_LIMIT = 512;
+/** Processes and threads a lobby's container may hold at once (as a process's cgroup: LOBBY_PIDS_LIMIT). */
+export const PIDS_LIMIT = LOBBY_PIDS_LIMIT;
 /** The writable /tmp of a read-only root (counted in the container's memory). */
 const TMPFS = 'rw,nosuid,nodev,size=256m';
 

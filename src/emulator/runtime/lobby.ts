@@ -8,6 +8,7 @@ import { EmulatorError } from '../errors.js';
 import { LOG_BOUNDS, LOG_STREAMS, type LogStream } from '../stores/store.js';
 import { DockerRunner, LABELS, type ContainerNetwork, type ContainerOwner, type DockerDaemon } from './docker.js';
 import type { BuildImages, BuildSource } from './images.js';
+import type { LobbyCgroup } from './cgroup.js';
 import { hostEnvironment, ProcessRunner } from './process.js';
 import type { ExitInfo, OutputStream, ResourceSample, RunPort, RunningServer } from './runtime.js';
 
@@ -145,7 +146,7 @@ export interface LobbyRunOptions {
    */
   env: Record<string, string>;
   ports: RunPort[];
-  run: { command: string } | ContainerRun;
+  run: { command: string; cgroup?: LobbyCgroup } | ContainerRun;
   /** Lobbies' working directories go under this (one per lobby, made here): e.g. <data dir>/lobbies. */
   workRoot: string;
   logs: LogSink;
@@ -302,7 +303,7 @@ export async function startLobbyServer(opts: LobbyRunOptions): Promise<LobbyRun>
   try {
     server =
       'command' in run
-        ? await new ProcessRunner(run.command).start(spec)
+        ? await new ProcessRunner(run.command, run.cgroup).start(spec)
         : await new DockerRunner(run.docker, { image: run.image, owner: run.owner, network: run.network }).start(spec);
   } catch (err) {
     await removeIfEmpty(workDir);

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pidtree from 'pidtree';
 import pidusage from 'pidusage';
+import type { LobbyCgroup } from './cgroup.js';
 import { LineSplitter, RunnerError, type ExitInfo, type ResourceSample, type Runner, type RunningServer, type StartSpec } from './runtime.js';
 
 const WINDOWS = process.platform === 'win32';
@@ -142,25 +143,72 @@ export async function killLeftover(pid: number, start: number): Promise<boolean>
   return true;
 }
 
+/**
+ * What a server in a cgroup is spawned as: a shell that waits for one line on stdin, then becomes the server's shell
+ * (exec: the same process, the same pid) with stdin from /dev/null. The emulator moves it into its lobby's cgroup
+ * between the spawn and that line, so nothing of the server's runs before it is contained; a wait that ends
+ * without the line (the emulator gone) runs nothing.
+ */
+const HELD = 'read -r _ || exit 125; exec /bin/sh -c "$0" </dev/null';
+// How long the processes of a cgroup that was killed may take to be gone (one in an uninterruptible sleep, say)
+// before the exit is given anyway; the cgroup is left for the next sweep then.
+const CGROUP_DRAIN_MS = 10_000;
+
 export class ProcessRunner implements Runner {
-  /** `command` runs through the platform's shell (sh -c, or cmd.exe /d /s /c), as a user types it. */
-  constructor(readonly command: string) {}
+  /**
+   * `command` runs through the platform's shell (sh -c, or cmd.exe /d /s /c), as a user types it; in `cgroup` where
+   * one is given (Linux: made at start, removed once nothing of the server is left), else as a process group.
+   */
+  constructor(
+    readonly command: string,
+    private readonly cgroup?: LobbyCgroup,
+  ) {}
 
   async start(spec: StartSpec): Promise<RunningServer> {
-    const child = spawn(this.command, {
-      shell: true,
-      cwd: spec.workDir,
-      env: spec.env,
-      // A group of its own on POSIX, so the whole tree is signalled at once and none of it is left behind.
-      detached: !WINDOWS,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      windowsHide: true,
-    });
-    await new Promise<void>((resolve, reject) => {
-      child.once('spawn', resolve);
-      child.once('error', (err) => reject(new RunnerError(`could not start "${this.command}" in ${spec.workDir}: ${err.message}`)));
-    });
-    return new RunningProcess(child, spec);
+    const cgroup = WINDOWS ? undefined : this.cgroup;
+    if (cgroup !== undefined) {
+      try {
+        await cgroup.create();
+      } catch (err) {
+        await cgroup.remove();
+        throw new RunnerError(`could not make the cgroup of "${this.command}" (${cgroup.dir}): ${(err as Error).message}`);
+      }
+    }
+    const child =
+      cgroup === undefined
+        ? spawn(this.command, {
+            shell: true,
+            cwd: spec.workDir,
+            env: spec.env,
+            // A group of its own on POSIX, so the whole tree is signalled at once and none of it is left behind.
+            detached: !WINDOWS,
+            stdio: ['ignore', 'pipe', 'pipe'],
+            windowsHide: true,
+          })
+        : // Its own group still (a terminal's Ctrl-C goes to serve, not to it); the cgroup holds what leaves the group.
+          spawn('/bin/sh', ['-c', HELD, this.command], { cwd: spec.workDir, env: spec.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        child.once('spawn', resolve);
+        child.once('error', (err) => reject(new RunnerError(`could not start "${this.command}" in ${spec.workDir}: ${err.message}`)));
+      });
+    } catch (err) {
+      await cgroup?.remove();
+      throw err;
+    }
+    if (cgroup !== undefined) {
+      child.stdin!.on('error', () => {});
+      try {
+        await cgroup.place(child.pid!);
+      } catch (err) {
+        child.kill('SIGKILL');
+        await new Promise((resolve) => child.once('close', resolve));
+        await cgroup.remove();
+        throw new RunnerError(`could not move "${this.command}" into its cgroup ${cgroup.dir}: ${(err as Error).message}`);
+      }
+      child.stdin!.end('\n');
+    }
+    return new RunningProcess(child, spec, cgroup);
   }
 }
 
@@ -169,36 +217,52 @@ class RunningProcess implements RunningServer {
   readonly exited: Promise<ExitInfo>;
   readonly pid: number;
   private exit: ExitInfo | undefined;
-  private stopping: Promise<ExitInfo> | undefined;
+  /** A stop's work (SIGTERM, the grace, SIGKILL), once asked; done once nothing of the server is left. */
+  private stopping: Promise<void> | undefined;
 
   constructor(
     child: ChildProcess,
     spec: StartSpec,
+    private readonly cgroup: LobbyCgroup | undefined,
   ) {
     this.pid = child.pid!;
-    this.description = `pid ${this.pid}`;
+    this.description = cgroup === undefined ? `pid ${this.pid}` : `pid ${this.pid}, cgroup ${cgroup.dir}`;
     const out = new LineSplitter((line) => spec.onLine('stdout', line));
     const err = new LineSplitter((line) => spec.onLine('stderr', line));
     child.stdout!.on('data', (chunk: Buffer) => out.push(chunk));
     child.stderr!.on('data', (chunk: Buffer) => err.push(chunk));
     child.stdout!.once('end', () => out.end());
     child.stderr!.once('end', () => err.end());
-    this.exited = new Promise<ExitInfo>((resolve) => {
+    const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+    const leader = new Promise<void>((resolve) => {
       child.once('exit', (code, sig) => {
         this.exit = { code, signal: sig };
-        // The server ended by itself: whatever it started goes with it, now. (A stop in progress ends them itself.)
-        if (this.stopping === undefined) this.signalTree([], 'SIGKILL');
-        // Something that left the tree may still hold the pipes: they are closed after a moment, so the exit is not held.
-        const unstick = setTimeout(() => {
-          child.stdout!.destroy();
-          child.stderr!.destroy();
-        }, PIPE_WAIT_MS);
-        child.once('close', () => {
-          clearTimeout(unstick);
-          resolve(this.exit!);
-        });
+        resolve();
       });
     });
+    this.exited = (async () => {
+      await leader;
+      // The server ended by itself: whatever it started goes with it, now; a stop in progress ends them itself.
+      // Either way the exit is given only once nothing of the server is left.
+      await (this.stopping ?? this.end());
+      // Something that left the tree (no cgroup) may still hold the pipes: they are closed after a moment.
+      const unstick = setTimeout(() => {
+        child.stdout!.destroy();
+        child.stderr!.destroy();
+      }, PIPE_WAIT_MS);
+      await closed;
+      clearTimeout(unstick);
+      await this.cgroup?.remove();
+      return this.exit!;
+    })();
+  }
+
+  /** Ends every process of the server at once: its cgroup (waiting until it is empty), else its group. */
+  private async end(): Promise<void> {
+    if (this.cgroup !== undefined) {
+      await this.cgroup.kill();
+      await this.cgroup.drain(CGROUP_DRAIN_MS);
+    } else this.signalTree([], 'SIGKILL');
   }
 
   /** Signals the group (POSIX) and each pid given; on Windows, the tree through taskkill (forced for SIGKILL). */
@@ -212,11 +276,11 @@ class RunningProcess implements RunningServer {
     for (const pid of pids) signal(pid, sig);
   }
 
-  /** True once the leader has exited and none of `pids` runs, within `ms`. */
+  /** True once the leader has exited and nothing else of the server runs (its cgroup, else `pids`), within `ms`. */
   private async gone(pids: number[], ms: number): Promise<boolean> {
     const deadline = performance.now() + ms;
     for (;;) {
-      if (this.exit !== undefined && !pids.some(isRunning)) return true;
+      if (this.exit !== undefined && !(this.cgroup === undefined ? pids.some(isRunning) : await this.cgroup.populated())) return true;
       if (performance.now() >= deadline) return false;
       await sleep(POLL_MS);
     }
@@ -224,6 +288,12 @@ class RunningProcess implements RunningServer {
 
   stop(graceMs: number): Promise<ExitInfo> {
     this.stopping ??= (async () => {
+      if (this.cgroup !== undefined) {
+        // Every process of the cgroup, setsid'd or not, is asked; what has not ended after the grace is killed.
+        await this.cgroup.signal('SIGTERM');
+        if (!(await this.gone([], graceMs))) await this.end();
+        return;
+      }
       // The tree as it is now, children that left the group included; the group catches what starts after.
       const pids = this.exit === undefined ? await treeOf(this.pid) : [];
       this.signalTree(pids, 'SIGTERM');
@@ -233,14 +303,14 @@ class RunningProcess implements RunningServer {
       }
       // Whatever of the group is still there (started during the grace period) goes too.
       if (!WINDOWS) signal(-this.pid, 'SIGKILL');
-      return this.exited;
     })();
-    return this.stopping;
+    return this.stopping.then(() => this.exited);
   }
 
   async sample(): Promise<ResourceSample | undefined> {
     if (this.exit !== undefined) return undefined;
-    const pids = await treeOf(this.pid);
+    // The cgroup's processes are all of the server's, those that left its tree included; without one, its tree.
+    const pids = this.cgroup !== undefined ? await this.cgroup.procs() : await treeOf(this.pid);
     // One at a time: a process that ends meanwhile is left out, not the whole sample.
     const stats = await Promise.allSettled(pids.map(reading));
     let cpu = 0;

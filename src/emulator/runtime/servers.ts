@@ -7,6 +7,8 @@ import type { Lobbies } from '../services/lobbies.js';
 import { lobbyEnvironment, lobbyPorts } from '../services/environment.js';
 import type { LobbyRow, Store } from '../stores/store.js';
 import { collectGarbage } from './collect.js';
+import type { Cgroups } from './cgroup.js';
+import type { RunRecord } from './leftovers.js';
 import { removeEmptyWorkDirs, startLobbyServer, WriteGate, type Backoff, type HowToRun, type LobbyRun, type LogSink, type TimedSample } from './lobby.js';
 import { isSameProcess, killLeftover, processStart } from './process.js';
 import type { ExitInfo, RunPort } from './runtime.js';
@@ -41,6 +43,10 @@ export interface LobbyServersOptions {
   store: Store;
   lobbies: Lobbies;
   logs: LogSink;
+  /** Where a command's server runs on Linux, each in a cgroup of its lobby's (undefined: a process group). */
+  cgroups?: Cgroups;
+  /** The data directory's record of what this emulator runs, for a sweep after it died (leftovers.ts). */
+  record?: RunRecord;
   /** Variables of the emulator's environment its servers also get (`--pass-env`), beneath their lobby's. */
   passEnv?: Record<string, string>;
   /** The endpoint a server calls (RIVET_API_ENDPOINT); known once the emulator listens. */
@@ -96,6 +102,8 @@ export class LobbyServers {
   private idle: NodeJS.Timeout | undefined;
   /** Places taken for servers about to start (reserve), counted with the running ones against maxRunning. */
   private reserved = 0;
+  /** Starts under way (start): close waits for them before it stops what runs. */
+  private readonly startsUnderWay = new Set<Promise<void>>();
   /** Lobbies whose server is being started here (start), not yet in runs. */
   private readonly starting = new Set<string>();
   /** Lobbies whose server ended (or never started) and whose stop is not yet in the store. */
@@ -179,7 +187,15 @@ export class LobbyServers {
   }
 
   /** Starts a new lobby's server (its place reserved); a server that cannot start stops its lobby, failed. */
-  async start(game: Game, lobby: LobbyRow): Promise<void> {
+  start(game: Game, lobby: LobbyRow): Promise<void> {
+    // Close waits for starts under way: one that ended after close looked at what runs would outlive the emulator.
+    const starting = this.startServer(game, lobby);
+    this.startsUnderWay.add(starting);
+    void starting.finally(() => this.startsUnderWay.delete(starting)).catch(() => {});
+    return starting;
+  }
+
+  private async startServer(game: Game, lobby: LobbyRow): Promise<void> {
     const { lobbies } = this.opts;
     if (this.closing) {
       this.release();
@@ -209,7 +225,9 @@ export class LobbyServers {
               owner: how.owner,
               network: how.network,
             }
-          : how;
+          : this.opts.cgroups !== undefined
+            ? { ...how, cgroup: this.opts.cgroups.lobby(id) }
+            : how;
       run = await startLobbyServer({
         lobbyId: lobby.lobby_id,
         env: { ...this.opts.passEnv, ...lobbyEnvironment({ lobby, endpoint, token: lobbies.lobbyToken(game, lobby.lobby_id) }) },
@@ -254,6 +272,7 @@ export class LobbyServers {
     const recorded = run.exited.then(async (exit) => {
       this.exiting.add(id);
       this.runs.delete(id);
+      this.opts.record?.remove(id);
       this.whenIdle();
       await this.recordExit(id, exitCodeOf(exit), exit.at);
     });
@@ -289,6 +308,7 @@ export class LobbyServers {
   private async recordServer(lobbyId: string, pid: number): Promise<void> {
     const started = await processStart(pid);
     if (started === undefined) return;
+    if (this.runs.has(lobbyId)) this.opts.record?.add(lobbyId, pid, started);
     await this.gate.run(() => this.opts.store.setLobbyServer(lobbyId, pid, started)).catch((err: unknown) => {
       this.opts.warn(`lobby ${lobbyId}: its server's pid was not recorded: ${(err as Error).message}`);
     });
@@ -364,6 +384,7 @@ export class LobbyServers {
   async close(): Promise<void> {
     this.closing = true;
     clearTimeout(this.idle);
+    await Promise.allSettled([...this.startsUnderWay]);
     await Promise.all([...this.runs.keys()].map((id) => this.stop(id)));
     // A store that does not answer gets CLOSE_WAIT_MS to take the last lines and exits; then each is tried once more.
     const waited = setTimeout(() => {
@@ -374,5 +395,8 @@ export class LobbyServers {
     }, this.opts.closeWaitMs ?? CLOSE_WAIT_MS);
     while (this.recording.size > 0) await Promise.all([...this.recording]);
     clearTimeout(waited);
+    // Every server is gone: nothing for a sweep to find.
+    this.opts.record?.close();
+    await this.opts.cgroups?.close();
   }
 }

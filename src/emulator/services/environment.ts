@@ -14,6 +14,11 @@ const MiB = 1024 * 1024;
  * A container is held to it (runtime/docker.ts, containerLimits); its process is told it (RIVET_CPU, RIVET_MEMORY*).
  */
 export const LOBBY_TIER = { name: TIER_NAME, cpu: 1000, memory: 1838 * MiB, memoryMax: 2757 * MiB } as const;
+/**
+ * Processes and threads a lobby's server may hold at once (a container's PidsLimit, a process's cgroup pids.max): a
+ * game server's threads with room, not a fork bomb. Production states none; this is the emulator's own.
+ */
+export const LOBBY_PIDS_LIMIT = 512;
 
 /** The ports a lobby record holds, by label. */
 export function lobbyPorts(lobby: Pick<LobbyRow, 'ports'>): Record<string, LobbyPort> {

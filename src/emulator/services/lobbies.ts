@@ -503,7 +503,7 @@ export class Lobbies {
     await this.deps.store.expireIdle(now);
     const lobby = await this.deps.store.getLobby(lobbyId);
     if (lobby === undefined || lobby.namespace_id !== namespaceId) fail('API_NOT_FOUND', { what: `Lobby ${lobbyId}` });
-    return this.withSamples(stateAt(lobby, now));
+    return this.withSamples({ lobby, now });
   }
 
   /** The lobbies of the game's namespace created before `before` (ms), newest first, at most `limit`. */
@@ -518,7 +518,7 @@ export class Lobbies {
       .sort((a, b) => b.create_ts - a.create_ts || (a.lobby_id < b.lobby_id ? -1 : 1))
       .slice(0, limit)
       // The list answers the lobbies alone: no metrics to look up.
-      .map((l) => stateAt(l, now));
+      .map((l) => ({ lobby: l, now }));
   }
 
   /** Stops a lobby of the game (the cloud API's delete): false when it had already stopped. */
@@ -545,7 +545,7 @@ export class Lobbies {
     // (Asked even when it had stopped already: a lobby stopped by time, or elsewhere, may still have one here.)
     await this.runner?.stop(lobbyId);
     const lobby = await store.getLobby(lobbyId);
-    return lobby === undefined ? null : { ...(await this.withSamples(stateAt(lobby, this.deps.clock.now()))), alreadyStopped: !stopped };
+    return lobby === undefined ? null : { ...(await this.withSamples({ lobby, now: this.deps.clock.now() })), alreadyStopped: !stopped };
   }
 
   /**
@@ -630,10 +630,6 @@ function parseSamples(text: string | undefined): { cpu: number; memory: number }
   } catch {
     return undefined;
   }
-}
-
-function stateAt(lobby: LobbyRow, now: number): LobbyState {
-  return { lobby, now };
 }
 
 function checkGameModes(game: Game, modes: string[]): void {
