@@ -8,6 +8,7 @@ import { runFindBench } from './find.js';
 import { runGamesBench } from './games.js';
 import { runInstalledBench } from './installed.js';
 import { runLobbyReadsBench } from './lobby-reads.js';
+import { runLogFloodBench } from './log-flood.js';
 import { runEmulatorPostgresBench } from './emulator-postgres.js';
 import { runRequestBench } from './request.js';
 import { runRuntimeBench } from './runtime.js';
@@ -35,7 +36,11 @@ const results = [
   await runBucketBench(),
   await runTableBench(),
   await runRuntimeBench(),
+<<<<<<< HEAD
+  await runLogFloodBench(),
+=======
   await runContainerBench(),
+>>>>>>> main
 ];
 process.exitCode = results.every(Boolean) ? 0 : 1;
 console.error(`kept the bench input files in ${BENCH_CACHE} (${(cacheDiskBytes() / 1024 ** 3).toFixed(2)} GiB on disk) for the next run; \`npm run bench -- --clean\` removes them`);

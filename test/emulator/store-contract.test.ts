@@ -950,7 +950,7 @@ END;
     try {
       const check = openDatabase(file, { timeout: 5000 });
       try {
-        expect(check.prepare("SELECT value FROM meta WHERE key = 'schema_version'").pluck().get()).toBe('8');
+        expect(check.prepare("SELECT value FROM meta WHERE key = 'schema_version'").pluck().get()).toBe('9');
         expect(check.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name").pluck().all()).toEqual([
           'connected_players_delete',
           'connected_players_insert',
@@ -1011,8 +1011,59 @@ describe('SQLite on this Node.js', () => {
       await store.close();
     }
     const check = openDatabase(file, { timeout: 5000 });
-    expect(check.prepare("SELECT value FROM meta WHERE key = 'schema_version'").pluck().get()).toBe('8');
+    expect(check.prepare("SELECT value FROM meta WHERE key = 'schema_version'").pluck().get()).toBe('9');
     check.close();
+  });
+
+  it('migrates a version 8 store (lines in a WITHOUT ROWID table) to the current version, keeping its lines', async () => {
+    const file = join(prepareDataDir(tempDir()).root, 'emulator.db');
+    const id = randomUUID();
+    const lines = [Buffer.from('one'), Buffer.alloc(3000, 'x'), Buffer.from([0, 0xff])];
+    const old = SqliteStore.open(file);
+    await old.appendLobbyLogs(id, 'std_out', lines, T0);
+    await old.close();
+    const db = openDatabase(file, { timeout: 5000 });
+    db.exec(`CREATE TABLE old_logs (lobby_id TEXT NOT NULL, stream TEXT NOT NULL, ts INTEGER NOT NULL, line BLOB NOT NULL,
+               PRIMARY KEY (lobby_id, stream, ts)) WITHOUT ROWID;
+             INSERT INTO old_logs SELECT lobby_id, stream, ts, line FROM lobby_logs; DROP TABLE lobby_logs;
+             ALTER TABLE old_logs RENAME TO lobby_logs; UPDATE meta SET value = '8' WHERE key = 'schema_version'`);
+    db.close();
+    const store = SqliteStore.open(file);
+    try {
+      expect((await store.lobbyLogs(id, 'std_out', 10)).map((l) => l.line)).toEqual(lines);
+      await store.appendLobbyLogs(id, 'std_out', [Buffer.from('after')], T0);
+      expect((await store.lobbyLogs(id, 'std_out', 1))[0]).toEqual({ ts: T0 * 1000 + 3, line: Buffer.from('after') });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('keeps a stream near its bound on disk too: 1 KB lines do not overflow pages', async () => {
+    const file = join(prepareDataDir(tempDir()).root, 'emulator.db');
+    const store = SqliteStore.open(file);
+    const size = () => {
+      const db = openDatabase(file, { timeout: 5000 });
+      try {
+        return (db.pragma('page_count', { simple: true }) as number) * (db.pragma('page_size', { simple: true }) as number);
+      } finally {
+        db.close();
+      }
+    };
+    try {
+      const before = size();
+      // 4 lobbies printing 6 MiB each in 1 KB lines, 256 a write (the runner's batches): each keeps its 5 MiB.
+      const line = Buffer.alloc(1024, 'x');
+      for (let lobby = 0; lobby < 4; lobby++) {
+        const id = randomUUID();
+        for (let batch = 0; batch < 24; batch++) await store.appendLobbyLogs(id, 'std_out', Array(256).fill(line), T0 + batch);
+      }
+      const grown = size() - before;
+      // The bound's 5 MiB a lobby, plus what SQLite keeps beside each line (its row, its index entry, and the room a
+      // 4 KiB page has left once three such rows filled it): 7.1 MiB here, where version 8's table took 23 MiB.
+      expect(grown / 4).toBeLessThan(1.5 * 5 * 2 ** 20);
+    } finally {
+      await store.close();
+    }
   });
 
   it(`opens with ${hasNodeSqlite() ? 'node:sqlite' : 'better-sqlite3'}`, () => {

@@ -128,7 +128,10 @@ export class WriteGate {
     const was = this.delayMs;
     this.delayMs = was === 0 ? this.backoff.baseMs : Math.min(this.backoff.capMs, was * 2);
     this.nextTryAt = Date.now() + this.delayMs;
-    if (was === 0) this.onChange?.(true, (err as Error).message);
+    if (was === 0) {
+      const { params } = err as EmulatorError;
+      this.onChange?.(true, params.store !== undefined ? `the ${String(params.store)}: ${String(params.reason)}` : (err as Error).message);
+    }
   }
 
   private answered(): void {
@@ -178,7 +181,7 @@ const STREAMS: Record<OutputStream, LogStream> = { stdout: 'std_out', stderr: 's
 // Lines are written in batches: at most this often, or at this many; a write takes at most FLUSH_BYTES (and one line).
 const FLUSH_MS = 100;
 const FLUSH_LINES = 256;
-const FLUSH_BYTES = 1024 * 1024;
+const FLUSH_BYTES = 256 * 1024;
 // A server's first resource sample, this long after it starts (then one every sampleEveryMs).
 const FIRST_SAMPLE_MS = 1_000;
 /**

@@ -412,7 +412,18 @@ function explicitSslMode(connectionString: string): string {
   return url.toString();
 }
 
+/**
+ * Log bytes the appends of one replica drop (its streams past their bound) before it vacuums lobby_logs: the rows it
+ * deletes stay on disk as dead tuples until a vacuum, and autovacuum looks at most once a minute, so a server
+ * printing fast would grow the database by all it printed in that minute, not by the bound.
+ */
+const VACUUM_AFTER_BYTES = 16 * 1024 * 1024;
+
 export class PostgresStore implements Store, LocalObjectIndex {
+  /** Log bytes dropped since the last vacuum of lobby_logs, and that vacuum while it runs. */
+  private dropped = 0;
+  private vacuuming: Promise<void> | undefined;
+
   private constructor(private readonly pool: pg.Pool) {}
 
   /** Connects, migrates the schema (one replica at a time) and answers the store; closes the pool on failure. */
@@ -922,6 +933,7 @@ export class PostgresStore implements Store, LocalObjectIndex {
 
   async appendLobbyLogs(lobbyId: string, stream: LogStream, lines: Buffer[], now: number, bounds = LOG_BOUNDS): Promise<void> {
     if (lines.length === 0) return;
+    let dropped = 0;
     await this.transaction(async (c) => {
       // The stream's row, locked: appends to one stream take turns, so stamps never repeat or go back.
       await c.query(
@@ -949,6 +961,7 @@ export class PostgresStore implements Store, LocalObjectIndex {
         [lobbyId, stream, stamps, cut],
       );
       let cutoff: number | null = null;
+      const bytes = state.byte_count;
       for (let more = true; more; ) {
         const page = await c.query<{ ts: number; n: number }>(
           'SELECT ts, octet_length(line) AS n FROM lobby_logs WHERE lobby_id = $1 AND stream = $2 AND ts > $3 ORDER BY ts LIMIT $4',
@@ -959,6 +972,7 @@ export class PostgresStore implements Store, LocalObjectIndex {
         more = step.more;
       }
       if (cutoff !== null) await c.query('DELETE FROM lobby_logs WHERE lobby_id = $1 AND stream = $2 AND ts <= $3', [lobbyId, stream, cutoff]);
+      dropped = bytes - state.byte_count;
       await c.query('UPDATE lobby_log_streams SET last_ts = $3, line_count = $4, byte_count = $5 WHERE lobby_id = $1 AND stream = $2', [
         lobbyId,
         stream,
@@ -967,6 +981,15 @@ export class PostgresStore implements Store, LocalObjectIndex {
         state.byte_count,
       ]);
     });
+    this.dropped += dropped;
+    if (this.dropped >= VACUUM_AFTER_BYTES && this.vacuuming === undefined) {
+      this.dropped = 0;
+      // In the background, never failing the append: the space of the rows dropped is reused by the next ones.
+      this.vacuuming = this.pool
+        .query('VACUUM lobby_logs')
+        .then(() => {}, () => {})
+        .finally(() => (this.vacuuming = undefined));
+    }
   }
 
   async lobbyLogs(lobbyId: string, stream: LogStream, limit: number, after?: number): Promise<LogLine[]> {
@@ -991,6 +1014,7 @@ export class PostgresStore implements Store, LocalObjectIndex {
   }
 
   async close(): Promise<void> {
+    await this.vacuuming;
     if (!this.pool.ended) await this.pool.end();
   }
 }

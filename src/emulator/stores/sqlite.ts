@@ -283,6 +283,25 @@ CREATE TABLE IF NOT EXISTS replicas (
 UPDATE meta SET value = '8' WHERE key = 'schema_version';
 `;
 
+// Version 9: a lobby's lines in a rowid table with an index on (lobby, stream, stamp). In the WITHOUT ROWID table
+// before, a row over about 1,000 bytes (SQLite's local payload bound for an index b-tree of 4 KiB pages) overflowed
+// into a page of its own: a 1 KB line took 5 KB on disk, and a stream within its 5 MiB bound took 25 MiB. A table
+// b-tree row keeps about 4,000 bytes in its page, and a longer line's overflow pages are filled.
+const MIGRATE_8_TO_9 = `
+CREATE TABLE lobby_logs_rows (
+  id INTEGER PRIMARY KEY,
+  lobby_id TEXT NOT NULL,
+  stream TEXT NOT NULL,
+  ts INTEGER NOT NULL,
+  line BLOB NOT NULL
+);
+INSERT INTO lobby_logs_rows (lobby_id, stream, ts, line) SELECT lobby_id, stream, ts, line FROM lobby_logs ORDER BY lobby_id, stream, ts;
+DROP TABLE lobby_logs;
+ALTER TABLE lobby_logs_rows RENAME TO lobby_logs;
+CREATE UNIQUE INDEX lobby_logs_stream ON lobby_logs (lobby_id, stream, ts);
+UPDATE meta SET value = '9' WHERE key = 'schema_version';
+`;
+
 // Indexes on columns a migration adds are created after it. lobbies_find is what find reads, fullest first;
 // the partial ones keep expireIdle's "anything due?" to an empty index range.
 const INDEXES = `
@@ -294,7 +313,7 @@ CREATE INDEX IF NOT EXISTS players_pending_source ON players (source_ip) WHERE c
 CREATE INDEX IF NOT EXISTS lobbies_owner ON lobbies (owner) WHERE stop_ts IS NULL AND owner IS NOT NULL;
 `;
 
-const SCHEMA_VERSION = '8';
+const SCHEMA_VERSION = '9';
 // Game rows kept between requests, at most (a token names one game; a CI fleet uses a few hundred at once).
 const GAME_CACHE_MAX = 4096;
 const BUSY_RETRY_MS = 15_000;
@@ -590,6 +609,7 @@ export class SqliteStore implements Store, LocalObjectIndex {
           if (schemaVersion() === '5') db.exec(MIGRATE_5_TO_6);
           if (schemaVersion() === '6') db.exec(MIGRATE_6_TO_7);
           if (schemaVersion() === '7') db.exec(MIGRATE_7_TO_8);
+          if (schemaVersion() === '8') db.exec(MIGRATE_8_TO_9);
           db.exec(INDEXES);
           db.exec(CONNECTED_PLAYER_TRIGGERS);
           db.exec('COMMIT');
