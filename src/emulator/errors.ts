@@ -1,8 +1,10 @@
 // Every error the emulator can answer, in one table: status, code and message template.
-// Codes follow the production service where it has one; `{name}` placeholders are filled from params.
+// Codes follow the production service where it has one; `{name}` placeholders are filled from params. A code of the
+// emulator's own (`emulatorOnly`: the service has no such code, or answers 500 ERROR there) gets no `documentation`
+// link: the service's error pages do not have it.
 
 export const ERRORS = {
-  API_BAD_REQUEST_TARGET: { status: 400, message: 'The request target must be a path starting with "/".' },
+  API_BAD_REQUEST_TARGET: { status: 400, message: 'The request target must be a path starting with "/".', emulatorOnly: true },
   API_BAD_BODY: { status: 400, message: 'Invalid request body: {reason}' },
   API_BAD_PATH_PARAMETER: { status: 400, message: 'Invalid path parameter {name}: {reason}' },
   API_BAD_QUERY_PARAMETER: { status: 400, message: 'Invalid query parameter {name}: {reason}' },
@@ -12,8 +14,8 @@ export const ERRORS = {
   API_NOT_FOUND: { status: 404, message: '{what} not found.' },
   API_METHOD_NOT_ALLOWED: { status: 405, message: 'Method {method} is not allowed on this path; allowed: {allow}.' },
   API_RATE_LIMIT: { status: 429, message: 'Too many requests: {reason}' },
-  PRESIGN_INVALID: { status: 403, message: 'The presigned URL signature does not match.' },
-  PRESIGN_EXPIRED: { status: 403, message: 'The presigned URL expired at {expires}.' },
+  PRESIGN_INVALID: { status: 403, message: 'The presigned URL signature does not match.', emulatorOnly: true },
+  PRESIGN_EXPIRED: { status: 403, message: 'The presigned URL expired at {expires}.', emulatorOnly: true },
   // Production says only "Game mode not found."; naming the ones that exist saves a trip to the dashboard.
   MATCHMAKER_GAME_MODE_NOT_FOUND: { status: 400, message: 'Game mode "{game_mode}" not found; this namespace has {known}.' },
   MATCHMAKER_REGION_NOT_FOUND: { status: 400, message: 'Region "{region}" not found; this namespace has {known}.' },
@@ -36,18 +38,18 @@ export const ERRORS = {
   CLAIMS_MISSING_ENTITLEMENT: { status: 401, message: 'This token cannot call this endpoint: {reason}' },
   MATCHMAKER_DYNAMIC_MAX_PLAYERS_INVALID: { status: 400, message: 'max_players must be an integer from 1 to {max}.' },
   MATCHMAKER_CUSTOM_LOBBY_CONFIG_INVALID: { status: 400, message: 'Custom lobby config invalid: {reason}' },
-  BUILD_INVALID_DISPLAY_NAME: { status: 400, message: 'Invalid display_name: {reason}' },
-  BUILD_INVALID_IMAGE_TAG: { status: 400, message: 'Invalid image_tag "{tag}": {reason}' },
-  BUILD_TAG_TAKEN: { status: 400, message: 'Image tag "{tag}" is already used by another build of this game.' },
+  BUILD_INVALID_DISPLAY_NAME: { status: 400, message: 'Invalid display_name: {reason}', emulatorOnly: true },
+  BUILD_INVALID_IMAGE_TAG: { status: 400, message: 'Invalid image_tag "{tag}": {reason}', emulatorOnly: true },
+  BUILD_TAG_TAKEN: { status: 400, message: 'Image tag "{tag}" is already used by another build of this game.', emulatorOnly: true },
   UPLOAD_TOO_LARGE: { status: 400, message: 'Upload too large: {reason}' },
-  UPLOAD_INVALID: { status: 400, message: 'Invalid upload: {reason}' },
+  UPLOAD_INVALID: { status: 400, message: 'Invalid upload: {reason}', emulatorOnly: true },
   // 429 with Retry-After (the spec's statuses for complete are 204, 400, 403, 404, 408, 429, 500): ask again soon.
-  UPLOAD_COMPLETE_IN_PROGRESS: { status: 429, message: 'Another completion of upload {upload_id} is in progress; ask again in a moment.' },
+  UPLOAD_COMPLETE_IN_PROGRESS: { status: 429, message: 'Another completion of upload {upload_id} is in progress; ask again in a moment.', emulatorOnly: true },
   // A store that does not answer in time (or at all): the request is not held, and may be sent again shortly.
-  STORE_UNAVAILABLE: { status: 503, message: 'The {store} does not answer ({reason}); try again shortly.' },
+  STORE_UNAVAILABLE: { status: 503, message: 'The {store} does not answer ({reason}); try again shortly.', emulatorOnly: true },
   API_REQUEST_TIMEOUT: { status: 500, message: 'The request timed out: {reason}' },
   ERROR: { status: 500, message: 'An internal error has occurred (ray {ray_id}).' },
-} as const satisfies Record<string, { status: number; message: string }>;
+} as const satisfies Record<string, { status: number; message: string; emulatorOnly?: true }>;
 
 export type ErrorCode = keyof typeof ERRORS;
 export type ErrorParams = Record<string, string | number>;
@@ -56,8 +58,14 @@ export interface ErrorBody {
   code: string;
   message: string;
   ray_id: string;
-  documentation: string;
+  /** The service's page for the code; none for the emulator's own codes. */
+  documentation?: string;
   metadata?: unknown;
+}
+
+/** The service's documentation page of one of its error codes. */
+export function documentationOf(code: string): string {
+  return `https://rivet.gg/docs/general/errors#${code.toLowerCase().replace(/_/g, '-')}`;
 }
 
 /** Thrown by handlers; the router turns it into the JSON error body. */
@@ -82,12 +90,8 @@ export function errorBody(code: ErrorCode, params: ErrorParams, rayId: string, m
   const message = ERRORS[code].message.replace(/\{(\w+)\}/g, (whole, name: string) =>
     name === 'ray_id' ? rayId : name in params ? String(params[name]) : whole,
   );
-  const body: ErrorBody = {
-    code,
-    message,
-    ray_id: rayId,
-    documentation: `https://rivet.gg/docs/general/errors#${code.toLowerCase().replace(/_/g, '-')}`,
-  };
+  const body: ErrorBody = { code, message, ray_id: rayId };
+  if (!('emulatorOnly' in ERRORS[code])) body.documentation = documentationOf(code);
   if (metadata !== undefined) body.metadata = metadata;
   return body;
 }

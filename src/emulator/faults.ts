@@ -5,6 +5,7 @@
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RequestContext } from './routes/context.js';
+import { documentationOf } from './errors.js';
 
 export interface Faults {
   putError: number;
@@ -113,7 +114,7 @@ export async function injectFault(faults: Faults, rc: RequestContext): Promise<b
 }
 
 function reply(rc: RequestContext, status: number, code: string, message: string, headers: Record<string, string> = {}, metadata?: unknown): void {
-  const body = JSON.stringify({ code, message, ray_id: rc.rayId, documentation: `https://rivet.gg/docs/general/errors#${code.toLowerCase().replace(/_/g, '-')}`, metadata });
+  const body = JSON.stringify({ code, message, ray_id: rc.rayId, documentation: documentationOf(code), metadata });
   rc.res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers });
   rc.res.end(body);
 }

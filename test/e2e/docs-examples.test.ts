@@ -26,7 +26,7 @@ const OFFLINE_SKIPS: [RegExp, string][] = [
   [/fpath/, 'zsh syntax'],
   [/examples\/node-sdk\//, 'the example game server and client, against a running emulator: test/e2e/examples.test.ts plays them'],
   [/my-game-server|Invoke-Expression/, "your own game server (test/e2e/sdk.test.ts runs one with this environment), or PowerShell"],
-  [/npm install -g gamehost|npx gamehost/, 'installs from the registry; test/e2e/package.test.ts installs the packed tarball offline instead'],
+  [/\bnpm (install|link|pack)\b|npx gamehost/, 'installs gamehost; test/e2e/package.test.ts installs the packed tarball offline instead'],
   ...(HAVE_JQ ? [] : [[/\bjq\b/, 'jq is not installed here'] as [RegExp, string]]),
 ];
 
