@@ -1,14 +1,21 @@
 // A pushed image tar on its way to the daemon (runtime/images.ts): every name it carries is gone (manifest.json's
 // RepoTags, the legacy repositories file, index.json's name annotations), what it holds is passed on as read, and
 // what cannot be passed on safely (a link where a name file goes, an entry under a link, a device, a sparse file, more
-// than one image, more than the bound once unpacked, in the tar or in a gzip layer) is refused in one line. No daemon:
-// the tar that would reach it is read back here.
+// than one image, more than the bound once unpacked, in the tar or in a gzip layer) is refused in one line; first with
+// no daemon (the tar that would reach it read back here), then on the real one: a tar naming a local image leaves it
+// as it was, each build runs its own image by ID, concurrent first lobbies share one load, an LZ4 bomb leaves nothing.
+import { createHash, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
 import { Readable } from 'node:stream';
 import { createGzip } from 'node:zlib';
 import { Header, Parser } from 'tar';
-import { describe, expect, it } from 'vitest';
-import { imageTar } from '../../src/emulator/runtime/images.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { BuildImages, imageTar, type BuildSource } from '../../src/emulator/runtime/images.js';
+import { tempDir } from '../helpers/cli.js';
+import { DOCKER, DOCKER_PRESENT, engineJson, tagImage } from '../helpers/docker.js';
 
 interface Entry {
   path: string;
@@ -161,5 +168,149 @@ describe('a pushed image tar on its way to the daemon', () => {
     // Under a bound that holds it, the same layer passes as it was pushed (compressed).
     const out = await rewritten(input, 128 * max);
     expect(out.get('l/layer.tar')!.data.equals(bomb)).toBe(true);
+  });
+});
+
+/** A tiny image from nothing (one file in one layer, never run): its tar naming `tags`, and its ID (the config's digest). */
+function tinyImage(content: string, tags: string[]): { tar: Buffer; id: string } {
+  const layer = tarOf([{ path: 'hello', data: content }]);
+  const config = JSON.stringify({ architecture: 'amd64', os: 'linux', config: { Cmd: ['/hello'] }, rootfs: { type: 'layers', diff_ids: [`sha256:${createHash('sha256').update(layer).digest('hex')}`] } });
+  const digest = createHash('sha256').update(config).digest('hex');
+  const manifest = JSON.stringify([{ Config: `${digest}.json`, RepoTags: tags, Layers: ['l/layer.tar'] }]);
+  const repositories = JSON.stringify(Object.fromEntries(tags.map((t) => [t.split(':')[0], { [t.split(':')[1]!]: digest }])));
+  return {
+    tar: tarOf([{ path: 'l/layer.tar', data: layer }, { path: `${digest}.json`, data: config }, { path: 'manifest.json', data: manifest }, { path: 'repositories', data: repositories }]),
+    id: `sha256:${digest}`,
+  };
+}
+
+/**
+ * An LZ4 frame of an image tar whose one layer holds `zeros` bytes of zeros, a few MB as pushed: 64 KiB blocks of
+ * zeros, each compressed once; its config's digest (the ID the daemon would give it) and the layer's diff ID.
+ */
+function lz4Bomb(dir: string, blocks: number): { file: string; id: string; diffId: string } {
+  const lz4 = createRequire(import.meta.url)('lz4-napi') as { compressSync(b: Buffer): Buffer; compressFrameSync(b: Buffer): Buffer };
+  const BLOCK = 64 * 1024;
+  const fileSize = blocks * BLOCK - 1024;
+  const inner = header({ path: 'zeros', type: 'File', size: fileSize });
+  const layerSize = 512 + fileSize + 1024;
+  const hash = createHash('sha256').update(inner);
+  const zero = Buffer.alloc(BLOCK);
+  for (let i = 0; i < blocks; i++) hash.update(zero);
+  const diffId = `sha256:${hash.digest('hex')}`;
+  const config = JSON.stringify({ architecture: 'amd64', os: 'linux', rootfs: { type: 'layers', diff_ids: [diffId] } });
+  const digest = createHash('sha256').update(config).digest('hex');
+  const manifest = JSON.stringify([{ Config: `${digest}.json`, RepoTags: ['bomb:1'], Layers: ['l/layer.tar'] }]);
+  const tail = tarOf([{ path: `${digest}.json`, data: config }, { path: 'manifest.json', data: manifest }]);
+  const raw = (data: Buffer) => {
+    const size = Buffer.alloc(4);
+    size.writeUInt32LE((data.length | 0x8000_0000) >>> 0);
+    return Buffer.concat([size, data]);
+  };
+  const packedZero = lz4.compressSync(zero).subarray(4);
+  const zeroBlock = Buffer.concat([Buffer.alloc(4), packedZero]);
+  zeroBlock.writeUInt32LE(packedZero.length, 0);
+  const file = path.join(dir, 'bomb.tar.lz4');
+  const out = fs.openSync(file, 'w');
+  fs.writeSync(out, lz4.compressFrameSync(Buffer.alloc(0)).subarray(0, 7));
+  fs.writeSync(out, raw(Buffer.concat([header({ path: 'l/layer.tar', type: 'File', size: layerSize }), inner])));
+  const many = Buffer.concat(Array.from({ length: 256 }, () => zeroBlock));
+  for (let i = 0; i < blocks; i += 256) fs.writeSync(out, i + 256 <= blocks ? many : Buffer.concat(Array.from({ length: blocks - i }, () => zeroBlock)));
+  for (let at = 0; at < tail.length; at += BLOCK) fs.writeSync(out, raw(tail.subarray(at, at + BLOCK)));
+  fs.writeSync(out, Buffer.alloc(4));
+  fs.closeSync(out);
+  return { file, id: `sha256:${digest}`, diffId };
+}
+
+describe.skipIf(!DOCKER_PRESENT)('pushed images on the real daemon', { timeout: 120_000 }, () => {
+  const docker = DOCKER!;
+  const victim = `gamehost-test-victim:${process.pid}`;
+  const made: string[] = [];
+  afterAll(async () => {
+    for (const image of made) await docker.removeImage(image).catch(() => {});
+  });
+  const source = (tar: Buffer | string, opens?: { n: number }): BuildSource => ({
+    id: randomUUID(),
+    gameId: randomUUID(),
+    kind: 'docker_image',
+    compression: typeof tar === 'string' ? 'lz4' : 'none',
+    open: () => {
+      if (opens) opens.n++;
+      return typeof tar === 'string' ? fs.createReadStream(tar) : Readable.from([tar]);
+    },
+  });
+
+  it("a tar naming a local image and another build's image leaves both as they were; each build runs its own, by ID", async () => {
+    // The host's own image, named as a person named it (loaded as docker load does, names and all).
+    const local = tinyImage('the host', [victim]);
+    made.push(victim, local.id);
+    await docker.loadImage(Readable.from([local.tar]));
+    expect(await docker.imageTags(local.id)).toEqual([victim]);
+
+    const images = new BuildImages(docker, { dataDir: tempDir() });
+    const game = tinyImage('game A', ['game-a:1']);
+    const a = source(game.tar);
+    made.push(game.id);
+    expect(await images.imageFor(a)).toBe(game.id);
+    // The attacker names the host's image and build A's, in RepoTags and in the legacy repositories file.
+    const attack = tinyImage('attacker', [victim, 'game-a:1', 'node:24-slim']);
+    made.push(attack.id);
+    const b = source(attack.tar);
+    expect(await images.imageFor(b)).toBe(attack.id);
+
+    expect(await docker.imageTags(local.id)).toEqual([victim]);
+    expect(await docker.imageTags(attack.id)).toEqual([]);
+    expect(await docker.imageTags(game.id)).toEqual([]);
+    expect(await images.imageFor(a)).toBe(game.id);
+    expect(await docker.hasImage('game-a:1')).toBe(false);
+  });
+
+  it('concurrent first lobbies of a build share one load; a build deleted takes its image, never one named since', async () => {
+    const dataDir = tempDir();
+    const images = new BuildImages(docker, { dataDir });
+    const image = tinyImage(`shared ${randomUUID()}`, ['x:1']);
+    made.push(image.id);
+    const opens = { n: 0 };
+    const build = source(image.tar, opens);
+    let waited = 0;
+    const ids = await Promise.all(Array.from({ length: 4 }, () => images.imageFor(build, async () => void waited++)));
+    expect(ids).toEqual(Array(4).fill(image.id));
+    expect(opens.n).toBe(1);
+    expect(waited).toBe(4);
+    // Recorded in the data directory: a later serve knows the image is the emulator's.
+    const record = JSON.parse(fs.readFileSync(path.join(dataDir, 'images.json'), 'utf8'));
+    expect(record.daemons[docker.where]?.[build.id], JSON.stringify(record)).toMatchObject({ game: build.gameId, image: image.id });
+
+    // The store no longer has the build: its image goes.
+    expect(await images.sweep(async () => new Set())).toBe(1);
+    expect(await docker.hasImage(image.id)).toBe(false);
+    // Loaded again, then named by someone: the emulator forgets it and leaves it be.
+    await images.imageFor(build);
+    await tagImage(image.id, 'gamehost-test-kept', String(process.pid));
+    made.push(`gamehost-test-kept:${process.pid}`);
+    expect(await images.remove([build.id])).toBe(0);
+    expect(await docker.imageTags(image.id)).toEqual([`gamehost-test-kept:${process.pid}`]);
+  });
+
+  it('an LZ4 bomb (1 GiB of zeros in a layer, a few MB pushed) is refused at the bound, and the daemon keeps nothing of it', async () => {
+    const bomb = lz4Bomb(tempDir(), 16 * 1024);
+    expect(fs.statSync(bomb.file).size).toBeLessThan(8 * 1024 * 1024);
+    const before = new Set((await engineJson<{ Id: string }[]>('/images/json?all=1')).map((i) => i.Id));
+    const images = new BuildImages(docker, { dataDir: tempDir(), maxBytes: 64 * 1024 * 1024 });
+    const began = Date.now();
+    await expect(images.imageFor(source(bomb.file))).rejects.toThrow(
+      "the build's image unpacks to more than 64 MiB (the bound of this emulator; serve --max-image-size raises it): refused before Docker kept it",
+    );
+    console.log(`runtime-images: LZ4 bomb refused in ${Date.now() - began} ms`);
+    expect(await docker.hasImage(bomb.id)).toBe(false);
+    // docker images -a: nothing new holds its layer (other tests may load images meanwhile: theirs are not it).
+    for (const image of await engineJson<{ Id: string }[]>('/images/json?all=1')) {
+      if (before.has(image.Id)) continue;
+      const inspected = await engineJson<{ RootFS?: { Layers?: string[] } }>(`/images/${image.Id}/json`);
+      expect(inspected.RootFS?.Layers ?? []).not.toContain(bomb.diffId);
+    }
+    // docker system df: no image of its ID, none of its layer.
+    const df = await engineJson<{ Images: { Id: string }[] }>('/system/df');
+    expect(df.Images.map((i) => i.Id)).not.toContain(bomb.id);
   });
 });

@@ -401,6 +401,26 @@ describe.each(ENGINES)('the Store contract on %s', (_name, present, open) => {
     expect(await store.getLobby(never.lobby_id)).toMatchObject({ stop_ts: T0 + 300_000, failed: 1 });
   });
 
+  it_('setReadyDeadline holds a waiting lobby\'s ready window (its build loading) and restarts it; a ready or stopped lobby keeps its own', async () => {
+    const loading = lobby({ ready_ts: NOT_READY, ready_deadline_ts: T0 + 1_000 });
+    const ready = lobby({ ready_ts: T0 + 10, ready_deadline_ts: null });
+    const stopped = lobby({ ready_ts: NOT_READY, ready_deadline_ts: T0 + 1_000 });
+    for (const l of [loading, ready, stopped]) await store.insertLobby(l, pending());
+    await store.stopLobby(stopped.lobby_id, T0 + 5, 1, true);
+    for (const l of [loading, ready, stopped]) await store.setReadyDeadline(l.lobby_id, null);
+    // Held: its deadline passes and it runs on.
+    await store.expireIdle(T0 + 5_000);
+    expect(await store.getLobby(loading.lobby_id)).toMatchObject({ stop_ts: null, ready_deadline_ts: null });
+    await store.setReadyDeadline(loading.lobby_id, T0 + 9_000);
+    await store.setReadyDeadline(ready.lobby_id, T0 + 9_000);
+    await store.expireIdle(T0 + 8_999);
+    expect(await store.getLobby(loading.lobby_id)).toMatchObject({ stop_ts: null, ready_deadline_ts: T0 + 9_000 });
+    expect(await store.getLobby(ready.lobby_id)).toMatchObject({ stop_ts: null, ready_deadline_ts: null });
+    expect(await store.getLobby(stopped.lobby_id)).toMatchObject({ stop_ts: T0 + 5, ready_deadline_ts: T0 + 1_000 });
+    await store.expireIdle(T0 + 9_000);
+    expect(await store.getLobby(loading.lobby_id)).toMatchObject({ stop_ts: T0 + 9_000, failed: 1 });
+  });
+
   it_('connectPlayer: once, in its own lobby, within its registration time; then in production\'s order of refusals', async () => {
     const l = lobby({ auto_created: 1 });
     const other = lobby();

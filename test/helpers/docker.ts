@@ -47,9 +47,9 @@ function nodeRootfs(root: string, files: Record<string, string | { from: string 
 
 /**
  * Writes a `docker save` tar of an image made from nothing (nodeRootfs) without a daemon; its entry point is
- * `node /app/server.js`. Answers the tar's path.
+ * `node /app/<entry>` (server.js unless given). Answers the tar's path.
  */
-export function nodeImageTar(dir: string, tag: string, files: Record<string, string>): string {
+export function nodeImageTar(dir: string, tag: string, files: Record<string, string | { from: string }>, entry = 'server.js'): string {
   const root = path.join(dir, 'rootfs');
   nodeRootfs(root, files);
 
@@ -61,7 +61,7 @@ export function nodeImageTar(dir: string, tag: string, files: Record<string, str
   const config = JSON.stringify({
     architecture: process.arch === 'x64' ? 'amd64' : process.arch,
     os: 'linux',
-    config: { Entrypoint: ['/usr/bin/node', '/app/server.js'], Env: ['PATH=/usr/bin'], WorkingDir: '/app' },
+    config: { Entrypoint: ['/usr/bin/node', `/app/${entry}`], Env: ['PATH=/usr/bin'], WorkingDir: '/app' },
     rootfs: { type: 'layers', diff_ids: [diffId] },
   });
   const configName = `${createHash('sha256').update(config).digest('hex')}.json`;
@@ -153,4 +153,16 @@ export function recordedImages(dataDir: string): string[] {
     return [];
   }
   return Object.values(record.daemons ?? {}).flatMap((builds) => Object.values(builds).map((b) => b.image));
+}
+
+/** One JSON answer of the daemon (GET), for what a test looks at: `/images/json?all=1` (docker images -a), `/system/df`. */
+export async function engineJson<T>(pathname: string): Promise<T> {
+  let text = '';
+  for await (const chunk of await engine('GET', pathname)) text += chunk.toString();
+  return JSON.parse(text) as T;
+}
+
+/** `docker tag <image> repo:tag`: a name given by a person, not by the emulator. */
+export async function tagImage(image: string, repo: string, tag: string): Promise<void> {
+  (await engine('POST', `/images/${encodeURIComponent(image)}/tag?${new URLSearchParams({ repo, tag })}`)).resume();
 }

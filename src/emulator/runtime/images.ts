@@ -499,6 +499,7 @@ export class BuildImages {
   private readonly loads = new Map<string, Promise<string>>();
   /** This daemon's records; undefined until read from the file. */
   private records: Record<string, ImageRecord> | undefined;
+  private reading: Promise<Record<string, ImageRecord>> | undefined;
   private writing: Promise<void> = Promise.resolve();
   private readonly file: string;
   readonly maxBytes: number;
@@ -525,9 +526,10 @@ export class BuildImages {
     }
   }
 
-  private async mine(): Promise<Record<string, ImageRecord>> {
-    this.records ??= (await this.read()).daemons[this.daemon.where] ?? {};
-    return this.records;
+  /** This daemon's records, read once (every caller gets the one object). */
+  private mine(): Promise<Record<string, ImageRecord>> {
+    this.reading ??= this.read().then((all) => (this.records = all.daemons[this.daemon.where] ?? {}));
+    return this.reading;
   }
 
   /** Writes the records (whole, through a rename: a crash leaves the old file or the new one), one write at a time. */
