@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { isolatedEnv, plain, tempDir } from '../helpers/cli.js';
 import { endpointEnv, startTestEmulator } from '../helpers/emulator.js';
 import { BIN } from '../helpers/bin.js';
+import { replicaEnv, serve, stopReplica, type Replica } from '../helpers/replica.js';
 
 const POSIX = process.platform !== 'win32';
 
@@ -60,8 +61,11 @@ describe.skipIf(!POSIX)('lobby logs --follow, the real executable against lobbie
   const piped = (args: string[]) => spawn(process.execPath, args, { env: env as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] });
 
   it('piped: the lines alone as the server prints them, sanitised; its exit 3 ends the follow with exit 0 and says so; --watch then exits 1 at once', async () => {
-    const id = await newLobby();
+    // The follow starts before the server printed anything: its summary and its lines still have a blank line between.
+    const id = await newLobby({ started: false });
     const child = watchChild(piped(follow(id)));
+    await vi.waitFor(() => expect(child.out()).toContain(`lobby_id\t${id}\n`), { timeout: 10_000, interval: 20 });
+    start(id);
     await vi.waitFor(() => expect(child.out()).toContain('to stderr'), { timeout: 10_000, interval: 20 });
     finish(id, 3);
     expect(await child.code).toBe(0);
@@ -109,6 +113,22 @@ describe.skipIf(!POSIX)('lobby logs --follow, the real executable against lobbie
     expect(child.out()).not.toMatch(/\x1b\[2J|\x1b\]0;/);
   });
 
+  it('on a terminal, 20 times over with the server printing as the follow starts: never "no lines" before the lines', { timeout: 120_000 }, async () => {
+    // Whether the follow's first read finds the server's lines or none is a race here, as it is for a user.
+    const once = async () => {
+      const id = await newLobby();
+      const child = watchChild(onTerminal(follow(id)));
+      await vi.waitFor(() => expect(child.out()).toContain('to stderr'), { timeout: 20_000, interval: 20 });
+      finish(id, 0);
+      expect(await child.code).toBe(0);
+      const text = plain(child.out()).replace(/\r/g, '');
+      expect(text).not.toContain('no lines');
+      expect(text).toMatch(new RegExp(`^Logs {2}stdout and stderr, following \\(Ctrl-C to stop\\)\n[^\n]* hello from ${id}$`, 'm'));
+    };
+    // Four at a time: 20 runs in five rounds.
+    for (let round = 0; round < 5; round++) await Promise.all([once(), once(), once(), once()]);
+  });
+
   it('on a terminal: Ctrl-C ends the follow, exit 130, no error and no stack trace', async () => {
     const id = await newLobby();
     const proc = onTerminal(follow(id));
@@ -120,5 +140,39 @@ describe.skipIf(!POSIX)('lobby logs --follow, the real executable against lobbie
     const text = plain(child.out());
     expect(text).not.toMatch(/error|unexpected|\n\s+at /);
     finish(id, 0);
+  });
+});
+
+describe.skipIf(!POSIX)('lobby logs --follow when the emulator serving it stops', () => {
+  let r: Replica | undefined;
+  afterAll(() => stopReplica(r));
+
+  it('prints the last lines its server wrote as serve stopped it, then one line saying the emulator stopped: exit 6', { timeout: 60_000 }, async () => {
+    // The server says bye when serve's stop sends it SIGTERM: the last line the follow must still print.
+    const dataDir = tempDir();
+    r = await serve(['--run', 'trap "echo bye; exit 0" TERM; echo hello; while :; do sleep 0.05; done', '--data-dir', dataDir]);
+    const env = { PATH: process.env.PATH, ...replicaEnv(tempDir(), r) };
+    const created = spawn(process.execPath, [BIN, 'lobby', 'create', '--game-mode', 'default', '-q'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const made = watchChild(created);
+    expect(await made.code, made.err()).toBe(0);
+    const id = made.out().trim();
+    const child = watchChild(spawn(process.execPath, [BIN, 'lobby', 'logs', id, '-q', '--follow', '--interval', '0.1'], { env, stdio: ['ignore', 'pipe', 'pipe'] }));
+    await vi.waitFor(() => expect(child.out()).toContain('hello'), { timeout: 20_000, interval: 20 });
+    const endpoint = new URL(r.info.endpoint).host;
+    await stopReplica(r);
+    expect(await child.code).toBe(6);
+    // Every line the store kept of the lobby, read once serve is gone, was printed (stdout's and stderr's, whose
+    // order between them may tie): "bye" among them.
+    const kept = watchChild(
+      spawn(process.execPath, [BIN, 'lobby', 'logs', id, '-q'], { env: { ...env, GAMEHOST_ENDPOINT: 'embedded', GAMEHOST_EMULATOR_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] }),
+    );
+    expect(await kept.code, kept.err()).toBe(0);
+    const lines = (text: string) => text.split('\n').filter(Boolean).sort();
+    expect(lines(kept.out())).toContain('bye');
+    expect(lines(child.out())).toEqual(lines(kept.out()));
+    expect(child.err()).toBe(
+      `error: the emulator at ${endpoint} stopped answering during the follow: connection refused (ECONNREFUSED); its serve has stopped\n` +
+        '  the lines above are all it sent; follow again once `gamehost emulator serve` runs again\n',
+    );
   });
 });

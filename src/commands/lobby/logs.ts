@@ -4,7 +4,7 @@ import type { ApiClient } from '../../api/client.js';
 import type { Answer } from '../../api/operations.js';
 import type { LobbyLogsResponse, LogStream } from '../../api/types.js';
 import { getGame, getLobbyLogs } from '../../api/operations.js';
-import { UsageError } from '../../errors.js';
+import { UsageError, type NetworkError } from '../../errors.js';
 import type { LobbyViewOptions, RegionNames } from '../../output/views/lobby.js';
 import type { LogEntry } from '../../output/views/log-lines.js';
 import { integer, milliseconds, parseLobbyId } from '../args.js';
@@ -187,7 +187,7 @@ async function showLobby(ctx: Context, api: ApiClient, o: LogsOptions): Promise<
     const what = o.streams.length > 1 ? 'stdout and stderr' : o.streams[0] === 'std_out' ? 'stdout' : 'stderr';
     const following = o.follow && !hasStopped(first.value);
     if (view.tty) text += following ? lines.logHeading(view, `${what}, following (Ctrl-C to stop)`) : lines.logHeading(view, what, entries.length);
-    else if (entries.length > 0) text += '\n';
+    else if (entries.length > 0 || following) text += '\n';
     await writeOut(ctx, text);
   }
   await show(entries);
@@ -222,7 +222,7 @@ async function followLines(
   states: StreamState[],
   show: (list: LogEntry[]) => Promise<void>,
 ): Promise<Answer<LobbyLogsResponse> | number> {
-  const [{ getLobbyLogLines }, { sleep }, { checkLogLines, logEntries, mergeEntries }, { InterruptedError }] = await Promise.all([
+  const [{ getLobbyLogLines }, { sleep }, { checkLogLines, logEntries, mergeEntries }, { InterruptedError, NetworkError: Network }] = await Promise.all([
     import('../../api/operations.js'),
     import('../../api/retry.js'),
     import('../../output/views/log-lines.js'),
@@ -238,8 +238,12 @@ async function followLines(
     state.newest = newestOf(out) ?? newest;
     return out;
   };
+  // The service went away (a network failure once the follow had begun): each stream's request in flight may
+  // still bring the lines the service sent as it stopped, so they are let finish, for a moment, before the end.
+  let wentAway: NetworkError | undefined;
+  let lastWait: NodeJS.Timeout | undefined;
   const watchStream = async (state: StreamState) => {
-    while (!done.signal.aborted) {
+    while (!done.signal.aborted && !wentAway) {
       const began = performance.now();
       const answer = await getLobbyLogLines(api, o.lobbyId, state.stream, { watchIndex: state.index, signal: done.signal });
       const res = checkLogLines(answer.value);
@@ -250,7 +254,7 @@ async function followLines(
   };
   let stopped: Answer<LobbyLogsResponse> | undefined;
   const watchStatus = async () => {
-    for (;;) {
+    while (!wentAway) {
       await sleep(o.intervalMs, either);
       const answer = await getLobbyLogs(api, o.lobbyId, { signal: done.signal });
       if (answer.value.lobby?.status?.stopped) {
@@ -267,6 +271,13 @@ async function followLines(
         t.catch((err: unknown) => {
           // A task ended by the stop (or by another's failure) is no failure of its own.
           if (done.signal.aborted && !ctx.signal.aborted && err === done.signal.reason) return;
+          if (err instanceof Network && !ctx.signal.aborted) {
+            if (!wentAway) {
+              wentAway = err;
+              lastWait = setTimeout(() => done.abort(), WENT_AWAY_WAIT_MS);
+            }
+            return;
+          }
           done.abort();
           throw err;
         }),
@@ -276,13 +287,39 @@ async function followLines(
     await Promise.allSettled(tasks);
     if (ctx.signal.aborted && err === ctx.signal.reason && err instanceof InterruptedError) return err.exitCode;
     throw err;
+  } finally {
+    clearTimeout(lastWait);
   }
+  if (wentAway) throw await serviceWentAway(wentAway);
   // The lines printed between the last watch and the stop: the most recent ones, past what was shown.
   const rest = await Promise.all(states.map((s) => getLobbyLogLines(api, o.lobbyId, s.stream)));
   let last: LogEntry[] = [];
   for (const [i, answer] of rest.entries()) last = mergeEntries(last, fresh(states[i]!, logEntries(states[i]!.stream, checkLogLines(answer.value))));
   await show(last);
   return stopped!;
+}
+
+/** How long the streams' requests in flight may still bring lines once the service stopped answering. */
+const WENT_AWAY_WAIT_MS = 2000;
+
+/**
+ * The service stopped answering during a follow (it answered when the follow began): said as such, and on a
+ * loopback endpoint that refuses or drops the connection, as the emulator's stop it most likely is.
+ */
+async function serviceWentAway(err: NetworkError): Promise<NetworkError> {
+  const [{ NetworkError: Network }, { isLoopbackHost }] = await Promise.all([import('../../errors.js'), import('../../config/endpoint.js')]);
+  // "could not reach <host>: <what happened> (<code>)", as the transport says it.
+  const [, host = err.hostname ?? 'the service', what = err.message] = /^could not reach (\S+): (.*)$/.exec(err.message) ?? [];
+  const stopped = err.hostname !== undefined && isLoopbackHost(err.hostname) && ['ECONNREFUSED', 'ECONNRESET', 'UND_ERR_SOCKET', 'EPIPE'].includes(err.code);
+  const out = new Network(
+    stopped
+      ? `the emulator at ${host} stopped answering during the follow: ${what}; its serve has stopped`
+      : `the service at ${host} stopped answering during the follow: ${what}`,
+    err.code,
+    { cause: err, hostname: err.hostname },
+  );
+  out.hint = stopped ? 'the lines above are all it sent; follow again once `gamehost emulator serve` runs again' : 'the lines above are all it sent; follow again once it answers';
+  return out;
 }
 
 /**
