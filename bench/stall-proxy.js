@@ -1,11 +1,13 @@
-// A loopback TCP proxy that can stop forwarding: what a paused database looks like from the emulator (connections
-// accepted, nothing answered), for the log-flood bench: the stall of test/helpers/stall-proxy.ts (which the tests
-// use, with more: unix sockets, dropped connections, counted requests), in plain JavaScript for node.
+// A loopback TCP proxy that can stop forwarding: what a paused database or bucket looks like from the emulator
+// (connections accepted, nothing answered), without pausing a server other test files share. Its target may be a unix
+// socket (a Docker daemon's), and its connections can be dropped at once (a daemon restarting, a proxy's idle cut).
+// Plain JavaScript, so the benches run it with node as it is; the tests have its types from stall-proxy.d.ts.
 import net from 'node:net';
 
-/** Forwards to targetHost:targetPort until stall(); resume() forwards what was held, and everything after. */
+/** A proxy to targetHost:targetPort, or to the unix socket at targetHost when no port is given. */
 export async function stallProxy(targetHost, targetPort) {
   let stalled = false;
+  const firstLines = [];
   const held = [];
   const sockets = new Set();
   const forward = (from, to) =>
@@ -14,7 +16,11 @@ export async function stallProxy(targetHost, targetPort) {
       else to.write(chunk);
     });
   const server = net.createServer((client) => {
-    const upstream = net.connect(targetPort, targetHost);
+    const upstream = targetPort === undefined ? net.connect(targetHost) : net.connect(targetPort, targetHost);
+    client.on('data', (chunk) => {
+      // Request lines, as far as a chunk shows them (enough to count the calls of a client that sends one per chunk).
+      for (const m of chunk.toString('latin1').matchAll(/^(?:GET|POST|PUT|DELETE|HEAD) \S+ HTTP\/1\.1$/gm)) firstLines.push(m[0]);
+    });
     for (const s of [client, upstream]) {
       sockets.add(s);
       s.on('close', () => sockets.delete(s));
@@ -34,6 +40,10 @@ export async function stallProxy(targetHost, targetPort) {
       stalled = false;
       for (const [to, chunk] of held.splice(0)) if (!to.destroyed) to.write(chunk);
     },
+    drop() {
+      for (const s of sockets) s.destroy();
+    },
+    requests: (pattern) => firstLines.filter((l) => pattern.test(l)).length,
     async close() {
       for (const s of sockets) s.destroy();
       await new Promise((resolve) => server.close(() => resolve()));
