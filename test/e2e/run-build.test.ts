@@ -198,14 +198,19 @@ describe.skipIf(!DOCKER_PRESENT || process.platform !== 'linux')('emulator serve
     const r = await start(['--run-build', TAG]);
     const { found } = await findLobby(r);
     await found;
-    expect(await containers({ running: true })).toHaveLength(1);
+    const running = await containers({ running: true });
+    expect(running).toHaveLength(1);
+    const image = running[0]!.Image!;
+    expect(await docker.hasImage(image)).toBe(true);
     expect(await docker.inspectNetwork(networkName(dataDir))).toBeDefined();
     r.child.kill('SIGKILL');
     await r.exit;
     const reset = await runBin(['emulator', 'reset', '--yes', '--json', '--data-dir', dataDir], { ...replicaEnv(home, r), ...(process.env.DOCKER_HOST ? { DOCKER_HOST: process.env.DOCKER_HOST } : {}) });
     expect(reset.code, reset.stderr).toBe(0);
-    expect(JSON.parse(reset.stdout)).toMatchObject({ data_dir: dataDir, containers: 1 });
+    expect(JSON.parse(reset.stdout)).toMatchObject({ data_dir: dataDir, containers: 1, images: 1 });
     expect(await containers()).toEqual([]);
     expect(await docker.inspectNetwork(networkName(dataDir))).toBeUndefined();
+    // The image it loaded for the build went too: by its ID, which the record (now deleted) held.
+    expect(await docker.hasImage(image)).toBe(false);
   });
 });

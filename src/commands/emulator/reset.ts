@@ -72,14 +72,16 @@ async function run(ctx: Context, o: ResetOptions): Promise<number | void> {
   const { sweepLeftovers } = await import('../../emulator/runtime/leftovers.js');
   const ended = await sweepLeftovers(o.dataDir);
   const { resetContainers } = await import('../../emulator/runtime/docker.js');
-  const containers = await resetContainers(o.dataDir, ctx.env).catch((err: unknown) => {
-    ctx.warn(`the emulator's containers could not be removed: ${(err as Error).message}`);
-    return 0;
+  const docker = await resetContainers(o.dataDir, ctx.env).catch((err: unknown) => {
+    ctx.warn(`the emulator's containers and images could not be removed: ${(err as Error).message}`);
+    return undefined;
   });
+  const { containers = 0, images = 0 } = docker ?? {};
   const removed = resetDataDir(o.dataDir);
-  if (ctx.global.json) return writeJson(ctx, { data_dir: o.dataDir, removed, containers: containers ?? 0, ended_servers: ended });
+  if (ctx.global.json) return writeJson(ctx, { data_dir: o.dataDir, removed, containers, images, ended_servers: ended });
   if (ended > 0) ctx.info(`Ended ${ended} lobby ${ended === 1 ? 'server' : 'servers'} that a killed emulator serve left running.`);
   if (containers) ctx.info(`Removed ${containers} container(s) an emulator of ${o.dataDir} left.`);
+  if (images) ctx.info(`Removed ${images} image(s) the emulator loaded for its builds.`);
   ctx.info(
     removed.length === 0
       ? `No emulator data in ${o.dataDir}; nothing to delete.`

@@ -361,10 +361,11 @@ export async function removeEmulatorContainers(daemon: DockerDaemon, dataDir: st
 }
 
 /**
- * `emulator reset`'s part: the containers and network an emulator of `dataDir` left on this host, removed where a
- * daemon answers (found as --run-build finds it); undefined where none does, as there is nothing of Docker's then.
+ * `emulator reset`'s part: the containers and network an emulator of `dataDir` left on this host, and the images it
+ * loaded for its builds (by its record, which goes with the data), removed where a daemon answers (found as
+ * --run-build finds it); undefined where none does, as there is nothing of Docker's then.
  */
-export async function resetContainers(dataDir: string, env: Record<string, string | undefined>): Promise<number | undefined> {
+export async function resetContainers(dataDir: string, env: Record<string, string | undefined>): Promise<{ containers: number; images: number } | undefined> {
   let daemon: DockerDaemon;
   try {
     daemon = await connectDocker(env, { timeoutMs: 5_000 });
@@ -372,7 +373,10 @@ export async function resetContainers(dataDir: string, env: Record<string, strin
     return undefined;
   }
   try {
-    return await removeEmulatorContainers(daemon, dataDir);
+    const containers = await removeEmulatorContainers(daemon, dataDir);
+    const { BuildImages } = await import('./images.js');
+    const images = await new BuildImages(daemon, { dataDir }).removeAll();
+    return { containers, images };
   } finally {
     await daemon.close().catch(() => {});
   }

@@ -608,6 +608,11 @@ export class BuildImages {
     return removed;
   }
 
+  /** Removes the images of every build recorded for this daemon (`emulator reset`); answers how many images went. */
+  async removeAll(): Promise<number> {
+    return this.remove(Object.keys(await this.mine()));
+  }
+
   /** Removes an image the emulator loaded: never one named since (someone's now), nor one a container uses (kept for later). */
   private async removeImage(image: string): Promise<'removed' | 'gone' | 'in use'> {
     try {
