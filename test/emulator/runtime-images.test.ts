@@ -16,6 +16,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { BuildImages, imageTar, type BuildSource } from '../../src/emulator/runtime/images.js';
 import { tempDir } from '../helpers/cli.js';
 import { DOCKER, DOCKER_PRESENT, engineJson, tagImage } from '../helpers/docker.js';
+import { runBin } from '../helpers/bin.js';
+import { lobbyJson, logLines, until } from '../helpers/lobby-server.js';
+import { replicaEnv, serve, stopReplica } from '../helpers/replica.js';
 
 interface Entry {
   path: string;
@@ -290,6 +293,50 @@ describe.skipIf(!DOCKER_PRESENT)('pushed images on the real daemon', { timeout: 
     made.push(`gamehost-test-kept:${process.pid}`);
     expect(await images.remove([build.id])).toBe(0);
     expect(await docker.imageTags(image.id)).toEqual([`gamehost-test-kept:${process.pid}`]);
+  });
+
+  it("through serve: a bomb build's lobby stops failed, the refusal its std_err line and one line on serve's stderr; Docker keeps nothing", async () => {
+    const dataDir = tempDir();
+    const r = await serve(['--run-build', '--max-image-size', '64MiB', '--data-dir', dataDir], { DOCKER_HOST: process.env.DOCKER_HOST });
+    try {
+      const bomb = lz4Bomb(tempDir(), 16 * 1024);
+      const env = replicaEnv(tempDir(), r);
+      // Already LZ4: pushed as it is, a few MB for 1 GiB unpacked.
+      const pushed = await runBin(['build', 'push', bomb.file, '--tag', 'bomb:1'], env);
+      expect(pushed.code, pushed.stderr).toBe(0);
+      const made = await runBin(['lobby', 'create', '--game-mode', 'default', '--json'], env);
+      expect(made.code, made.stderr).toBe(0);
+      const lobbyId = JSON.parse(made.stdout).lobby.lobby_id as string;
+      const stopped = await until('the lobby stopped', async () => (await lobbyJson(r, lobbyId)).lobby.status.stopped ?? undefined);
+      expect(stopped).toMatchObject({ exit_code: 1, failed: true });
+      const refusal = "its server did not start: the build's image unpacks to more than 64 MiB (the bound of this emulator; serve --max-image-size raises it): refused before Docker kept it";
+      expect(await logLines(r, lobbyId, 'std_err')).toEqual([`[emulator] ${refusal}`]);
+      expect(r.stderr().split('\n').filter((l) => l.includes('unpacks to more than'))).toEqual([`[emulator] lobby ${lobbyId}: ${refusal}`]);
+      expect(await docker.hasImage(bomb.id)).toBe(false);
+    } finally {
+      await stopReplica(r);
+    }
+  });
+
+  it('a build no lobby started from for the unused time loses its image at the sweep; one started from since keeps it', async () => {
+    let now = 0;
+    const images = new BuildImages(docker, { dataDir: tempDir(), now: () => now, unusedMs: 1000 });
+    const idle = tinyImage(`idle ${randomUUID()}`, []);
+    const busy = tinyImage(`busy ${randomUUID()}`, []);
+    made.push(idle.id, busy.id);
+    const [a, b] = [source(idle.tar), source(busy.tar)];
+    expect(await images.imageFor(a)).toBe(idle.id);
+    expect(await images.imageFor(b)).toBe(busy.id);
+    // Both builds still in the store; only the time since a lobby last started from each tells them apart.
+    now = 1500;
+    expect(await images.imageFor(b)).toBe(busy.id);
+    const present = async (_game: string, ids: string[]) => new Set(ids);
+    expect(await images.sweep(present)).toBe(1);
+    expect(await docker.hasImage(idle.id)).toBe(false);
+    expect(await docker.hasImage(busy.id)).toBe(true);
+    // And loaded again when a lobby of it comes.
+    expect(await images.imageFor(a)).toBe(idle.id);
+    expect(await docker.hasImage(idle.id)).toBe(true);
   });
 
   it('an LZ4 bomb (1 GiB of zeros in a layer, a few MB pushed) is refused at the bound, and the daemon keeps nothing of it', async () => {
