@@ -131,7 +131,7 @@ describe.skipIf(!SPEC_PRESENT)('the emulator answers as rivet-openapi.yml says',
         await store.close();
       }
       const withMetrics = await replay('cloud_games_namespaces_logs_getNamespaceLobby', 200, logsPath(measured), { token: tokens().cloud });
-      expect(withMetrics.json.metrics).toEqual({ job: `lobby-${measured}`, cpu: [1.5], memory: [40_000_000], allocated_memory: 512 });
+      expect(withMetrics.json.metrics).toEqual({ job: `lobby-${measured}`, cpu: [1.5], memory: [40_000_000], allocated_memory: 1838 });
       const running = await replay('cloud_games_namespaces_logs_getNamespaceLobby', 200, logsPath(lobbyId), { token: tokens().cloud });
       expect(running.json).not.toHaveProperty('metrics');
       await t.call('POST', `/_emulator/lobbies/${lobbyId}/stop`, { body: { exit_code: 1 } });

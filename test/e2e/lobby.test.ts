@@ -109,10 +109,10 @@ describe('lobby logs of a lobby whose server the emulator runs (its measured met
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/created\s+\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC/);
     expect(r.stdout).toMatch(/^ {2}CPU \(% of one core\)$/m);
-    expect(r.stdout).toMatch(/^ {2}Memory \(MiB of 512 MiB allocated\)$/m);
+    expect(r.stdout).toMatch(/^ {2}Memory \(MiB of 1838 MiB allocated\)$/m);
     expect(r.stdout).toMatch(/^ +[\d.]+% ┤/m);
     expect(r.stdout).toMatch(/^ +└─+$/m);
-    expect(r.stdout).toMatch(/Memory +now [\d.]+ MiB \(\d+%\) +peak [\d.]+ MiB +mean [\d.]+ MiB +of 512 MiB/);
+    expect(r.stdout).toMatch(/Memory +now [\d.]+ MiB \(\d+%\) +peak [\d.]+ MiB +mean [\d.]+ MiB +of 1838 MiB/);
     for (const line of r.stdout.split('\n')) expect([...line].length).toBeLessThanOrEqual(79);
   });
 
@@ -128,7 +128,7 @@ describe('lobby logs of a lobby whose server the emulator runs (its measured met
     await stopLobby(server!.info.endpoint, id, { exit_code: 0 });
     const r = await runCli(['lobby', 'logs', id], { env: { ...run.env, NO_COLOR: '1' }, tty: true, columns: 120 });
     expect(r.stdout).toContain('■ stopped (exit code 0)');
-    expect(r.stdout).toMatch(/^ {2}Memory +(\S+ +)?last [\d.]+ MiB \(\d+%\) +peak [\d.]+ MiB +mean [\d.]+ MiB +of 512 MiB$/m);
+    expect(r.stdout).toMatch(/^ {2}Memory +(\S+ +)?last [\d.]+ MiB \(\d+%\) +peak [\d.]+ MiB +mean [\d.]+ MiB +of 1838 MiB$/m);
     expect(r.stdout).not.toContain('none');
   });
 });

@@ -1,9 +1,14 @@
 // A lobby's job metrics, from the samples of its server that the runtime measured (runtime/servers.ts). A lobby
 // whose server nothing measures has none: the emulator never makes them up.
 
+import { LOBBY_TIER } from './environment.js';
+
 export const MAX_SAMPLES = 30;
-/** Allocated memory in MB, as the spec's `allocated_memory` says. */
-export const ALLOCATED_MEMORY_MB = 512;
+/**
+ * Allocated memory in MB (Nomad's, which are MiB), as the spec's `allocated_memory` says: the lobby's tier's
+ * reservation, the RIVET_MEMORY its server is given and the memory its container or cgroup reserves.
+ */
+export const ALLOCATED_MEMORY_MB = LOBBY_TIER.memory / (1024 * 1024);
 
 export interface JobMetrics {
   job: string;
