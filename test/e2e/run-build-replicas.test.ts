@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LABELS, networkName, type DockerDaemon } from '../../src/emulator/runtime/docker.js';
 import { runBin } from '../helpers/bin.js';
 import { tempDir } from '../helpers/cli.js';
-import { buildAndSaveImage, DOCKER, DOCKER_PRESENT } from '../helpers/docker.js';
+import { buildAndSaveImage, DOCKER, DOCKER_PRESENT, recordedImages } from '../helpers/docker.js';
 import { findLobby, lobbyJson, logLines, say, until } from '../helpers/lobby-server.js';
 import { createTestDatabase, PG_PRESENT } from '../helpers/postgres.js';
 import { replicaEnv, serve, stopReplica, type Replica } from '../helpers/replica.js';
@@ -40,6 +40,8 @@ describe.skipIf(!DOCKER_PRESENT || !PG_PRESENT || process.platform !== 'linux')(
   afterAll(async () => {
     await Promise.all(replicas.map(stopReplica));
     for (const dir of dataDirs) for (const c of await docker.listContainers([`${LABELS.dataDir}=${dir}`]).catch(() => [])) await docker.removeContainer(c.Id).catch(() => {});
+    // And the images the serves loaded (by ID, no name to find them by): each run left one of 108 MB behind.
+    for (const dir of dataDirs) for (const image of recordedImages(dir)) await docker.removeImage(image).catch(() => {});
   }, 60_000);
 
   it('find through A, the server on the published port, ready, a player connected and disconnected, its lines through B', async () => {
