@@ -139,6 +139,15 @@ const printed = (port: number, lobbyId: string) => [
 const replicas: Replica[] = [];
 afterAll(() => Promise.all(replicas.map(stopReplica)), 30_000);
 
+/** Read back through serve started again on the data directory: the lobby stopped cleanly, with all it printed. */
+async function expectStoppedCleanly(dataDir: string, lobbyId: string, port: number): Promise<void> {
+  const again = await serve(['--data-dir', dataDir]);
+  replicas.push(again);
+  expect((await lobbyJson(again, lobbyId)).lobby.status.stopped).toMatchObject({ exit_code: 0, failed: false });
+  expect(await logLines(again, lobbyId, 'std_out')).toEqual(printed(port, lobbyId));
+  expect(await logLines(again, lobbyId, 'std_err')).toEqual([]);
+}
+
 describe('examples/node-sdk, as docs/emulator.md shows it', () => {
   it('docs/emulator.md shows the commands these tests run', () => {
     const docs = fs.readFileSync(path.join(ROOT, 'docs', 'emulator.md'), 'utf8');
@@ -186,12 +195,7 @@ describe('examples/node-sdk, as docs/emulator.md shows it', () => {
     r.child.kill('SIGTERM');
     expect(await r.exit).toEqual({ code: 0, signal: null });
 
-    // Read back through serve started again on its data directory.
-    const again = await serve(['--data-dir', dataDir]);
-    replicas.push(again);
-    expect((await lobbyJson(again, lobbyId)).lobby.status.stopped).toMatchObject({ exit_code: 0, failed: false });
-    expect(await logLines(again, lobbyId, 'std_out')).toEqual(printed(port, lobbyId));
-    expect(await logLines(again, lobbyId, 'std_err')).toEqual([]);
+    await expectStoppedCleanly(dataDir, lobbyId, port);
   });
 });
 
@@ -277,10 +281,6 @@ describe.skipIf(!DOCKER_PRESENT || process.platform !== 'linux')('examples/node-
     r.child.kill('SIGTERM');
     expect(await r.exit).toEqual({ code: 0, signal: null });
 
-    const again = await serve(['--data-dir', dataDir]);
-    replicas.push(again);
-    expect((await lobbyJson(again, lobbyId)).lobby.status.stopped).toMatchObject({ exit_code: 0, failed: false });
-    expect(await logLines(again, lobbyId, 'std_out')).toEqual(printed(port, lobbyId));
-    expect(await logLines(again, lobbyId, 'std_err')).toEqual([]);
+    await expectStoppedCleanly(dataDir, lobbyId, port);
   });
 });

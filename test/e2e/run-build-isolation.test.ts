@@ -7,16 +7,13 @@
 // container, as the Engine API inspects it: the emulator's bridge network, CapDrop ALL, no-new-privileges, a
 // read-only root, memory and pids limits.
 import { spawnSync } from 'node:child_process';
-import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LABELS, networkName, PIDS_LIMIT, type DockerDaemon } from '../../src/emulator/runtime/docker.js';
 import { ROUTE_TABLE } from '../../src/emulator/routes/server.js';
 import { LOBBY_TIER } from '../../src/emulator/services/environment.js';
 import { tempDir } from '../helpers/cli.js';
-import { buildAndSaveImage, DOCKER, DOCKER_PRESENT, recordedImages } from '../helpers/docker.js';
+import { buildAndSaveImage, DOCKER, DOCKER_PRESENT, freePort, removeEmulatorLeftovers } from '../helpers/docker.js';
 import { findLobby, logLines, until } from '../helpers/lobby-server.js';
 import { runBin } from '../helpers/bin.js';
 import { replicaEnv, serve, stopReplica, type Replica } from '../helpers/replica.js';
@@ -32,14 +29,6 @@ function rawSocketProgram(dir: string): string | undefined {
   if (cc.status === 0) return out;
   console.warn(`isolation test: no static C build here (${cc.error?.message ?? cc.stderr.trim().split('\n')[0]}); the raw socket is shown impossible by the capabilities alone`);
   return undefined;
-}
-
-async function freePort(): Promise<number> {
-  const free = http.createServer();
-  await new Promise<void>((resolve) => free.listen(0, '127.0.0.1', resolve));
-  const { port } = free.address() as AddressInfo;
-  await new Promise<void>((resolve) => free.close(() => resolve()));
-  return port;
 }
 
 describe.skipIf(!DOCKER_PRESENT || process.platform !== 'linux')('a lobby\'s container, tried from inside', { timeout: 180_000 }, () => {
@@ -63,9 +52,7 @@ describe.skipIf(!DOCKER_PRESENT || process.platform !== 'linux')('a lobby\'s con
 
   afterAll(async () => {
     await Promise.all(replicas.map(stopReplica));
-    for (const dir of dataDirs) for (const c of await docker.listContainers([`${LABELS.dataDir}=${dir}`]).catch(() => [])) await docker.removeContainer(c.Id).catch(() => {});
-    // And the images the serves loaded (by ID, no name to find them by): each run left one of 108 MB behind.
-    for (const dir of dataDirs) for (const image of recordedImages(dir)) await docker.removeImage(image).catch(() => {});
+    await removeEmulatorLeftovers(dataDirs);
   }, 60_000);
 
   it.each([

@@ -3,18 +3,15 @@
 // pushed through A, the client finding through A (whose container runs the lobby), connecting to the published port,
 // the server's ready, player connected and disconnected calls made at A's lobby-routes listener; the lobby's lines and
 // players read through B. Needs Docker and PostgreSQL (skipped without, failed under CI).
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LABELS, networkName, type DockerDaemon } from '../../src/emulator/runtime/docker.js';
 import { runBin } from '../helpers/bin.js';
 import { tempDir } from '../helpers/cli.js';
-import { buildAndSaveImage, DOCKER, DOCKER_PRESENT, recordedImages } from '../helpers/docker.js';
+import { DOCKER, DOCKER_PRESENT, gameServerImage, removeEmulatorLeftovers } from '../helpers/docker.js';
 import { findLobby, lobbyJson, logLines, say, until } from '../helpers/lobby-server.js';
 import { createTestDatabase, PG_PRESENT } from '../helpers/postgres.js';
 import { replicaEnv, serve, stopReplica, type Replica } from '../helpers/replica.js';
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
-const SDK = path.join(ROOT, 'node_modules/@rivet-gg/api');
 const IMAGE = `gamehost-test/run-build-replicas:${process.pid}-${Date.now()}`;
 
 describe.skipIf(!DOCKER_PRESENT || !PG_PRESENT || process.platform !== 'linux')('the SDK game in a container on the bridge network, across two PostgreSQL replicas', { timeout: 180_000 }, () => {
@@ -24,24 +21,12 @@ describe.skipIf(!DOCKER_PRESENT || !PG_PRESENT || process.platform !== 'linux')(
   let imageTar = '';
 
   beforeAll(async () => {
-    imageTar = await buildAndSaveImage(
-      tempDir(),
-      IMAGE,
-      {
-        'server.mjs': { from: path.join(ROOT, 'test/fixtures/game-server.mjs') },
-        'node_modules/@rivet-gg/api/package.json': { from: path.join(SDK, 'package.json') },
-        'node_modules/@rivet-gg/api/dist/node/index.js': { from: path.join(SDK, 'dist/node/index.js') },
-      },
-      'server.mjs',
-      { GAME_SERVER_HOST: '0.0.0.0' },
-    );
+    imageTar = await gameServerImage(tempDir(), IMAGE);
   }, 180_000);
 
   afterAll(async () => {
     await Promise.all(replicas.map(stopReplica));
-    for (const dir of dataDirs) for (const c of await docker.listContainers([`${LABELS.dataDir}=${dir}`]).catch(() => [])) await docker.removeContainer(c.Id).catch(() => {});
-    // And the images the serves loaded (by ID, no name to find them by): each run left one of 108 MB behind.
-    for (const dir of dataDirs) for (const image of recordedImages(dir)) await docker.removeImage(image).catch(() => {});
+    await removeEmulatorLeftovers(dataDirs);
   }, 60_000);
 
   it('find through A, the server on the published port, ready, a player connected and disconnected, its lines through B', async () => {

@@ -14,14 +14,12 @@ import { RivetClient, RivetError } from '@rivet-gg/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LABELS, networkName, type DockerDaemon } from '../../src/emulator/runtime/docker.js';
 import { runCli, tempDir } from '../helpers/cli.js';
-import { buildAndSaveImage, DOCKER, DOCKER_PRESENT } from '../helpers/docker.js';
+import { DOCKER, DOCKER_PRESENT, gameServerImage } from '../helpers/docker.js';
 import { listBuilds } from '../helpers/emulator.js';
 import { findLobby, lobbyJson, logLines, say, until } from '../helpers/lobby-server.js';
 import { replicaEnv, serve, stopReplica, type Replica } from '../helpers/replica.js';
 import { runBin } from '../helpers/bin.js';
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
-const SDK = path.join(ROOT, 'node_modules/@rivet-gg/api');
 const TAG = 'game-server:v1';
 // The image's own name in Docker, apart from other tests' on the same daemon.
 const IMAGE = `gamehost-test/run-build:${process.pid}-${Date.now()}`;
@@ -55,19 +53,7 @@ describe.skipIf(!DOCKER_PRESENT || process.platform !== 'linux')('emulator serve
 
   beforeAll(async () => {
     const began = Date.now();
-    // The fixture and the SDK's Node build (one bundled file) under /app, as a studio's image would hold them.
-    imageTar = await buildAndSaveImage(
-      tempDir(),
-      IMAGE,
-      {
-        'server.mjs': { from: path.join(ROOT, 'test/fixtures/game-server.mjs') },
-        'node_modules/@rivet-gg/api/package.json': { from: path.join(SDK, 'package.json') },
-        'node_modules/@rivet-gg/api/dist/node/index.js': { from: path.join(SDK, 'dist/node/index.js') },
-      },
-      'server.mjs',
-      // On its bridge network, the published port arrives on the container's own address, not its loopback.
-      { GAME_SERVER_HOST: '0.0.0.0' },
-    );
+    imageTar = await gameServerImage(tempDir(), IMAGE);
     console.log(`run-build: image built and saved in ${Date.now() - began} ms (${fs.statSync(imageTar).size} bytes)`);
     configFile = path.join(tempDir(), 'emulator.json');
     fs.writeFileSync(configFile, JSON.stringify({ startDelayMs: 0, readyDelayMs: 0, readyWindowMs: 60_000 }));

@@ -20,17 +20,8 @@ import { processStart } from '../../src/emulator/runtime/process.js';
 import { RunnerError, type OutputStream, type RunningServer } from '../../src/emulator/runtime/runtime.js';
 import { compressFileLz4 } from '../../src/upload/lz4.js';
 import { tempDir } from '../helpers/cli.js';
-import { DOCKER, DOCKER_PRESENT, nodeImageTar } from '../helpers/docker.js';
+import { DOCKER, DOCKER_PRESENT, freePort, nodeImageTar } from '../helpers/docker.js';
 import { until } from '../helpers/lobby-server.js';
-
-/** A port of this host free now, for a server's, published as itself. */
-async function freePort(): Promise<number> {
-  const free = http.createServer();
-  await new Promise<void>((resolve) => free.listen(0, '127.0.0.1', resolve));
-  const { port } = free.address() as AddressInfo;
-  await new Promise<void>((resolve) => free.close(() => resolve()));
-  return port;
-}
 
 const SERVER = `
 const http = require('http');

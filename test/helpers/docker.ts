@@ -8,7 +8,8 @@ import http from 'node:http';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import * as tar from 'tar';
-import { connectDocker, type DockerDaemon } from '../../src/emulator/runtime/docker.js';
+import type { AddressInfo } from 'node:net';
+import { connectDocker, LABELS, type DockerDaemon } from '../../src/emulator/runtime/docker.js';
 import { engineAddress } from '../../src/emulator/runtime/engine-api.js';
 import { isCI } from '../../src/output/ci.js';
 
@@ -142,6 +143,45 @@ export async function buildAndSaveImage(dir: string, tag: string, files: Record<
   await saveImage(tag, out);
   await DOCKER!.removeImage(tag);
   return out;
+}
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const SDK = path.join(ROOT, 'node_modules/@rivet-gg/api');
+
+/**
+ * The official-SDK game server (test/fixtures/game-server.mjs) as an image tar in `dir`: the fixture and the SDK's
+ * Node build (one bundled file) under /app, as a studio's image would hold them, listening on every address (on its
+ * bridge network the published port arrives on the container's own address, not its loopback).
+ */
+export function gameServerImage(dir: string, tag: string): Promise<string> {
+  return buildAndSaveImage(
+    dir,
+    tag,
+    {
+      'server.mjs': { from: path.join(ROOT, 'test/fixtures/game-server.mjs') },
+      'node_modules/@rivet-gg/api/package.json': { from: path.join(SDK, 'package.json') },
+      'node_modules/@rivet-gg/api/dist/node/index.js': { from: path.join(SDK, 'dist/node/index.js') },
+    },
+    'server.mjs',
+    { GAME_SERVER_HOST: '0.0.0.0' },
+  );
+}
+
+/** A test's clean-up: the containers emulators of these data directories made, and the images they loaded. */
+export async function removeEmulatorLeftovers(dataDirs: string[]): Promise<void> {
+  for (const dir of dataDirs) {
+    for (const c of await DOCKER!.listContainers([`${LABELS.dataDir}=${dir}`]).catch(() => [])) await DOCKER!.removeContainer(c.Id).catch(() => {});
+    for (const image of recordedImages(dir)) await DOCKER!.removeImage(image).catch(() => {});
+  }
+}
+
+/** A port of this host free now, for a server's, published as itself. */
+export async function freePort(): Promise<number> {
+  const free = http.createServer();
+  await new Promise<void>((resolve) => free.listen(0, '127.0.0.1', resolve));
+  const { port } = free.address() as AddressInfo;
+  await new Promise<void>((resolve) => free.close(() => resolve()));
+  return port;
 }
 
 /** The image IDs an emulator of `dataDir` recorded as loaded for its builds (its images.json), for a test's clean-up. */
