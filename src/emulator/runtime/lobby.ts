@@ -24,9 +24,12 @@ export interface ContainerRun {
 /** How a lobby's server runs: a command through the shell, or a pushed build in a container (its image loaded first). */
 export type HowToRun = { command: string } | (Omit<ContainerRun, 'image'> & { build: BuildSource; images: BuildImages });
 
-/** Where the output lines go: the logs service's append (services/logs.ts), stamped at `at` (ms) or now. */
+/**
+ * Where the output lines go: the logs service's append (services/logs.ts), stamped at `at` (ms) or now; with
+ * `firstTs`, a batch the store already took is not written twice (Store.appendLobbyLogs).
+ */
 export interface LogSink {
-  append(lobbyId: string, stream: LogStream, lines: Buffer[], at?: number): Promise<void>;
+  append(lobbyId: string, stream: LogStream, lines: Buffer[], at?: number, firstTs?: number): Promise<void>;
 }
 
 /** How long the gate waits before it tries a store that did not answer again: doubling from base up to cap. */
@@ -281,6 +284,11 @@ export class PendingLines {
  */
 class LogBatcher {
   private readonly pending: Record<LogStream, PendingLines> = { std_out: new PendingLines(), std_err: new PendingLines() };
+  /**
+   * Per stream, past the stamps the last batch asked for: each batch asks for its own (Store.appendLobbyLogs's
+   * firstTs), so a batch written but whose answer was lost in an outage is not written again when it is tried again.
+   */
+  private readonly nextFirstTs: Record<LogStream, number> = { std_out: 0, std_err: 0 };
   private timer: NodeJS.Timeout | undefined;
   private writing: Promise<void> = Promise.resolve();
 
@@ -321,7 +329,9 @@ class LogBatcher {
       for (const stream of LOG_STREAMS) {
         for (let batch = this.pending[stream].take(); batch !== undefined; batch = this.pending[stream].take()) {
           const { lines, at } = batch;
-          await this.gate.run(() => this.sink.append(this.lobbyId, stream, lines, at));
+          const firstTs = Math.max(at * 1000, this.nextFirstTs[stream]);
+          this.nextFirstTs[stream] = firstTs + lines.length;
+          await this.gate.run(() => this.sink.append(this.lobbyId, stream, lines, at, firstTs));
         }
       }
     });
