@@ -593,6 +593,24 @@ describe.each(ENGINES)('the Store contract on %s', (_name, present, open) => {
     expect(await store.lobbyLogs(randomUUID(), 'std_out', 100)).toEqual([]);
   });
 
+  it_('appendLobbyLogs with a batch stamp: stamped from it, and a batch the stream already took is skipped', async () => {
+    const id = randomUUID();
+    const first = T0 * 1000 + 500;
+    await store.appendLobbyLogs(id, 'std_out', [Buffer.from('a'), Buffer.from('b')], T0, undefined, first);
+    // The same batch again (its answer was lost): nothing written twice.
+    await store.appendLobbyLogs(id, 'std_out', [Buffer.from('a'), Buffer.from('b')], T0, undefined, first);
+    // The next batch, past the stamps of the one before it; the same lines are new lines.
+    await store.appendLobbyLogs(id, 'std_out', [Buffer.from('a')], T0, undefined, first + 2);
+    expect(await store.lobbyLogs(id, 'std_out', 100)).toEqual([
+      { ts: first, line: Buffer.from('a') },
+      { ts: first + 1, line: Buffer.from('b') },
+      { ts: first + 2, line: Buffer.from('a') },
+    ]);
+    // Another stream's stamps are its own.
+    await store.appendLobbyLogs(id, 'std_err', [Buffer.from('e')], T0, undefined, first);
+    expect(await store.lobbyLogs(id, 'std_err', 100)).toEqual([{ ts: first, line: Buffer.from('e') }]);
+  });
+
   it_('lobbyLogs: the most recent N oldest first; after a stamp, the next N', async () => {
     const id = randomUUID();
     const lines = Array.from({ length: 10 }, (_, i) => Buffer.from(`line ${i}`));

@@ -636,7 +636,7 @@ export class PostgresStore implements Store, LocalObjectIndex {
     return rows[0];
   }
 
-  async appendLobbyLogs(lobbyId: string, stream: LogStream, lines: Buffer[], now: number, bounds = LOG_BOUNDS): Promise<void> {
+  async appendLobbyLogs(lobbyId: string, stream: LogStream, lines: Buffer[], now: number, bounds = LOG_BOUNDS, firstTs?: number): Promise<void> {
     if (lines.length === 0) return;
     let dropped = 0;
     await this.transaction(async (c) => {
@@ -651,11 +651,12 @@ export class PostgresStore implements Store, LocalObjectIndex {
           [lobbyId, stream],
         )
       ).rows[0]!;
+      if (firstTs !== undefined && state.last_ts >= firstTs) return;
       const stamps: number[] = [];
       const cut: Buffer[] = [];
       for (const raw of lines) {
         const line = raw.length > MAX_LOG_LINE_BYTES ? raw.subarray(0, MAX_LOG_LINE_BYTES) : raw;
-        state.last_ts = nextLogTs(state.last_ts, now);
+        state.last_ts = nextLogTs(state.last_ts, now, firstTs);
         stamps.push(state.last_ts);
         cut.push(line);
         state.line_count++;

@@ -299,7 +299,7 @@ export class SqliteStore implements Store, LocalObjectIndex {
   private readonly games = new Map<string, GameRow | undefined>();
   private gamesVersion: number | undefined;
   private readonly appendLogsTx: SqliteTransaction<
-    (lobbyId: string, stream: LogStream, lines: Buffer[], now: number, bounds: LogBounds) => void
+    (lobbyId: string, stream: LogStream, lines: Buffer[], now: number, bounds: LogBounds, firstTs?: number) => void
   >;
   private readonly purgeLogsTx: SqliteTransaction<(before: number, limit: number) => number>;
   private readonly insertExportTx: SqliteTransaction<
@@ -446,11 +446,12 @@ export class SqliteStore implements Store, LocalObjectIndex {
       if (!keepGame) s.purgeGame.run(gameId);
       return { lobbies, players, builds, exports };
     });
-    this.appendLogsTx = db.transaction((lobbyId: string, stream: LogStream, lines: Buffer[], now: number, bounds: LogBounds) => {
+    this.appendLogsTx = db.transaction((lobbyId: string, stream: LogStream, lines: Buffer[], now: number, bounds: LogBounds, firstTs?: number) => {
       const state = s.getLogStream.get(lobbyId, stream) ?? { last_ts: 0, line_count: 0, byte_count: 0 };
+      if (firstTs !== undefined && state.last_ts >= firstTs) return;
       for (const raw of lines) {
         const line = raw.length > MAX_LOG_LINE_BYTES ? raw.subarray(0, MAX_LOG_LINE_BYTES) : raw;
-        state.last_ts = nextLogTs(state.last_ts, now);
+        state.last_ts = nextLogTs(state.last_ts, now, firstTs);
         s.insertLog.run(lobbyId, stream, state.last_ts, line);
         state.line_count++;
         state.byte_count += line.length;
@@ -705,8 +706,8 @@ export class SqliteStore implements Store, LocalObjectIndex {
     return this.stmt.getExport.get(exportId);
   }
 
-  async appendLobbyLogs(lobbyId: string, stream: LogStream, lines: Buffer[], now: number, bounds = LOG_BOUNDS): Promise<void> {
-    if (lines.length > 0) this.appendLogsTx.immediate(lobbyId, stream, lines, now, bounds);
+  async appendLobbyLogs(lobbyId: string, stream: LogStream, lines: Buffer[], now: number, bounds = LOG_BOUNDS, firstTs?: number): Promise<void> {
+    if (lines.length > 0) this.appendLogsTx.immediate(lobbyId, stream, lines, now, bounds, firstTs);
   }
 
   async lobbyLogs(lobbyId: string, stream: LogStream, limit: number, after?: number): Promise<LogLine[]> {
