@@ -88,11 +88,19 @@ export async function runLogFloodBench() {
     const elapsed = (Date.now() - started) / 1000;
     const kept = Number((await admin.query('SELECT COALESCE(sum(byte_count), 0) AS n FROM lobby_log_streams WHERE lobby_id = ANY($1)', [ids])).rows[0].n);
     const grown = (await dbSize()) - dbBefore;
+    // Where it went: the tables (with their TOAST and indexes) that grew by more than 64 KiB.
+    const tables = (
+      await admin.query(
+        `SELECT relname AS name, pg_total_relation_size(c.oid) AS n FROM pg_class c JOIN pg_namespace s ON s.oid = c.relnamespace
+          WHERE c.relkind = 'r' AND s.nspname NOT IN ('pg_catalog', 'information_schema') ORDER BY n DESC`,
+      )
+    ).rows.filter((r) => Number(r.n) > 64 * 1024);
     const rssOk = peak - atStart <= RSS_BUDGET;
     const diskOk = grown <= SERVERS * PER_LOBBY_BUDGET;
     console.log(`log flood: ${SERVERS} servers printing ${MiB(BYTES)} each without a newline, PostgreSQL stalled ${STALL_MS / 1000} s, ${elapsed.toFixed(1)} s in all (load average ${os.loadavg()[0].toFixed(1)}):`);
     console.log(`  serve's RSS at its start ${MiB(atStart)}, at its peak ${MiB(peak)}: +${MiB(peak - atStart)}  ${rssOk ? 'ok' : 'OVER BUDGET'} (budget: +100 MiB)`);
     console.log(`  the database grew ${MiB(grown)} (${MiB(grown / SERVERS)} a lobby; lines kept ${MiB(kept / SERVERS)} a lobby)  ${diskOk ? 'ok' : 'OVER BUDGET'} (budget: 5 MiB a lobby)`);
+    console.log(`  its largest tables: ${tables.map((t) => `${t.name} ${MiB(Number(t.n))}`).join(', ')}`);
     return rssOk && diskOk;
   } finally {
     proxy.resume();

@@ -36,11 +36,8 @@ const results = [
   await runBucketBench(),
   await runTableBench(),
   await runRuntimeBench(),
-<<<<<<< HEAD
   await runLogFloodBench(),
-=======
   await runContainerBench(),
->>>>>>> main
 ];
 process.exitCode = results.every(Boolean) ? 0 : 1;
 console.error(`kept the bench input files in ${BENCH_CACHE} (${(cacheDiskBytes() / 1024 ** 3).toFixed(2)} GiB on disk) for the next run; \`npm run bench -- --clean\` removes them`);

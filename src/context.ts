@@ -158,18 +158,24 @@ async function servedEmulator(ctx: Context, dataDir: string): Promise<LocalEmula
   return { ...served, close: async () => {} };
 }
 
+/** What the embedded emulator was refused at its start, said in one line; anything else stays an unexpected failure. */
+async function refusedStart(err: unknown): Promise<never> {
+  if (!(err instanceof Error)) throw err;
+  const { RefusedError } = await import('./errors.js');
+  // runBuild in GAMEHOST_EMULATOR_CONFIG, and no Docker: what the config asks cannot be done.
+  if (err.name === 'RunnerError') throw new RefusedError(`the embedded emulator's runBuild: ${err.message}`, 'start Docker, or take runBuild out of GAMEHOST_EMULATOR_CONFIG');
+  // A data directory a newer gamehost migrated: refused before anything was written to it.
+  if (err.name === 'SchemaTooNewError') throw new RefusedError(err.message);
+  throw err;
+}
+
 async function startEmulator(ctx: Context, dataDir: string | undefined): Promise<LocalEmulator> {
   const [{ startEmulator }, { embeddedEmulatorOptions }] = await Promise.all([import('./emulator/index.js'), import('./config/target.js')]);
-  if (dataDir !== undefined) return (await servedEmulator(ctx, dataDir)) ?? startEmulator({ dataDir });
+  if (dataDir !== undefined) return (await servedEmulator(ctx, dataDir)) ?? startEmulator({ dataDir }).catch(refusedStart);
   const options = await embeddedEmulatorOptions(ctx);
   const served = await servedEmulator(ctx, options.dataDir);
   if (served !== undefined) return served;
-  const emu = await startEmulator({ ...options, env: ctx.env }).catch(async (err: unknown) => {
-    // runBuild in GAMEHOST_EMULATOR_CONFIG, and no Docker: what the config asks cannot be done, said in one line.
-    if (!(err instanceof Error && err.name === 'RunnerError')) throw err;
-    const { RefusedError } = await import('./errors.js');
-    throw new RefusedError(`the embedded emulator's runBuild: ${err.message}`, 'start Docker, or take runBuild out of GAMEHOST_EMULATOR_CONFIG');
-  });
+  const emu = await startEmulator({ ...options, env: ctx.env }).catch(refusedStart);
   // For a person, once per shell session (an hour at most); never in a script's -q or --json.
   if (!ctx.global.quiet && !ctx.global.json) {
     const { firstInSession } = await import('./config/notice-once.js');

@@ -4,6 +4,11 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { prepareDataDir } from '../../src/emulator/datadir.js';
+import { SCHEMA_VERSION } from '../../src/emulator/stores/migrations.js';
+import { SqliteStore } from '../../src/emulator/stores/sqlite.js';
+import { openDatabase } from '../../src/emulator/stores/sqlite-driver.js';
+import { runBin } from '../helpers/bin.js';
 import { isolatedEnv, readCsv, runCli, tempDir } from '../helpers/cli.js';
 
 /** The variables `eval "$(gamehost emulator game create --env)"` sets. */
@@ -63,6 +68,24 @@ describe('a data directory without emulator data', () => {
     const json = await runCli(['emulator', 'builds', '--json'], { env });
     expect([json.code, JSON.parse(json.stdout), json.stderr]).toEqual([0, { builds: [] }, '']);
     expect(fs.existsSync(dir)).toBe(false);
+  });
+});
+
+describe('a data directory a newer gamehost migrated', () => {
+  it('emulator serve and an embedded command: one line, exit 1, and not a byte of it changed', async () => {
+    const paths = prepareDataDir(tempDir());
+    await SqliteStore.open(paths.db).close();
+    const db = openDatabase(paths.db, { timeout: 5000 });
+    db.exec(`UPDATE meta SET value = '${SCHEMA_VERSION + 1}' WHERE key = 'schema_version'`);
+    db.close();
+    const bytes = () => fs.readFileSync(paths.db).toString('base64');
+    const before = bytes();
+    const line = `error: the emulator database ${paths.db} has schema version ${SCHEMA_VERSION + 1}, newer than this gamehost knows (${SCHEMA_VERSION}); upgrade gamehost, or give it another data directory\n`;
+    const serve = await runBin(['emulator', 'serve', '--port', '0', '--data-dir', paths.root]);
+    expect([serve.code, serve.stdout, serve.stderr]).toEqual([1, '', line]);
+    const embedded = await runBin(['emulator', 'game', 'create', '--data-dir', paths.root]);
+    expect([embedded.code, embedded.stdout, embedded.stderr]).toEqual([1, '', line]);
+    expect(bytes()).toBe(before);
   });
 });
 

@@ -1,7 +1,9 @@
 // A model of the store under a flapping connection: real servers (shell processes) whose lines and exits go to a
 // real SQLite store through a connection that goes down and up again and again, in a seeded random order. Down, a
-// call fails as a refused connection does (STORE_UNAVAILABLE, nothing written). Whatever the order, once the store
-// stays up every line is recorded once, in order, and every exit once, at the time the server ended.
+// call fails as a refused connection does (STORE_UNAVAILABLE, nothing written); lossy, the call is done and its
+// answer lost (the connection broke after the commit), so it fails the same way though it was written. Whatever the
+// order, once the store stays up every line is recorded once, in order, and every exit once, at the time the server
+// ended.
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -20,24 +22,36 @@ import { tempDir } from '../helpers/cli.js';
 
 const POSIX = process.platform !== 'win32';
 
-/** `store` behind a connection that is up or down: down, every call fails before it reaches the store. */
-function flapping(store: Store): { store: Store; up: () => boolean; set: (up: boolean) => void; refused: () => number } {
-  let up = true;
+type Connection = 'up' | 'down' | 'lossy';
+
+/**
+ * `store` behind a connection that is up, down or lossy: down, every call fails before it reaches the store; lossy,
+ * every call is done, then fails as if its answer was lost.
+ */
+function flapping(store: Store): { store: Store; state: () => Connection; set: (state: Connection) => void; refused: () => number; lost: () => number } {
+  let state: Connection = 'up';
   let refused = 0;
+  let lost = 0;
   const proxy = new Proxy(store, {
     get(target, prop) {
       const value: unknown = Reflect.get(target, prop, target);
       if (typeof value !== 'function') return value;
-      return (...args: unknown[]) => {
-        if (!up) {
+      return async (...args: unknown[]) => {
+        if (state === 'down') {
           refused++;
-          return Promise.reject(storeUnavailable('database', 'connect ECONNREFUSED 127.0.0.1:5432'));
+          throw storeUnavailable('database', 'connect ECONNREFUSED 127.0.0.1:5432');
         }
-        return (value as (...a: unknown[]) => unknown).apply(target, args);
+        const lossy = state === 'lossy';
+        const result: unknown = await (value as (...a: unknown[]) => unknown).apply(target, args);
+        if (lossy) {
+          lost++;
+          throw storeUnavailable('database', 'read ECONNRESET');
+        }
+        return result;
       };
     },
   });
-  return { store: proxy, up: () => up, set: (u) => void (up = u), refused: () => refused };
+  return { store: proxy, state: () => state, set: (s) => void (state = s), refused: () => refused, lost: () => lost };
 }
 
 const GAME: Game = {
@@ -96,21 +110,22 @@ describe.skipIf(!POSIX)('the records of running servers through a flapping store
       });
       lobbies.runner = servers;
       close = async () => {
-        conn.set(true);
+        conn.set('up');
         await servers.close();
         await real.close();
       };
 
-      // The connection flaps while the servers run and end: up or down for 0 to 30 ms at a time, seeded.
+      // The connection flaps while the servers run and end: up, down or lossy for 0 to 30 ms at a time, seeded.
       let flapping_ = true;
       const flaps = (async () => {
         let downs = 0;
-        while (flapping_ || downs === 0) {
-          conn.set(random() < 0.5);
-          if (!conn.up()) downs++;
+        while (flapping_ || downs === 0 || conn.lost() === 0) {
+          const r = random();
+          conn.set(r < 0.5 ? 'up' : r < 0.8 ? 'down' : 'lossy');
+          if (conn.state() === 'down') downs++;
           await new Promise((r) => setTimeout(r, Math.floor(random() * 30)));
         }
-        conn.set(true);
+        conn.set('up');
       })();
 
       const rows: LobbyRow[] = [];
@@ -132,6 +147,7 @@ describe.skipIf(!POSIX)('the records of running servers through a flapping store
       flapping_ = false;
       await flaps;
       expect(conn.refused()).toBeGreaterThan(0);
+      expect(conn.lost()).toBeGreaterThan(0);
 
       for (const row of rows) {
         const lobby = (await real.getLobby(row.lobby_id))!;

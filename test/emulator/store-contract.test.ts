@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mulberry32 } from '../../src/emulator/faults.js';
 import { prepareDataDir } from '../../src/emulator/datadir.js';
-import { MIGRATIONS, PG_SCHEMA_VERSION, PostgresStore, SchemaTooNewError } from '../../src/emulator/stores/postgres.js';
+import { MIGRATIONS, SCHEMA_VERSION, SchemaTooNewError } from '../../src/emulator/stores/migrations.js';
+import { PostgresStore } from '../../src/emulator/stores/postgres.js';
 import { SqliteStore } from '../../src/emulator/stores/sqlite.js';
 import { hasNodeSqlite, openDatabase, sqliteDriverName } from '../../src/emulator/stores/sqlite-driver.js';
 import { LOBBY_INSERT_COLUMNS, MAX_LOG_LINE_BYTES, NOT_READY, lobbyInsertValues, type BuildRow, type LobbyRow, type LocalObjectIndex, type NewPlayer, type NewUpload, type Store } from '../../src/emulator/stores/store.js';
@@ -592,6 +593,24 @@ describe.each(ENGINES)('the Store contract on %s', (_name, present, open) => {
     expect(await store.lobbyLogs(randomUUID(), 'std_out', 100)).toEqual([]);
   });
 
+  it_('appendLobbyLogs with a batch stamp: stamped from it, and a batch the stream already took is skipped', async () => {
+    const id = randomUUID();
+    const first = T0 * 1000 + 500;
+    await store.appendLobbyLogs(id, 'std_out', [Buffer.from('a'), Buffer.from('b')], T0, undefined, first);
+    // The same batch again (its answer was lost): nothing written twice.
+    await store.appendLobbyLogs(id, 'std_out', [Buffer.from('a'), Buffer.from('b')], T0, undefined, first);
+    // The next batch, past the stamps of the one before it; the same lines are new lines.
+    await store.appendLobbyLogs(id, 'std_out', [Buffer.from('a')], T0, undefined, first + 2);
+    expect(await store.lobbyLogs(id, 'std_out', 100)).toEqual([
+      { ts: first, line: Buffer.from('a') },
+      { ts: first + 1, line: Buffer.from('b') },
+      { ts: first + 2, line: Buffer.from('a') },
+    ]);
+    // Another stream's stamps are its own.
+    await store.appendLobbyLogs(id, 'std_err', [Buffer.from('e')], T0, undefined, first);
+    expect(await store.lobbyLogs(id, 'std_err', 100)).toEqual([{ ts: first, line: Buffer.from('e') }]);
+  });
+
   it_('lobbyLogs: the most recent N oldest first; after a stamp, the next N', async () => {
     const id = randomUUID();
     const lines = Array.from({ length: 10 }, (_, i) => Buffer.from(`line ${i}`));
@@ -741,7 +760,7 @@ describe.skipIf(!PG_PRESENT)('PostgreSQL only', () => {
     const url = await createTestDatabase();
     const stores = await Promise.all(Array.from({ length: 4 }, () => PostgresStore.open({ connectionString: url, max: 2 })));
     try {
-      expect(await queryDatabase(url, 'SELECT version FROM schema_version')).toEqual([{ version: PG_SCHEMA_VERSION }]);
+      expect(await queryDatabase(url, 'SELECT version FROM schema_version')).toEqual([{ version: SCHEMA_VERSION }]);
       const secrets = await Promise.all(stores.map((s) => s.secret()));
       expect(secrets[0]).toHaveLength(32);
       for (const s of secrets) expect(s.equals(secrets[0]!)).toBe(true);
@@ -751,17 +770,17 @@ describe.skipIf(!PG_PRESENT)('PostgreSQL only', () => {
     // Opening again finds it current and changes nothing.
     const again = await PostgresStore.open({ connectionString: url });
     await again.close();
-    expect(await queryDatabase(url, 'SELECT version FROM schema_version')).toEqual([{ version: PG_SCHEMA_VERSION }]);
+    expect(await queryDatabase(url, 'SELECT version FROM schema_version')).toEqual([{ version: SCHEMA_VERSION }]);
   });
 
   it('refuses a database migrated by a newer version, touching nothing', async () => {
     const url = await createTestDatabase();
     await (await PostgresStore.open({ connectionString: url })).close();
-    await queryDatabase(url, 'UPDATE schema_version SET version = $1', [PG_SCHEMA_VERSION + 1]);
+    await queryDatabase(url, 'UPDATE schema_version SET version = $1', [SCHEMA_VERSION + 1]);
     const err = await PostgresStore.open({ connectionString: url }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SchemaTooNewError);
-    expect((err as Error).message).toContain(`schema version ${PG_SCHEMA_VERSION + 1}, newer than this gamehost knows (${PG_SCHEMA_VERSION})`);
-    expect(await queryDatabase(url, 'SELECT version FROM schema_version')).toEqual([{ version: PG_SCHEMA_VERSION + 1 }]);
+    expect((err as Error).message).toContain(`schema version ${SCHEMA_VERSION + 1}, newer than this gamehost knows (${SCHEMA_VERSION})`);
+    expect(await queryDatabase(url, 'SELECT version FROM schema_version')).toEqual([{ version: SCHEMA_VERSION + 1 }]);
   });
 
   /** A database of the current schema holding one lobby (with a pending player), for a test to take back a version. */
@@ -785,7 +804,7 @@ describe.skipIf(!PG_PRESENT)('PostgreSQL only', () => {
     );
     const store = await PostgresStore.open({ connectionString: url });
     try {
-      expect(await queryDatabase(url, 'SELECT version FROM schema_version')).toEqual([{ version: PG_SCHEMA_VERSION }]);
+      expect(await queryDatabase(url, 'SELECT version FROM schema_version')).toEqual([{ version: SCHEMA_VERSION }]);
       // Its running lobby's player, counted from the lobbies it held.
       expect(await store.playerCounts(kept.namespace_id)).toEqual([{ game_mode: kept.game_mode, region_id: kept.region_id, player_count: 1 }]);
       await store.appendLobbyLogs(kept.lobby_id, 'std_out', [Buffer.from('after the migration')], T0);
@@ -808,8 +827,8 @@ describe.skipIf(!PG_PRESENT)('PostgreSQL only', () => {
     );
     const store = await PostgresStore.open({ connectionString: url });
     try {
-      expect(PG_SCHEMA_VERSION).toBe(9);
-      expect(await queryDatabase(url, 'SELECT version FROM schema_version')).toEqual([{ version: PG_SCHEMA_VERSION }]);
+      expect(SCHEMA_VERSION).toBe(10);
+      expect(await queryDatabase(url, 'SELECT version FROM schema_version')).toEqual([{ version: SCHEMA_VERSION }]);
       expect(await store.getLobby(kept.lobby_id)).toEqual(kept);
       await store.setLobbyServer(kept.lobby_id, 7, T0);
       expect(await store.ownedLobbies('r-1')).toEqual([]);
@@ -970,7 +989,7 @@ END;
     try {
       const check = openDatabase(file, { timeout: 5000 });
       try {
-        expect(check.prepare("SELECT value FROM meta WHERE key = 'schema_version'").pluck().get()).toBe('9');
+        expect(check.prepare("SELECT value FROM meta WHERE key = 'schema_version'").pluck().get()).toBe(String(SCHEMA_VERSION));
         expect(check.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name").pluck().all()).toEqual([
           'connected_players_delete',
           'connected_players_insert',
@@ -990,15 +1009,15 @@ END;
   it.skipIf(!PG_PRESENT)('on PostgreSQL', async () => {
     const url = await createTestDatabase();
     // A database as version 6 migrated it: the first six migrations, as migrate() runs them.
-    await queryDatabase(url, `CREATE TABLE schema_version (version integer NOT NULL); ${MIGRATIONS.slice(0, 6).join('\n')}; INSERT INTO schema_version (version) VALUES (6)`);
+    await queryDatabase(url, `CREATE TABLE schema_version (version integer NOT NULL); ${MIGRATIONS.slice(0, 6).map((m) => m.postgres).join('\n')}; INSERT INTO schema_version (version) VALUES (6)`);
     await writeVersion5Rows((sql, values) => {
       let n = 0;
       return queryDatabase(url, sql.replace(/\?/g, () => `$${++n}`), values);
     });
     const store = await PostgresStore.open({ connectionString: url });
     try {
-      expect(await queryDatabase(url, 'SELECT version FROM schema_version')).toEqual([{ version: PG_SCHEMA_VERSION }]);
-      expect(PG_SCHEMA_VERSION).toBe(9);
+      expect(await queryDatabase(url, 'SELECT version FROM schema_version')).toEqual([{ version: SCHEMA_VERSION }]);
+      expect(SCHEMA_VERSION).toBe(10);
       await expectConnectedCounted(store);
     } finally {
       await store.close();
@@ -1031,7 +1050,7 @@ describe('SQLite on this Node.js', () => {
       await store.close();
     }
     const check = openDatabase(file, { timeout: 5000 });
-    expect(check.prepare("SELECT value FROM meta WHERE key = 'schema_version'").pluck().get()).toBe('9');
+    expect(check.prepare("SELECT value FROM meta WHERE key = 'schema_version'").pluck().get()).toBe(String(SCHEMA_VERSION));
     check.close();
   });
 

@@ -90,8 +90,10 @@ const NETWORK_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMED
 
 /** One line for what went wrong opening the stores; anything else stays an unexpected failure. */
 function storeOpenError(err: unknown, database: string | undefined): unknown {
-  if (database === undefined || !(err instanceof Error)) return err;
+  if (!(err instanceof Error)) return err;
+  // A store a newer gamehost migrated, on either engine: refused before anything was written to it.
   if (err.name === 'SchemaTooNewError') return new StoreOpenError(err.message, ExitCode.UNEXPECTED);
+  if (database === undefined) return err;
   const code = (err as { code?: unknown }).code;
   const unreachable = (typeof code === 'string' && NETWORK_CODES.has(code)) || /timeout|terminated unexpectedly/i.test(err.message);
   if (unreachable) return new StoreOpenError(`the database does not answer: ${err.message || String(code)}`, ExitCode.UNAVAILABLE, 'check --database (or GAMEHOST_EMULATOR_DATABASE_URL) and that the server is up');

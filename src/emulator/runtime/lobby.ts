@@ -5,7 +5,7 @@ import { mkdir, readdir, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EmulatorError } from '../errors.js';
-import { LOG_BOUNDS, LOG_STREAMS, type LogStream } from '../stores/store.js';
+import { LOG_BOUNDS, LOG_STREAMS, type LogBounds, type LogStream } from '../stores/store.js';
 import { DockerRunner, LABELS, type ContainerNetwork, type ContainerOwner, type DockerDaemon } from './docker.js';
 import type { BuildImages, BuildSource } from './images.js';
 import type { LobbyCgroup } from './cgroup.js';
@@ -24,9 +24,12 @@ export interface ContainerRun {
 /** How a lobby's server runs: a command through the shell, or a pushed build in a container (its image loaded first). */
 export type HowToRun = { command: string } | (Omit<ContainerRun, 'image'> & { build: BuildSource; images: BuildImages });
 
-/** Where the output lines go: the logs service's append (services/logs.ts), stamped at `at` (ms) or now. */
+/**
+ * Where the output lines go: the logs service's append (services/logs.ts), stamped at `at` (ms) or now; with
+ * `firstTs`, a batch the store already took is not written twice (Store.appendLobbyLogs).
+ */
 export interface LogSink {
-  append(lobbyId: string, stream: LogStream, lines: Buffer[], at?: number): Promise<void>;
+  append(lobbyId: string, stream: LogStream, lines: Buffer[], at?: number, firstTs?: number): Promise<void>;
 }
 
 /** How long the gate waits before it tries a store that did not answer again: doubling from base up to cap. */
@@ -187,45 +190,90 @@ const FIRST_SAMPLE_MS = 1_000;
 /**
  * Lines of one stream waiting for the store, oldest first, within the store's own bounds (LOG_BOUNDS: what it would
  * keep of them anyway), the oldest dropped first past them. Each line keeps when it arrived (its stamp in the store).
+ *
+ * The bytes are copied into one ring of their own (grown by doubling, up to the bound), not kept as a Buffer a line:
+ * a server printing faster than the store takes it has most of its lines dropped here, and a Buffer a line made
+ * each of those garbage outside V8's heap, which it collects only every 64 MiB or so (serve's RSS grew 140 MiB under
+ * four such servers). The ring is written over instead; a batch taken out is one Buffer.
  */
-class PendingLines {
-  private lines: Buffer[] = [];
+export class PendingLines {
+  private ring = Buffer.alloc(0);
+  /** Where the oldest kept byte is in the ring, and how many bytes are kept (they may wrap around its end). */
+  private first = 0;
+  bytes = 0;
+  private sizes: number[] = [];
   private times: number[] = [];
   private head = 0;
-  bytes = 0;
+
+  constructor(private readonly bounds: LogBounds = LOG_BOUNDS) {}
 
   get count(): number {
-    return this.lines.length - this.head;
+    return this.sizes.length - this.head;
   }
 
   push(line: Buffer, at: number): void {
-    this.lines.push(line);
-    this.times.push(at);
+    const max = this.bounds.bytes;
+    if (line.length > max) line = line.subarray(line.length - max);
+    while (this.count > 0 && (this.count >= this.bounds.lines || this.bytes + line.length > max)) this.drop();
+    if (this.bytes + line.length > this.ring.length) this.grow(Math.min(max, Math.max(64 * 1024, 2 * (this.bytes + line.length))));
+    const size = this.ring.length;
+    const end = (this.first + this.bytes) % size;
+    const fits = Math.min(line.length, size - end);
+    line.copy(this.ring, end, 0, fits);
+    if (fits < line.length) line.copy(this.ring, 0, fits);
     this.bytes += line.length;
-    while (this.count > 1 && (this.count > LOG_BOUNDS.lines || this.bytes > LOG_BOUNDS.bytes)) this.bytes -= this.lines[this.head++]!.length;
-    if (this.head > 1024 && this.head * 2 > this.lines.length) this.compact();
+    this.sizes.push(line.length);
+    this.times.push(at);
   }
 
   /** The oldest lines, up to FLUSH_LINES and FLUSH_BYTES (one at least), with the time the first arrived; taken out. */
   take(): { lines: Buffer[]; at: number } | undefined {
     if (this.count === 0) return undefined;
     const at = this.times[this.head]!;
-    const lines: Buffer[] = [];
+    let n = 0;
     let bytes = 0;
-    while (this.count > 0 && lines.length < FLUSH_LINES && (lines.length === 0 || bytes + this.lines[this.head]!.length <= FLUSH_BYTES)) {
-      const line = this.lines[this.head++]!;
-      bytes += line.length;
-      lines.push(line);
+    while (n < this.count && n < FLUSH_LINES && (n === 0 || bytes + this.sizes[this.head + n]! <= FLUSH_BYTES)) bytes += this.sizes[this.head + n++]!;
+    const batch = Buffer.allocUnsafe(bytes);
+    const fits = Math.min(bytes, this.ring.length - this.first);
+    this.ring.copy(batch, 0, this.first, this.first + fits);
+    if (fits < bytes) this.ring.copy(batch, fits, 0, bytes - fits);
+    const lines: Buffer[] = [];
+    for (let i = 0, off = 0; i < n; i++) {
+      const len = this.sizes[this.head + i]!;
+      lines.push(batch.subarray(off, off + len));
+      off += len;
     }
-    this.bytes -= bytes;
-    this.compact();
+    this.advance(n, bytes);
     return { lines, at };
   }
 
-  private compact(): void {
-    this.lines = this.lines.slice(this.head);
-    this.times = this.times.slice(this.head);
-    this.head = 0;
+  private drop(): void {
+    this.advance(1, this.sizes[this.head]!);
+  }
+
+  private advance(lines: number, bytes: number): void {
+    this.head += lines;
+    this.bytes -= bytes;
+    this.first = this.bytes === 0 ? 0 : (this.first + bytes) % this.ring.length;
+    if (this.count === 0) {
+      this.sizes = [];
+      this.times = [];
+      this.head = 0;
+    } else if (this.head > 1024 && this.head * 2 > this.sizes.length) {
+      this.sizes = this.sizes.slice(this.head);
+      this.times = this.times.slice(this.head);
+      this.head = 0;
+    }
+  }
+
+  /** A larger ring, the kept bytes moved to its start in order. */
+  private grow(size: number): void {
+    const ring = Buffer.allocUnsafe(size);
+    const fits = Math.min(this.bytes, this.ring.length - this.first);
+    this.ring.copy(ring, 0, this.first, this.first + fits);
+    if (fits < this.bytes) this.ring.copy(ring, fits, 0, this.bytes - fits);
+    this.ring = ring;
+    this.first = 0;
   }
 }
 
@@ -236,6 +284,11 @@ class PendingLines {
  */
 class LogBatcher {
   private readonly pending: Record<LogStream, PendingLines> = { std_out: new PendingLines(), std_err: new PendingLines() };
+  /**
+   * Per stream, past the stamps the last batch asked for: each batch asks for its own (Store.appendLobbyLogs's
+   * firstTs), so a batch written but whose answer was lost in an outage is not written again when it is tried again.
+   */
+  private readonly nextFirstTs: Record<LogStream, number> = { std_out: 0, std_err: 0 };
   private timer: NodeJS.Timeout | undefined;
   private writing: Promise<void> = Promise.resolve();
 
@@ -276,7 +329,9 @@ class LogBatcher {
       for (const stream of LOG_STREAMS) {
         for (let batch = this.pending[stream].take(); batch !== undefined; batch = this.pending[stream].take()) {
           const { lines, at } = batch;
-          await this.gate.run(() => this.sink.append(this.lobbyId, stream, lines, at));
+          const firstTs = Math.max(at * 1000, this.nextFirstTs[stream]);
+          this.nextFirstTs[stream] = firstTs + lines.length;
+          await this.gate.run(() => this.sink.append(this.lobbyId, stream, lines, at, firstTs));
         }
       }
     });

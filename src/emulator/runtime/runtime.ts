@@ -21,7 +21,10 @@ export interface StartSpec {
   ports: RunPort[];
   /** What tells this server apart where a runner labels what it starts (a container's labels), e.g. its lobby. */
   labels?: Record<string, string>;
-  /** Each output line, without its line ending (a line longer than MAX_LOG_LINE_BYTES comes in pieces). */
+  /**
+   * Each output line, without its line ending (a line longer than MAX_LOG_LINE_BYTES comes in pieces). The Buffer
+   * may be a view of the runner's read buffer, good for this call only: whoever keeps the line copies it.
+   */
   onLine(stream: OutputStream, line: Buffer): void;
 }
 
@@ -107,8 +110,8 @@ export class LineSplitter {
   private flush(endOfLine: boolean): void {
     let line = this.pending.length === 1 ? this.pending[0]! : Buffer.concat(this.pending, this.pendingBytes);
     if (endOfLine && line.length > 0 && line[line.length - 1] === 0x0d) line = line.subarray(0, -1);
-    // Copied: a piece of a chunk would keep the whole chunk alive for as long as the line is kept.
-    this.emit(Buffer.from(line));
+    // Not copied: a view of the chunk, good for this call (see StartSpec.onLine); whoever keeps a line copies it.
+    this.emit(line);
     this.pending = [];
     this.pendingBytes = 0;
   }

@@ -91,8 +91,8 @@ export class LobbyLogs {
    * Appends a lobby's output lines (without their line endings), stamped at `at` (when they arrived; now by default):
    * what a running lobby's output feeds.
    */
-  async append(lobbyId: string, stream: LogStream, lines: Buffer[], at?: number): Promise<void> {
-    await this.deps.store.appendLobbyLogs(lobbyId, stream, lines, at ?? this.deps.clock.now());
+  async append(lobbyId: string, stream: LogStream, lines: Buffer[], at?: number, firstTs?: number): Promise<void> {
+    await this.deps.store.appendLobbyLogs(lobbyId, stream, lines, at ?? this.deps.clock.now(), undefined, firstTs);
   }
 
   /**

@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { DEFAULT_CONFIG } from '../config.js';
+import { migratePostgres } from './migrations.js';
 import type {
   BuildRow,
   ConnectOutcome,
@@ -29,303 +30,7 @@ import type {
 } from './store.js';
 import { LOBBY_INSERT_COLUMNS, LOG_BOUNDS, MAX_LOG_LINE_BYTES, NOT_READY, TRIM_PAGE, lobbyInsertValues, nextLogTs, trimLogs } from './store.js';
 
-/**
- * The schema, one entry per version: entry i takes a database from version i to i + 1. Append, never edit: a
- * replica migrates a database from whatever version it finds up to the last entry, and refuses a newer one.
- * Times and lengths are bigint (milliseconds since the epoch, bytes); see INT8_SAFE for how they are read back.
- * Exported for the tests that make a database of an older version to migrate.
- */
-export const MIGRATIONS: readonly string[] = [
-  `
-CREATE TABLE meta (key text PRIMARY KEY, value text NOT NULL);
-CREATE TABLE lobbies (
-  lobby_id text PRIMARY KEY,
-  namespace_id text NOT NULL,
-  game_mode text NOT NULL,
-  region_id text NOT NULL,
-  region_name text NOT NULL,
-  max_players integer NOT NULL,
-  publicity text NOT NULL,
-  tags text NOT NULL,
-  lobby_config text,
-  create_ts bigint NOT NULL,
-  start_ts bigint NOT NULL,
-  ready_ts bigint NOT NULL,
-  stop_ts bigint,
-  exit_code integer,
-  failed integer,
-  idle_lifetime_ms bigint,
-  idle_stop_ts bigint
-);
-CREATE INDEX lobbies_create_ts ON lobbies (create_ts);
-CREATE INDEX lobbies_stop_ts ON lobbies (stop_ts);
-CREATE INDEX lobbies_running ON lobbies (namespace_id) WHERE stop_ts IS NULL;
-CREATE INDEX lobbies_idle ON lobbies (idle_stop_ts) WHERE stop_ts IS NULL AND idle_stop_ts IS NOT NULL;
-CREATE TABLE players (
-  player_id text PRIMARY KEY,
-  lobby_id text NOT NULL REFERENCES lobbies (lobby_id),
-  create_ts bigint NOT NULL
-);
-CREATE INDEX players_lobby ON players (lobby_id);
-CREATE TABLE builds (
-  build_id text PRIMARY KEY,
-  game_id text NOT NULL,
-  upload_id text NOT NULL UNIQUE,
-  display_name text NOT NULL,
-  image_tag text NOT NULL,
-  kind text NOT NULL,
-  compression text NOT NULL,
-  path text NOT NULL,
-  content_type text,
-  content_length bigint NOT NULL,
-  sha256 text,
-  complete integer NOT NULL DEFAULT 0,
-  create_ts bigint NOT NULL,
-  complete_ts bigint,
-  CONSTRAINT builds_game_tag UNIQUE (game_id, image_tag)
-);
-CREATE TABLE uploads (
-  upload_id text PRIMARY KEY,
-  build_id text NOT NULL REFERENCES builds (build_id),
-  content_length bigint NOT NULL,
-  part_size bigint NOT NULL,
-  part_count integer NOT NULL,
-  state text NOT NULL DEFAULT 'pending',
-  claim_ts bigint
-);
-CREATE TABLE upload_parts (
-  upload_id text NOT NULL REFERENCES uploads (upload_id),
-  part_number integer NOT NULL,
-  size bigint NOT NULL,
-  sha256 text NOT NULL,
-  update_ts bigint NOT NULL,
-  PRIMARY KEY (upload_id, part_number)
-);
-CREATE TABLE exports (
-  export_id text PRIMARY KEY,
-  game_id text NOT NULL,
-  csv text NOT NULL,
-  create_ts bigint NOT NULL,
-  expires_ts bigint NOT NULL
-);
-CREATE INDEX exports_expires ON exports (expires_ts);
-`,
-  // Version 2: games per CI job (POST /_emulator/games), each with its one namespace; and the indexes its purge reads by.
-  `
-CREATE TABLE games (
-  game_id text PRIMARY KEY,
-  namespace_id text NOT NULL UNIQUE,
-  name text NOT NULL,
-  game_modes text NOT NULL,
-  regions text NOT NULL,
-  create_ts bigint NOT NULL,
-  expire_ts bigint NOT NULL,
-  delete_ts bigint
-);
-CREATE INDEX games_expire_ts ON games (expire_ts);
-CREATE INDEX lobbies_namespace ON lobbies (namespace_id);
-CREATE INDEX exports_game ON exports (game_id);
-`,
-  // Version 3: the players of running lobbies by namespace, game mode and region, kept by triggers on every write
-  // that changes them (a player in or out, a lobby stopped or deleted), so player statistics read a few rows, not
-  // every running lobby; filled from the lobbies already there. And the index a matchmaker's find reads by.
-  `
-CREATE TABLE running_players (
-  namespace_id text NOT NULL,
-  game_mode text NOT NULL,
-  region_id text NOT NULL,
-  player_count bigint NOT NULL,
-  PRIMARY KEY (namespace_id, game_mode, region_id)
-);
-CREATE FUNCTION running_players_on_player() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-  l record;
-BEGIN
-  SELECT namespace_id, game_mode, region_id, stop_ts INTO l FROM lobbies
-   WHERE lobby_id = CASE WHEN TG_OP = 'INSERT' THEN NEW.lobby_id ELSE OLD.lobby_id END;
-  IF NOT FOUND OR l.stop_ts IS NOT NULL THEN
-    RETURN NULL;
-  END IF;
-  IF TG_OP = 'INSERT' THEN
-    INSERT INTO running_players (namespace_id, game_mode, region_id, player_count) VALUES (l.namespace_id, l.game_mode, l.region_id, 1)
-      ON CONFLICT (namespace_id, game_mode, region_id) DO UPDATE SET player_count = running_players.player_count + 1;
-  ELSE
-    UPDATE running_players SET player_count = player_count - 1
-     WHERE namespace_id = l.namespace_id AND game_mode = l.game_mode AND region_id = l.region_id;
-  END IF;
-  RETURN NULL;
-END $$;
-CREATE TRIGGER running_players_player AFTER INSERT OR DELETE ON players FOR EACH ROW EXECUTE FUNCTION running_players_on_player();
-CREATE FUNCTION running_players_on_lobby() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  IF OLD.stop_ts IS NULL AND (TG_OP = 'DELETE' OR NEW.stop_ts IS NOT NULL) THEN
-    UPDATE running_players SET player_count = player_count - (SELECT count(*) FROM players WHERE lobby_id = OLD.lobby_id)
-     WHERE namespace_id = OLD.namespace_id AND game_mode = OLD.game_mode AND region_id = OLD.region_id;
-  END IF;
-  RETURN NULL;
-END $$;
-CREATE TRIGGER running_players_lobby AFTER UPDATE OF stop_ts OR DELETE ON lobbies FOR EACH ROW EXECUTE FUNCTION running_players_on_lobby();
-INSERT INTO running_players (namespace_id, game_mode, region_id, player_count)
-  SELECT l.namespace_id, l.game_mode, l.region_id, count(*) FROM lobbies l JOIN players p ON p.lobby_id = l.lobby_id
-   WHERE l.stop_ts IS NULL GROUP BY l.namespace_id, l.game_mode, l.region_id;
-CREATE INDEX lobbies_running_mode ON lobbies (namespace_id, game_mode, region_id) WHERE stop_ts IS NULL;
-`,
-  // Version 4: lobbies' output, per stream (lobby_log_streams keeps what the bounds are checked against).
-  `
-CREATE TABLE lobby_log_streams (
-  lobby_id text NOT NULL,
-  stream text NOT NULL,
-  last_ts bigint NOT NULL,
-  line_count integer NOT NULL,
-  byte_count bigint NOT NULL,
-  PRIMARY KEY (lobby_id, stream)
-);
-CREATE TABLE lobby_logs (
-  lobby_id text NOT NULL,
-  stream text NOT NULL,
-  ts bigint NOT NULL,
-  line bytea NOT NULL,
-  PRIMARY KEY (lobby_id, stream, ts)
-);
-`,
-  // Version 5: the matchmaker (find, join, ready, closed, state, players connected and removed). Players an older
-  // store kept had been counted by the statistics: they count as connected. lobbies_find is what find reads. The statistics' triggers count players not removed.
-  `
-ALTER TABLE lobbies ADD COLUMN IF NOT EXISTS ports text NOT NULL DEFAULT '{}', ADD COLUMN IF NOT EXISTS auto_created integer NOT NULL DEFAULT 0,
-  ADD COLUMN IF NOT EXISTS is_closed integer NOT NULL DEFAULT 0, ADD COLUMN IF NOT EXISTS state text, ADD COLUMN IF NOT EXISTS ready_deadline_ts bigint,
-  ADD COLUMN IF NOT EXISTS player_count integer NOT NULL DEFAULT 0;
-ALTER TABLE players ADD COLUMN IF NOT EXISTS source_ip text NOT NULL DEFAULT '', ADD COLUMN IF NOT EXISTS register_by_ts bigint,
-  ADD COLUMN IF NOT EXISTS connect_ts bigint, ADD COLUMN IF NOT EXISTS remove_ts bigint;
-UPDATE players SET connect_ts = create_ts;
-UPDATE lobbies SET player_count = (SELECT COUNT(*) FROM players p WHERE p.lobby_id = lobbies.lobby_id);
-CREATE INDEX IF NOT EXISTS lobbies_find ON lobbies (namespace_id, game_mode, region_id, player_count) WHERE stop_ts IS NULL AND is_closed = 0;
-CREATE INDEX IF NOT EXISTS lobbies_ready_deadline ON lobbies (ready_deadline_ts) WHERE stop_ts IS NULL AND ready_deadline_ts IS NOT NULL;
-CREATE INDEX IF NOT EXISTS players_pending ON players (register_by_ts) WHERE connect_ts IS NULL AND remove_ts IS NULL;
-CREATE INDEX IF NOT EXISTS players_pending_source ON players (source_ip) WHERE connect_ts IS NULL AND remove_ts IS NULL;
-CREATE OR REPLACE FUNCTION running_players_on_player() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-  l record;
-  lobby text;
-BEGIN
-  -- Only a player who holds a place counts: inserted not removed, removed now, or deleted while not removed.
-  IF TG_OP = 'INSERT' THEN
-    IF NEW.remove_ts IS NOT NULL THEN RETURN NULL; END IF;
-    lobby := NEW.lobby_id;
-  ELSIF TG_OP = 'UPDATE' THEN
-    IF OLD.remove_ts IS NOT NULL OR NEW.remove_ts IS NULL THEN RETURN NULL; END IF;
-    lobby := NEW.lobby_id;
-  ELSE
-    IF OLD.remove_ts IS NOT NULL THEN RETURN NULL; END IF;
-    lobby := OLD.lobby_id;
-  END IF;
-  SELECT namespace_id, game_mode, region_id, stop_ts INTO l FROM lobbies WHERE lobby_id = lobby;
-  IF NOT FOUND OR l.stop_ts IS NOT NULL THEN
-    RETURN NULL;
-  END IF;
-  IF TG_OP = 'INSERT' THEN
-    INSERT INTO running_players (namespace_id, game_mode, region_id, player_count) VALUES (l.namespace_id, l.game_mode, l.region_id, 1)
-      ON CONFLICT (namespace_id, game_mode, region_id) DO UPDATE SET player_count = running_players.player_count + 1;
-  ELSE
-    UPDATE running_players SET player_count = player_count - 1
-     WHERE namespace_id = l.namespace_id AND game_mode = l.game_mode AND region_id = l.region_id;
-  END IF;
-  RETURN NULL;
-END $$;
-DROP TRIGGER running_players_player ON players;
-CREATE TRIGGER running_players_player AFTER INSERT OR DELETE OR UPDATE OF remove_ts ON players FOR EACH ROW EXECUTE FUNCTION running_players_on_player();
-CREATE OR REPLACE FUNCTION running_players_on_lobby() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  IF OLD.stop_ts IS NULL AND (TG_OP = 'DELETE' OR NEW.stop_ts IS NOT NULL) THEN
-    UPDATE running_players SET player_count = player_count - (SELECT count(*) FROM players WHERE lobby_id = OLD.lobby_id AND remove_ts IS NULL)
-     WHERE namespace_id = OLD.namespace_id AND game_mode = OLD.game_mode AND region_id = OLD.region_id;
-  END IF;
-  RETURN NULL;
-END $$;
-`,
-  // Version 6: who runs a lobby's server (readiness `run`): the replica and its process, and the server's process,
-  // so a replica that restarts finds its lobbies and what its predecessor left running.
-  `
-ALTER TABLE lobbies ADD COLUMN IF NOT EXISTS owner text, ADD COLUMN IF NOT EXISTS owner_pid integer, ADD COLUMN IF NOT EXISTS owner_start bigint,
-  ADD COLUMN IF NOT EXISTS server_pid integer, ADD COLUMN IF NOT EXISTS server_start bigint;
-CREATE INDEX IF NOT EXISTS lobbies_owner ON lobbies (owner) WHERE stop_ts IS NULL AND owner IS NOT NULL;
-`,
-  // Version 7: player statistics count connected players only (a player counts from its connected call until it is
-  // removed; a pending one holds a place against capacity but is not in game); running_players counted again.
-  `
-CREATE OR REPLACE FUNCTION running_players_on_player() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-  l record;
-  lobby text;
-  delta integer;
-BEGIN
-  -- Counted after (a new or updated row connected, not removed) minus counted before (an updated or deleted row).
-  delta := 0;
-  IF TG_OP <> 'DELETE' AND NEW.connect_ts IS NOT NULL AND NEW.remove_ts IS NULL THEN delta := delta + 1; END IF;
-  IF TG_OP <> 'INSERT' AND OLD.connect_ts IS NOT NULL AND OLD.remove_ts IS NULL THEN delta := delta - 1; END IF;
-  IF delta = 0 THEN RETURN NULL; END IF;
-  lobby := CASE WHEN TG_OP = 'DELETE' THEN OLD.lobby_id ELSE NEW.lobby_id END;
-  SELECT namespace_id, game_mode, region_id, stop_ts INTO l FROM lobbies WHERE lobby_id = lobby;
-  IF NOT FOUND OR l.stop_ts IS NOT NULL THEN
-    RETURN NULL;
-  END IF;
-  INSERT INTO running_players (namespace_id, game_mode, region_id, player_count) VALUES (l.namespace_id, l.game_mode, l.region_id, delta)
-    ON CONFLICT (namespace_id, game_mode, region_id) DO UPDATE SET player_count = running_players.player_count + delta;
-  RETURN NULL;
-END $$;
-DROP TRIGGER running_players_player ON players;
-CREATE TRIGGER running_players_player AFTER INSERT OR DELETE OR UPDATE OF connect_ts, remove_ts ON players
-  FOR EACH ROW EXECUTE FUNCTION running_players_on_player();
-CREATE OR REPLACE FUNCTION running_players_on_lobby() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  IF OLD.stop_ts IS NULL AND (TG_OP = 'DELETE' OR NEW.stop_ts IS NOT NULL) THEN
-    UPDATE running_players SET player_count = player_count -
-        (SELECT count(*) FROM players WHERE lobby_id = OLD.lobby_id AND connect_ts IS NOT NULL AND remove_ts IS NULL)
-     WHERE namespace_id = OLD.namespace_id AND game_mode = OLD.game_mode AND region_id = OLD.region_id;
-  END IF;
-  RETURN NULL;
-END $$;
-DELETE FROM running_players;
-INSERT INTO running_players (namespace_id, game_mode, region_id, player_count)
-  SELECT l.namespace_id, l.game_mode, l.region_id, count(*) FROM lobbies l JOIN players p ON p.lobby_id = l.lobby_id
-   WHERE l.stop_ts IS NULL AND p.connect_ts IS NOT NULL AND p.remove_ts IS NULL
-   GROUP BY l.namespace_id, l.game_mode, l.region_id;
-`,
-  // Version 8: the resource samples of a lobby's server, kept by the replica that runs it so that any replica answers
-  // the lobby's metrics with them.
-  `
-CREATE TABLE IF NOT EXISTS lobby_samples (
-  lobby_id text PRIMARY KEY,
-  samples text NOT NULL
-);
-`,
-  // Version 9: when each replica that runs servers last said its records were current (every exit of its servers
-  // written): find hands out its lobbies only while that is recent, so an outage or a dead replica never sends a
-  // player to a server that is gone.
-  `
-CREATE TABLE IF NOT EXISTS replicas (
-  replica text PRIMARY KEY,
-  seen_ts bigint NOT NULL
-);
-`,
-];
-
-/** The schema version this code writes and reads. */
-export const PG_SCHEMA_VERSION = MIGRATIONS.length;
-
-// Any fixed 64-bit key, the same in every replica: 'gamehost' in ASCII.
-const MIGRATION_LOCK = '7449363093611016052';
 const SECRET_BYTES = 32;
-
-/** A database migrated by a newer gamehost: this one would misread it, so it does not start. */
-export class SchemaTooNewError extends Error {
-  constructor(found: number) {
-    super(
-      `the emulator database has schema version ${found}, newer than this gamehost knows (${PG_SCHEMA_VERSION}); ` +
-        'upgrade gamehost, or point --database at another database',
-    );
-    this.name = 'SchemaTooNewError';
-  }
-}
 
 /**
  * int8 (bigint, and COUNT(*)) read back as a number when it is a safe integer; beyond 2^53 - 1 the query fails
@@ -446,7 +151,7 @@ export class PostgresStore implements Store, LocalObjectIndex {
     pool.on('error', ignore);
     pool.on('connect', (client) => client.on('error', ignore));
     try {
-      await migrate(pool);
+      await migratePostgres(pool);
       return new PostgresStore(pool);
     } catch (err) {
       await pool.end().catch(() => {});
@@ -931,7 +636,7 @@ export class PostgresStore implements Store, LocalObjectIndex {
     return rows[0];
   }
 
-  async appendLobbyLogs(lobbyId: string, stream: LogStream, lines: Buffer[], now: number, bounds = LOG_BOUNDS): Promise<void> {
+  async appendLobbyLogs(lobbyId: string, stream: LogStream, lines: Buffer[], now: number, bounds = LOG_BOUNDS, firstTs?: number): Promise<void> {
     if (lines.length === 0) return;
     let dropped = 0;
     await this.transaction(async (c) => {
@@ -946,11 +651,12 @@ export class PostgresStore implements Store, LocalObjectIndex {
           [lobbyId, stream],
         )
       ).rows[0]!;
+      if (firstTs !== undefined && state.last_ts >= firstTs) return;
       const stamps: number[] = [];
       const cut: Buffer[] = [];
       for (const raw of lines) {
         const line = raw.length > MAX_LOG_LINE_BYTES ? raw.subarray(0, MAX_LOG_LINE_BYTES) : raw;
-        state.last_ts = nextLogTs(state.last_ts, now);
+        state.last_ts = nextLogTs(state.last_ts, now, firstTs);
         stamps.push(state.last_ts);
         cut.push(line);
         state.line_count++;
@@ -1017,42 +723,4 @@ export class PostgresStore implements Store, LocalObjectIndex {
     await this.vacuuming;
     if (!this.pool.ended) await this.pool.end();
   }
-}
-
-/**
- * Brings the schema up to PG_SCHEMA_VERSION. A session advisory lock lets one replica at a time look and migrate,
- * so replicas starting together never race on CREATE TABLE; each migration and its version row commit together.
- */
-async function migrate(pool: pg.Pool): Promise<void> {
-  const client = await pool.connect();
-  try {
-    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
-    try {
-      await client.query('CREATE TABLE IF NOT EXISTS schema_version (version integer NOT NULL)');
-      let version = await readVersion(client);
-      if (version > PG_SCHEMA_VERSION) throw new SchemaTooNewError(version);
-      for (; version < PG_SCHEMA_VERSION; version++) {
-        await client.query('BEGIN');
-        try {
-          await client.query(MIGRATIONS[version]!);
-          await client.query('DELETE FROM schema_version');
-          await client.query('INSERT INTO schema_version (version) VALUES ($1)', [version + 1]);
-          await client.query('COMMIT');
-        } catch (err) {
-          await client.query('ROLLBACK').catch(() => {});
-          throw err;
-        }
-      }
-    } finally {
-      await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => {});
-    }
-  } finally {
-    // Never back to the pool: it may hold the advisory lock if unlocking failed.
-    client.release(true);
-  }
-}
-
-async function readVersion(client: Queryable): Promise<number> {
-  const { rows } = await client.query<{ version: number | null }>('SELECT max(version) AS version FROM schema_version');
-  return rows[0]?.version ?? 0;
 }

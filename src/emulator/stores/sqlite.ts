@@ -2,6 +2,7 @@
 // store's index (what each part PUT received, and the export CSVs).
 import { DEFAULT_CONFIG } from '../config.js';
 import { sleepSync } from '../datadir.js';
+import { migrateSqlite } from './migrations.js';
 import { openDatabase, type SqliteDatabase, type SqliteStatement, type SqliteTransaction } from './sqlite-driver.js';
 import type {
   BuildRow,
@@ -31,289 +32,6 @@ import type {
 } from './store.js';
 import { LOBBY_INSERT_COLUMNS, LOG_BOUNDS, MAX_LOG_LINE_BYTES, NOT_READY, TRIM_PAGE, lobbyInsertValues, nextLogTs, trimLogs } from './store.js';
 
-// The connected players of running lobbies (a player counts from its connected call until it is removed) by
-// namespace, game mode and region, kept by triggers on every write that changes them (a player in, connected,
-// removed or deleted, a lobby stopped or deleted), whatever code path writes: player statistics read a few rows,
-// not every running lobby. The table came in version 4 (a version 3 store is filled from its lobbies by
-// MIGRATE_3_TO_4); these triggers, which count connected players only, and the table's refill came in version 7
-// (MIGRATE_6_TO_7): they are created after the migrations, as the columns they read came in version 5.
-const CONNECTED_PLAYER_TRIGGERS = `
-CREATE TRIGGER IF NOT EXISTS connected_players_insert AFTER INSERT ON players
-  WHEN NEW.connect_ts IS NOT NULL AND NEW.remove_ts IS NULL AND (SELECT stop_ts IS NULL FROM lobbies WHERE lobby_id = NEW.lobby_id)
-BEGIN
-  INSERT INTO running_players (namespace_id, game_mode, region_id, player_count)
-    SELECT namespace_id, game_mode, region_id, 1 FROM lobbies WHERE lobby_id = NEW.lobby_id
-    ON CONFLICT (namespace_id, game_mode, region_id) DO UPDATE SET player_count = player_count + 1;
-END;
--- Connected (+1) or removed (-1): the difference between the row counted after and before.
-CREATE TRIGGER IF NOT EXISTS connected_players_update AFTER UPDATE OF connect_ts, remove_ts ON players
-  WHEN ((NEW.connect_ts IS NOT NULL AND NEW.remove_ts IS NULL) <> (OLD.connect_ts IS NOT NULL AND OLD.remove_ts IS NULL))
-   AND (SELECT stop_ts IS NULL FROM lobbies WHERE lobby_id = NEW.lobby_id)
-BEGIN
-  INSERT INTO running_players (namespace_id, game_mode, region_id, player_count)
-    SELECT namespace_id, game_mode, region_id,
-           (NEW.connect_ts IS NOT NULL AND NEW.remove_ts IS NULL) - (OLD.connect_ts IS NOT NULL AND OLD.remove_ts IS NULL)
-      FROM lobbies WHERE lobby_id = NEW.lobby_id
-    ON CONFLICT (namespace_id, game_mode, region_id) DO UPDATE SET player_count = player_count + excluded.player_count;
-END;
-CREATE TRIGGER IF NOT EXISTS connected_players_delete AFTER DELETE ON players
-  WHEN OLD.connect_ts IS NOT NULL AND OLD.remove_ts IS NULL AND (SELECT stop_ts IS NULL FROM lobbies WHERE lobby_id = OLD.lobby_id)
-BEGIN
-  UPDATE running_players SET player_count = player_count - 1
-   WHERE (namespace_id, game_mode, region_id) = (SELECT namespace_id, game_mode, region_id FROM lobbies WHERE lobby_id = OLD.lobby_id);
-END;
-CREATE TRIGGER IF NOT EXISTS connected_players_stop AFTER UPDATE OF stop_ts ON lobbies
-  WHEN OLD.stop_ts IS NULL AND NEW.stop_ts IS NOT NULL
-BEGIN
-  UPDATE running_players SET player_count = player_count -
-      (SELECT COUNT(*) FROM players WHERE lobby_id = NEW.lobby_id AND connect_ts IS NOT NULL AND remove_ts IS NULL)
-   WHERE namespace_id = NEW.namespace_id AND game_mode = NEW.game_mode AND region_id = NEW.region_id;
-END;
-CREATE TRIGGER IF NOT EXISTS connected_players_lobby_delete AFTER DELETE ON lobbies
-  WHEN OLD.stop_ts IS NULL
-BEGIN
-  UPDATE running_players SET player_count = player_count -
-      (SELECT COUNT(*) FROM players WHERE lobby_id = OLD.lobby_id AND connect_ts IS NOT NULL AND remove_ts IS NULL)
-   WHERE namespace_id = OLD.namespace_id AND game_mode = OLD.game_mode AND region_id = OLD.region_id;
-END;
-`;
-
-const RUNNING_PLAYERS = `
-CREATE TABLE IF NOT EXISTS running_players (
-  namespace_id TEXT NOT NULL,
-  game_mode TEXT NOT NULL,
-  region_id TEXT NOT NULL,
-  player_count INTEGER NOT NULL,
-  PRIMARY KEY (namespace_id, game_mode, region_id)
-) WITHOUT ROWID;
--- The running lobbies of a namespace in one game mode and region.
-CREATE INDEX IF NOT EXISTS lobbies_running_mode ON lobbies (namespace_id, game_mode, region_id) WHERE stop_ts IS NULL;
-`;
-
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS lobbies (
-  lobby_id TEXT PRIMARY KEY,
-  namespace_id TEXT NOT NULL,
-  game_mode TEXT NOT NULL,
-  region_id TEXT NOT NULL,
-  region_name TEXT NOT NULL,
-  max_players INTEGER NOT NULL,
-  publicity TEXT NOT NULL,
-  tags TEXT NOT NULL,
-  lobby_config TEXT,
-  create_ts INTEGER NOT NULL,
-  start_ts INTEGER NOT NULL,
-  ready_ts INTEGER NOT NULL,
-  stop_ts INTEGER,
-  exit_code INTEGER,
-  failed INTEGER,
-  idle_lifetime_ms INTEGER,
-  idle_stop_ts INTEGER
-);
-CREATE INDEX IF NOT EXISTS lobbies_create_ts ON lobbies (create_ts);
-CREATE INDEX IF NOT EXISTS lobbies_stop_ts ON lobbies (stop_ts);
-CREATE INDEX IF NOT EXISTS lobbies_running ON lobbies (namespace_id) WHERE stop_ts IS NULL;
-CREATE TABLE IF NOT EXISTS players (
-  player_id TEXT PRIMARY KEY,
-  lobby_id TEXT NOT NULL REFERENCES lobbies (lobby_id),
-  create_ts INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS players_lobby ON players (lobby_id);
-CREATE TABLE IF NOT EXISTS builds (
-  build_id TEXT PRIMARY KEY,
-  game_id TEXT NOT NULL,
-  upload_id TEXT NOT NULL UNIQUE,
-  display_name TEXT NOT NULL,
-  image_tag TEXT NOT NULL,
-  kind TEXT NOT NULL,
-  compression TEXT NOT NULL,
-  path TEXT NOT NULL,
-  content_type TEXT,
-  content_length INTEGER NOT NULL,
-  sha256 TEXT,
-  complete INTEGER NOT NULL DEFAULT 0,
-  create_ts INTEGER NOT NULL,
-  complete_ts INTEGER,
-  UNIQUE (game_id, image_tag)
-);
-CREATE TABLE IF NOT EXISTS uploads (
-  upload_id TEXT PRIMARY KEY,
-  build_id TEXT NOT NULL REFERENCES builds (build_id),
-  content_length INTEGER NOT NULL,
-  part_size INTEGER NOT NULL,
-  part_count INTEGER NOT NULL,
-  state TEXT NOT NULL DEFAULT 'pending',
-  claim_ts INTEGER
-);
-CREATE TABLE IF NOT EXISTS upload_parts (
-  upload_id TEXT NOT NULL REFERENCES uploads (upload_id),
-  part_number INTEGER NOT NULL,
-  size INTEGER NOT NULL,
-  sha256 TEXT NOT NULL,
-  update_ts INTEGER NOT NULL,
-  PRIMARY KEY (upload_id, part_number)
-);
-CREATE TABLE IF NOT EXISTS exports (
-  export_id TEXT PRIMARY KEY,
-  game_id TEXT NOT NULL,
-  csv TEXT NOT NULL,
-  create_ts INTEGER NOT NULL,
-  expires_ts INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS games (
-  game_id TEXT PRIMARY KEY,
-  namespace_id TEXT NOT NULL UNIQUE,
-  name TEXT NOT NULL,
-  game_modes TEXT NOT NULL,
-  regions TEXT NOT NULL,
-  create_ts INTEGER NOT NULL,
-  expire_ts INTEGER NOT NULL,
-  delete_ts INTEGER
-);
-CREATE INDEX IF NOT EXISTS games_expire_ts ON games (expire_ts);
-CREATE INDEX IF NOT EXISTS lobbies_namespace ON lobbies (namespace_id);
-CREATE INDEX IF NOT EXISTS exports_game ON exports (game_id);
--- A lobby's output, per stream (lobby_log_streams keeps what the bounds are checked against). New tables only, made
--- here for every store, old ones too: no version change, so an older gamehost still opens a store that has them.
-CREATE TABLE IF NOT EXISTS lobby_log_streams (
-  lobby_id TEXT NOT NULL,
-  stream TEXT NOT NULL,
-  last_ts INTEGER NOT NULL,
-  line_count INTEGER NOT NULL,
-  byte_count INTEGER NOT NULL,
-  PRIMARY KEY (lobby_id, stream)
-) WITHOUT ROWID;
--- The resource samples of a lobby's server (JSON), kept by the replica that runs it, read by any.
-CREATE TABLE IF NOT EXISTS lobby_samples (
-  lobby_id TEXT PRIMARY KEY,
-  samples TEXT NOT NULL
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS lobby_logs (
-  lobby_id TEXT NOT NULL,
-  stream TEXT NOT NULL,
-  ts INTEGER NOT NULL,
-  line BLOB NOT NULL,
-  PRIMARY KEY (lobby_id, stream, ts)
-) WITHOUT ROWID;
-${RUNNING_PLAYERS}
--- A new store is made at version 4 and takes MIGRATE_4_TO_5 (the matchmaker's columns) and on like an older one.
-INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', '4');
-`;
-
-// Version 2 added the idle lifetime; a version 1 store (from an older gamehost) is upgraded in place.
-const MIGRATE_1_TO_2 = `
-ALTER TABLE lobbies ADD COLUMN idle_lifetime_ms INTEGER;
-ALTER TABLE lobbies ADD COLUMN idle_stop_ts INTEGER;
-UPDATE meta SET value = '2' WHERE key = 'schema_version';
-`;
-
-// Version 3 added games per CI job: the table and its indexes are in SCHEMA (IF NOT EXISTS), created before this.
-const MIGRATE_2_TO_3 = `UPDATE meta SET value = '3' WHERE key = 'schema_version';`;
-
-// Version 4 added running_players (its table and triggers are in SCHEMA, created before this): filled from the
-// lobbies a version 3 store holds.
-const MIGRATE_3_TO_4 = `
-DELETE FROM running_players;
-INSERT INTO running_players (namespace_id, game_mode, region_id, player_count)
-  SELECT l.namespace_id, l.game_mode, l.region_id, COUNT(*) FROM lobbies l JOIN players p ON p.lobby_id = l.lobby_id
-   WHERE l.stop_ts IS NULL GROUP BY l.namespace_id, l.game_mode, l.region_id;
-UPDATE meta SET value = '4' WHERE key = 'schema_version';
-`;
-
-// Version 5 added the matchmaker: lobby ports, closed, state, readiness and a live player count; players pending,
-// connected and removed. Players of an older store had been counted by the statistics: they count as connected.
-// Version 4's statistics triggers go (version 5's own were replaced by MIGRATE_6_TO_7, which always follows).
-const MIGRATE_4_TO_5 = `
-ALTER TABLE lobbies ADD COLUMN ports TEXT NOT NULL DEFAULT '{}';
-ALTER TABLE lobbies ADD COLUMN auto_created INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE lobbies ADD COLUMN is_closed INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE lobbies ADD COLUMN state TEXT;
-ALTER TABLE lobbies ADD COLUMN ready_deadline_ts INTEGER;
-ALTER TABLE lobbies ADD COLUMN player_count INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE players ADD COLUMN source_ip TEXT NOT NULL DEFAULT '';
-ALTER TABLE players ADD COLUMN register_by_ts INTEGER;
-ALTER TABLE players ADD COLUMN connect_ts INTEGER;
-ALTER TABLE players ADD COLUMN remove_ts INTEGER;
-UPDATE players SET connect_ts = create_ts;
-UPDATE lobbies SET player_count = (SELECT COUNT(*) FROM players p WHERE p.lobby_id = lobbies.lobby_id);
-DROP TRIGGER IF EXISTS running_players_join;
-DROP TRIGGER IF EXISTS running_players_leave;
-DROP TRIGGER IF EXISTS running_players_stop;
-DROP TRIGGER IF EXISTS running_players_delete;
-UPDATE meta SET value = '5' WHERE key = 'schema_version';
-`;
-
-// Version 6 added who runs a lobby's server (readiness `run`): the replica and its process, and the server's
-// process, so a replica that restarts finds its lobbies and what its predecessor left running.
-const MIGRATE_5_TO_6 = `
-ALTER TABLE lobbies ADD COLUMN owner TEXT;
-ALTER TABLE lobbies ADD COLUMN owner_pid INTEGER;
-ALTER TABLE lobbies ADD COLUMN owner_start INTEGER;
-ALTER TABLE lobbies ADD COLUMN server_pid INTEGER;
-ALTER TABLE lobbies ADD COLUMN server_start INTEGER;
-UPDATE meta SET value = '6' WHERE key = 'schema_version';
-`;
-
-// Version 7: player statistics count connected players only (a pending player holds a place against capacity but
-// is not in game). Version 5's triggers, which counted pending players too, go; CONNECTED_PLAYER_TRIGGERS are
-// created after the migrations; running_players is counted again from the players a store holds.
-const MIGRATE_6_TO_7 = `
-DROP TRIGGER IF EXISTS running_players_join;
-DROP TRIGGER IF EXISTS running_players_leave;
-DROP TRIGGER IF EXISTS running_players_remove;
-DROP TRIGGER IF EXISTS running_players_stop;
-DROP TRIGGER IF EXISTS running_players_delete;
-DELETE FROM running_players;
-INSERT INTO running_players (namespace_id, game_mode, region_id, player_count)
-  SELECT l.namespace_id, l.game_mode, l.region_id, COUNT(*) FROM lobbies l JOIN players p ON p.lobby_id = l.lobby_id
-   WHERE l.stop_ts IS NULL AND p.connect_ts IS NOT NULL AND p.remove_ts IS NULL
-   GROUP BY l.namespace_id, l.game_mode, l.region_id;
-UPDATE meta SET value = '7' WHERE key = 'schema_version';
-`;
-
-// Version 8: when each replica that runs servers last said its records were current (every exit of its servers
-// written): find hands out its lobbies only while that is recent, so an outage or a dead replica never sends a
-// player to a server that is gone.
-const MIGRATE_7_TO_8 = `
-CREATE TABLE IF NOT EXISTS replicas (
-  replica TEXT PRIMARY KEY,
-  seen_ts INTEGER NOT NULL
-) WITHOUT ROWID;
-UPDATE meta SET value = '8' WHERE key = 'schema_version';
-`;
-
-// Version 9: a lobby's lines in a rowid table with an index on (lobby, stream, stamp). In the WITHOUT ROWID table
-// before, a row over about 1,000 bytes (SQLite's local payload bound for an index b-tree of 4 KiB pages) overflowed
-// into a page of its own: a 1 KB line took 5 KB on disk, and a stream within its 5 MiB bound took 25 MiB. A table
-// b-tree row keeps about 4,000 bytes in its page, and a longer line's overflow pages are filled.
-const MIGRATE_8_TO_9 = `
-CREATE TABLE lobby_logs_rows (
-  id INTEGER PRIMARY KEY,
-  lobby_id TEXT NOT NULL,
-  stream TEXT NOT NULL,
-  ts INTEGER NOT NULL,
-  line BLOB NOT NULL
-);
-INSERT INTO lobby_logs_rows (lobby_id, stream, ts, line) SELECT lobby_id, stream, ts, line FROM lobby_logs ORDER BY lobby_id, stream, ts;
-DROP TABLE lobby_logs;
-ALTER TABLE lobby_logs_rows RENAME TO lobby_logs;
-CREATE UNIQUE INDEX lobby_logs_stream ON lobby_logs (lobby_id, stream, ts);
-UPDATE meta SET value = '9' WHERE key = 'schema_version';
-`;
-
-// Indexes on columns a migration adds are created after it. lobbies_find is what find reads, fullest first;
-// the partial ones keep expireIdle's "anything due?" to an empty index range.
-const INDEXES = `
-CREATE INDEX IF NOT EXISTS lobbies_idle ON lobbies (idle_stop_ts) WHERE stop_ts IS NULL AND idle_stop_ts IS NOT NULL;
-CREATE INDEX IF NOT EXISTS lobbies_find ON lobbies (namespace_id, game_mode, region_id, player_count) WHERE stop_ts IS NULL AND is_closed = 0;
-CREATE INDEX IF NOT EXISTS lobbies_ready_deadline ON lobbies (ready_deadline_ts) WHERE stop_ts IS NULL AND ready_deadline_ts IS NOT NULL;
-CREATE INDEX IF NOT EXISTS players_pending ON players (register_by_ts) WHERE connect_ts IS NULL AND remove_ts IS NULL;
-CREATE INDEX IF NOT EXISTS players_pending_source ON players (source_ip) WHERE connect_ts IS NULL AND remove_ts IS NULL;
-CREATE INDEX IF NOT EXISTS lobbies_owner ON lobbies (owner) WHERE stop_ts IS NULL AND owner IS NOT NULL;
-`;
-
-const SCHEMA_VERSION = '9';
 // Game rows kept between requests, at most (a token names one game; a CI fleet uses a few hundred at once).
 const GAME_CACHE_MAX = 4096;
 const BUSY_RETRY_MS = 15_000;
@@ -581,7 +299,7 @@ export class SqliteStore implements Store, LocalObjectIndex {
   private readonly games = new Map<string, GameRow | undefined>();
   private gamesVersion: number | undefined;
   private readonly appendLogsTx: SqliteTransaction<
-    (lobbyId: string, stream: LogStream, lines: Buffer[], now: number, bounds: LogBounds) => void
+    (lobbyId: string, stream: LogStream, lines: Buffer[], now: number, bounds: LogBounds, firstTs?: number) => void
   >;
   private readonly purgeLogsTx: SqliteTransaction<(before: number, limit: number) => number>;
   private readonly insertExportTx: SqliteTransaction<
@@ -596,31 +314,8 @@ export class SqliteStore implements Store, LocalObjectIndex {
       retryBusy(() => db.pragma('journal_mode = WAL'));
       db.pragma('synchronous = NORMAL');
       db.pragma('foreign_keys = ON');
-      // One writer creates and seeds; the others wait on the lock and then find everything in place.
-      retryBusy(() => {
-        db.exec('BEGIN IMMEDIATE');
-        try {
-          db.exec(SCHEMA);
-          const schemaVersion = () => db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").pluck().get();
-          if (schemaVersion() === '1') db.exec(MIGRATE_1_TO_2);
-          if (schemaVersion() === '2') db.exec(MIGRATE_2_TO_3);
-          if (schemaVersion() === '3') db.exec(MIGRATE_3_TO_4);
-          if (schemaVersion() === '4') db.exec(MIGRATE_4_TO_5);
-          if (schemaVersion() === '5') db.exec(MIGRATE_5_TO_6);
-          if (schemaVersion() === '6') db.exec(MIGRATE_6_TO_7);
-          if (schemaVersion() === '7') db.exec(MIGRATE_7_TO_8);
-          if (schemaVersion() === '8') db.exec(MIGRATE_8_TO_9);
-          db.exec(INDEXES);
-          db.exec(CONNECTED_PLAYER_TRIGGERS);
-          db.exec('COMMIT');
-        } catch (err) {
-          db.exec('ROLLBACK');
-          throw err;
-        }
-      });
-      const version = db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").pluck().get();
-      if (version !== SCHEMA_VERSION)
-        throw new Error(`Emulator database ${file} has schema version ${String(version)}; expected ${SCHEMA_VERSION}.`);
+      // Each step's writer takes the lock; the others wait on it and then find the step taken.
+      retryBusy(() => migrateSqlite(db, file));
       return new SqliteStore(db);
     } catch (err) {
       db.close();
@@ -751,11 +446,12 @@ export class SqliteStore implements Store, LocalObjectIndex {
       if (!keepGame) s.purgeGame.run(gameId);
       return { lobbies, players, builds, exports };
     });
-    this.appendLogsTx = db.transaction((lobbyId: string, stream: LogStream, lines: Buffer[], now: number, bounds: LogBounds) => {
+    this.appendLogsTx = db.transaction((lobbyId: string, stream: LogStream, lines: Buffer[], now: number, bounds: LogBounds, firstTs?: number) => {
       const state = s.getLogStream.get(lobbyId, stream) ?? { last_ts: 0, line_count: 0, byte_count: 0 };
+      if (firstTs !== undefined && state.last_ts >= firstTs) return;
       for (const raw of lines) {
         const line = raw.length > MAX_LOG_LINE_BYTES ? raw.subarray(0, MAX_LOG_LINE_BYTES) : raw;
-        state.last_ts = nextLogTs(state.last_ts, now);
+        state.last_ts = nextLogTs(state.last_ts, now, firstTs);
         s.insertLog.run(lobbyId, stream, state.last_ts, line);
         state.line_count++;
         state.byte_count += line.length;
@@ -1010,8 +706,8 @@ export class SqliteStore implements Store, LocalObjectIndex {
     return this.stmt.getExport.get(exportId);
   }
 
-  async appendLobbyLogs(lobbyId: string, stream: LogStream, lines: Buffer[], now: number, bounds = LOG_BOUNDS): Promise<void> {
-    if (lines.length > 0) this.appendLogsTx.immediate(lobbyId, stream, lines, now, bounds);
+  async appendLobbyLogs(lobbyId: string, stream: LogStream, lines: Buffer[], now: number, bounds = LOG_BOUNDS, firstTs?: number): Promise<void> {
+    if (lines.length > 0) this.appendLogsTx.immediate(lobbyId, stream, lines, now, bounds, firstTs);
   }
 
   async lobbyLogs(lobbyId: string, stream: LogStream, limit: number, after?: number): Promise<LogLine[]> {

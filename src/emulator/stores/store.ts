@@ -241,8 +241,8 @@ export const LOG_BOUNDS: LogBounds = Object.freeze({ lines: 10_000, bytes: 5 * 1
  * The timestamps of lines appended at `now` (milliseconds) after a stream's last line at `lastTs` (microseconds):
  * the clock in microseconds, but always past the one before, so a watch index never skips a line.
  */
-export function nextLogTs(lastTs: number, now: number): number {
-  return Math.max(lastTs + 1, now * 1000);
+export function nextLogTs(lastTs: number, now: number, firstTs = 0): number {
+  return Math.max(lastTs + 1, now * 1000, firstTs);
 }
 
 /** What is kept of a stream: its newest stamp, and how many lines and bytes it holds. */
@@ -386,9 +386,11 @@ export interface Store {
   listBuilds(gameId: string): Promise<BuildRow[]>;
   /**
    * Appends lines to a lobby's stream at `now`, in one transaction: each is cut to MAX_LOG_LINE_BYTES and stamped
-   * (nextLogTs), then the oldest lines are dropped while the stream is over `bounds`.
+   * (nextLogTs), then the oldest lines are dropped while the stream is over `bounds`. With `firstTs` (microseconds,
+   * past every stamp of the stream's earlier batches: the runner's), the first line is stamped at least that, and a
+   * stream already stamped at or past it took this batch before: a retry after an answer that was lost, skipped.
    */
-  appendLobbyLogs(lobbyId: string, stream: LogStream, lines: Buffer[], now: number, bounds?: LogBounds): Promise<void>;
+  appendLobbyLogs(lobbyId: string, stream: LogStream, lines: Buffer[], now: number, bounds?: LogBounds, firstTs?: number): Promise<void>;
   /**
    * A stream's lines, oldest first: with `after` (microseconds), the first `limit` lines stamped later than it;
    * without, the `limit` most recent.
