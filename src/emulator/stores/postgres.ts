@@ -2,11 +2,11 @@
 // (a pool, transactions on one connection, row and advisory locks) and what PostgreSQL writes its own way. Like
 // SQLite's, it also keeps the local blob store's index and the signing secret, so replicas agree on all of it.
 import { randomBytes } from 'node:crypto';
-import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, sql } from 'kysely';
+import { PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, sql } from 'kysely';
 import pg from 'pg';
 import { DEFAULT_CONFIG } from '../config.js';
 import { migratePostgres } from './migrations.js';
-import { SqlStore, compile, query, slotOf, type Compiled, type Connection, type DB, type AnyQuery, type Query, type SqlDialect, type SqlEngine } from './sql.js';
+import { SqlStore, compiler, mapSlot, query, type Connection, type Query, type SqlEngine } from './sql.js';
 import type { LogStream } from './store.js';
 
 const SECRET_BYTES = 32;
@@ -68,26 +68,17 @@ function explicitSslMode(connectionString: string): string {
  */
 const VACUUM_AFTER_BYTES = 16 * 1024 * 1024;
 
-const dialect: SqlDialect = {
-  binary: (column) => sql`${sql.ref(column)} collate "C"`,
-  forUpdate: (query) => query.forUpdate() as typeof query,
-  byteLength: (column) => sql<number>`octet_length(${sql.ref(column)})`,
-  oneOf: (column, name) => sql`${sql.ref(column)} = any(${slotOf((args: Record<string, string[]>) => args[name])})`,
-  // jsonb @> holds every tag asked, whatever their names.
-  hasTags: (column, name) =>
-    sql`${sql.ref(column)}::jsonb @> ${slotOf((args: Record<string, [string, string][]>) => JSON.stringify(Object.fromEntries(args[name]!)))}::jsonb`,
-  listsAsArrays: true,
-};
-
-const compiler = new Kysely<DB>({
-  dialect: {
-    createAdapter: () => new PostgresAdapter(),
-    createDriver: () => new DummyDriver(),
-    createIntrospector: (db) => new PostgresIntrospector(db),
-    createQueryCompiler: () => new PostgresQueryCompiler(),
+const compile = compiler(
+  { adapter: new PostgresAdapter(), introspector: (db) => new PostgresIntrospector(db), queryCompiler: () => new PostgresQueryCompiler() },
+  {
+    binary: (column) => sql`${sql.ref(column)} collate "C"`,
+    forUpdate: (query) => query.forUpdate() as typeof query,
+    byteLength: (column) => sql<number>`octet_length(${sql.ref(column)})`,
+    oneOf: (column, values) => sql`${sql.ref(column)} = any(${values})`,
+    // jsonb @> holds every tag asked, whatever their names.
+    hasTags: (column, tags) => sql`${sql.ref(column)}::jsonb @> ${mapSlot(tags, JSON.stringify)}::jsonb`,
   },
-});
-const compiled = new Map<AnyQuery, Compiled>();
+);
 
 const LOCK_FINDS = query<{ key: string }>()((db, p) => db.selectNoFrom(sql`pg_advisory_xact_lock(hashtextextended(${p.key}, 0))`.as('locked')));
 const INSERT_LINES = query<{ id: string; stream: LogStream; stamps: number[]; lines: Buffer[] }>()((db, p) =>
@@ -106,18 +97,13 @@ const INSERT_LINES = query<{ id: string; stream: LogStream; stamps: number[]; li
 
 /** Runs compiled statements on a pool or one of its connections; each statement is prepared by name once per connection. */
 function connection(on: pg.Pool | pg.PoolClient): Connection {
-  const text = (q: AnyQuery) => {
-    let c = compiled.get(q);
-    if (c === undefined) compiled.set(q, (c = compile(q, compiler, dialect)));
-    return c;
-  };
   return {
     all: async (q, args) => {
-      const c = text(q);
+      const c = compile(q);
       return (await on.query({ name: c.name, text: c.sql, values: c.bind(args) })).rows;
     },
     run: async (q, args) => {
-      const c = text(q);
+      const c = compile(q);
       return (await on.query({ name: c.name, text: c.sql, values: c.bind(args) })).rowCount ?? 0;
     },
   };
@@ -188,7 +174,7 @@ class PostgresEngine implements SqlEngine {
 
 export class PostgresStore extends SqlStore {
   private constructor(private readonly pool: pg.Pool) {
-    super(new PostgresEngine(pool), dialect);
+    super(new PostgresEngine(pool));
   }
 
   /** Connects, migrates the schema (one replica at a time) and answers the store; closes the pool on failure. */

@@ -1,32 +1,11 @@
 // The Store written once for SQLite and PostgreSQL. Each query is built with Kysely from the row types, compiled
 // once per engine (Kysely only prints SQL here: it has no connection of its own), and run over the engine's own
 // driver (sqlite.ts, postgres.ts), which keeps its own transactions and locking and the few pieces of SQL that differ.
-import { sql, type Compilable, type Expression, type Kysely, type RawBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
-import type {
-  BuildObject,
-  BuildRow,
-  ConnectOutcome,
-  FindOutcome,
-  FindQuery,
-  GameObjects,
-  GameRow,
-  JoinOutcome,
-  ListedLobby,
-  LobbyRow,
-  LocalObjectIndex,
-  LogBounds,
-  LogLine,
-  LogStream,
-  LogStreamState,
-  NewPlayer,
-  NewUpload,
-  PartRow,
-  PlayerCountRow,
-  PlayerRow,
-  PurgedGame,
-  Store,
-  UploadRow,
-} from './store.js';
+import { DummyDriver, Kysely, sql, type Compilable, type DialectAdapter, type Expression, type QueryCompiler, type RawBuilder } from 'kysely';
+import type { DatabaseIntrospector, SelectQueryBuilder, SqlBool } from 'kysely';
+import type { BuildObject, BuildRow, ConnectOutcome, FindOutcome, FindQuery, GameObjects, GameRow, JoinOutcome, LobbyRow, ListedLobby } from './store.js';
+import type { LocalObjectIndex, LogBounds, LogLine, LogStream, LogStreamState, NewPlayer, NewUpload, PartRow, PlayerCountRow } from './store.js';
+import type { PlayerRow, PurgedGame, Store, UploadRow } from './store.js';
 import { LOBBY_INSERT_COLUMNS, LOG_BOUNDS, MAX_LOG_LINE_BYTES, NOT_READY, TRIM_PAGE, nextLogTs, trimLogs } from './store.js';
 
 /** The tables as the store reads and writes them (migrations.ts makes them). */
@@ -72,12 +51,17 @@ export interface SqlDialect {
   forUpdate<Q extends SelectQueryBuilder<DB, keyof DB, object>>(query: Q): Q;
   /** The length of a blob in bytes. */
   byteLength(column: string): RawBuilder<number>;
-  /** `column` is one of the values of the list argument `name` (of `n` values). */
-  oneOf(column: string, name: string, n: number): Expression<SqlBool>;
-  /** `column` (a JSON object) holds every pair of the argument `name` (an array of [key, value], of `n` pairs). */
-  hasTags(column: string, name: string, n: number): Expression<SqlBool>;
-  /** Whether oneOf and hasTags compile the same whatever their `n` (one statement serves every shape). */
-  readonly listsAsArrays: boolean;
+  /** `column` is one of `values` (an argument: a list of text). */
+  oneOf(column: string, values: string[]): Expression<SqlBool>;
+  /** `column` (a JSON object) holds every tag of `tags` (an argument). */
+  hasTags(column: string, tags: Record<string, string>): Expression<SqlBool>;
+}
+
+/** What an engine's Kysely is made of (its driver is never used: Kysely only compiles here). */
+export interface KyselyParts {
+  adapter: DialectAdapter;
+  introspector: (db: Kysely<DB>) => DatabaseIntrospector;
+  queryCompiler: () => QueryCompiler;
 }
 
 type Build<P> = (db: Kysely<DB>, p: P, d: SqlDialect) => Compilable<unknown>;
@@ -100,21 +84,32 @@ export function query<P extends object = Record<string, never>>() {
 
 let names = 0;
 
-/** Compiles `q` with `db` (a Kysely whose driver never runs), binding by Slot. */
-export function compile(q: AnyQuery, db: Kysely<DB>, dialect: SqlDialect): Compiled {
-  const compiled = q.build(db, slots<never>(), dialect).compile();
-  const picks = compiled.parameters.map((v) => (v instanceof Slot ? v.pick : () => v)) as ((args: object) => unknown)[];
-  return { sql: compiled.sql, name: `gamehost-${++names}`, bind: (args) => picks.map((pick) => pick(args)) };
+/** Compiles statements for one engine, each once; binds each Slot by name at each call. */
+export function compiler(parts: KyselyParts, dialect: SqlDialect): (q: AnyQuery) => Compiled {
+  const db = new Kysely<DB>({
+    dialect: {
+      createAdapter: () => parts.adapter,
+      createDriver: () => new DummyDriver(),
+      createIntrospector: parts.introspector,
+      createQueryCompiler: parts.queryCompiler,
+    },
+  });
+  const cache = new Map<AnyQuery, Compiled>();
+  return (q) => {
+    let c = cache.get(q);
+    if (c === undefined) {
+      const compiled = q.build(db, slots<never>(), dialect).compile();
+      const picks = compiled.parameters.map((v) => (v instanceof Slot ? v.pick : () => v)) as ((args: object) => unknown)[];
+      c = { sql: compiled.sql, name: `gamehost-${++names}`, bind: (args) => picks.map((pick) => pick(args)) };
+      cache.set(q, c);
+    }
+    return c;
+  };
 }
 
-/** A list argument's values as Slots, for a dialect that writes lists out: `name`[0], `name`[1], ... */
-export function listSlots<T>(name: string, n: number, at: (item: never) => unknown = (item) => item): T[] {
-  return Array.from({ length: n }, (_, i) => new Slot((args: Record<string, never[]>) => at(args[name]![i]!))) as T[];
-}
-
-/** A Slot computed from the arguments (a list sent as one JSON value, say). */
-export function slotOf<T>(pick: (args: never) => unknown): T {
-  return new Slot(pick) as T;
+/** An argument as the engine takes it (a list or an object as JSON text, say). */
+export function mapSlot<T, U>(slot: T, f: (value: T) => U): U {
+  return new Slot((args: never) => f((slot as Slot).pick(args) as T)) as U;
 }
 
 /** Statements run on one connection, in a transaction or not. */
@@ -137,214 +132,106 @@ export interface SqlEngine extends Connection {
   close(): Promise<void>;
 }
 
-// --- the statements ---------------------------------------------------------------------------------------------
+// --- the statements, by table ------------------------------------------------------------------------------------
 
 const LOBBY_COLUMNS = LOBBY_INSERT_COLUMNS.split(', ') as (keyof LobbyRow)[];
+const ONE = sql.lit(1).as('x');
 
 const GET_LOBBY = query<{ id: string }>()((db, p) => db.selectFrom('lobbies').selectAll().where('lobby_id', '=', p.id));
+// The row lock serialises joins to one lobby (and a find's choice of it); other lobbies go on.
 const LOCK_LOBBY = query<{ id: string }>()((db, p, d) => d.forUpdate(db.selectFrom('lobbies').selectAll().where('lobby_id', '=', p.id)));
-const INSERT_LOBBY = query<LobbyRow>()((db, p) =>
-  db.insertInto('lobbies').values(Object.fromEntries(LOBBY_COLUMNS.map((c) => [c, p[c]])) as unknown as LobbyRow),
-);
+const INSERT_LOBBY = query<LobbyRow>()((db, p) => db.insertInto('lobbies').values(Object.fromEntries(LOBBY_COLUMNS.map((c) => [c, p[c]])) as unknown as LobbyRow));
 type PlayerValues = { id: string; lobby: string; now: number; ip: string; registerBy: number | null; connectTs: number | null };
 const INSERT_PLAYER = query<PlayerValues>()((db, p) =>
   db.insertInto('players').values({
-    player_id: p.id,
-    lobby_id: p.lobby,
-    create_ts: p.now,
-    source_ip: p.ip,
-    register_by_ts: p.registerBy,
-    connect_ts: p.connectTs,
-    remove_ts: null,
+    player_id: p.id, lobby_id: p.lobby, create_ts: p.now, source_ip: p.ip, register_by_ts: p.registerBy, connect_ts: p.connectTs, remove_ts: null,
   }),
 );
 const ENTER_LOBBY = query<{ id: string; idle: number | null }>()((db, p) =>
-  db
-    .updateTable('lobbies')
-    .set((eb) => ({ player_count: eb('player_count', '+', 1), idle_stop_ts: eb.fn.coalesce(eb.val(p.idle), 'idle_stop_ts') }))
-    .where('lobby_id', '=', p.id),
-);
-const PENDING_FROM_SOURCE = query<{ ip: string; ns: string }>()((db, p) =>
-  db
-    .selectFrom('players as players_pending_source')
-    .innerJoin('lobbies as l', 'l.lobby_id', 'players_pending_source.lobby_id')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('players_pending_source.source_ip', '=', p.ip)
-    .where('players_pending_source.connect_ts', 'is', null)
-    .where('players_pending_source.remove_ts', 'is', null)
-    .where('l.namespace_id', '=', p.ns)
-    .where('l.stop_ts', 'is', null),
-);
-const RUNNING_LOBBIES = query<{ ns: string }>()((db, p) =>
-  db
-    .selectFrom('lobbies as lobbies_running')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('namespace_id', '=', p.ns)
-    .where('stop_ts', 'is', null),
-);
-
-// What time decides (expireIdle): each kind looked for before anything is written, so the common case writes nothing.
-const DUE = query<{ now: number }>()((db, p) =>
-  db.selectNoFrom((eb) => [
-    eb
-      .exists(eb.selectFrom('lobbies').select(sql.lit(1).as('x')).where('stop_ts', 'is', null).where('idle_stop_ts', 'is not', null).where('idle_stop_ts', '<=', p.now))
-      .$castTo<number>()
-      .as('idle'),
-    eb
-      .exists(eb.selectFrom('lobbies').select(sql.lit(1).as('x')).where('stop_ts', 'is', null).where('ready_deadline_ts', 'is not', null).where('ready_deadline_ts', '<=', p.now))
-      .$castTo<number>()
-      .as('ready'),
-    eb
-      .exists(
-        eb
-          .selectFrom('players')
-          .select(sql.lit(1).as('x'))
-          .where('connect_ts', 'is', null)
-          .where('remove_ts', 'is', null)
-          .where('register_by_ts', '<=', p.now),
-      )
-      .$castTo<number>()
-      .as('players'),
-  ]),
-);
-// An idle lobby stops at its idle deadline, not when someone happens to look, so every reader agrees.
-const STOP_IDLE = query<{ now: number }>()((db, p) =>
-  db
-    .updateTable('lobbies')
-    .set((eb) => ({ stop_ts: eb.ref('idle_stop_ts'), exit_code: 0, failed: 0 }))
-    .where('stop_ts', 'is', null)
-    .where('idle_stop_ts', 'is not', null)
-    .where('idle_stop_ts', '<=', p.now),
-);
-const STOP_UNREADY = query<{ now: number }>()((db, p) =>
-  db
-    .updateTable('lobbies')
-    .set((eb) => ({ stop_ts: eb.ref('ready_deadline_ts'), exit_code: 0, failed: 1 }))
-    .where('stop_ts', 'is', null)
-    .where('ready_deadline_ts', 'is not', null)
-    .where('ready_deadline_ts', '<=', p.now),
-);
-// Each pending player past its time is removed by one caller (the UPDATE's condition), at that time.
-const REMOVE_EXPIRED = query<{ now: number }>()((db, p) =>
-  db
-    .updateTable('players')
-    .set((eb) => ({ remove_ts: eb.ref('register_by_ts') }))
-    .where('connect_ts', 'is', null)
-    .where('remove_ts', 'is', null)
-    .where('register_by_ts', '<=', p.now)
-    .returning(['lobby_id', 'register_by_ts']),
+  db.updateTable('lobbies').set((eb) => ({ player_count: eb('player_count', '+', 1), idle_stop_ts: eb.fn.coalesce(eb.val(p.idle), 'idle_stop_ts') })).where('lobby_id', '=', p.id),
 );
 const LEAVE_LOBBY = query<{ id: string; n: number }>()((db, p) =>
   db.updateTable('lobbies').set((eb) => ({ player_count: eb('player_count', '-', p.n) })).where('lobby_id', '=', p.id),
 );
 const STOP_IF_EMPTY = query<{ id: string; now: number }>()((db, p) =>
-  db
-    .updateTable('lobbies')
-    .set({ stop_ts: p.now, exit_code: 0, failed: 0 })
-    .where('lobby_id', '=', p.id)
-    .where('stop_ts', 'is', null)
-    .where('player_count', '<=', 0),
+  db.updateTable('lobbies').set({ stop_ts: p.now, exit_code: 0, failed: 0 }).where('lobby_id', '=', p.id).where('stop_ts', 'is', null).where('player_count', '<=', 0),
 );
+const PENDING_FROM_SOURCE = query<{ ip: string; ns: string }>()((db, p) =>
+  db.selectFrom('players as players_pending_source').innerJoin('lobbies as l', 'l.lobby_id', 'players_pending_source.lobby_id')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('players_pending_source.source_ip', '=', p.ip).where('players_pending_source.connect_ts', 'is', null)
+    .where('players_pending_source.remove_ts', 'is', null).where('l.namespace_id', '=', p.ns).where('l.stop_ts', 'is', null),
+);
+const RUNNING_LOBBIES = query<{ ns: string }>()((db, p) =>
+  db.selectFrom('lobbies as lobbies_running').select((eb) => eb.fn.countAll<number>().as('n')).where('namespace_id', '=', p.ns).where('stop_ts', 'is', null),
+);
+
+// What time decides (expireIdle). Each kind is looked for before anything is written: the common case writes nothing.
+const DUE = query<{ now: number }>()((db, p) =>
+  db.selectNoFrom((eb) => [
+    eb.exists(eb.selectFrom('lobbies').select(ONE).where('stop_ts', 'is', null).where('idle_stop_ts', 'is not', null).where('idle_stop_ts', '<=', p.now))
+      .$castTo<number>().as('idle'),
+    eb.exists(eb.selectFrom('lobbies').select(ONE).where('stop_ts', 'is', null).where('ready_deadline_ts', 'is not', null).where('ready_deadline_ts', '<=', p.now))
+      .$castTo<number>().as('ready'),
+    eb.exists(eb.selectFrom('players').select(ONE).where('connect_ts', 'is', null).where('remove_ts', 'is', null).where('register_by_ts', '<=', p.now))
+      .$castTo<number>().as('players'),
+  ]),
+);
+// An idle lobby stops at its idle deadline, not when someone happens to look, so every reader agrees.
+const STOP_IDLE = query<{ now: number }>()((db, p) =>
+  db.updateTable('lobbies').set((eb) => ({ stop_ts: eb.ref('idle_stop_ts'), exit_code: 0, failed: 0 }))
+    .where('stop_ts', 'is', null).where('idle_stop_ts', 'is not', null).where('idle_stop_ts', '<=', p.now),
+);
+const STOP_UNREADY = query<{ now: number }>()((db, p) =>
+  db.updateTable('lobbies').set((eb) => ({ stop_ts: eb.ref('ready_deadline_ts'), exit_code: 0, failed: 1 }))
+    .where('stop_ts', 'is', null).where('ready_deadline_ts', 'is not', null).where('ready_deadline_ts', '<=', p.now),
+);
+// Each pending player past its time is removed by one caller (the condition), at that time.
+const REMOVE_EXPIRED = query<{ now: number }>()((db, p) =>
+  db.updateTable('players').set((eb) => ({ remove_ts: eb.ref('register_by_ts') }))
+    .where('connect_ts', 'is', null).where('remove_ts', 'is', null).where('register_by_ts', '<=', p.now).returning(['lobby_id', 'register_by_ts']),
+);
+
 const MARK_READY = query<{ id: string; now: number }>()((db, p) =>
-  db
-    .updateTable('lobbies')
+  db.updateTable('lobbies')
     .set((eb) => ({
       start_ts: eb.case().when('start_ts', '<', p.now).then(eb.ref('start_ts')).else(p.now).end(),
       ready_ts: p.now,
       ready_deadline_ts: null,
       idle_stop_ts: eb.case().when('idle_lifetime_ms', 'is', null).then(null).else(eb(eb.val(p.now), '+', eb.ref('idle_lifetime_ms'))).end(),
     }))
-    .where('lobby_id', '=', p.id)
-    .where('stop_ts', 'is', null)
-    .where('ready_ts', '>', p.now),
+    .where('lobby_id', '=', p.id).where('stop_ts', 'is', null).where('ready_ts', '>', p.now),
 );
 const RESTART_REGISTRATION = query<{ id: string; by: number }>()((db, p) =>
-  db
-    .updateTable('players')
-    .set({ register_by_ts: p.by })
-    .where('lobby_id', '=', p.id)
-    .where('connect_ts', 'is', null)
-    .where('remove_ts', 'is', null),
+  db.updateTable('players').set({ register_by_ts: p.by }).where('lobby_id', '=', p.id).where('connect_ts', 'is', null).where('remove_ts', 'is', null),
 );
 const SET_CLOSED = query<{ id: string; closed: number }>()((db, p) => db.updateTable('lobbies').set({ is_closed: p.closed }).where('lobby_id', '=', p.id));
 const SET_STATE = query<{ id: string; state: string | null }>()((db, p) => db.updateTable('lobbies').set({ state: p.state }).where('lobby_id', '=', p.id));
-const GET_PLAYER = query<{ id: string }>()((db, p) =>
-  db.selectFrom('players').select(['player_id', 'lobby_id', 'create_ts', 'register_by_ts', 'connect_ts', 'remove_ts']).where('player_id', '=', p.id),
-);
-// The player's row lock: of two servers presenting one token at once, one connects it.
-const LOCK_PLAYER = query<{ id: string }>()((db, p, d) =>
-  d.forUpdate(db.selectFrom('players').select(['player_id', 'lobby_id', 'create_ts', 'register_by_ts', 'connect_ts', 'remove_ts']).where('player_id', '=', p.id)),
-);
-const CONNECT_PLAYER = query<{ id: string; now: number }>()((db, p) => db.updateTable('players').set({ connect_ts: p.now }).where('player_id', '=', p.id));
-const REMOVE_PLAYER = query<{ id: string; now: number }>()((db, p) =>
-  db.updateTable('players').set({ remove_ts: p.now }).where('player_id', '=', p.id).where('remove_ts', 'is', null),
-);
-const LIST_LOBBIES = query<{ ns: string }>()((db, p, d) =>
-  db
-    .selectFrom('lobbies as lobbies_running')
-    .selectAll('lobbies_running')
-    .select((eb) =>
-      eb
-        .selectFrom('players as pl')
-        .select(eb.fn.countAll<number>().as('n'))
-        .whereRef('pl.lobby_id', '=', 'lobbies_running.lobby_id')
-        .where('pl.connect_ts', 'is not', null)
-        .where('pl.remove_ts', 'is', null)
-        .as('connected'),
-    )
-    .where('lobbies_running.namespace_id', '=', p.ns)
-    .where('lobbies_running.stop_ts', 'is', null)
-    .where('lobbies_running.publicity', '=', sql.lit('public'))
-    .orderBy('lobbies_running.create_ts')
-    .orderBy(d.binary('lobbies_running.lobby_id')),
-);
 const SET_SERVER = query<{ id: string; pid: number; start: number }>()((db, p) =>
   db.updateTable('lobbies').set({ server_pid: p.pid, server_start: p.start }).where('lobby_id', '=', p.id),
 );
 const SET_READY_DEADLINE = query<{ id: string; deadline: number | null }>()((db, p) =>
   db.updateTable('lobbies').set({ ready_deadline_ts: p.deadline }).where('lobby_id', '=', p.id).where('stop_ts', 'is', null).where('ready_ts', '=', NOT_READY),
 );
-const OWNED_LOBBIES = query<{ owner: string }>()((db, p, d) =>
-  db
-    .selectFrom('lobbies as lobbies_owner')
-    .selectAll()
-    .where('owner', '=', p.owner)
-    .where('stop_ts', 'is', null)
-    .where('owner', 'is not', null)
-    .orderBy('create_ts')
-    .orderBy(d.binary('lobby_id')),
-);
-const TOUCH_REPLICA = query<{ replica: string; now: number }>()((db, p) =>
-  db
-    .insertInto('replicas')
-    .values({ replica: p.replica, seen_ts: p.now })
-    .onConflict((oc) =>
-      oc.column('replica').doUpdateSet((eb) => ({
-        seen_ts: eb.case().when('replicas.seen_ts', '>', eb.ref('excluded.seen_ts')).then(eb.ref('replicas.seen_ts')).else(eb.ref('excluded.seen_ts')).end(),
-      })),
-    ),
-);
-const REPLICA_SEEN = query<{ replica: string }>()((db, p) => db.selectFrom('replicas').select('seen_ts').where('replica', '=', p.replica));
-const SET_SAMPLES = query<{ id: string; samples: string }>()((db, p) =>
-  db
-    .insertInto('lobby_samples')
-    .values({ lobby_id: p.id, samples: p.samples })
-    .onConflict((oc) => oc.column('lobby_id').doUpdateSet((eb) => ({ samples: eb.ref('excluded.samples') }))),
-);
-const SAMPLES = query<{ id: string }>()((db, p) => db.selectFrom('lobby_samples').select('samples').where('lobby_id', '=', p.id));
 const STOP_LOBBY = query<{ id: string; stop: number; exit: number; failed: number }>()((db, p) =>
   db.updateTable('lobbies').set({ stop_ts: p.stop, exit_code: p.exit, failed: p.failed }).where('lobby_id', '=', p.id).where('stop_ts', 'is', null),
 );
-// A few rows kept by triggers, however many lobbies run.
-const PLAYER_COUNTS = query<{ ns: string }>()((db, p) =>
-  db.selectFrom('running_players').select(['game_mode', 'region_id', 'player_count']).where('namespace_id', '=', p.ns).where('player_count', '>', 0),
+const LIST_LOBBIES = query<{ ns: string }>()((db, p, d) =>
+  db.selectFrom('lobbies as lobbies_running').selectAll('lobbies_running')
+    .select((eb) =>
+      eb.selectFrom('players as pl').select(eb.fn.countAll<number>().as('n')).whereRef('pl.lobby_id', '=', 'lobbies_running.lobby_id')
+        .where('pl.connect_ts', 'is not', null).where('pl.remove_ts', 'is', null).as('connected'),
+    )
+    .where('lobbies_running.namespace_id', '=', p.ns).where('lobbies_running.stop_ts', 'is', null).where('lobbies_running.publicity', '=', sql.lit('public'))
+    .orderBy('lobbies_running.create_ts').orderBy(d.binary('lobbies_running.lobby_id')),
+);
+const OWNED_LOBBIES = query<{ owner: string }>()((db, p, d) =>
+  db.selectFrom('lobbies as lobbies_owner').selectAll().where('owner', '=', p.owner).where('stop_ts', 'is', null).where('owner', 'is not', null)
+    .orderBy('create_ts').orderBy(d.binary('lobby_id')),
 );
 // The production export query: stopped in the window, created in it, or running and created before its end.
 const HISTORY = query<{ ns: string; qs: number; qe: number }>()((db, p, d) =>
-  db
-    .selectFrom('lobbies')
-    .selectAll()
-    .where('namespace_id', '=', p.ns)
+  db.selectFrom('lobbies').selectAll().where('namespace_id', '=', p.ns)
     .where((eb) =>
       eb.or([
         eb.and([eb('stop_ts', '>', p.qs), eb('stop_ts', '<=', p.qe)]),
@@ -352,50 +239,56 @@ const HISTORY = query<{ ns: string; qs: number; qe: number }>()((db, p, d) =>
         eb.and([eb('stop_ts', 'is', null), eb('create_ts', '<=', p.qe)]),
       ]),
     )
-    .orderBy('create_ts', 'desc')
-    .orderBy(d.binary('lobby_id')),
+    .orderBy('create_ts', 'desc').orderBy(d.binary('lobby_id')),
 );
+// A few rows kept by triggers, however many lobbies run.
+const PLAYER_COUNTS = query<{ ns: string }>()((db, p) =>
+  db.selectFrom('running_players').select(['game_mode', 'region_id', 'player_count']).where('namespace_id', '=', p.ns).where('player_count', '>', 0),
+);
+
+const PLAYER_COLUMNS = ['player_id', 'lobby_id', 'create_ts', 'register_by_ts', 'connect_ts', 'remove_ts'] as const;
+const GET_PLAYER = query<{ id: string }>()((db, p) => db.selectFrom('players').select(PLAYER_COLUMNS).where('player_id', '=', p.id));
+// The player's row lock: of two servers presenting one token at once, one connects it.
+const LOCK_PLAYER = query<{ id: string }>()((db, p, d) => d.forUpdate(db.selectFrom('players').select(PLAYER_COLUMNS).where('player_id', '=', p.id)));
+const CONNECT_PLAYER = query<{ id: string; now: number }>()((db, p) => db.updateTable('players').set({ connect_ts: p.now }).where('player_id', '=', p.id));
+const REMOVE_PLAYER = query<{ id: string; now: number }>()((db, p) =>
+  db.updateTable('players').set({ remove_ts: p.now }).where('player_id', '=', p.id).where('remove_ts', 'is', null),
+);
+
+const TOUCH_REPLICA = query<{ replica: string; now: number }>()((db, p) =>
+  db.insertInto('replicas').values({ replica: p.replica, seen_ts: p.now }).onConflict((oc) =>
+    oc.column('replica').doUpdateSet((eb) => ({
+      seen_ts: eb.case().when('replicas.seen_ts', '>', eb.ref('excluded.seen_ts')).then(eb.ref('replicas.seen_ts')).else(eb.ref('excluded.seen_ts')).end(),
+    })),
+  ),
+);
+const REPLICA_SEEN = query<{ replica: string }>()((db, p) => db.selectFrom('replicas').select('seen_ts').where('replica', '=', p.replica));
+const SET_SAMPLES = query<{ id: string; samples: string }>()((db, p) =>
+  db.insertInto('lobby_samples').values({ lobby_id: p.id, samples: p.samples }).onConflict((oc) => oc.column('lobby_id').doUpdateSet((eb) => ({ samples: eb.ref('excluded.samples') }))),
+);
+const SAMPLES = query<{ id: string }>()((db, p) => db.selectFrom('lobby_samples').select('samples').where('lobby_id', '=', p.id));
+
 // The unique (game_id, image_tag) decides: a taken tag inserts nothing.
 const INSERT_BUILD = query<BuildRow>()((db, p) =>
-  db
-    .insertInto('builds')
+  db.insertInto('builds')
     .values({
-      build_id: p.build_id,
-      game_id: p.game_id,
-      upload_id: p.upload_id,
-      display_name: p.display_name,
-      image_tag: p.image_tag,
-      kind: p.kind,
-      compression: p.compression,
-      path: p.path,
-      content_type: p.content_type,
-      content_length: p.content_length,
-      create_ts: p.create_ts,
+      build_id: p.build_id, game_id: p.game_id, upload_id: p.upload_id, display_name: p.display_name, image_tag: p.image_tag, kind: p.kind,
+      compression: p.compression, path: p.path, content_type: p.content_type, content_length: p.content_length, create_ts: p.create_ts,
     } as BuildRow)
     .onConflict((oc) => oc.columns(['game_id', 'image_tag']).doNothing()),
 );
 const INSERT_UPLOAD = query<NewUpload>()((db, p) =>
   db.insertInto('uploads').values({
-    upload_id: p.upload_id,
-    build_id: p.build_id,
-    content_length: p.content_length,
-    part_size: p.part_size,
-    part_count: p.part_count,
+    upload_id: p.upload_id, build_id: p.build_id, content_length: p.content_length, part_size: p.part_size, part_count: p.part_count,
   } as DB['uploads']),
 );
 const GET_UPLOAD = query<{ id: string }>()((db, p) =>
-  db
-    .selectFrom('uploads as u')
-    .innerJoin('builds as b', 'b.build_id', 'u.build_id')
-    .select(['u.upload_id', 'u.build_id', 'b.game_id', 'u.content_length', 'u.part_size', 'u.part_count', 'u.state', 'u.claim_ts'])
-    .where('u.upload_id', '=', p.id),
+  db.selectFrom('uploads as u').innerJoin('builds as b', 'b.build_id', 'u.build_id')
+    .select(['u.upload_id', 'u.build_id', 'b.game_id', 'u.content_length', 'u.part_size', 'u.part_count', 'u.state', 'u.claim_ts']).where('u.upload_id', '=', p.id),
 );
 // One conditional UPDATE: of any number of callers claiming at once, exactly one changes the row.
 const CLAIM_UPLOAD = query<{ id: string; now: number; staleBefore: number }>()((db, p) =>
-  db
-    .updateTable('uploads')
-    .set({ state: 'assembling', claim_ts: p.now })
-    .where('upload_id', '=', p.id)
+  db.updateTable('uploads').set({ state: 'assembling', claim_ts: p.now }).where('upload_id', '=', p.id)
     .where((eb) => eb.or([eb('state', '=', 'pending'), eb.and([eb('state', '=', 'assembling'), eb('claim_ts', '<', p.staleBefore)])])),
 );
 const TOUCH_CLAIM = query<{ id: string; now: number }>()((db, p) =>
@@ -411,45 +304,34 @@ const COMPLETE_BUILD = query<{ id: string; sha256: string; size: number; now: nu
 const LIST_BUILDS = query<{ game: string }>()((db, p, d) =>
   db.selectFrom('builds').selectAll().where('game_id', '=', p.game).orderBy('create_ts', 'desc').orderBy(d.binary('build_id')),
 );
+const BUILD_OBJECT = ['game_id', 'build_id', 'upload_id'] as const;
+// The row locked first: of two deletes of one build, one answers it and the other nothing.
+const LOCK_BUILD = query<{ id: string }>()((db, p, d) => d.forUpdate(db.selectFrom('builds').select(BUILD_OBJECT).where('build_id', '=', p.id)));
+const DELETE_PARTS = query<{ upload: string }>()((db, p) => db.deleteFrom('upload_parts').where('upload_id', '=', p.upload));
+const DELETE_UPLOAD = query<{ id: string }>()((db, p) => db.deleteFrom('uploads').where('build_id', '=', p.id));
+const DELETE_BUILD = query<{ id: string }>()((db, p) => db.deleteFrom('builds').where('build_id', '=', p.id));
+const STALE_UPLOADS = query<{ before: number }>()((db, p) =>
+  db.selectFrom('builds').select(BUILD_OBJECT).where('complete', '=', 0).where('create_ts', '<', p.before),
+);
 const RECORD_PART = query<{ id: string; part: number; size: number; sha256: string; now: number }>()((db, p) =>
-  db
-    .insertInto('upload_parts')
-    .values({ upload_id: p.id, part_number: p.part, size: p.size, sha256: p.sha256, update_ts: p.now })
-    .onConflict((oc) =>
-      oc.columns(['upload_id', 'part_number']).doUpdateSet((eb) => ({
-        size: eb.ref('excluded.size'),
-        sha256: eb.ref('excluded.sha256'),
-        update_ts: eb.ref('excluded.update_ts'),
-      })),
-    ),
+  db.insertInto('upload_parts').values({ upload_id: p.id, part_number: p.part, size: p.size, sha256: p.sha256, update_ts: p.now }).onConflict((oc) =>
+    oc.columns(['upload_id', 'part_number']).doUpdateSet((eb) => ({ size: eb.ref('excluded.size'), sha256: eb.ref('excluded.sha256'), update_ts: eb.ref('excluded.update_ts') })),
+  ),
 );
-const LIST_PARTS = query<{ id: string }>()((db, p) =>
-  db.selectFrom('upload_parts').select(['part_number', 'size', 'sha256']).where('upload_id', '=', p.id).orderBy('part_number'),
-);
+const LIST_PARTS = query<{ id: string }>()((db, p) => db.selectFrom('upload_parts').select(['part_number', 'size', 'sha256']).where('upload_id', '=', p.id).orderBy('part_number'));
+
 const PRUNE_EXPORTS = query<{ now: number }>()((db, p) => db.deleteFrom('exports').where('expires_ts', '<', p.now));
 // An export of the same id (a lobby stream's: one file each) replaces the last.
 const INSERT_EXPORT = query<{ id: string; game: string; csv: string; now: number; expires: number }>()((db, p) =>
-  db
-    .insertInto('exports')
-    .values({ export_id: p.id, game_id: p.game, csv: p.csv, create_ts: p.now, expires_ts: p.expires })
-    .onConflict((oc) =>
-      oc.column('export_id').doUpdateSet((eb) => ({
-        csv: eb.ref('excluded.csv'),
-        create_ts: eb.ref('excluded.create_ts'),
-        expires_ts: eb.ref('excluded.expires_ts'),
-      })),
-    ),
+  db.insertInto('exports').values({ export_id: p.id, game_id: p.game, csv: p.csv, create_ts: p.now, expires_ts: p.expires }).onConflict((oc) =>
+    oc.column('export_id').doUpdateSet((eb) => ({ csv: eb.ref('excluded.csv'), create_ts: eb.ref('excluded.create_ts'), expires_ts: eb.ref('excluded.expires_ts') })),
+  ),
 );
 const GET_EXPORT = query<{ id: string }>()((db, p) => db.selectFrom('exports').select(['csv', 'expires_ts']).where('export_id', '=', p.id));
+
 const INSERT_GAME = query<GameRow>()((db, p) =>
   db.insertInto('games').values({
-    game_id: p.game_id,
-    namespace_id: p.namespace_id,
-    name: p.name,
-    game_modes: p.game_modes,
-    regions: p.regions,
-    create_ts: p.create_ts,
-    expire_ts: p.expire_ts,
+    game_id: p.game_id, namespace_id: p.namespace_id, name: p.name, game_modes: p.game_modes, regions: p.regions, create_ts: p.create_ts, expire_ts: p.expire_ts,
   } as GameRow),
 );
 const GET_GAME = query<{ id: string }>()((db, p) => db.selectFrom('games').selectAll().where('game_id', '=', p.id));
@@ -466,125 +348,75 @@ const CLAIM_STALE = query<{ now: number; before: number }>()((db, p) =>
 );
 const GAME_BUILDS = query<{ game: string }>()((db, p) => db.selectFrom('builds').select(['build_id', 'upload_id']).where('game_id', '=', p.game));
 const GAME_EXPORTS = query<{ game: string }>()((db, p) => db.selectFrom('exports').select('export_id').where('game_id', '=', p.game));
-const lobbyOutput = ['lobby_logs', 'lobby_log_streams', 'lobby_samples'] as const;
-const PURGE_OUTPUT = lobbyOutput.map((table) =>
-  query<{ ns: string }>()((db, p) =>
-    db.deleteFrom(table).where('lobby_id', 'in', db.selectFrom('lobbies').select('lobby_id').where('namespace_id', '=', p.ns)),
-  ),
-);
-const PURGE_PLAYERS = query<{ ns: string }>()((db, p) =>
-  db.deleteFrom('players').where('lobby_id', 'in', db.selectFrom('lobbies').select('lobby_id').where('namespace_id', '=', p.ns)),
-);
-const PURGE_LOBBIES = query<{ ns: string }>()((db, p) => db.deleteFrom('lobbies').where('namespace_id', '=', p.ns));
-const PURGE_PARTS = query<{ game: string }>()((db, p) =>
-  db.deleteFrom('upload_parts').where('upload_id', 'in', db.selectFrom('builds').select('upload_id').where('game_id', '=', p.game)),
-);
-const PURGE_UPLOADS = query<{ game: string }>()((db, p) =>
-  db.deleteFrom('uploads').where('build_id', 'in', db.selectFrom('builds').select('build_id').where('game_id', '=', p.game)),
-);
-const PURGE_BUILDS = query<{ game: string }>()((db, p) => db.deleteFrom('builds').where('game_id', '=', p.game));
-const PURGE_EXPORTS = query<{ game: string }>()((db, p) => db.deleteFrom('exports').where('game_id', '=', p.game));
+// A game's records, children before parents (the foreign keys); the lobbies' output first, while their rows say
+// which namespace they were in.
+const OUTPUT_TABLES = ['lobby_logs', 'lobby_log_streams', 'lobby_samples'] as const;
+const inNamespace = (db: Kysely<DB>, ns: string) => db.selectFrom('lobbies').select('lobby_id').where('namespace_id', '=', ns);
+const ofGame = (db: Kysely<DB>, game: string) => db.selectFrom('builds').where('game_id', '=', game);
+const PURGE_BY_NAMESPACE = [
+  ...OUTPUT_TABLES.map((t) => query<{ ns: string }>()((db, p) => db.deleteFrom(t).where('lobby_id', 'in', inNamespace(db, p.ns)))),
+  query<{ ns: string }>()((db, p) => db.deleteFrom('players').where('lobby_id', 'in', inNamespace(db, p.ns))),
+  query<{ ns: string }>()((db, p) => db.deleteFrom('lobbies').where('namespace_id', '=', p.ns)),
+];
+const PURGE_BY_GAME = [
+  query<{ game: string }>()((db, p) => db.deleteFrom('upload_parts').where('upload_id', 'in', ofGame(db, p.game).select('upload_id'))),
+  query<{ game: string }>()((db, p) => db.deleteFrom('uploads').where('build_id', 'in', ofGame(db, p.game).select('build_id'))),
+  query<{ game: string }>()((db, p) => db.deleteFrom('builds').where('game_id', '=', p.game)),
+  query<{ game: string }>()((db, p) => db.deleteFrom('exports').where('game_id', '=', p.game)),
+];
 const PURGE_GAME = query<{ game: string }>()((db, p) => db.deleteFrom('games').where('game_id', '=', p.game));
-// The row locked first: of two deletes of one build, one answers it and the other nothing.
-const LOCK_BUILD = query<{ id: string }>()((db, p, d) => d.forUpdate(db.selectFrom('builds').select(['game_id', 'build_id', 'upload_id']).where('build_id', '=', p.id)));
-const DELETE_PARTS = query<{ upload: string }>()((db, p) => db.deleteFrom('upload_parts').where('upload_id', '=', p.upload));
-const DELETE_UPLOAD = query<{ id: string }>()((db, p) => db.deleteFrom('uploads').where('build_id', '=', p.id));
-const DELETE_BUILD = query<{ id: string }>()((db, p) => db.deleteFrom('builds').where('build_id', '=', p.id));
-const STALE_UPLOADS = query<{ before: number }>()((db, p) =>
-  db.selectFrom('builds').select(['game_id', 'build_id', 'upload_id']).where('complete', '=', 0).where('create_ts', '<', p.before),
-);
-const OPEN_STREAM = query<{ id: string; stream: LogStream }>()((db, p) =>
-  db
-    .insertInto('lobby_log_streams')
-    .values({ lobby_id: p.id, stream: p.stream, last_ts: 0, line_count: 0, byte_count: 0 })
-    .onConflict((oc) => oc.columns(['lobby_id', 'stream']).doNothing()),
+
+type StreamKey = { id: string; stream: LogStream };
+const OPEN_STREAM = query<StreamKey>()((db, p) =>
+  db.insertInto('lobby_log_streams').values({ lobby_id: p.id, stream: p.stream, last_ts: 0, line_count: 0, byte_count: 0 }).onConflict((oc) => oc.doNothing()),
 );
 // The stream's row, locked: appends to one stream take turns, so stamps never repeat or go back.
-const LOCK_STREAM = query<{ id: string; stream: LogStream }>()((db, p, d) =>
+const LOCK_STREAM = query<StreamKey>()((db, p, d) =>
   d.forUpdate(db.selectFrom('lobby_log_streams').select(['last_ts', 'line_count', 'byte_count']).where('lobby_id', '=', p.id).where('stream', '=', p.stream)),
 );
-const PUT_STREAM = query<LogStreamState & { id: string; stream: LogStream }>()((db, p) =>
-  db
-    .updateTable('lobby_log_streams')
-    .set({ last_ts: p.last_ts, line_count: p.line_count, byte_count: p.byte_count })
-    .where('lobby_id', '=', p.id)
-    .where('stream', '=', p.stream),
+const PUT_STREAM = query<LogStreamState & StreamKey>()((db, p) =>
+  db.updateTable('lobby_log_streams').set({ last_ts: p.last_ts, line_count: p.line_count, byte_count: p.byte_count })
+    .where('lobby_id', '=', p.id).where('stream', '=', p.stream),
 );
-export const INSERT_LINE = query<{ id: string; stream: LogStream; ts: number; line: Buffer }>()((db, p) =>
+export const INSERT_LINE = query<StreamKey & { ts: number; line: Buffer }>()((db, p) =>
   db.insertInto('lobby_logs').values({ lobby_id: p.id, stream: p.stream, ts: p.ts, line: p.line }),
 );
-const OLDEST_LINES = query<{ id: string; stream: LogStream; after: number; limit: number }>()((db, p, d) =>
-  db
-    .selectFrom('lobby_logs')
-    .select(['ts', d.byteLength('line').as('n')])
-    .where('lobby_id', '=', p.id)
-    .where('stream', '=', p.stream)
-    .where('ts', '>', p.after)
-    .orderBy('ts')
-    .limit(p.limit),
+const lines = (db: Kysely<DB>, p: StreamKey) => db.selectFrom('lobby_logs').where('lobby_id', '=', p.id).where('stream', '=', p.stream);
+const OLDEST_LINES = query<StreamKey & { after: number; limit: number }>()((db, p, d) =>
+  lines(db, p).select(['ts', d.byteLength('line').as('n')]).where('ts', '>', p.after).orderBy('ts').limit(p.limit),
 );
-const DROP_LINES = query<{ id: string; stream: LogStream; cutoff: number }>()((db, p) =>
+const DROP_LINES = query<StreamKey & { cutoff: number }>()((db, p) =>
   db.deleteFrom('lobby_logs').where('lobby_id', '=', p.id).where('stream', '=', p.stream).where('ts', '<=', p.cutoff),
 );
-const RECENT_LINES = query<{ id: string; stream: LogStream; limit: number }>()((db, p) =>
-  db
-    .selectFrom((eb) =>
-      eb.selectFrom('lobby_logs').select(['ts', 'line']).where('lobby_id', '=', p.id).where('stream', '=', p.stream).orderBy('ts', 'desc').limit(p.limit).as('recent'),
-    )
-    .select(['ts', 'line'])
-    .orderBy('ts'),
+const RECENT_LINES = query<StreamKey & { limit: number }>()((db, p) =>
+  db.selectFrom(lines(db, p).select(['ts', 'line']).orderBy('ts', 'desc').limit(p.limit).as('recent')).select(['ts', 'line']).orderBy('ts'),
 );
-const LINES_AFTER = query<{ id: string; stream: LogStream; after: number; limit: number }>()((db, p) =>
-  db.selectFrom('lobby_logs').select(['ts', 'line']).where('lobby_id', '=', p.id).where('stream', '=', p.stream).where('ts', '>', p.after).orderBy('ts').limit(p.limit),
+const LINES_AFTER = query<StreamKey & { after: number; limit: number }>()((db, p) =>
+  lines(db, p).select(['ts', 'line']).where('ts', '>', p.after).orderBy('ts').limit(p.limit),
 );
 const STOPPED_WITH_OUTPUT = query<{ before: number; limit: number }>()((db, p) =>
-  db
-    .selectFrom((eb) => eb.selectFrom('lobby_log_streams').select('lobby_id').union(eb.selectFrom('lobby_samples').select('lobby_id')).as('x'))
-    .innerJoin('lobbies as l', 'l.lobby_id', 'x.lobby_id')
-    .select('x.lobby_id')
-    .where('l.stop_ts', 'is not', null)
-    .where('l.stop_ts', '<', p.before)
-    .limit(p.limit),
+  db.selectFrom(db.selectFrom('lobby_log_streams').select('lobby_id').union(db.selectFrom('lobby_samples').select('lobby_id')).as('x'))
+    .innerJoin('lobbies as l', 'l.lobby_id', 'x.lobby_id').select('x.lobby_id').where('l.stop_ts', 'is not', null).where('l.stop_ts', '<', p.before).limit(p.limit),
 );
-const DROP_OUTPUT = lobbyOutput.map((table) => query<{ id: string }>()((db, p) => db.deleteFrom(table).where('lobby_id', '=', p.id)));
+const DROP_OUTPUT = OUTPUT_TABLES.map((t) => query<{ id: string }>()((db, p) => db.deleteFrom(t).where('lobby_id', '=', p.id)));
 // Reads the stored data, so a database that is gone fails here.
 const PING = query()((db) => db.selectFrom('meta').select((eb) => eb.fn.countAll<number>().as('n')));
 
-type FindArgs = { ns: string; modes: string[]; regions: string[]; tags: [string, string][]; served: number };
-/** Find's search, one statement per shape (how many game modes, regions and tags) where the dialect writes lists out. */
-const findQueries = new Map<string, Query<FindArgs, LobbyRow>>();
-function findQuery(d: SqlDialect, modes: number, regions: number, tags: number): Query<FindArgs, LobbyRow> {
-  const key = d.listsAsArrays ? '' : `${modes}/${regions}/${tags}`;
-  let q = findQueries.get(key);
-  if (q === undefined) {
-    // The fullest running, open, public lobby of the query with room for one more, whose server (if any) is served.
-    q = query<FindArgs>()((db, p, d) =>
-      db
-        .selectFrom('lobbies as lobbies_find')
-        .selectAll()
-        .where('namespace_id', '=', p.ns)
-        .where(d.oneOf('game_mode', 'modes', modes))
-        .where(d.oneOf('region_id', 'regions', regions))
-        .where('stop_ts', 'is', null)
-        .where('is_closed', '=', sql.lit(0))
-        .where('publicity', '=', sql.lit('public'))
-        .whereRef('player_count', '<', 'max_players')
-        .where(d.hasTags('tags', 'tags', tags))
-        .where((eb) =>
-          eb.or([
-            eb('owner', 'is', null),
-            eb.exists(eb.selectFrom('replicas as r').select(sql.lit(1).as('x')).whereRef('r.replica', '=', 'lobbies_find.owner').where('r.seen_ts', '>=', p.served)),
-          ]),
-        )
-        .orderBy('player_count', 'desc')
-        .orderBy('create_ts')
-        .orderBy(d.binary('lobby_id'))
-        .limit(1),
-    ) as unknown as Query<FindArgs, LobbyRow>;
-    findQueries.set(key, q);
-  }
-  return q;
-}
+type FindArgs = { ns: string; modes: string[]; regions: string[]; tags: Record<string, string>; served: number };
+// The fullest running, open, public lobby of the query with room for one more, whose server (if any) is served.
+const FIND = query<FindArgs>()((db, p, d) =>
+  db.selectFrom('lobbies as lobbies_find').selectAll()
+    .where('namespace_id', '=', p.ns).where(d.oneOf('game_mode', p.modes)).where(d.oneOf('region_id', p.regions))
+    .where('stop_ts', 'is', null).where('is_closed', '=', sql.lit(0)).where('publicity', '=', sql.lit('public'))
+    .whereRef('player_count', '<', 'max_players').where(d.hasTags('tags', p.tags))
+    .where((eb) =>
+      eb.or([
+        eb('owner', 'is', null),
+        eb.exists(eb.selectFrom('replicas as r').select(ONE).whereRef('r.replica', '=', 'lobbies_find.owner').where('r.seen_ts', '>=', p.served)),
+      ]),
+    )
+    .orderBy('player_count', 'desc').orderBy('create_ts').orderBy(d.binary('lobby_id')).limit(1),
+);
 
 async function first<P extends object, R>(c: Connection, q: Query<P, R>, args: P): Promise<R | undefined> {
   return (await c.all(q, args))[0];
@@ -597,10 +429,52 @@ function playerValues(lobby: LobbyRow, player: NewPlayer, now: number): PlayerVa
 
 /** The Store over either engine: every method written once, its statements compiled once per engine. */
 export class SqlStore implements Store, LocalObjectIndex {
-  constructor(
-    protected readonly engine: SqlEngine,
-    private readonly dialect: SqlDialect,
-  ) {}
+  constructor(protected readonly engine: SqlEngine) {}
+
+  private async write<P extends object>(q: Query<P, unknown>, args: P): Promise<void> {
+    await this.engine.run(q, args);
+  }
+
+  /** Whether the statement changed a row: of callers racing on one conditional UPDATE, one did. */
+  private async changed<P extends object>(q: Query<P, unknown>, args: P): Promise<boolean> {
+    return (await this.engine.run(q, args)) === 1;
+  }
+
+  // The methods of one statement.
+  readonly insertGame = (game: GameRow) => this.write(INSERT_GAME, game);
+  // Read by key on every request, never cached: a deletion begun through another process or replica counts at once.
+  readonly getGame = (gameId: string) => first(this.engine, GET_GAME, { id: gameId });
+  readonly listGames = () => this.engine.all(LIST_GAMES, {});
+  readonly claimGameDeletion = (gameId: string, now: number) => this.changed(CLAIM_GAME, { id: gameId, now });
+  readonly setLobbyClosed = (lobbyId: string, closed: boolean) => this.write(SET_CLOSED, { id: lobbyId, closed: closed ? 1 : 0 });
+  readonly setLobbyState = (lobbyId: string, state: string | null) => this.write(SET_STATE, { id: lobbyId, state });
+  readonly getPlayer = (playerId: string): Promise<PlayerRow | undefined> => first(this.engine, GET_PLAYER, { id: playerId });
+  readonly listLobbies = (namespaceId: string) => this.engine.all(LIST_LOBBIES, { ns: namespaceId }) as Promise<ListedLobby[]>;
+  readonly getLobby = (lobbyId: string) => first(this.engine, GET_LOBBY, { id: lobbyId });
+  readonly setLobbyServer = (lobbyId: string, pid: number, start: number) => this.write(SET_SERVER, { id: lobbyId, pid, start });
+  readonly setReadyDeadline = (lobbyId: string, deadline: number | null) => this.write(SET_READY_DEADLINE, { id: lobbyId, deadline });
+  readonly ownedLobbies = (owner: string) => this.engine.all(OWNED_LOBBIES, { owner });
+  readonly touchReplica = (replica: string, now: number) => this.write(TOUCH_REPLICA, { replica, now });
+  readonly replicaSeen = async (replica: string) => (await first(this.engine, REPLICA_SEEN, { replica }))?.seen_ts;
+  readonly setLobbySamples = (lobbyId: string, samples: string) => this.write(SET_SAMPLES, { id: lobbyId, samples });
+  readonly lobbySamples = async (lobbyId: string) => (await first(this.engine, SAMPLES, { id: lobbyId }))?.samples;
+  readonly stopLobby = (lobbyId: string, stopTs: number, exitCode: number, failed: boolean) =>
+    this.changed(STOP_LOBBY, { id: lobbyId, stop: stopTs, exit: exitCode, failed: failed ? 1 : 0 });
+  readonly playerCounts = (namespaceId: string) => this.engine.all(PLAYER_COUNTS, { ns: namespaceId });
+  readonly lobbyHistory = (namespaceId: string, queryStart: number, queryEnd: number) =>
+    this.engine.all(HISTORY, { ns: namespaceId, qs: queryStart, qe: queryEnd });
+  readonly getUpload = (uploadId: string) => first(this.engine, GET_UPLOAD, { id: uploadId });
+  readonly claimUpload = (uploadId: string, now: number, staleMs: number) => this.changed(CLAIM_UPLOAD, { id: uploadId, now, staleBefore: now - staleMs });
+  readonly touchClaim = (uploadId: string, now: number) => this.write(TOUCH_CLAIM, { id: uploadId, now });
+  readonly releaseUpload = (uploadId: string) => this.write(RELEASE_UPLOAD, { id: uploadId });
+  readonly listBuilds = (gameId: string) => this.engine.all(LIST_BUILDS, { game: gameId });
+  readonly staleUploads = (before: number) => this.engine.all(STALE_UPLOADS, { before });
+  readonly recordPart = (uploadId: string, partNumber: number, size: number, sha256: string, now: number) =>
+    this.write(RECORD_PART, { id: uploadId, part: partNumber, size, sha256, now });
+  readonly listParts = (uploadId: string) => this.engine.all(LIST_PARTS, { id: uploadId });
+  readonly getExport = (exportId: string) => first(this.engine, GET_EXPORT, { id: exportId });
+  readonly ping = async () => void (await this.engine.all(PING, {}));
+  readonly close = () => this.engine.close();
 
   /** What time decides, inside the caller's transaction, when anything is due. */
   private async expire(c: Connection, now: number): Promise<void> {
@@ -620,6 +494,12 @@ export class SqlStore implements Store, LocalObjectIndex {
     }
   }
 
+  async expireIdle(now: number): Promise<void> {
+    // Reading first keeps the common case (nothing due) off the write lock.
+    const due = (await first(this.engine, DUE, { now }))!;
+    if (due.idle || due.ready || due.players) await this.engine.transaction((c) => this.expire(c, now));
+  }
+
   private async tooManyFromSource(c: Connection, namespaceId: string, player: NewPlayer, limit: number | null): Promise<boolean> {
     if (limit === null || player.connected) return false;
     return (await first(c, PENDING_FROM_SOURCE, { ip: player.source_ip, ns: namespaceId }))!.n >= limit;
@@ -633,51 +513,6 @@ export class SqlStore implements Store, LocalObjectIndex {
     return { ...lobby, player_count: lobby.player_count + 1, idle_stop_ts: idle ?? lobby.idle_stop_ts };
   }
 
-  async insertGame(game: GameRow): Promise<void> {
-    await this.engine.run(INSERT_GAME, game);
-  }
-
-  async getGame(gameId: string): Promise<GameRow | undefined> {
-    // Read by key on every request and never cached: a deletion begun through another process or replica refuses
-    // the token at once.
-    return first(this.engine, GET_GAME, { id: gameId });
-  }
-
-  async listGames(): Promise<GameRow[]> {
-    return this.engine.all(LIST_GAMES, {});
-  }
-
-  async claimGameDeletion(gameId: string, now: number): Promise<boolean> {
-    return (await this.engine.run(CLAIM_GAME, { id: gameId, now })) === 1;
-  }
-
-  async claimExpiredGames(now: number, staleMs: number): Promise<{ expired: string[]; stale: string[] }> {
-    const expired = await this.engine.all(CLAIM_EXPIRED, { now });
-    const stale = await this.engine.all(CLAIM_STALE, { now, before: now - staleMs });
-    return { expired: expired.map((r) => r.game_id), stale: stale.map((r) => r.game_id) };
-  }
-
-  async gameObjects(gameId: string): Promise<GameObjects> {
-    const builds = await this.engine.all(GAME_BUILDS, { game: gameId });
-    const exports = await this.engine.all(GAME_EXPORTS, { game: gameId });
-    return { game_id: gameId, builds, export_ids: exports.map((r) => r.export_id) };
-  }
-
-  async purgeGame(gameId: string, namespaceId: string, keepGame = false): Promise<PurgedGame> {
-    return this.engine.transaction(async (c) => {
-      // Children before parents (the foreign keys); the lobbies' output first, while their rows say their namespace.
-      for (const q of PURGE_OUTPUT) await c.run(q, { ns: namespaceId });
-      const players = await c.run(PURGE_PLAYERS, { ns: namespaceId });
-      const lobbies = await c.run(PURGE_LOBBIES, { ns: namespaceId });
-      await c.run(PURGE_PARTS, { game: gameId });
-      await c.run(PURGE_UPLOADS, { game: gameId });
-      const builds = await c.run(PURGE_BUILDS, { game: gameId });
-      const exports = await c.run(PURGE_EXPORTS, { game: gameId });
-      if (!keepGame) await c.run(PURGE_GAME, { game: gameId });
-      return { lobbies, players, builds, exports };
-    });
-  }
-
   async insertLobby(lobby: LobbyRow, player: NewPlayer): Promise<void> {
     await this.engine.transaction(async (c) => {
       await c.run(INSERT_LOBBY, { ...lobby, player_count: 1 });
@@ -688,7 +523,6 @@ export class SqlStore implements Store, LocalObjectIndex {
   async joinLobby(lobbyId: string, player: NewPlayer, now: number, sourceLimit: number | null): Promise<JoinOutcome> {
     return this.engine.transaction(async (c): Promise<JoinOutcome> => {
       await this.expire(c, now);
-      // The row lock serialises joins to one lobby; other lobbies go on.
       const lobby = await first(c, LOCK_LOBBY, { id: lobbyId });
       if (lobby === undefined) return { kind: 'not_found' };
       if (lobby.stop_ts !== null) return { kind: 'stopped', lobby };
@@ -700,37 +534,27 @@ export class SqlStore implements Store, LocalObjectIndex {
   }
 
   async findLobby(q: FindQuery, player: NewPlayer, create: LobbyRow | null): Promise<FindOutcome> {
-    const { now } = q;
     return this.engine.transaction(async (c): Promise<FindOutcome> => {
-      // Finds of one namespace take turns (its lobbies are what they compare and create); first, so that expiries
-      // are written under it too.
+      // Finds of one namespace take turns (its lobbies are what they compare and create); the expiries after, under it.
       await this.engine.lockFinds(c, q.namespace_id);
-      await this.expire(c, now);
+      await this.expire(c, q.now);
       if (await this.tooManyFromSource(c, q.namespace_id, player, q.source_limit)) return { kind: 'too_many_from_source' };
-      const tags = Object.entries(q.tags);
-      const search = findQuery(this.dialect, q.game_modes.length, q.region_ids.length, tags.length);
-      const args = { ns: q.namespace_id, modes: q.game_modes, regions: q.region_ids, tags, served: q.served_since };
+      const args = { ns: q.namespace_id, modes: q.game_modes, regions: q.region_ids, tags: q.tags, served: q.served_since };
       // A join may fill the candidate between the search and its lock: then look again.
       for (let attempt = 0; attempt < 8; attempt++) {
-        const candidate = await first(c, search, args);
+        const candidate = await first(c, FIND, args);
         if (candidate === undefined) break;
         const lobby = (await first(c, LOCK_LOBBY, { id: candidate.lobby_id }))!;
         if (lobby.stop_ts === null && lobby.is_closed === 0 && lobby.player_count < lobby.max_players)
-          return { kind: 'joined', lobby: await this.enter(c, lobby, player, now), created: false };
+          return { kind: 'joined', lobby: await this.enter(c, lobby, player, q.now), created: false };
       }
       if (create === null) return { kind: 'none' };
       if ((await first(c, RUNNING_LOBBIES, { ns: q.namespace_id }))!.n >= q.max_lobbies) return { kind: 'too_many_lobbies' };
       const lobby = { ...create, player_count: 1 };
       await c.run(INSERT_LOBBY, lobby);
-      await c.run(INSERT_PLAYER, playerValues(lobby, player, now));
+      await c.run(INSERT_PLAYER, playerValues(lobby, player, q.now));
       return { kind: 'joined', lobby, created: true };
     });
-  }
-
-  async expireIdle(now: number): Promise<void> {
-    // Reading first keeps the common case (nothing due) off the write lock.
-    const due = (await first(this.engine, DUE, { now }))!;
-    if (due.idle || due.ready || due.players) await this.engine.transaction((c) => this.expire(c, now));
   }
 
   async readyLobby(lobbyId: string, now: number, registrationMs: number): Promise<LobbyRow | undefined> {
@@ -739,18 +563,6 @@ export class SqlStore implements Store, LocalObjectIndex {
       if ((await c.run(MARK_READY, { id: lobbyId, now })) === 1) await c.run(RESTART_REGISTRATION, { id: lobbyId, by: now + registrationMs });
       return first(c, GET_LOBBY, { id: lobbyId });
     });
-  }
-
-  async setLobbyClosed(lobbyId: string, closed: boolean): Promise<void> {
-    await this.engine.run(SET_CLOSED, { id: lobbyId, closed: closed ? 1 : 0 });
-  }
-
-  async setLobbyState(lobbyId: string, state: string | null): Promise<void> {
-    await this.engine.run(SET_STATE, { id: lobbyId, state });
-  }
-
-  async getPlayer(playerId: string): Promise<PlayerRow | undefined> {
-    return first(this.engine, GET_PLAYER, { id: playerId });
   }
 
   async connectPlayer(playerId: string, lobbyId: string, now: number): Promise<ConnectOutcome> {
@@ -781,52 +593,29 @@ export class SqlStore implements Store, LocalObjectIndex {
     });
   }
 
-  async listLobbies(namespaceId: string): Promise<ListedLobby[]> {
-    return (await this.engine.all(LIST_LOBBIES, { ns: namespaceId })) as ListedLobby[];
+  async claimExpiredGames(now: number, staleMs: number): Promise<{ expired: string[]; stale: string[] }> {
+    const expired = await this.engine.all(CLAIM_EXPIRED, { now });
+    const stale = await this.engine.all(CLAIM_STALE, { now, before: now - staleMs });
+    return { expired: expired.map((r) => r.game_id), stale: stale.map((r) => r.game_id) };
   }
 
-  async getLobby(lobbyId: string): Promise<LobbyRow | undefined> {
-    return first(this.engine, GET_LOBBY, { id: lobbyId });
+  async gameObjects(gameId: string): Promise<GameObjects> {
+    const builds = await this.engine.all(GAME_BUILDS, { game: gameId });
+    const exports = await this.engine.all(GAME_EXPORTS, { game: gameId });
+    return { game_id: gameId, builds, export_ids: exports.map((r) => r.export_id) };
   }
 
-  async setLobbyServer(lobbyId: string, pid: number, start: number): Promise<void> {
-    await this.engine.run(SET_SERVER, { id: lobbyId, pid, start });
-  }
-
-  async setReadyDeadline(lobbyId: string, deadline: number | null): Promise<void> {
-    await this.engine.run(SET_READY_DEADLINE, { id: lobbyId, deadline });
-  }
-
-  async ownedLobbies(owner: string): Promise<LobbyRow[]> {
-    return this.engine.all(OWNED_LOBBIES, { owner });
-  }
-
-  async touchReplica(replica: string, now: number): Promise<void> {
-    await this.engine.run(TOUCH_REPLICA, { replica, now });
-  }
-
-  async replicaSeen(replica: string): Promise<number | undefined> {
-    return (await first(this.engine, REPLICA_SEEN, { replica }))?.seen_ts;
-  }
-
-  async setLobbySamples(lobbyId: string, samples: string): Promise<void> {
-    await this.engine.run(SET_SAMPLES, { id: lobbyId, samples });
-  }
-
-  async lobbySamples(lobbyId: string): Promise<string | undefined> {
-    return (await first(this.engine, SAMPLES, { id: lobbyId }))?.samples;
-  }
-
-  async stopLobby(lobbyId: string, stopTs: number, exitCode: number, failed: boolean): Promise<boolean> {
-    return (await this.engine.run(STOP_LOBBY, { id: lobbyId, stop: stopTs, exit: exitCode, failed: failed ? 1 : 0 })) === 1;
-  }
-
-  async playerCounts(namespaceId: string): Promise<PlayerCountRow[]> {
-    return this.engine.all(PLAYER_COUNTS, { ns: namespaceId });
-  }
-
-  async lobbyHistory(namespaceId: string, queryStart: number, queryEnd: number): Promise<LobbyRow[]> {
-    return this.engine.all(HISTORY, { ns: namespaceId, qs: queryStart, qe: queryEnd });
+  async purgeGame(gameId: string, namespaceId: string, keepGame = false): Promise<PurgedGame> {
+    return this.engine.transaction(async (c) => {
+      const byNamespace: number[] = [];
+      for (const q of PURGE_BY_NAMESPACE) byNamespace.push(await c.run(q, { ns: namespaceId }));
+      const byGame: number[] = [];
+      for (const q of PURGE_BY_GAME) byGame.push(await c.run(q, { game: gameId }));
+      if (!keepGame) await c.run(PURGE_GAME, { game: gameId });
+      const [players, lobbies] = byNamespace.slice(-2) as [number, number];
+      const [builds, exports] = byGame.slice(-2) as [number, number];
+      return { lobbies, players, builds, exports };
+    });
   }
 
   async insertBuild(build: BuildRow, upload: NewUpload): Promise<boolean> {
@@ -837,31 +626,11 @@ export class SqlStore implements Store, LocalObjectIndex {
     });
   }
 
-  async getUpload(uploadId: string): Promise<UploadRow | undefined> {
-    return first(this.engine, GET_UPLOAD, { id: uploadId });
-  }
-
-  async claimUpload(uploadId: string, now: number, staleMs: number): Promise<boolean> {
-    return (await this.engine.run(CLAIM_UPLOAD, { id: uploadId, now, staleBefore: now - staleMs })) === 1;
-  }
-
-  async touchClaim(uploadId: string, now: number): Promise<void> {
-    await this.engine.run(TOUCH_CLAIM, { id: uploadId, now });
-  }
-
-  async releaseUpload(uploadId: string): Promise<void> {
-    await this.engine.run(RELEASE_UPLOAD, { id: uploadId });
-  }
-
   async completeUpload(upload: UploadRow, sha256: string, size: number, now: number): Promise<void> {
     await this.engine.transaction(async (c) => {
       await c.run(COMPLETE_BUILD, { id: upload.build_id, sha256, size, now });
       await c.run(COMPLETE_UPLOAD, { id: upload.upload_id });
     });
-  }
-
-  async listBuilds(gameId: string): Promise<BuildRow[]> {
-    return this.engine.all(LIST_BUILDS, { game: gameId });
   }
 
   async deleteBuild(buildId: string): Promise<BuildObject | undefined> {
@@ -875,27 +644,11 @@ export class SqlStore implements Store, LocalObjectIndex {
     });
   }
 
-  async staleUploads(before: number): Promise<BuildObject[]> {
-    return this.engine.all(STALE_UPLOADS, { before });
-  }
-
-  async recordPart(uploadId: string, partNumber: number, size: number, sha256: string, now: number): Promise<void> {
-    await this.engine.run(RECORD_PART, { id: uploadId, part: partNumber, size, sha256, now });
-  }
-
-  async listParts(uploadId: string): Promise<PartRow[]> {
-    return this.engine.all(LIST_PARTS, { id: uploadId });
-  }
-
   async insertExport(exportId: string, gameId: string, csv: string, now: number, expiresTs: number): Promise<void> {
     await this.engine.transaction(async (c) => {
       await c.run(PRUNE_EXPORTS, { now });
       await c.run(INSERT_EXPORT, { id: exportId, game: gameId, csv, now, expires: expiresTs });
     });
-  }
-
-  async getExport(exportId: string): Promise<{ csv: string; expires_ts: number } | undefined> {
-    return first(this.engine, GET_EXPORT, { id: exportId });
   }
 
   async appendLobbyLogs(lobbyId: string, stream: LogStream, lines: Buffer[], now: number, bounds: LogBounds = LOG_BOUNDS, firstTs?: number): Promise<void> {
@@ -907,12 +660,9 @@ export class SqlStore implements Store, LocalObjectIndex {
       // A batch whose first stamp the stream already holds was stored before (a retry after a lost answer).
       if (firstTs !== undefined && state.last_ts >= firstTs) return 0;
       const stamps: number[] = [];
-      const cut: Buffer[] = [];
-      for (const raw of lines) {
-        const line = raw.length > MAX_LOG_LINE_BYTES ? raw.subarray(0, MAX_LOG_LINE_BYTES) : raw;
-        state.last_ts = nextLogTs(state.last_ts, now, firstTs);
-        stamps.push(state.last_ts);
-        cut.push(line);
+      const cut = lines.map((raw) => (raw.length > MAX_LOG_LINE_BYTES ? raw.subarray(0, MAX_LOG_LINE_BYTES) : raw));
+      for (const line of cut) {
+        stamps.push((state.last_ts = nextLogTs(state.last_ts, now, firstTs)));
         state.line_count++;
         state.byte_count += line.length;
       }
@@ -932,10 +682,8 @@ export class SqlStore implements Store, LocalObjectIndex {
   }
 
   async lobbyLogs(lobbyId: string, stream: LogStream, limit: number, after?: number): Promise<LogLine[]> {
-    const rows =
-      after === undefined
-        ? await this.engine.all(RECENT_LINES, { id: lobbyId, stream, limit })
-        : await this.engine.all(LINES_AFTER, { id: lobbyId, stream, after, limit });
+    const key = { id: lobbyId, stream, limit };
+    const rows = after === undefined ? await this.engine.all(RECENT_LINES, key) : await this.engine.all(LINES_AFTER, { ...key, after });
     return rows.map((r) => ({ ts: r.ts, line: Buffer.isBuffer(r.line) ? r.line : Buffer.from(r.line as Uint8Array) }));
   }
 
@@ -945,13 +693,5 @@ export class SqlStore implements Store, LocalObjectIndex {
       for (const { lobby_id } of ids) for (const q of DROP_OUTPUT) await c.run(q, { id: lobby_id });
       return ids.length;
     });
-  }
-
-  async ping(): Promise<void> {
-    await this.engine.all(PING, {});
-  }
-
-  async close(): Promise<void> {
-    await this.engine.close();
   }
 }

@@ -1,20 +1,10 @@
 // The Store in SQLite, shared by every emulator process over one data directory: the engine under sql.ts's store
 // (statements, transactions) and what SQLite writes its own way.
-import {
-  DummyDriver,
-  IdentifierNode,
-  Kysely,
-  SqliteAdapter,
-  SqliteIntrospector,
-  SqliteQueryCompiler,
-  TableNode,
-  sql,
-  type AliasNode,
-} from 'kysely';
+import { IdentifierNode, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler, TableNode, sql, type AliasNode } from 'kysely';
 import { DEFAULT_CONFIG } from '../config.js';
 import { sleepSync } from '../datadir.js';
 import { migrateSqlite } from './migrations.js';
-import { INSERT_LINE, SqlStore, compile, listSlots, type Compiled, type Connection, type DB, type AnyQuery, type Query, type SqlDialect, type SqlEngine } from './sql.js';
+import { INSERT_LINE, SqlStore, compiler, mapSlot, type AnyQuery, type Compiled, type Connection, type Query, type SqlEngine } from './sql.js';
 import { openDatabase, type SqliteDatabase, type SqliteStatement } from './sqlite-driver.js';
 import type { LogStream } from './store.js';
 
@@ -52,35 +42,19 @@ class HintingCompiler extends SqliteQueryCompiler {
   }
 }
 
-const dialect: SqlDialect = {
-  binary: (column) => sql.ref(column),
-  forUpdate: (query) => query,
-  byteLength: (column) => sql<number>`length(${sql.ref(column)})`,
-  oneOf: (column, name, n) => sql`${sql.ref(column)} in (${sql.join(listSlots(name, n))})`,
-  // json_each compares any tag name, quotes and dots included, which a JSON path could not.
-  hasTags: (column, name, n) =>
-    n === 0
-      ? sql`1`
-      : sql.join(
-          Array.from(
-            { length: n },
-            (_, i) =>
-              sql`exists (select 1 from json_each(${sql.ref(column)}) t where t.key = ${listSlots(name, n, (tag: [string, string]) => tag[0])[i]} and t.value = ${listSlots(name, n, (tag: [string, string]) => tag[1])[i]})`,
-          ),
-          sql` and `,
-        ),
-  listsAsArrays: false,
-};
-
-const compiler = new Kysely<DB>({
-  dialect: {
-    createAdapter: () => new SqliteAdapter(),
-    createDriver: () => new DummyDriver(),
-    createIntrospector: (db) => new SqliteIntrospector(db),
-    createQueryCompiler: () => new HintingCompiler(),
+const compile = compiler(
+  { adapter: new SqliteAdapter(), introspector: (db) => new SqliteIntrospector(db), queryCompiler: () => new HintingCompiler() },
+  {
+    binary: (column) => sql.ref(column),
+    forUpdate: (query) => query,
+    byteLength: (column) => sql<number>`length(${sql.ref(column)})`,
+    oneOf: (column, values) => sql`${sql.ref(column)} in (select value from json_each(${mapSlot(values, JSON.stringify)}))`,
+    // json_each compares any tag name, quotes and dots included, which a JSON path could not.
+    hasTags: (column, tags) =>
+      sql`not exists (select 1 from json_each(${mapSlot(tags, JSON.stringify)}) q
+        where not exists (select 1 from json_each(${sql.ref(column)}) t where t.key = q.key and t.value = q.value))`,
   },
-});
-const compiled = new Map<AnyQuery, Compiled>();
+);
 
 /**
  * SQLite's driver is synchronous and a transaction is the connection's: while one runs (its body awaits between
@@ -102,8 +76,7 @@ class SqliteEngine implements SqlEngine {
   private statement(q: AnyQuery) {
     let s = this.statements.get(q);
     if (s === undefined) {
-      let c = compiled.get(q);
-      if (c === undefined) compiled.set(q, (c = compile(q, compiler, dialect)));
+      const c = compile(q);
       s = { stmt: this.db.prepare(c.sql), bind: c.bind };
       this.statements.set(q, s);
     }
@@ -172,7 +145,7 @@ export class SqliteStore extends SqlStore {
       db.pragma('foreign_keys = ON');
       // Each step's writer takes the lock; the others wait on it and then find the step taken.
       retryBusy(() => migrateSqlite(db, file));
-      return new SqliteStore(new SqliteEngine(db), dialect);
+      return new SqliteStore(new SqliteEngine(db));
     } catch (err) {
       db.close();
       throw err;
