@@ -397,8 +397,7 @@ export class Lobbies {
       // A lobby ready at a known time is waited for until then; one waiting for its server is looked at often.
       const wait = lobby.ready_ts === NOT_READY ? 50 : Math.min(Math.max(lobby.ready_ts - now, 5), 250);
       await new Promise((resolve) => setTimeout(resolve, wait));
-      await store.expireIdle(clock.now());
-      const current = await store.getLobby(lobby.lobby_id);
+      const current = await store.currentLobby(lobby.lobby_id, clock.now());
       if (current === undefined) fail('MATCHMAKER_LOBBY_STOPPED', { lobby_id: lobby.lobby_id });
       lobby = current;
     }

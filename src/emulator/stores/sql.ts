@@ -167,15 +167,20 @@ const RUNNING_LOBBIES = query<{ ns: string }>()((db, p) =>
 );
 
 // What time decides (expireIdle). Each kind is looked for before anything is written: the common case writes nothing.
-const DUE = query<{ now: number }>()((db, p) =>
+const dueNow = (db: Kysely<DB>, now: number) =>
   db.selectNoFrom((eb) => [
-    eb.exists(eb.selectFrom('lobbies').select(ONE).where('stop_ts', 'is', null).where('idle_stop_ts', 'is not', null).where('idle_stop_ts', '<=', p.now))
+    eb.exists(eb.selectFrom('lobbies').select(ONE).where('stop_ts', 'is', null).where('idle_stop_ts', 'is not', null).where('idle_stop_ts', '<=', now))
       .$castTo<number>().as('idle'),
-    eb.exists(eb.selectFrom('lobbies').select(ONE).where('stop_ts', 'is', null).where('ready_deadline_ts', 'is not', null).where('ready_deadline_ts', '<=', p.now))
+    eb.exists(eb.selectFrom('lobbies').select(ONE).where('stop_ts', 'is', null).where('ready_deadline_ts', 'is not', null).where('ready_deadline_ts', '<=', now))
       .$castTo<number>().as('ready'),
-    eb.exists(eb.selectFrom('players').select(ONE).where('connect_ts', 'is', null).where('remove_ts', 'is', null).where('register_by_ts', '<=', p.now))
+    eb.exists(eb.selectFrom('players').select(ONE).where('connect_ts', 'is', null).where('remove_ts', 'is', null).where('register_by_ts', '<=', now))
       .$castTo<number>().as('players'),
-  ]),
+  ]);
+const DUE = query<{ now: number }>()((db, p) => dueNow(db, p.now));
+// The lobby with DUE's answer, in one round trip.
+const CURRENT_LOBBY = query<{ id: string; now: number }>()((db, p) =>
+  db.selectFrom(dueNow(db, p.now).as('due')).leftJoin('lobbies', (join) => join.on('lobbies.lobby_id', '=', p.id))
+    .selectAll('lobbies').select(['due.idle', 'due.ready', 'due.players']),
 );
 // An idle lobby stops at its idle deadline, not when someone happens to look, so every reader agrees.
 const STOP_IDLE = query<{ now: number }>()((db, p) =>
@@ -498,6 +503,13 @@ export class SqlStore implements Store, LocalObjectIndex {
     // Reading first keeps the common case (nothing due) off the write lock.
     const due = (await first(this.engine, DUE, { now }))!;
     if (due.idle || due.ready || due.players) await this.engine.transaction((c) => this.expire(c, now));
+  }
+
+  async currentLobby(lobbyId: string, now: number): Promise<LobbyRow | undefined> {
+    const { idle, ready, players, ...lobby } = (await first(this.engine, CURRENT_LOBBY, { id: lobbyId, now }))!;
+    if (!idle && !ready && !players) return lobby.lobby_id === null ? undefined : (lobby as LobbyRow);
+    await this.engine.transaction((c) => this.expire(c, now));
+    return this.getLobby(lobbyId);
   }
 
   private async tooManyFromSource(c: Connection, namespaceId: string, player: NewPlayer, limit: number | null): Promise<boolean> {

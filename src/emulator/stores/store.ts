@@ -340,6 +340,11 @@ export interface Store {
   /** The public running lobbies of a namespace, oldest first, with their connected players. */
   listLobbies(namespaceId: string): Promise<ListedLobby[]>;
   getLobby(lobbyId: string): Promise<LobbyRow | undefined>;
+  /**
+   * The lobby after expireIdle(now): what a waiting find polls. One query answers it and says whether anything is due;
+   * only then are expiries written and the lobby read again.
+   */
+  currentLobby(lobbyId: string, now: number): Promise<LobbyRow | undefined>;
   /** Records the process a lobby's server runs as (its owner started it): what a restarted owner kills if it is left. */
   setLobbyServer(lobbyId: string, pid: number, start: number): Promise<void>;
   /**
