@@ -9,7 +9,7 @@ import { MIGRATIONS, SCHEMA_VERSION, SchemaTooNewError } from '../../src/emulato
 import { PostgresStore } from '../../src/emulator/stores/postgres.js';
 import { SqliteStore } from '../../src/emulator/stores/sqlite.js';
 import { hasNodeSqlite, openDatabase, sqliteDriverName } from '../../src/emulator/stores/sqlite-driver.js';
-import { LOBBY_INSERT_COLUMNS, MAX_LOG_LINE_BYTES, NOT_READY, lobbyInsertValues, type BuildRow, type LobbyRow, type LocalObjectIndex, type NewPlayer, type NewUpload, type Store } from '../../src/emulator/stores/store.js';
+import { LOBBY_INSERT_COLUMNS, MAX_LOG_LINE_BYTES, NOT_READY, lobbyInsertValues, type BuildRow, type GameRow, type LobbyRow, type LocalObjectIndex, type NewPlayer, type NewUpload, type Store } from '../../src/emulator/stores/store.js';
 import { createTestDatabase, PG_PRESENT, queryDatabase } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/cli.js';
 
@@ -752,6 +752,90 @@ describe.each(ENGINES)('the Store contract on %s', (_name, present, open) => {
     const other = await open();
     await other.close();
     await expect(other.ping()).rejects.toThrow();
+  });
+
+  /** A created game, unique in the store, expiring in an hour unless told. */
+  function game(overrides: Partial<GameRow> = {}): GameRow {
+    const id = randomUUID();
+    return { game_id: id, namespace_id: `ns-${id}`, name: 'ci', game_modes: '["default"]', regions: '["lnd-atl"]', create_ts: T0, expire_ts: T0 + HOUR, delete_ts: null, ...overrides };
+  }
+
+  it_('insertGame and getGame; listGames answers the games not being deleted, oldest first; claimGameDeletion succeeds once', async () => {
+    const older = game({ create_ts: T0 - 2, expire_ts: T0 + 100 * HOUR });
+    const newer = game({ create_ts: T0 - 1, expire_ts: T0 + 100 * HOUR });
+    await store.insertGame(newer);
+    await store.insertGame(older);
+    expect(await store.getGame(older.game_id)).toEqual(older);
+    expect(await store.getGame(randomUUID())).toBeUndefined();
+    const ids = (await store.listGames()).map((g) => g.game_id);
+    expect(ids.indexOf(older.game_id)).toBeGreaterThanOrEqual(0);
+    expect(ids.indexOf(older.game_id)).toBeLessThan(ids.indexOf(newer.game_id));
+    expect(await store.claimGameDeletion(older.game_id, T0 + 5)).toBe(true);
+    expect(await store.claimGameDeletion(older.game_id, T0 + 6)).toBe(false);
+    expect(await store.claimGameDeletion(randomUUID(), T0 + 6)).toBe(false);
+    // Gone to every list, but still read by id (with when its deletion began) until purged.
+    expect((await store.listGames()).map((g) => g.game_id)).not.toContain(older.game_id);
+    expect(await store.getGame(older.game_id)).toEqual({ ...older, delete_ts: T0 + 5 });
+    await store.purgeGame(older.game_id, older.namespace_id);
+    expect(await store.getGame(older.game_id)).toBeUndefined();
+  });
+
+  it_('claimExpiredGames claims each expired game once, and takes up again a deletion begun before now - staleMs, once', async () => {
+    const expired = game({ expire_ts: T0 + 1_000 });
+    const current = game({ expire_ts: T0 + 100 * HOUR });
+    await store.insertGame(expired);
+    await store.insertGame(current);
+    const sweep = await store.claimExpiredGames(T0 + 2_000, 60_000);
+    expect(sweep.expired).toContain(expired.game_id);
+    expect(sweep.expired).not.toContain(current.game_id);
+    expect(await store.claimExpiredGames(T0 + 3_000, 60_000)).not.toMatchObject({ expired: expect.arrayContaining([expired.game_id]) });
+    expect((await store.claimExpiredGames(T0 + 3_000, 60_000)).stale).not.toContain(expired.game_id);
+    const later = await store.claimExpiredGames(T0 + 62_001, 60_000);
+    expect(later.stale).toContain(expired.game_id);
+    expect((await store.claimExpiredGames(T0 + 62_002, 60_000)).stale).not.toContain(expired.game_id);
+    expect((await store.getGame(expired.game_id))!.delete_ts).toBe(T0 + 62_001);
+  });
+
+  it_('gameObjects lists a game\'s builds and exports; staleUploads the builds never completed; deleteBuild deletes one once', async () => {
+    const g = game();
+    await store.insertGame(g);
+    const done = build(g.game_id, 'done');
+    const open = build(g.game_id, 'open');
+    expect(await store.insertBuild(done.build, done.upload)).toBe(true);
+    expect(await store.insertBuild(open.build, open.upload)).toBe(true);
+    await store.completeUpload((await store.getUpload(done.upload.upload_id))!, 'ab'.repeat(32), 10, T0 + 1);
+    const exportId = randomUUID();
+    await store.insertExport(exportId, g.game_id, 'csv', T0, T0 + HOUR);
+    const objects = await store.gameObjects(g.game_id);
+    expect(objects.game_id).toBe(g.game_id);
+    expect(objects.builds).toHaveLength(2);
+    expect(objects.builds).toEqual(expect.arrayContaining([done, open].map((b) => ({ build_id: b.build.build_id, upload_id: b.upload.upload_id }))));
+    expect(objects.export_ids).toEqual([exportId]);
+    expect(await store.gameObjects(randomUUID())).toMatchObject({ builds: [], export_ids: [] });
+
+    const stale = await store.staleUploads(T0 + 1);
+    const openObject = { game_id: g.game_id, build_id: open.build.build_id, upload_id: open.upload.upload_id };
+    expect(stale).toContainEqual(openObject);
+    expect(stale.map((b) => b.build_id)).not.toContain(done.build.build_id);
+    expect((await store.staleUploads(T0)).map((b) => b.build_id)).not.toContain(open.build.build_id);
+
+    await store.recordPart(open.upload.upload_id, 1, 4, 'cd'.repeat(32), T0);
+    expect(await store.deleteBuild(open.build.build_id)).toEqual(openObject);
+    expect(await store.deleteBuild(open.build.build_id)).toBeUndefined();
+    expect(await store.getUpload(open.upload.upload_id)).toBeUndefined();
+    expect(await store.listParts(open.upload.upload_id)).toEqual([]);
+    expect((await store.listBuilds(g.game_id)).map((b) => b.build_id)).toEqual([done.build.build_id]);
+    // Its tag is free again.
+    const again = build(g.game_id, 'open');
+    expect(await store.insertBuild(again.build, again.upload)).toBe(true);
+  });
+
+  it_('currentLobby answers the lobby as expireIdle at that time leaves it', async () => {
+    const l = lobby({ idle_lifetime_ms: 1_000, idle_stop_ts: T0 + 3_000 });
+    await store.insertLobby(l, connected());
+    expect(await store.currentLobby(l.lobby_id, T0 + 2_000)).toEqual(l);
+    expect(await store.currentLobby(l.lobby_id, T0 + 4_000)).toEqual({ ...l, stop_ts: T0 + 3_000, exit_code: 0, failed: 0 });
+    expect(await store.currentLobby(randomUUID(), T0 + 4_000)).toBeUndefined();
   });
 });
 
