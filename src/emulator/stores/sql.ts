@@ -170,11 +170,11 @@ const RUNNING_LOBBIES = query<{ ns: string }>()((db, p) =>
 const dueNow = (db: Kysely<DB>, now: number) =>
   db.selectNoFrom((eb) => [
     eb.exists(eb.selectFrom('lobbies').select(ONE).where('stop_ts', 'is', null).where('idle_stop_ts', 'is not', null).where('idle_stop_ts', '<=', now))
-      .$castTo<number>().as('idle'),
+      .$castTo<SqlBool>().as('idle'),
     eb.exists(eb.selectFrom('lobbies').select(ONE).where('stop_ts', 'is', null).where('ready_deadline_ts', 'is not', null).where('ready_deadline_ts', '<=', now))
-      .$castTo<number>().as('ready'),
+      .$castTo<SqlBool>().as('ready'),
     eb.exists(eb.selectFrom('players').select(ONE).where('connect_ts', 'is', null).where('remove_ts', 'is', null).where('register_by_ts', '<=', now))
-      .$castTo<number>().as('players'),
+      .$castTo<SqlBool>().as('players'),
   ]);
 const DUE = query<{ now: number }>()((db, p) => dueNow(db, p.now));
 // The lobby with DUE's answer, in one round trip.

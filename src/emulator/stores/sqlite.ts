@@ -64,7 +64,10 @@ class SqliteEngine implements SqlEngine {
   private readonly statements = new Map<AnyQuery, { stmt: SqliteStatement; bind: Compiled['bind'] }>();
   private turn: Promise<unknown> | undefined;
   private readonly direct: Connection = {
-    all: async (q, args) => this.statement(q).stmt.all(...this.statement(q).bind(args)) as never,
+    all: async (q, args) => {
+      const { stmt, bind } = this.statement(q);
+      return stmt.all(...bind(args)) as never;
+    },
     run: async (q, args) => {
       const { stmt, bind } = this.statement(q);
       return stmt.run(...bind(args)).changes;
@@ -133,7 +136,6 @@ class SqliteEngine implements SqlEngine {
   }
 }
 
-// SQLite's drivers are synchronous; the async methods keep the Store interface open to networked databases.
 export class SqliteStore extends SqlStore {
   /** `timeoutMs`: how long a statement waits for another process's lock before it fails (SQLITE_BUSY). */
   static open(file: string, timeoutMs: number = DEFAULT_CONFIG.storeTimeoutMs): SqliteStore {
