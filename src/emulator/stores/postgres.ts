@@ -43,6 +43,8 @@ export interface PostgresStoreOptions {
 }
 
 const ignore = (): void => {};
+/** deadlock_detected */
+const DEADLOCK = '40P01';
 
 /**
  * node-postgres 8 treats sslmode prefer, require and verify-ca as verify-full, and says so in a ten-line warning
@@ -128,6 +130,18 @@ class PostgresEngine implements SqlEngine {
   }
 
   async transaction<T>(body: (c: Connection) => Promise<T>): Promise<T> {
+    // Expiries are written in the transaction that needs them, so two may lock the same rows in different orders:
+    // PostgreSQL then rolls one back, which is run again (nothing of it was kept).
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.once(body);
+      } catch (err) {
+        if ((err as { code?: unknown }).code !== DEADLOCK || attempt === 3) throw err;
+      }
+    }
+  }
+
+  private async once<T>(body: (c: Connection) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
     let broken: Error | undefined;
     try {
