@@ -134,13 +134,14 @@ export interface SqlEngine extends Connection {
 
 // --- the statements, by table ------------------------------------------------------------------------------------
 
-const LOBBY_COLUMNS = LOBBY_INSERT_COLUMNS.split(', ') as (keyof LobbyRow)[];
+/** The named fields of a row argument, as the values an insert writes (the table's defaults fill the others). */
+const fields = <T, K extends keyof T>(p: T, columns: readonly K[]) => Object.fromEntries(columns.map((c) => [c, p[c]])) as unknown as T;
 const ONE = sql.lit(1).as('x');
 
 const GET_LOBBY = query<{ id: string }>()((db, p) => db.selectFrom('lobbies').selectAll().where('lobby_id', '=', p.id));
 // The row lock serialises joins to one lobby (and a find's choice of it); other lobbies go on.
 const LOCK_LOBBY = query<{ id: string }>()((db, p, d) => d.forUpdate(db.selectFrom('lobbies').selectAll().where('lobby_id', '=', p.id)));
-const INSERT_LOBBY = query<LobbyRow>()((db, p) => db.insertInto('lobbies').values(Object.fromEntries(LOBBY_COLUMNS.map((c) => [c, p[c]])) as unknown as LobbyRow));
+const INSERT_LOBBY = query<LobbyRow>()((db, p) => db.insertInto('lobbies').values(fields(p, LOBBY_INSERT_COLUMNS.split(', ') as (keyof LobbyRow)[])));
 type PlayerValues = { id: string; lobby: string; now: number; ip: string; registerBy: number | null; connectTs: number | null };
 const INSERT_PLAYER = query<PlayerValues>()((db, p) =>
   db.insertInto('players').values({
@@ -276,16 +277,11 @@ const SAMPLES = query<{ id: string }>()((db, p) => db.selectFrom('lobby_samples'
 // The unique (game_id, image_tag) decides: a taken tag inserts nothing.
 const INSERT_BUILD = query<BuildRow>()((db, p) =>
   db.insertInto('builds')
-    .values({
-      build_id: p.build_id, game_id: p.game_id, upload_id: p.upload_id, display_name: p.display_name, image_tag: p.image_tag, kind: p.kind,
-      compression: p.compression, path: p.path, content_type: p.content_type, content_length: p.content_length, create_ts: p.create_ts,
-    } as BuildRow)
+    .values(fields(p, ['build_id', 'game_id', 'upload_id', 'display_name', 'image_tag', 'kind', 'compression', 'path', 'content_type', 'content_length', 'create_ts']))
     .onConflict((oc) => oc.columns(['game_id', 'image_tag']).doNothing()),
 );
 const INSERT_UPLOAD = query<NewUpload>()((db, p) =>
-  db.insertInto('uploads').values({
-    upload_id: p.upload_id, build_id: p.build_id, content_length: p.content_length, part_size: p.part_size, part_count: p.part_count,
-  } as DB['uploads']),
+  db.insertInto('uploads').values(fields(p, ['upload_id', 'build_id', 'content_length', 'part_size', 'part_count']) as DB['uploads']),
 );
 const GET_UPLOAD = query<{ id: string }>()((db, p) =>
   db.selectFrom('uploads as u').innerJoin('builds as b', 'b.build_id', 'u.build_id')
@@ -335,9 +331,7 @@ const INSERT_EXPORT = query<{ id: string; game: string; csv: string; now: number
 const GET_EXPORT = query<{ id: string }>()((db, p) => db.selectFrom('exports').select(['csv', 'expires_ts']).where('export_id', '=', p.id));
 
 const INSERT_GAME = query<GameRow>()((db, p) =>
-  db.insertInto('games').values({
-    game_id: p.game_id, namespace_id: p.namespace_id, name: p.name, game_modes: p.game_modes, regions: p.regions, create_ts: p.create_ts, expire_ts: p.expire_ts,
-  } as GameRow),
+  db.insertInto('games').values(fields(p, ['game_id', 'namespace_id', 'name', 'game_modes', 'regions', 'create_ts', 'expire_ts'])),
 );
 const GET_GAME = query<{ id: string }>()((db, p) => db.selectFrom('games').selectAll().where('game_id', '=', p.id));
 const LIST_GAMES = query()((db, _p, d) => db.selectFrom('games').selectAll().where('delete_ts', 'is', null).orderBy('create_ts').orderBy(d.binary('game_id')));
