@@ -13,6 +13,7 @@ import { adminCreateGame, adminDeleteGame, adminListGames, getGame, inspect } fr
 import { downloadExport, exportHistory } from './history.js';
 import { downloadLogExport, exportLobbyLogs, getLobbyLogLines } from './logs.js';
 import { createPublicToken } from './tokens.js';
+import { validateGameVersion } from './versions.js';
 import {
   adminJoinLobby,
   adminLobbyEnv,
@@ -84,6 +85,7 @@ const ROUTES: Route[] = [
   route('GET', '/matchmaker/players/statistics', playerStatistics),
   route('GET', '/cloud/auth/inspect', inspect),
   route('GET', '/cloud/games/:game_id', getGame),
+  route('POST', '/cloud/games/:game_id/versions/validate', validateGameVersion),
   route('GET', '/cloud/games/:game_id/namespaces/:namespace_id/logs/lobbies/:lobby_id', getLobbyLogs),
   route('POST', '/cloud/games/:game_id/matchmaker/lobbies/export-history', exportHistory),
   route('GET', '/cloud/games/:game_id/matchmaker/lobbies/:lobby_id/logs', getLobbyLogLines),
