@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { EmulatorConfig, PortSetting } from '../config.js';
 import { fail } from '../errors.js';
 import { NOT_READY, type LobbyRow, type NewPlayer, type Store } from '../stores/store.js';
+import { noPlace, startInPlace, type LobbyServerRunner } from './capacity.js';
 import type { Clock } from './clock.js';
 import { lobbyEnvironment, lobbyPorts, type LobbyPort } from './environment.js';
 import type { Game } from './games.js';
@@ -129,23 +130,6 @@ export interface LobbyDeps {
   secret: Buffer;
 }
 
-/** What runs lobbies' servers (readiness `run`, runtime/servers.ts): told of each lobby created and stopped here. */
-export interface LobbyServerRunner {
-  /** Recorded as the owner of each lobby created here (the replica, and this process). */
-  readonly owner: { replica: string; pid: number; start: number };
-  /** Takes a place for a server about to start; false at the bound of servers this emulator runs at once. */
-  reserve(): boolean;
-  /** Gives back a place for a lobby not created after all. */
-  release(): void;
-  /** Starts the server of a lobby created here, in the place reserved for it. */
-  start(game: Game, lobby: LobbyRow): Promise<void>;
-  stop(lobbyId: string): Promise<void>;
-  /** Whether every exit of this emulator's servers so far is written in the store (none waits for it to answer). */
-  current(): boolean;
-  /** The resource samples of the lobby's server while this emulator runs it, oldest first; else undefined. */
-  samples(lobbyId: string): { cpu: number; memory: number }[] | undefined;
-}
-
 export class Lobbies {
   /** Set by the emulator in readiness `run`. */
   runner: LobbyServerRunner | undefined;
@@ -177,14 +161,11 @@ export class Lobbies {
       autoCreated: false,
     });
     const player = this.newPlayer(sourceIp);
-    if (this.runner?.reserve() === false) this.tooManyServers();
-    try {
+    const placed = await startInPlace(this.runner, game, async () => {
       await this.deps.store.insertLobby(lobby, player);
-    } catch (err) {
-      this.runner?.release();
-      throw err;
-    }
-    await this.runner?.start(game, lobby);
+      return lobby;
+    });
+    if (!placed) noPlace(this.deps.config.maxRunningLobbies);
     return this.seat(lobby, player.player_id, now);
   }
 
@@ -215,29 +196,24 @@ export class Lobbies {
     // again in the transaction that creates it, so a lobby freed or made meanwhile is still preferred.
     let outcome = await store.findLobby(query, player, null);
     if (outcome.kind === 'none' && !request.preventAutoCreate) {
-      if (this.runner?.reserve() === false) {
+      const placed = await startInPlace(this.runner, game, async () => {
+        const create = await this.newLobby(game, now, {
+          gameMode: request.gameModes[0]!,
+          region: regions[0]!,
+          maxPlayers: request.maxPlayers,
+          publicity: 'public',
+          tags: request.tags,
+          lobbyConfig: undefined,
+          autoCreated: true,
+        });
+        outcome = await store.findLobby(query, player, create);
+        // The place is the new lobby's only when this find made it.
+        return outcome.kind === 'joined' && outcome.created ? outcome.lobby : null;
+      });
+      if (!placed) {
         // At this emulator's bound of servers: a lobby made meanwhile (elsewhere, or in a freed place) still takes the player.
         outcome = await store.findLobby(query, player, null);
-        if (outcome.kind === 'none') this.tooManyServers();
-      } else {
-        // The place reserved (where servers run) is the new lobby's, or given back.
-        try {
-          const create = await this.newLobby(game, now, {
-            gameMode: request.gameModes[0]!,
-            region: regions[0]!,
-            maxPlayers: request.maxPlayers,
-            publicity: 'public',
-            tags: request.tags,
-            lobbyConfig: undefined,
-            autoCreated: true,
-          });
-          outcome = await store.findLobby(query, player, create);
-        } catch (err) {
-          this.runner?.release();
-          throw err;
-        }
-        if (outcome.kind === 'joined' && outcome.created) await this.runner?.start(game, outcome.lobby);
-        else this.runner?.release();
+        if (outcome.kind === 'none') noPlace(config.maxRunningLobbies);
       }
     }
     if (outcome.kind === 'none') fail('MATCHMAKER_NO_AVAILABLE_LOBBIES');
@@ -412,11 +388,6 @@ export class Lobbies {
     if (lobby.owner === null || lobby.owner === this.runner?.owner.replica) return lobby.owner === null || this.runner!.current();
     const seen = await this.deps.store.replicaSeen(lobby.owner);
     return seen !== undefined && seen >= now - SERVED_WITHIN_MS;
-  }
-
-  /** Past this emulator's bound of servers (maxRunningLobbies) a new lobby is refused. */
-  private tooManyServers(): never {
-    fail('MATCHMAKER_TOO_MANY_LOBBIES', { reason: `this emulator runs ${this.deps.config.maxRunningLobbies} lobbies' servers already (maxRunningLobbies).` });
   }
 
   private newPlayer(sourceIp: string): NewPlayer {
