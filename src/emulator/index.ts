@@ -15,6 +15,7 @@ import { gameTokens, sweepFailed, type GameTokens } from './services/games.js';
 import { GAME_ID, NAMESPACE_ID } from './services/ids.js';
 import { LOBBY_PIDS_LIMIT, LOBBY_TIER } from './services/environment.js';
 import { createServices, type Services } from './services/index.js';
+import { lobbyToken } from './services/lobby-calls.js';
 import type { LogWatchTiming } from './services/logs.js';
 import { checkBucketPartSize } from './stores/bucket.js';
 import { openStores, type StoreOptions, type StoresInUse } from './stores/open.js';
@@ -205,6 +206,7 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
         workRoot: join(opts.dataDir, 'lobbies'),
         store,
         lobbies: services.lobbies,
+        lobbyToken: (game, lobbyId) => lobbyToken(secret, game, lobbyId),
         logs: services.logs,
         endpoint: () => front.endpoint,
         containerEndpoint: () => containerFront.endpoint,

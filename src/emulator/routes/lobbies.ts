@@ -6,6 +6,7 @@ import type { LobbyPort } from '../services/environment.js';
 import type { FindRequest, LobbyRequest, LobbySeat, LobbyState, StopOptions, StoppedLobby } from '../services/lobbies.js';
 import { LOBBY_HOSTNAME } from '../services/ports.js';
 import type { RateCounter } from '../services/ratelimit.js';
+import { regionList } from '../services/regions.js';
 import type { Reply, RequestContext } from './context.js';
 import {
   authorization,
@@ -173,9 +174,9 @@ export async function listLobbies(rc: RequestContext): Promise<Reply> {
 
 export async function listRegions(rc: RequestContext): Promise<Reply> {
   limit(rc, 'regions');
-  const { auth, config, lobbies } = rc.services;
+  const { auth, config } = rc.services;
   const { mode, game } = await auth.namespace(authorization(rc), config.tokenless);
-  return { status: 200, json: { regions: lobbies.regions(game, mode) } };
+  return { status: 200, json: { regions: regionList(game, mode) } };
 }
 
 export async function lobbyReady(rc: RequestContext): Promise<Reply> {
@@ -183,7 +184,7 @@ export async function lobbyReady(rc: RequestContext): Promise<Reply> {
   const caller = await rc.services.auth.lobby(authorization(rc));
   // The body is ignored, as the server ignores it.
   rc.req.resume();
-  await rc.services.lobbies.ready(caller);
+  await rc.services.lobbyCalls.ready(caller);
   return EMPTY;
 }
 
@@ -192,7 +193,7 @@ export async function lobbyClosed(rc: RequestContext): Promise<Reply> {
   const caller = await rc.services.auth.lobby(authorization(rc));
   const closed = optBoolean(await readJson(rc), 'is_closed');
   if (closed === undefined) fail('API_BAD_BODY', { reason: 'is_closed is required.' });
-  await rc.services.lobbies.setClosed(caller, closed);
+  await rc.services.lobbyCalls.setClosed(caller, closed);
   return EMPTY;
 }
 
@@ -202,16 +203,16 @@ export async function setLobbyState(rc: RequestContext): Promise<Reply> {
   const text = (await readText(rc)).trim();
   // Any JSON value, kept as given; an empty body clears the state.
   if (text !== '') parseJson(text);
-  await rc.services.lobbies.setState(caller, text === '' ? null : text);
+  await rc.services.lobbyCalls.setState(caller, text === '' ? null : text);
   return EMPTY;
 }
 
 export async function getLobbyState(rc: RequestContext): Promise<Reply> {
   limit(rc, 'lobby');
-  const { auth, config, lobbies } = rc.services;
+  const { auth, config, lobbyCalls } = rc.services;
   const lobbyId = rc.params.lobby_id!;
   const game = await auth.stateReader(authorization(rc), lobbyId, config.tokenless);
-  return { status: 200, json: await lobbies.getState(game, lobbyId) };
+  return { status: 200, json: await lobbyCalls.getState(game, lobbyId) };
 }
 
 function playerToken(body: JsonObject): string {
@@ -221,14 +222,14 @@ function playerToken(body: JsonObject): string {
 export async function playerConnected(rc: RequestContext): Promise<Reply> {
   limit(rc, 'players');
   const caller = await rc.services.auth.lobby(authorization(rc));
-  await rc.services.lobbies.playerConnected(caller, playerToken(await readJson(rc)));
+  await rc.services.lobbyCalls.playerConnected(caller, playerToken(await readJson(rc)));
   return EMPTY;
 }
 
 export async function playerDisconnected(rc: RequestContext): Promise<Reply> {
   limit(rc, 'players');
   const caller = await rc.services.auth.lobby(authorization(rc));
-  await rc.services.lobbies.playerDisconnected(caller, playerToken(await readJson(rc)));
+  await rc.services.lobbyCalls.playerDisconnected(caller, playerToken(await readJson(rc)));
   return EMPTY;
 }
 
@@ -301,9 +302,9 @@ export async function adminJoinLobby(rc: RequestContext): Promise<Reply> {
  * a server started by hand; what `gamehost emulator lobby env` prints.
  */
 export async function adminLobbyEnv(rc: RequestContext): Promise<Reply> {
-  const { games, lobbies } = rc.services;
+  const { games, lobbyCalls } = rc.services;
   const lobbyId = rc.params.lobby_id!;
   const game = await games.ofLobby(lobbyId);
   if (game === undefined) fail('API_NOT_FOUND', { what: `Lobby ${lobbyId}` });
-  return { status: 200, json: { lobby_id: lobbyId, env: await lobbies.environment(game, lobbyId, origin(rc)) } };
+  return { status: 200, json: { lobby_id: lobbyId, env: await lobbyCalls.environment(game, lobbyId, origin(rc)) } };
 }

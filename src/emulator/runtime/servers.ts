@@ -42,6 +42,8 @@ export interface LobbyServersOptions {
   workRoot: string;
   store: Store;
   lobbies: Lobbies;
+  /** A lobby's token, for its server's environment (RIVET_TOKEN). */
+  lobbyToken(game: Game, lobbyId: string): string;
   logs: LogSink;
   /** Where a command's server runs on Linux, each in a cgroup of its lobby's (undefined: a process group). */
   cgroups?: Cgroups;
@@ -196,7 +198,6 @@ export class LobbyServers {
   }
 
   private async startServer(game: Game, lobby: LobbyRow): Promise<void> {
-    const { lobbies } = this.opts;
     if (this.closing) {
       this.release();
       return;
@@ -230,7 +231,7 @@ export class LobbyServers {
             : how;
       run = await startLobbyServer({
         lobbyId: lobby.lobby_id,
-        env: { ...this.opts.passEnv, ...lobbyEnvironment({ lobby, endpoint, token: lobbies.lobbyToken(game, lobby.lobby_id) }) },
+        env: { ...this.opts.passEnv, ...lobbyEnvironment({ lobby, endpoint, token: this.opts.lobbyToken(game, lobby.lobby_id) }) },
         ports,
         run: what,
         workRoot: this.opts.workRoot,

@@ -12,6 +12,7 @@ import { Games } from './games.js';
 import { Health } from './health.js';
 import { History } from './history.js';
 import { Lobbies } from './lobbies.js';
+import { LobbyCalls } from './lobby-calls.js';
 import { LobbyLogs, type LogWatchTiming } from './logs.js';
 import { RateLimits } from './ratelimit.js';
 import { Statistics } from './statistics.js';
@@ -39,6 +40,7 @@ export interface Services {
   auth: Auth;
   games: Games;
   lobbies: Lobbies;
+  lobbyCalls: LobbyCalls;
   logs: LobbyLogs;
   rateLimits: RateLimits;
   statistics: Statistics;
@@ -55,6 +57,7 @@ export function createServices(deps: ServiceDeps): Services {
     auth: new Auth(deps.secret, games),
     games,
     lobbies: new Lobbies(deps),
+    lobbyCalls: new LobbyCalls(deps),
     logs: new LobbyLogs(deps),
     rateLimits: new RateLimits(deps.config.rateLimits, deps.clock),
     statistics: new Statistics(deps),

@@ -1,22 +1,19 @@
-// Lobbies: create and find (with the production order of checks), join, list, regions; what a lobby's server calls
-// with its lobby token (ready, closed, state, players connected and disconnected); the logs view of one lobby; the stop.
+// Lobbies: create and find (with the production order of checks), join, the list; the logs view of one lobby; the
+// stop. What a lobby's server calls with its lobby token is in lobby-calls.ts.
 import { randomUUID } from 'node:crypto';
 import type { EmulatorConfig, PortSetting } from '../config.js';
 import { fail } from '../errors.js';
 import { NOT_READY, type LobbyRow, type NewPlayer, type Store } from '../stores/store.js';
 import { noPlace, startInPlace, type LobbyServerRunner } from './capacity.js';
 import type { Clock } from './clock.js';
-import { lobbyEnvironment, lobbyPorts, type LobbyPort } from './environment.js';
+import { lobbyPorts, type LobbyPort } from './environment.js';
 import type { Game } from './games.js';
+import { checkGameModes, checkLobbyConfig, checkMaxPlayers, checkTags, DEFAULT_MAX_PLAYERS } from './lobby-checks.js';
 import { sampledMetrics, type JobMetrics } from './metrics.js';
 import { freePort } from './ports.js';
-import { signPlayerToken, signToken, verifyPlayerToken } from './tokens.js';
+import { DEV_REGION, regionInfo, regionOf, type RegionInfo } from './regions.js';
+import { signPlayerToken } from './tokens.js';
 
-export const DEFAULT_MAX_PLAYERS = 32;
-export const MAX_PLAYERS_LIMIT = 256;
-const MAX_TAGS = 8;
-const MAX_TAG_NAME_BYTES = 128;
-const MAX_TAG_VALUE_BYTES = 512;
 export const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 /** Find and join answer once their lobby is ready, waiting at most this long (the service's request timeout). */
 export const FIND_TIMEOUT_MS = 50_000;
@@ -30,19 +27,8 @@ export const MAX_UNCONNECTED_FROM_SOURCE = 8;
  * saying so while its store does not take what it has to write, or once it is gone.
  */
 export const SERVED_WITHIN_MS = 5_000;
-/** The largest lobby state kept, in bytes of JSON: a documented limit of the emulator (API_BAD_BODY past it). */
-export const MAX_STATE_BYTES = 64 * 1024;
-/** The largest `lobby_config` a create takes, in bytes of its JSON as re-serialised: production's bound. */
-export const MAX_LOBBY_CONFIG_BYTES = 16 * 1024;
-const DEV_REGION = { id: 'dev-lcl', name: 'Local' };
 // Where a development token's mock lobby says its server listens: the token was made for no hostname here.
 const DEV_PORTS: Record<string, LobbyPort> = { default: { port: 8080 } };
-// Where the datacenters of the default regions are, for the regions list; any other region is at 0, 0.
-const COORDS: Record<string, { latitude: number; longitude: number }> = {
-  'lnd-atl': { latitude: 33.749, longitude: -84.388 },
-  'lnd-fra': { latitude: 50.1109, longitude: 8.6821 },
-  'lnd-sgp': { latitude: 1.3521, longitude: 103.8198 },
-};
 
 /** A lobby create as the client asked for it, its shape already checked. */
 export interface LobbyRequest {
@@ -71,9 +57,6 @@ export interface LobbySeat {
   ports: Record<string, LobbyPort>;
 }
 
-/** Who called a lobby route: a lobby's own token, or a development token (mock answers, nothing kept). */
-export type LobbyCaller = { mode: 'lobby'; game: Game; lobbyId: string } | { mode: 'dev' };
-
 export interface ListedLobbies {
   game_modes: { game_mode_id: string }[];
   regions: RegionInfo[];
@@ -87,14 +70,6 @@ export interface ListedLobbies {
     total_player_count: number;
     state?: unknown;
   }[];
-}
-
-export interface RegionInfo {
-  region_id: string;
-  provider_display_name: string;
-  region_display_name: string;
-  datacenter_coord: { latitude: number; longitude: number };
-  datacenter_distance_from_client: { kilometers: number; miles: number };
 }
 
 /** A lobby as seen at `now`; metrics once it has started, up to its stop, where a server of it is measured. */
@@ -145,10 +120,8 @@ export class Lobbies {
     checkGameModes(game, [request.gameMode]);
     checkTags(request.tags);
     checkMaxPlayers(request.maxPlayers);
-    const lobbyConfig = request.lobbyConfig === undefined ? null : JSON.stringify(request.lobbyConfig);
-    // Production's bound, before the region; past it the config would also not fit in the server's environment.
-    if (lobbyConfig !== null && Buffer.byteLength(lobbyConfig) > MAX_LOBBY_CONFIG_BYTES)
-      fail('MATCHMAKER_CUSTOM_LOBBY_CONFIG_INVALID', { reason: `too large (> ${MAX_LOBBY_CONFIG_BYTES / 1024}KiB)` });
+    // Before the region, as production checks.
+    checkLobbyConfig(request.lobbyConfig);
     const region = regionOf(game, request.regionId);
     if (mode === 'dev') return this.devSeat(game);
     const lobby = await this.newLobby(game, now, {
@@ -261,103 +234,6 @@ export class Lobbies {
         return entry;
       });
     return { game_modes: gameModes, regions: game.regions.map(regionInfo), lobbies };
-  }
-
-  regions(game: Game, mode: 'public' | 'dev'): RegionInfo[] {
-    return mode === 'dev' ? [regionInfo(DEV_REGION)] : game.regions.map(regionInfo);
-  }
-
-  /** The lobby's server says it is ready; repeating it is harmless. */
-  async ready(caller: LobbyCaller): Promise<void> {
-    if (caller.mode === 'dev') return;
-    const { clock, config, store } = this.deps;
-    const lobby = await store.readyLobby(caller.lobbyId, clock.now(), config.registrationWindowMs);
-    if (lobby === undefined) fail('MATCHMAKER_LOBBY_NOT_FOUND', { lobby_id: caller.lobbyId });
-    if (lobby.stop_ts !== null) fail('MATCHMAKER_LOBBY_STOPPED', { lobby_id: caller.lobbyId });
-  }
-
-  async setClosed(caller: LobbyCaller, closed: boolean): Promise<void> {
-    if (caller.mode === 'dev') return;
-    await this.runningLobby(caller);
-    await this.deps.store.setLobbyClosed(caller.lobbyId, closed);
-  }
-
-  /** Keeps the state JSON as given (text already checked to be JSON, or empty to clear it). */
-  async setState(caller: LobbyCaller, json: string | null): Promise<void> {
-    if (caller.mode === 'dev') return;
-    if (json !== null && Buffer.byteLength(json) > MAX_STATE_BYTES)
-      fail('API_BAD_BODY', { reason: `a lobby state holds at most ${MAX_STATE_BYTES} bytes of JSON.` });
-    await this.runningLobby(caller);
-    await this.deps.store.setLobbyState(caller.lobbyId, json);
-  }
-
-  /** The state of a lobby of the namespace, or null (none set, or no such lobby), as production answers. */
-  async getState(game: Game | null, lobbyId: string): Promise<unknown> {
-    if (game === null) return null;
-    const lobby = await this.deps.store.getLobby(lobbyId);
-    if (lobby === undefined || lobby.namespace_id !== game.namespaceId || lobby.state === null) return null;
-    return JSON.parse(lobby.state) as unknown;
-  }
-
-  /** The lobby's server presents the token a client sent it: the player connects, once. */
-  async playerConnected(caller: LobbyCaller, playerToken: string): Promise<void> {
-    const { clock, config, store } = this.deps;
-    const playerId = this.playerOf(caller, playerToken);
-    if (caller.mode === 'dev' || playerId === null) return;
-    const outcome = await store.connectPlayer(playerId, caller.lobbyId, clock.now());
-    if (outcome === 'different_lobby') fail('MATCHMAKER_PLAYER_IN_DIFFERENT_LOBBY');
-    if (outcome === 'already_connected') fail('MATCHMAKER_PLAYER_ALREADY_CONNECTED');
-    if (outcome === 'expired') fail('MATCHMAKER_PLAYER_REGISTRATION_EXPIRED', { seconds: config.registrationWindowMs / 1000 });
-    if (outcome === 'removed') fail('MATCHMAKER_PLAYER_REMOVED');
-  }
-
-  /** The player left; a lobby find made stops when its last player has. */
-  async playerDisconnected(caller: LobbyCaller, playerToken: string): Promise<void> {
-    const playerId = this.playerOf(caller, playerToken);
-    if (caller.mode === 'dev' || playerId === null) return;
-    const outcome = await this.deps.store.disconnectPlayer(playerId, caller.lobbyId, this.deps.clock.now());
-    if (outcome === 'different_lobby') fail('MATCHMAKER_PLAYER_IN_DIFFERENT_LOBBY');
-  }
-
-  /** The lobby token of a lobby: what its process gets as RIVET_TOKEN. */
-  lobbyToken(game: Game, lobbyId: string): string {
-    return signToken(this.deps.secret, { kind: 'lobby', game_id: game.gameId, namespace_id: game.namespaceId, lobby_id: lobbyId });
-  }
-
-  /**
-   * The environment production gives the lobby's process; API_NOT_FOUND for a lobby not of the game,
-   * MATCHMAKER_LOBBY_STOPPED once it stopped (its token changes nothing then: no server is to start with it).
-   */
-  async environment(game: Game, lobbyId: string, endpoint: string): Promise<Record<string, string>> {
-    await this.deps.store.expireIdle(this.deps.clock.now());
-    const lobby = await this.deps.store.getLobby(lobbyId);
-    if (lobby === undefined || lobby.namespace_id !== game.namespaceId) fail('API_NOT_FOUND', { what: `Lobby ${lobbyId}` });
-    if (lobby.stop_ts !== null) fail('MATCHMAKER_LOBBY_STOPPED', { lobby_id: lobbyId });
-    return lobbyEnvironment({ lobby, endpoint, token: this.lobbyToken(game, lobbyId) });
-  }
-
-  /** The player a token names (null for a development player, which nothing keeps); the token's errors first. */
-  private playerOf(caller: LobbyCaller, token: string): string | null {
-    const check = verifyPlayerToken(this.deps.secret, token, this.deps.clock.now());
-    if (check.kind === 'not_player') fail('CLAIMS_MISSING_ENTITLEMENT', { reason: 'player_token must be a player token.' });
-    if (check.kind === 'malformed' || check.kind === 'expired')
-      fail('TOKEN_ERROR', { reason: check.kind === 'expired' ? 'it has expired.' : 'it is malformed or its signature is invalid.' });
-    if (check.kind === 'dev_player') {
-      if (caller.mode === 'dev') return null;
-      fail('MATCHMAKER_PLAYER_IN_DIFFERENT_LOBBY');
-    }
-    if (caller.mode === 'lobby' && check.claims.lobby_id !== caller.lobbyId) fail('MATCHMAKER_PLAYER_IN_DIFFERENT_LOBBY');
-    return check.claims.player_id;
-  }
-
-  /** The caller's lobby, not stopped (its stop due by time counts): a stopped lobby's token changes nothing. */
-  private async runningLobby(caller: { lobbyId: string }): Promise<LobbyRow> {
-    const { clock, store } = this.deps;
-    await store.expireIdle(clock.now());
-    const lobby = await store.getLobby(caller.lobbyId);
-    if (lobby === undefined) fail('MATCHMAKER_LOBBY_NOT_FOUND', { lobby_id: caller.lobbyId });
-    if (lobby.stop_ts !== null) fail('MATCHMAKER_LOBBY_STOPPED', { lobby_id: caller.lobbyId });
-    return lobby;
   }
 
   /** Waits (reading the store, so a ready call on any replica counts) until the lobby is ready or stopped. */
@@ -555,14 +431,6 @@ export class Lobbies {
   }
 }
 
-const NAMED = 10;
-
-/** `a, b and c`; past ten, `… and 12 more` (never `1 more`: the one is named instead). */
-export function nameList(names: readonly string[]): string {
-  const shown = names.length <= NAMED + 1 ? [...names] : [...names.slice(0, NAMED), `${names.length - NAMED} more`];
-  return shown.length === 1 ? shown[0]! : `${shown.slice(0, -1).join(', ')} and ${shown.at(-1)}`;
-}
-
 /**
  * A new lobby's ports: its game mode's (a free port of each single one's protocol on this host, each range as
  * given), else the default ones: `default`, a free TCP port, and `game-range`, ten ports placed by the lobby id.
@@ -601,45 +469,6 @@ function parseSamples(text: string | undefined): { cpu: number; memory: number }
   } catch {
     return undefined;
   }
-}
-
-function checkGameModes(game: Game, modes: string[]): void {
-  for (const mode of modes)
-    if (!game.gameModes.includes(mode)) fail('MATCHMAKER_GAME_MODE_NOT_FOUND', { game_mode: mode, known: nameList(game.gameModes) });
-}
-
-function checkTags(tags: Record<string, string>): void {
-  const tagNames = Object.keys(tags);
-  if (tagNames.length > MAX_TAGS) fail('MATCHMAKER_TOO_MANY_TAGS', { count: tagNames.length });
-  // Production measures tag lengths in bytes (Rust String::len).
-  for (const name of tagNames) {
-    if (Buffer.byteLength(name) > MAX_TAG_NAME_BYTES) fail('MATCHMAKER_TAG_NAME_TOO_LONG');
-    if (Buffer.byteLength(tags[name]!) > MAX_TAG_VALUE_BYTES) fail('MATCHMAKER_TAG_TOO_LONG', { name });
-  }
-}
-
-function checkMaxPlayers(maxPlayers: number | undefined): void {
-  if (maxPlayers !== undefined && (maxPlayers < 1 || maxPlayers > MAX_PLAYERS_LIMIT))
-    fail('MATCHMAKER_DYNAMIC_MAX_PLAYERS_INVALID', { max: MAX_PLAYERS_LIMIT });
-}
-
-/** The region named, or the first (no geo-location here: "closest region" is the first configured one). */
-function regionOf(game: Game, regionId: string | undefined): { id: string; name: string } {
-  const region = regionId === undefined ? game.regions[0]! : game.regions.find((r) => r.id === regionId);
-  if (region === undefined)
-    fail('MATCHMAKER_REGION_NOT_FOUND', { region: regionId ?? '', known: nameList(game.regions.map((r) => `${r.id} (${r.name})`)) });
-  return region;
-}
-
-function regionInfo(region: { id: string; name: string }): RegionInfo {
-  return {
-    region_id: region.id,
-    provider_display_name: region.id === DEV_REGION.id ? 'Local' : 'Linode',
-    region_display_name: region.name,
-    datacenter_coord: COORDS[region.id] ?? { latitude: 0, longitude: 0 },
-    // The client's location is unknown here, as production answers then.
-    datacenter_distance_from_client: { kilometers: 0, miles: 0 },
-  };
 }
 
 function listEntry(regionId: string, gameMode: string, lobbyId: string, max: number, connected: number): ListedLobbies['lobbies'][number] {
