@@ -7,13 +7,14 @@ import type { StoreName } from '../stores/unavailable.js';
 import { AdminGuard } from './admin.js';
 import { Auth } from './auth.js';
 import { Builds } from './builds.js';
+import type { LobbyServerRunner } from './capacity.js';
 import type { Clock } from './clock.js';
 import { Games } from './games.js';
 import { Health } from './health.js';
 import { History } from './history.js';
 import { Lobbies } from './lobbies.js';
 import { LobbyCalls } from './lobby-calls.js';
-import { LobbyLogs, type LogWatchTiming } from './logs.js';
+import type { LobbyLogs } from './logs.js';
 import { RateLimits } from './ratelimit.js';
 import { Statistics } from './statistics.js';
 
@@ -30,8 +31,10 @@ export interface ServiceDeps {
   adminToken?: string;
   /** Injected failures that act inside a service (a slow assembly); the rest act on requests (faults.ts). */
   faults?: Faults;
-  /** How a logs watch waits (tests shorten it). */
-  logWatch?: Partial<LogWatchTiming>;
+  /** A lobby's log lines: built first, as the runner writes its servers' lines through the same one. */
+  logs: LobbyLogs;
+  /** What runs lobbies' servers (readiness `run`): built first, given to the services that start and stop them. */
+  runner?: LobbyServerRunner;
 }
 
 export interface Services {
@@ -58,7 +61,7 @@ export function createServices(deps: ServiceDeps): Services {
     games,
     lobbies: new Lobbies(deps),
     lobbyCalls: new LobbyCalls(deps),
-    logs: new LobbyLogs(deps),
+    logs: deps.logs,
     rateLimits: new RateLimits(deps.config.rateLimits, deps.clock),
     statistics: new Statistics(deps),
     builds: new Builds(deps),

@@ -103,13 +103,16 @@ export interface LobbyDeps {
   clock: Clock;
   config: EmulatorConfig;
   secret: Buffer;
+  /** What runs lobbies' servers, in readiness `run`. */
+  runner?: LobbyServerRunner;
 }
 
 export class Lobbies {
-  /** Set by the emulator in readiness `run`. */
-  runner: LobbyServerRunner | undefined;
+  readonly runner: LobbyServerRunner | undefined;
 
-  constructor(private readonly deps: LobbyDeps) {}
+  constructor(private readonly deps: LobbyDeps) {
+    this.runner = deps.runner;
+  }
 
   /**
    * Checks in the production order (game mode, tags, max players, region) against the game's own game modes and
@@ -382,12 +385,7 @@ export class Lobbies {
    */
   async stop(lobbyId: string, opts: StopOptions = {}): Promise<StoppedLobby | null> {
     const { store } = this.deps;
-    const now = this.deps.clock.now();
-    const exitCode = opts.exitCode ?? 0;
-    // A lobby that already stopped by itself (by the time it stopped) keeps that stop.
-    const at = Math.min(opts.at ?? now, now);
-    await store.expireIdle(at);
-    const stopped = await store.stopLobby(lobbyId, at, exitCode, opts.failed ?? exitCode !== 0);
+    const stopped = await recordStop(store, this.deps.clock.now(), lobbyId, opts);
     // Its server (if this emulator runs one) goes with it: SIGTERM, then SIGKILL after the grace period.
     // (Asked even when it had stopped already: a lobby stopped by time, or elsewhere, may still have one here.)
     await this.runner?.stop(lobbyId);
@@ -455,6 +453,18 @@ async function lobbyPortsFor(lobbyId: string, settings: Record<string, PortSetti
     ports[label] = { port: free, protocol: port.protocol };
   }
   return ports;
+}
+
+/**
+ * Writes a lobby stopped (a stopped lobby keeps its first stop), true when this changed it: the store's half of a
+ * stop, and what a server's exit reports (its server is gone: nothing to stop).
+ */
+export async function recordStop(store: Store, now: number, lobbyId: string, opts: StopOptions): Promise<boolean> {
+  const exitCode = opts.exitCode ?? 0;
+  // A lobby that already stopped by itself (by the time it stopped) keeps that stop.
+  const at = Math.min(opts.at ?? now, now);
+  await store.expireIdle(at);
+  return store.stopLobby(lobbyId, at, exitCode, opts.failed ?? exitCode !== 0);
 }
 
 /** Samples as the store keeps them (JSON of [{ts, cpu, memory}]); undefined for none, or for what is not that. */
