@@ -3,7 +3,8 @@
 import { fail } from '../errors.js';
 import { regionUuid } from '../services/ids.js';
 import type { LobbyPort } from '../services/environment.js';
-import type { FindRequest, LobbyRequest, LobbySeat, LobbyState, StopOptions, StoppedLobby } from '../services/lobbies.js';
+import type { LobbyState, StopOptions, StoppedLobby } from '../services/lobbies.js';
+import type { FindRequest, LobbyRequest, LobbySeat } from '../services/matchmaking.js';
 import { LOBBY_HOSTNAME } from '../services/ports.js';
 import type { RateCounter } from '../services/ratelimit.js';
 import { regionList } from '../services/regions.js';
@@ -137,18 +138,18 @@ const EMPTY: Reply = { status: 200, json: {} };
 
 export async function createLobby(rc: RequestContext): Promise<Reply> {
   const address = limit(rc, 'create');
-  const { auth, config, lobbies } = rc.services;
+  const { auth, config, matchmaking } = rc.services;
   const { mode, game } = await auth.namespace(authorization(rc), config.tokenless);
-  const seat = await lobbies.create(game, mode, lobbyRequest(await readJson(rc)), address);
+  const seat = await matchmaking.create(game, mode, lobbyRequest(await readJson(rc)), address);
   return { status: 200, json: seatView(seat) };
 }
 
 export async function findLobby(rc: RequestContext): Promise<Reply> {
   const address = limit(rc, 'find');
   const request = findRequest(await readJson(rc));
-  const { auth, config, lobbies } = rc.services;
+  const { auth, config, matchmaking } = rc.services;
   const { mode, game } = await auth.namespace(authorization(rc), config.tokenless);
-  return { status: 200, json: seatView(await lobbies.find(game, mode, request, address)) };
+  return { status: 200, json: seatView(await matchmaking.find(game, mode, request, address)) };
 }
 
 export async function joinLobby(rc: RequestContext): Promise<Reply> {
@@ -156,12 +157,12 @@ export async function joinLobby(rc: RequestContext): Promise<Reply> {
   const body = await readJson(rc);
   const lobbyId = reqString(body, 'lobby_id');
   checkCaptcha(body);
-  const { auth, config, lobbies } = rc.services;
+  const { auth, config, matchmaking } = rc.services;
   const { mode, game } = await auth.namespace(authorization(rc), config.tokenless);
   // Not a UUID: no such lobby, as the service answers.
   if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(lobbyId) && mode !== 'dev')
     fail('MATCHMAKER_LOBBY_NOT_FOUND', { lobby_id: lobbyId });
-  return { status: 200, json: seatView(await lobbies.joinById(game, mode, lobbyId.toLowerCase(), address)) };
+  return { status: 200, json: seatView(await matchmaking.joinById(game, mode, lobbyId.toLowerCase(), address)) };
 }
 
 export async function listLobbies(rc: RequestContext): Promise<Reply> {
@@ -285,7 +286,7 @@ export async function adminStopLobby(rc: RequestContext): Promise<Reply> {
 export async function adminJoinLobby(rc: RequestContext): Promise<Reply> {
   // No fields yet, but the body rules (known length, a JSON object) hold as on every POST.
   await readJson(rc, { emptyIsObject: true });
-  const joined = await rc.services.lobbies.join(rc.params.lobby_id!);
+  const joined = await rc.services.matchmaking.join(rc.params.lobby_id!);
   return {
     status: 200,
     json: {

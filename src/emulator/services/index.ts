@@ -15,6 +15,7 @@ import { History } from './history.js';
 import { Lobbies } from './lobbies.js';
 import { LobbyCalls } from './lobby-calls.js';
 import type { LobbyLogs } from './logs.js';
+import { Matchmaking } from './matchmaking.js';
 import { RateLimits } from './ratelimit.js';
 import { Statistics } from './statistics.js';
 
@@ -44,6 +45,7 @@ export interface Services {
   games: Games;
   lobbies: Lobbies;
   lobbyCalls: LobbyCalls;
+  matchmaking: Matchmaking;
   logs: LobbyLogs;
   rateLimits: RateLimits;
   statistics: Statistics;
@@ -61,6 +63,7 @@ export function createServices(deps: ServiceDeps): Services {
     games,
     lobbies: new Lobbies(deps),
     lobbyCalls: new LobbyCalls(deps),
+    matchmaking: new Matchmaking(deps),
     logs: deps.logs,
     rateLimits: new RateLimits(deps.config.rateLimits, deps.clock),
     statistics: new Statistics(deps),
