@@ -1,27 +1,15 @@
 // What every command receives: streams that know whether they are terminals, the environment, a clock,
 // the parsed global options, and lazily built expensive things (the target, its API client, the in-process
 // emulator), released by close().
-import type { Readable, Writable } from 'node:stream';
 import type { Agents } from './api/agents.js';
 import type { ApiClient } from './api/client.js';
 import type { Target } from './config/target.js';
 import type { RunningEmulator } from './emulator/index.js';
-import type { RetryPolicy } from './api/retry.js';
-import { DEFAULT_RETRY } from './api/retry.js';
+import type { RetryPolicy } from './shared/retry.js';
+import { DEFAULT_RETRY } from './shared/retry.js';
 import { DEFAULT_GLOBALS, type GlobalOptions } from './globals.js';
 import { eventLine } from './output/json.js';
-
-export type Env = Record<string, string | undefined>;
-
-export type OutStream = Writable & { isTTY?: boolean; columns?: number };
-export type InStream = Readable & { isTTY?: boolean; setRawMode?: (mode: boolean) => unknown };
-
-export interface IOStreams {
-  stdin: InStream;
-  stdout: OutStream;
-  stderr: OutStream;
-}
-
+import type { Env, IOStreams } from './shared/io.js';
 
 export interface Context {
   io: IOStreams;

@@ -3,7 +3,8 @@
 // its mode is checked again on every read.
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Context, Env } from '../context.js';
+import type { Context } from '../context.js';
+import type { Env } from '../shared/io.js';
 import { UsageError, describeFsError } from '../errors.js';
 import { configDir } from './paths.js';
 

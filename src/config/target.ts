@@ -10,7 +10,7 @@ import { parseUuid } from '../uuid.js';
 import { normalizeEndpoint } from './endpoint.js';
 import { emulatorDir } from './paths.js';
 import { readProfiles, selectProfile, type Profile } from './profiles.js';
-import { redactToken } from './redact.js';
+import { redactToken } from '../shared/redact.js';
 import type { StartEmulatorOptions } from '../emulator/index.js';
 
 export interface Target {

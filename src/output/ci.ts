@@ -1,6 +1,7 @@
 // CI awareness: which environments are CI (no animations, no prompts), and the GitHub Actions job summary.
 import fs from 'node:fs';
-import type { Context, Env } from '../context.js';
+import type { Context } from '../context.js';
+import type { Env } from '../shared/io.js';
 import { formatBytes, formatDuration } from './format.js';
 import { sanitizeLine } from './sanitize.js';
 

@@ -1,5 +1,6 @@
 import { Chalk, type ChalkInstance } from 'chalk';
-import type { Context, OutStream } from '../context.js';
+import type { Context } from '../context.js';
+import type { OutStream } from '../shared/io.js';
 
 /**
  * Colour for one stream: --no-color wins, then FORCE_COLOR, then NO_COLOR and TERM=dumb, then whether the

@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { Context } from '../context.js';
 import { ApiError, CliError, ExitCode } from '../errors.js';
 import { stateDir } from '../config/paths.js';
-import { envTokens, scrubTokens } from '../config/redact.js';
+import { envTokens, scrubTokens } from '../shared/redact.js';
 import { version } from '../version.js';
 import { styler } from './color.js';
 import { sanitizeLine } from './sanitize.js';

@@ -1,6 +1,7 @@
 // The one key/value renderer: a few named values about one thing (a lobby, a build, a profile, a summary).
 // People get `Label  value` lines with the labels aligned; scripts get `key<TAB>value` lines.
-import type { Context, OutStream } from '../context.js';
+import type { Context } from '../context.js';
+import type { OutStream } from '../shared/io.js';
 import { fitLine, visibleWidth } from './format.js';
 import { sanitizeLine } from './sanitize.js';
 import { fit, paint, viewOptions, type ViewOptions } from './views/options.js';

@@ -5,7 +5,8 @@
 // huge table in quadratic time).
 import { Chalk } from 'chalk';
 import Table from 'cli-table3';
-import type { Context, OutStream } from '../context.js';
+import type { Context } from '../context.js';
+import type { OutStream } from '../shared/io.js';
 import { colorEnabled } from './color.js';
 import { fitLine, PRINTABLE_ASCII, visibleWidth } from './format.js';
 import { sanitizeLine } from './sanitize.js';

@@ -8,7 +8,7 @@ import { pipeline } from 'node:stream/promises';
 import type { Context } from '../context.js';
 import type { BuildCompression, BuildKind } from '../api/types.js';
 import { UsageError } from '../errors.js';
-import { compressFileLz4, startsWithLz4Magic } from './lz4.js';
+import { compressFileLz4, startsWithLz4Magic } from '../shared/lz4.js';
 
 export interface PreparedInput {
   /** The file whose bytes are uploaded. */

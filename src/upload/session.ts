@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { ApiClient } from '../api/client.js';
 import { completeUpload, createBuild, isCompleteInProgress } from '../api/operations.js';
-import { sleep } from '../api/retry.js';
+import { sleep } from '../shared/retry.js';
 import { isRetryable } from '../api/transport.js';
 import type { BuildCompression, BuildKind, CreateBuildResponse } from '../api/types.js';
 import { emulatorDir, stateDir } from '../config/paths.js';

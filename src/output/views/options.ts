@@ -1,7 +1,8 @@
 // What a view needs to know about where it is drawn. Views are pure functions of (data, ViewOptions), so the
 // same data always renders to the same text and tests can pin the clock, the width and the zone.
 import { Chalk, type ChalkInstance } from 'chalk';
-import type { Context, OutStream } from '../../context.js';
+import type { Context } from '../../context.js';
+import type { OutStream } from '../../shared/io.js';
 import { colorEnabled } from '../color.js';
 import { fitLine, type TimeStyle } from '../format.js';
 
