@@ -3,7 +3,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Context } from '../context.js';
-import { ApiError, CliError, ExitCode } from '../errors.js';
+import { EmulatorFailure } from '../emulator/errors.js';
+import { ApiError, CliError, EmulatorFailedError, ExitCode } from '../errors.js';
 import { stateDir } from '../config/paths.js';
 import { envTokens, scrubTokens } from '../shared/redact.js';
 import { version } from '../version.js';
@@ -28,6 +29,7 @@ export function describeError(err: CliError): string {
 }
 
 export function printError(ctx: Context, err: unknown): number {
+  if (err instanceof EmulatorFailure) err = new EmulatorFailedError(err);
   const c = styler(ctx, ctx.io.stderr);
   // Whatever an error quotes (input, a server's words), a token given to this process is never printed whole.
   const known = [ctx.global.token, ctx.global.namespaceToken, ...envTokens(ctx.env)];
