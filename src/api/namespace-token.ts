@@ -2,7 +2,7 @@
 // the client makes a public namespace token with the cloud token, as the service offers
 // (cloud_games_namespaces_createGameNamespaceTokenPublic), keeps it for the next commands
 // (src/config/namespace-tokens.ts), and makes a fresh one, once, when the service refuses the kept one.
-import type { Context } from '../context.js';
+import type { BaseContext } from '../base-context.js';
 import { ApiError, UsageError } from '../errors.js';
 import type { ApiClient } from './client.js';
 
@@ -22,7 +22,7 @@ function refusesToken(err: unknown): boolean {
 }
 
 /** Runs `call` with a public namespace token made from the cloud token; a refused kept token is replaced once. */
-export async function withNamespaceToken<T>(api: ApiClient, ctx: Context, call: (token: string) => Promise<T>): Promise<T> {
+export async function withNamespaceToken<T>(api: ApiClient, ctx: BaseContext, call: (token: string) => Promise<T>): Promise<T> {
   let pending = tokens.get(api);
   if (!pending) tokens.set(api, (pending = obtain(api, ctx)));
   const token = await pending;
@@ -47,7 +47,7 @@ function place(api: ApiClient) {
   return { endpoint, gameId, namespaceId };
 }
 
-async function obtain(api: ApiClient, ctx: Context): Promise<Token> {
+async function obtain(api: ApiClient, ctx: BaseContext): Promise<Token> {
   const where = place(api);
   // The embedded emulator lives for one command on a new port: nothing to keep.
   if (!api.target.embedded) {
@@ -61,7 +61,7 @@ async function obtain(api: ApiClient, ctx: Context): Promise<Token> {
   return make(api, ctx);
 }
 
-async function make(api: ApiClient, ctx: Context, why?: string): Promise<Token> {
+async function make(api: ApiClient, ctx: BaseContext, why?: string): Promise<Token> {
   const where = place(api);
   const [{ createNamespaceTokenPublic }, { keepNamespaceToken, namespaceTokensFile }] = await Promise.all([
     import('./operations.js'),

@@ -2,7 +2,7 @@
 // one), then the documentation link and what to do. An unexpected exception gets one line and a report file.
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Context } from '../context.js';
+import type { BaseContext } from '../base-context.js';
 import { EmulatorFailure } from '../emulator/errors.js';
 import { ApiError, CliError, EmulatorFailedError, ExitCode } from '../errors.js';
 import { stateDir } from '../config/paths.js';
@@ -28,7 +28,7 @@ export function describeError(err: CliError): string {
   return line;
 }
 
-export function printError(ctx: Context, err: unknown): number {
+export function printError(ctx: BaseContext, err: unknown): number {
   if (err instanceof EmulatorFailure) err = new EmulatorFailedError(err);
   const c = styler(ctx, ctx.io.stderr);
   // Whatever an error quotes (input, a server's words), a token given to this process is never printed whole.
@@ -51,7 +51,7 @@ export function printError(ctx: Context, err: unknown): number {
   return ExitCode.UNEXPECTED;
 }
 
-function writeCrashReport(ctx: Context, err: unknown, known: (string | undefined)[]): string | undefined {
+function writeCrashReport(ctx: BaseContext, err: unknown, known: (string | undefined)[]): string | undefined {
   try {
     const dir = path.join(stateDir(ctx.env), 'crash');
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
