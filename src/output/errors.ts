@@ -29,6 +29,7 @@ export function describeError(err: CliError): string {
 }
 
 export function printError(ctx: BaseContext, err: unknown): number {
+  // The emulator's own failures are said as the CLI's errors are, with the exit code src/errors.ts gives their code.
   if (err instanceof EmulatorFailure) err = new EmulatorFailedError(err);
   const c = styler(ctx, ctx.io.stderr);
   // Whatever an error quotes (input, a server's words), a token given to this process is never printed whole.
