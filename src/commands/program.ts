@@ -2,7 +2,7 @@
 // each definition, so help, parsing and completion cannot disagree with the code that runs. Only the definitions
 // an invocation can use are loaded: the one it runs, and those whose summaries its help lists.
 import { createRequire } from 'node:module';
-import type { IOStreams } from '../context.js';
+import type { IOStreams } from '../shared/io.js';
 import { DEFAULT_GLOBALS, READY_WAIT_MS, type GlobalOptions } from '../globals.js';
 import { UsageError } from '../errors.js';
 import { version } from '../version.js';

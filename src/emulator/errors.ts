@@ -96,3 +96,27 @@ export function errorBody(code: ErrorCode, params: ErrorParams, rayId: string, m
   if (metadata !== undefined) body.metadata = metadata;
   return body;
 }
+
+/** Why the emulator cannot start or go on as asked, apart from any one request's answer. */
+export type FailureCode =
+  /** Its data directory cannot be read or written (not a directory, not this user's, a full disk). */
+  | 'DATA_DIR_UNUSABLE'
+  /** A running `emulator serve` holds the data directory, and cannot be used from here. */
+  | 'DATA_DIR_SERVED'
+  /** Node.js 20 without a loadable better-sqlite3. */
+  | 'SQLITE_UNAVAILABLE';
+
+/**
+ * A failure of the emulator itself, in one line for people (and what to do, when there is something): the code says
+ * which, and whoever runs the emulator decides what it means there (the CLI: an exit code, in src/errors.ts).
+ */
+export class EmulatorFailure extends Error {
+  constructor(
+    readonly code: FailureCode,
+    message: string,
+    readonly hint?: string,
+  ) {
+    super(message);
+    this.name = 'EmulatorFailure';
+  }
+}

@@ -24,6 +24,7 @@ import type { LobbyServersOptions } from './runtime/servers.js';
 
 export { DEFAULT_CONFIG, type EmulatorConfig } from './config.js';
 export { DEVIATIONS, type Deviation } from './deviations.js';
+export { EmulatorFailure, type FailureCode } from './errors.js';
 export { ManualClock, type Clock } from './services/clock.js';
 export { AdminTokenError } from './services/admin.js';
 export { GAME_ID, NAMESPACE_ID } from './services/ids.js';

@@ -18,7 +18,7 @@ import { LOBBY_TIER } from '../../src/emulator/services/environment.js';
 import { stallProxy, type StallProxy } from '../helpers/stall-proxy.js';
 import { processStart } from '../../src/emulator/runtime/process.js';
 import { RunnerError, type OutputStream, type RunningServer } from '../../src/emulator/runtime/runtime.js';
-import { compressFileLz4 } from '../../src/upload/lz4.js';
+import { compressFileLz4 } from '../../src/shared/lz4.js';
 import { tempDir } from '../helpers/cli.js';
 import { DOCKER, DOCKER_PRESENT, freePort, nodeImageTar } from '../helpers/docker.js';
 import { until } from '../helpers/lobby-server.js';
