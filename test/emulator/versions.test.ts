@@ -3,7 +3,8 @@
 // reading of the config (inheritance, defaults) on its own.
 import { RivetClient } from '@rivet-gg/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readMatchmaker, validateVersion } from '../../src/emulator/services/version-config.js';
+import { readMatchmaker } from '../../src/emulator/services/version-config.js';
+import { validateVersion } from '../../src/emulator/services/version-validate.js';
 import { GAME_ID } from '../../src/emulator/services/ids.js';
 import { type Call, startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { SPEC_PRESENT, Spec } from '../conformance/openapi.js';

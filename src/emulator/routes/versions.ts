@@ -1,7 +1,7 @@
 // A game's versions: what the service would check of a new version's config (cloud_games_versions_validateGameVersion).
 import { fail } from '../errors.js';
 import { VERSION_NAME } from '../services/ids.js';
-import { validateVersion } from '../services/version-config.js';
+import { validateVersion } from '../services/version-validate.js';
 import type { Reply, RequestContext } from './context.js';
 import { authorization, optObject, readJson, reqString } from './request.js';
 
