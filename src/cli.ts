@@ -1,10 +1,13 @@
 // The command tree, in the order help lists it, and the mapping of errors to exit codes. Each command is declared
 // once, in its own file (src/commands/<noun>/<verb>.ts), and loaded only when an invocation needs it: `--help`
-// and `--version` never load the HTTP client, SQLite or the emulator, nor the definitions they do not show.
+// and `--version` load neither commander nor any command (the top-level help is written from TOP_LEVEL_COMMANDS
+// below), and a command's help loads commander and the definitions it shows.
 import type { Context, ContextInit, IOStreams } from './context.js';
 import { ExitCode, InterruptedError, OutputClosedError } from './errors.js';
-import { command, group, readValues, type TreeNode } from './commands/command.js';
-import { CommanderError, GLOBAL_VALUE_FLAGS, createProgram, namedPath, type Runner } from './commands/program.js';
+import { command, group, namedPath, readValues, type TreeNode } from './commands/command.js';
+import type { Runner } from './commands/program.js';
+import { GLOBAL_OPTIONS, GLOBAL_VALUE_FLAGS } from './globals.js';
+import { HELP_COMMAND, HELP_FLAG, PROGRAM_HELP_AFTER, PROGRAM_SUMMARY, VERSION_FLAG, formatHelp, helpWidth, type HelpText } from './help.js';
 
 const TREE: readonly TreeNode[] = [
   group('build', 'Push and list game server builds', [
@@ -53,9 +56,52 @@ const TREE: readonly TreeNode[] = [
   command('completion', () => import('./commands/completion.js').then((m) => m.completionCommand(() => TREE))),
 ];
 
+/**
+ * How the program's help lists the commands at its top level (a group's summary is in TREE), written here so that
+ * `gamehost --help` loads none of them: test/unit/top-level-help.test.ts fails when this and their definitions
+ * disagree. Each is listed as commander lists it: `[options]` when it has options, then its operands.
+ */
+const TOP_LEVEL_COMMANDS: Readonly<Record<string, string>> = {
+  'stats [options]': 'Show player statistics: total, per game mode and per region',
+  'login [options]': 'Save an endpoint, tokens and ids as a profile',
+  logout: 'Remove a profile and its tokens',
+  version: 'Print the version (as --version and -V do)',
+  'completion <shell>': 'Print a shell completion script: bash, zsh or fish',
+};
+
+/** The program's help, as commander writes it from the whole tree. */
+export function topLevelHelp(): HelpText {
+  const listed = Object.entries(TOP_LEVEL_COMMANDS);
+  return {
+    usage: 'gamehost [options] [command]',
+    description: PROGRAM_SUMMARY,
+    sections: [
+      ['Options:', [VERSION_FLAG, ...GLOBAL_OPTIONS, HELP_FLAG].map((o) => [o.flags, o.description] as const)],
+      [
+        'Commands:',
+        [
+          ...TREE.map((n) => (n.kind === 'group' ? ([n.name, n.summary] as const) : (listed.find(([term]) => term.split(' ')[0] === n.name) ?? ([n.name, ''] as const)))),
+          [HELP_COMMAND.usage, HELP_COMMAND.description],
+        ],
+      ],
+    ],
+    after: PROGRAM_HELP_AFTER,
+  };
+}
+
 /** The program with the definitions `words` (argv after the script) need; every definition without `words`. */
-export function buildProgram(io: IOStreams, runner: Runner, words?: readonly string[]) {
+export async function buildProgram(io: IOStreams, runner: Runner, words?: readonly string[]) {
+  const { createProgram } = await import('./commands/program.js');
   return createProgram(TREE, io, runner, words);
+}
+
+/** The answer to `gamehost`, `--help`, `-h`, `help`, `--version` or `-V` alone: the commonest probes, written without commander. */
+async function answerAlone(words: readonly string[], io: IOStreams): Promise<string | undefined> {
+  if (words.length > 1) return undefined;
+  const word = words[0] ?? '--help';
+  if (word === '--help' || word === '-h' || word === 'help') return formatHelp(topLevelHelp(), helpWidth(io.stdout));
+  if (word === '--version' || word === '-V') return (await import('./version.js')).version + '\n';
+  return undefined;
 }
 
 /**
@@ -155,20 +201,25 @@ export async function main(argv: string[], init: ContextInit = {}): Promise<numb
   };
   const output = watchOutput(io, controller);
   const full: ContextInit = { ...init, io, signal };
+  const answer = await answerAlone(argv.slice(2), io);
   argv = helpForGroup(versionAsCommand(argv));
   let code: number = ExitCode.OK;
   try {
-    const program = await buildProgram(
-      io,
-      async (def, operands, opts, globals) => {
-        const { createContext } = await import('./context.js');
-        ctx = createContext(full, globals, def.writes === true);
-        const result = await def.run(ctx, await def.parse(readValues(def.operands, def.options, operands, opts), ctx));
-        if (typeof result === 'number') code = result;
-      },
-      argv.slice(2),
-    );
-    await program.parseAsync(argv);
+    if (answer !== undefined) {
+      io.stdout.write(answer);
+    } else {
+      const program = await buildProgram(
+        io,
+        async (def, operands, opts, globals) => {
+          const { createContext } = await import('./context.js');
+          ctx = createContext(full, globals, def.writes === true);
+          const result = await def.run(ctx, await def.parse(readValues(def.operands, def.options, operands, opts), ctx));
+          if (typeof result === 'number') code = result;
+        },
+        argv.slice(2),
+      );
+      await program.parseAsync(argv);
+    }
     await flushed(io.stdout);
   } catch (err) {
     // Marked reported once written: a second signal before then prints it itself, and exits.
@@ -212,6 +263,8 @@ function versionAsCommand(argv: string[]): string[] {
 }
 
 async function reportError(argv: string[], init: ContextInit, ctx: Context | undefined, err: unknown): Promise<number> {
+  // Loaded already: an error comes from commander's parse or from the command it ran.
+  const { CommanderError } = await import('./commands/program.js');
   if (err instanceof CommanderError) {
     if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') {
       return ExitCode.OK;
