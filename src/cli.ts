@@ -1,13 +1,13 @@
 // The command tree, in the order help lists it, and the mapping of errors to exit codes. Each command is declared
 // once, in its own file (src/commands/<noun>/<verb>.ts), and loaded only when an invocation needs it: `--help`
-// and `--version` load neither commander nor any command (the top-level help is written from TOP_LEVEL_COMMANDS
-// below), and a command's help loads commander and the definitions it shows.
+// and `--version` load neither commander nor any command (src/help.cts writes the top-level help), and a command's
+// help loads commander and the definitions it shows.
 import type { Context, ContextInit, IOStreams } from './context.js';
 import { ExitCode, InterruptedError, OutputClosedError } from './errors.js';
 import { command, group, namedPath, readValues, type TreeNode } from './commands/command.js';
 import type { Runner } from './commands/program.js';
-import { GLOBAL_OPTIONS, GLOBAL_VALUE_FLAGS } from './globals.js';
-import { HELP_COMMAND, HELP_FLAG, PROGRAM_HELP_AFTER, PROGRAM_SUMMARY, VERSION_FLAG, formatHelp, helpWidth, type HelpText } from './help.js';
+import { GLOBAL_VALUE_FLAGS } from './globals.js';
+import { asksTopLevelHelp, topLevelHelp } from './help.cjs';
 
 const TREE: readonly TreeNode[] = [
   group('build', 'Push and list game server builds', [
@@ -56,39 +56,6 @@ const TREE: readonly TreeNode[] = [
   command('completion', () => import('./commands/completion.js').then((m) => m.completionCommand(() => TREE))),
 ];
 
-/**
- * How the program's help lists the commands at its top level (a group's summary is in TREE), written here so that
- * `gamehost --help` loads none of them: test/unit/top-level-help.test.ts fails when this and their definitions
- * disagree. Each is listed as commander lists it: `[options]` when it has options, then its operands.
- */
-const TOP_LEVEL_COMMANDS: Readonly<Record<string, string>> = {
-  'stats [options]': 'Show player statistics: total, per game mode and per region',
-  'login [options]': 'Save an endpoint, tokens and ids as a profile',
-  logout: 'Remove a profile and its tokens',
-  version: 'Print the version (as --version and -V do)',
-  'completion <shell>': 'Print a shell completion script: bash, zsh or fish',
-};
-
-/** The program's help, as commander writes it from the whole tree. */
-export function topLevelHelp(): HelpText {
-  const listed = Object.entries(TOP_LEVEL_COMMANDS);
-  return {
-    usage: 'gamehost [options] [command]',
-    description: PROGRAM_SUMMARY,
-    sections: [
-      ['Options:', [VERSION_FLAG, ...GLOBAL_OPTIONS, HELP_FLAG].map((o) => [o.flags, o.description] as const)],
-      [
-        'Commands:',
-        [
-          ...TREE.map((n) => (n.kind === 'group' ? ([n.name, n.summary] as const) : (listed.find(([term]) => term.split(' ')[0] === n.name) ?? ([n.name, ''] as const)))),
-          [HELP_COMMAND.usage, HELP_COMMAND.description],
-        ],
-      ],
-    ],
-    after: PROGRAM_HELP_AFTER,
-  };
-}
-
 /** The program with the definitions `words` (argv after the script) need; every definition without `words`. */
 export async function buildProgram(io: IOStreams, runner: Runner, words?: readonly string[]) {
   const { createProgram } = await import('./commands/program.js');
@@ -97,10 +64,8 @@ export async function buildProgram(io: IOStreams, runner: Runner, words?: readon
 
 /** The answer to `gamehost`, `--help`, `-h`, `help`, `--version` or `-V` alone: the commonest probes, written without commander. */
 async function answerAlone(words: readonly string[], io: IOStreams): Promise<string | undefined> {
-  if (words.length > 1) return undefined;
-  const word = words[0] ?? '--help';
-  if (word === '--help' || word === '-h' || word === 'help') return formatHelp(topLevelHelp(), helpWidth(io.stdout));
-  if (word === '--version' || word === '-V') return (await import('./version.js')).version + '\n';
+  if (asksTopLevelHelp(words)) return topLevelHelp(io.stdout);
+  if (words.length === 1 && (words[0] === '--version' || words[0] === '-V')) return (await import('./version.js')).version + '\n';
   return undefined;
 }
 

@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 import type { IOStreams } from '../context.js';
 import { DEFAULT_GLOBALS, GLOBAL_OPTIONS, type GlobalOptions } from '../globals.js';
 import { UsageError } from '../errors.js';
-import { EXIT_CODES_HELP, HELP_COMMAND, HELP_FLAG, PROGRAM_HELP_AFTER, PROGRAM_SUMMARY, VERSION_FLAG, helpWidth } from '../help.js';
+import { EXIT_CODES_HELP, HELP_COMMAND, HELP_FLAG, PROGRAM_HELP_AFTER, PROGRAM_SUMMARY, VERSION_FLAG, helpWidth } from '../help.cjs';
 import { version } from '../version.js';
 import { namedPath, readValues, type CommandDef, type CommandNode, type GroupNode, type OptionSpec, type OptionValues, type TreeNode } from './command.js';
 

@@ -1,7 +1,8 @@
-// The program's own help text, and commander's layout of a help, so that src/cli.ts can write the top-level help
-// without loading commander or any command: commander alone would double the start-up of `gamehost --help`.
-// test/unit/top-level-help.test.ts holds that help to commander's, byte for byte, at every width.
-import type { IOStreams } from './context.js';
+// The program's own help text, and its top-level help written out with commander's layout, so that `gamehost --help`
+// loads neither commander nor any command: commander alone costs about 1.4x a bare Node start. CommonJS, so that
+// bin/gamehost.js answers it before Node starts its ES-module loader (another 1.2x-1.4x of a bare start).
+// test/unit/top-level-help.test.ts holds this help to commander's of the real tree, byte for byte, at every width.
+import type { OutStream } from './context.js';
 
 export const PROGRAM_SUMMARY = 'Run your multiplayer backend: push builds, create lobbies, read logs, export history, watch players.';
 export const VERSION_FLAG = { flags: '-V, --version', description: 'print the version' };
@@ -35,8 +36,18 @@ export const PROGRAM_HELP_AFTER =
   '  environment, selected profile, embedded emulator.\n';
 
 /** Help wraps to the width of the stream it is written to (0 on some terminals: then it does not wrap). */
-export function helpWidth(stream: IOStreams['stdout']): number {
+export function helpWidth(stream: OutStream): number {
   return stream.isTTY ? (stream.columns ?? 80) : 80;
+}
+
+/** `gamehost`, `gamehost --help`, `-h` or `help`, alone. */
+export function asksTopLevelHelp(words: readonly string[]): boolean {
+  return words.length === 0 || (words.length === 1 && (words[0] === '--help' || words[0] === '-h' || words[0] === 'help'));
+}
+
+/** The program's help, as `stream` is wide. */
+export function topLevelHelp(stream: OutStream): string {
+  return formatHelp(TOP_LEVEL_HELP, helpWidth(stream));
 }
 
 /** A help's parts: its sections are a heading and [term, description] rows, laid out in one column of terms. */
@@ -46,6 +57,57 @@ export interface HelpText {
   sections: readonly (readonly [heading: string, rows: readonly (readonly [term: string, description: string])[]])[];
   after: string;
 }
+
+/**
+ * What commander lists at the top of the real tree: src/cli.ts's TREE (its groups' summaries), the top-level
+ * commands' definitions (`[options]` when a command has options, then its operands) and src/globals.ts's options,
+ * in their order.
+ */
+export const TOP_LEVEL_HELP: HelpText = {
+  usage: 'gamehost [options] [command]',
+  description: PROGRAM_SUMMARY,
+  sections: [
+    [
+      'Options:',
+      [
+        [VERSION_FLAG.flags, VERSION_FLAG.description],
+        ['--endpoint <url>', 'service endpoint (default: the embedded local emulator; "embedded" names it, as CI needs for a push or a lobby)'],
+        ['--token <token>', 'cloud token'],
+        ['--namespace-token <token>', 'namespace token for matchmaker calls (default: one made with the cloud token)'],
+        ['--game <id>', 'game id'],
+        ['--namespace <id>', 'namespace id'],
+        ['--json', 'print one JSON document on stdout'],
+        ['-q, --quiet', 'print only what a script wants (each command says what) and errors'],
+        ['--no-color', 'no colour'],
+        ['-v, --verbose', 'log requests and timings on stderr (never tokens)'],
+        ['--timeout <seconds>', 'timeout of each API call (default: 30; lobby find and join: 60)'],
+        ['--insecure-http', 'allow a plain-http endpoint that is not on this machine'],
+        ['--profile <name>', 'saved profile to use (default: GAMEHOST_PROFILE, else the current profile)'],
+        ['--no-profile', 'ignore saved profiles'],
+        ['--no-input', 'never prompt: a command that would ask fails and names the flag to pass'],
+        [HELP_FLAG.flags, HELP_FLAG.description],
+      ],
+    ],
+    [
+      'Commands:',
+      [
+        ['build', 'Push and list game server builds'],
+        ['lobby', 'Create, find, join, list and stop lobbies; read their logs'],
+        ['region', 'The regions lobbies run in'],
+        ['history', 'Lobby history'],
+        ['stats [options]', 'Show player statistics: total, per game mode and per region'],
+        ['emulator', 'Run the local emulator of the service'],
+        ['login [options]', 'Save an endpoint, tokens and ids as a profile'],
+        ['logout', 'Remove a profile and its tokens'],
+        ['profile', 'List, pick and show saved profiles'],
+        ['version', 'Print the version (as --version and -V do)'],
+        ['completion <shell>', 'Print a shell completion script: bash, zsh or fish'],
+        [HELP_COMMAND.usage, HELP_COMMAND.description],
+      ],
+    ],
+  ],
+  after: PROGRAM_HELP_AFTER,
+};
 
 // Below this, commander does not wrap.
 const MIN_WIDTH_TO_WRAP = 40;
