@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // CommonJS (bin/package.json): the commonest probes, `--version` and the top-level help, are answered before Node
-// starts its ES-module loader, which alone costs about a fifth of a bare Node start; everything else runs dist/cli.js.
+// starts its ES-module loader, which alone can cost 1.4x a bare Node start; everything else runs dist/cli.js.
 'use strict';
 // A reader that goes away never crashes the process: main() decides what it means (a closed stdout before the
 // result is written exits 141; a closed stderr only silences messages), and a late write after it is dropped.

@@ -1,13 +1,11 @@
 // The command tree, in the order help lists it, and the mapping of errors to exit codes. Each command is declared
 // once, in its own file (src/commands/<noun>/<verb>.ts), and loaded only when an invocation needs it: `--help`
-// and `--version` load neither commander nor any command (src/help.cts writes the top-level help), and a command's
-// help loads commander and the definitions it shows.
+// and `--version` never load the HTTP client, SQLite or the emulator, nor the definitions they do not show. Alone,
+// they do not get here: bin/gamehost.js answers them from src/help.cts and package.json.
 import type { Context, ContextInit, IOStreams } from './context.js';
 import { ExitCode, InterruptedError, OutputClosedError } from './errors.js';
-import { command, group, namedPath, readValues, type TreeNode } from './commands/command.js';
-import type { Runner } from './commands/program.js';
-import { GLOBAL_VALUE_FLAGS } from './globals.js';
-import { asksTopLevelHelp, topLevelHelp } from './help.cjs';
+import { command, group, readValues, type TreeNode } from './commands/command.js';
+import { CommanderError, GLOBAL_VALUE_FLAGS, createProgram, namedPath, type Runner } from './commands/program.js';
 
 const TREE: readonly TreeNode[] = [
   group('build', 'Push and list game server builds', [
@@ -57,16 +55,8 @@ const TREE: readonly TreeNode[] = [
 ];
 
 /** The program with the definitions `words` (argv after the script) need; every definition without `words`. */
-export async function buildProgram(io: IOStreams, runner: Runner, words?: readonly string[]) {
-  const { createProgram } = await import('./commands/program.js');
+export function buildProgram(io: IOStreams, runner: Runner, words?: readonly string[]) {
   return createProgram(TREE, io, runner, words);
-}
-
-/** The answer to `gamehost`, `--help`, `-h`, `help`, `--version` or `-V` alone: the commonest probes, written without commander. */
-async function answerAlone(words: readonly string[], io: IOStreams): Promise<string | undefined> {
-  if (asksTopLevelHelp(words)) return topLevelHelp(io.stdout);
-  if (words.length === 1 && (words[0] === '--version' || words[0] === '-V')) return (await import('./version.js')).version + '\n';
-  return undefined;
 }
 
 /**
@@ -166,25 +156,20 @@ export async function main(argv: string[], init: ContextInit = {}): Promise<numb
   };
   const output = watchOutput(io, controller);
   const full: ContextInit = { ...init, io, signal };
-  const answer = await answerAlone(argv.slice(2), io);
   argv = helpForGroup(versionAsCommand(argv));
   let code: number = ExitCode.OK;
   try {
-    if (answer !== undefined) {
-      io.stdout.write(answer);
-    } else {
-      const program = await buildProgram(
-        io,
-        async (def, operands, opts, globals) => {
-          const { createContext } = await import('./context.js');
-          ctx = createContext(full, globals, def.writes === true);
-          const result = await def.run(ctx, await def.parse(readValues(def.operands, def.options, operands, opts), ctx));
-          if (typeof result === 'number') code = result;
-        },
-        argv.slice(2),
-      );
-      await program.parseAsync(argv);
-    }
+    const program = await buildProgram(
+      io,
+      async (def, operands, opts, globals) => {
+        const { createContext } = await import('./context.js');
+        ctx = createContext(full, globals, def.writes === true);
+        const result = await def.run(ctx, await def.parse(readValues(def.operands, def.options, operands, opts), ctx));
+        if (typeof result === 'number') code = result;
+      },
+      argv.slice(2),
+    );
+    await program.parseAsync(argv);
     await flushed(io.stdout);
   } catch (err) {
     // Marked reported once written: a second signal before then prints it itself, and exits.
@@ -228,8 +213,6 @@ function versionAsCommand(argv: string[]): string[] {
 }
 
 async function reportError(argv: string[], init: ContextInit, ctx: Context | undefined, err: unknown): Promise<number> {
-  // Loaded already: an error comes from commander's parse or from the command it ran.
-  const { CommanderError } = await import('./commands/program.js');
   if (err instanceof CommanderError) {
     if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') {
       return ExitCode.OK;

@@ -1,6 +1,6 @@
 // The program's own help text, and its top-level help written out with commander's layout, so that `gamehost --help`
-// loads neither commander nor any command: commander alone costs about 1.4x a bare Node start. CommonJS, so that
-// bin/gamehost.js answers it before Node starts its ES-module loader (another 1.2x-1.4x of a bare start).
+// loads neither commander nor any command: commander alone costs 1.3x-1.5x a bare Node start. CommonJS, so that
+// bin/gamehost.js answers it before Node starts its ES-module loader, which alone can cost 1.4x (docs/development.md).
 // test/unit/top-level-help.test.ts holds this help to commander's of the real tree, byte for byte, at every width.
 import type { OutStream } from './context.js';
 
@@ -60,8 +60,8 @@ export interface HelpText {
 
 /**
  * What commander lists at the top of the real tree: src/cli.ts's TREE (its groups' summaries), the top-level
- * commands' definitions (`[options]` when a command has options, then its operands) and src/globals.ts's options,
- * in their order.
+ * commands' definitions (`[options]` when a command has options, then its operands) and the global options of
+ * src/commands/program.ts, in their order.
  */
 export const TOP_LEVEL_HELP: HelpText = {
   usage: 'gamehost [options] [command]',

@@ -8,7 +8,6 @@
 // nothing heavy; `parse` and `run` import the rest (profiles, renderers, the HTTP client, SQLite, the emulator) when the
 // command runs.
 import type { Context } from '../context.js';
-import { GLOBAL_VALUE_FLAGS } from '../globals.js';
 
 /** An option as the user writes it; `flags` in commander's syntax: `-o, --output <file>`, `--no-resume`, `--watch [seconds]`. */
 export interface OptionSpec {
@@ -137,35 +136,6 @@ export function command(name: string, load: () => Promise<{ default: CommandDef 
     name,
     load: () => (loaded ??= load().then((m) => ('default' in m ? m.default : m))),
   };
-}
-
-/**
- * The nodes `words` (argv after the script) name, as commander dispatches them: options and the values of global
- * options are skipped, `help` is followed by the path of its topic, and the path ends at a command or at the
- * first word that names nothing.
- */
-export function namedPath(tree: readonly TreeNode[], words: readonly string[]): TreeNode[] {
-  const path: TreeNode[] = [];
-  let level = tree;
-  let help = false;
-  for (let i = 0; i < words.length; i++) {
-    const word = words[i]!;
-    if (word === '--') break;
-    if (word.startsWith('-')) {
-      if (GLOBAL_VALUE_FLAGS.has(word)) i++;
-      continue;
-    }
-    if (word === 'help' && !help && path.length === 0) {
-      help = true;
-      continue;
-    }
-    const node = level.find((n) => n.name === word);
-    if (!node) break;
-    path.push(node);
-    if (node.kind === 'command') break;
-    level = node.commands;
-  }
-  return path;
 }
 
 // ---- the values a declaration yields, at run time ----------------------------------------------------------

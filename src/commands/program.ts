@@ -3,16 +3,39 @@
 // an invocation can use are loaded: the one it runs, and those whose summaries its help lists.
 import { createRequire } from 'node:module';
 import type { IOStreams } from '../context.js';
-import { DEFAULT_GLOBALS, GLOBAL_OPTIONS, type GlobalOptions } from '../globals.js';
+import { DEFAULT_GLOBALS, READY_WAIT_MS, type GlobalOptions } from '../globals.js';
 import { UsageError } from '../errors.js';
 import { EXIT_CODES_HELP, HELP_COMMAND, HELP_FLAG, PROGRAM_HELP_AFTER, PROGRAM_SUMMARY, VERSION_FLAG, helpWidth } from '../help.cjs';
 import { version } from '../version.js';
-import { namedPath, readValues, type CommandDef, type CommandNode, type GroupNode, type OptionSpec, type OptionValues, type TreeNode } from './command.js';
+import { timeoutMs } from './args.js';
+import { readValues, type CommandDef, type CommandNode, type GroupNode, type OptionSpec, type OptionValues, type TreeNode } from './command.js';
 
 // Commander's CommonJS entry loads measurably faster than its ESM wrapper, and --help pays for every ms.
 const { Command, CommanderError, Option } = createRequire(import.meta.url)('commander') as typeof import('commander');
 export { CommanderError };
 type Command = import('commander').Command;
+
+/** The options every command takes, declared like a command's own, and read into the context's GlobalOptions. */
+const GLOBAL_OPTIONS = [
+  { flags: '--endpoint <url>', description: 'service endpoint (default: the embedded local emulator; "embedded" names it, as CI needs for a push or a lobby)' },
+  { flags: '--token <token>', description: 'cloud token' },
+  { flags: '--namespace-token <token>', description: 'namespace token for matchmaker calls (default: one made with the cloud token)' },
+  { flags: '--game <id>', description: 'game id' },
+  { flags: '--namespace <id>', description: 'namespace id' },
+  { flags: '--json', description: 'print one JSON document on stdout' },
+  { flags: '-q, --quiet', description: 'print only what a script wants (each command says what) and errors' },
+  { flags: '--no-color', description: 'no colour' },
+  { flags: '-v, --verbose', description: 'log requests and timings on stderr (never tokens)' },
+  {
+    flags: '--timeout <seconds>',
+    description: `timeout of each API call (default: ${DEFAULT_GLOBALS.timeoutMs / 1000}; lobby find and join: ${READY_WAIT_MS / 1000})`,
+    value: timeoutMs,
+  },
+  { flags: '--insecure-http', description: 'allow a plain-http endpoint that is not on this machine' },
+  { flags: '--profile <name>', description: 'saved profile to use (default: GAMEHOST_PROFILE, else the current profile)' },
+  { flags: '--no-profile', description: 'ignore saved profiles' },
+  { flags: '--no-input', description: 'never prompt: a command that would ask fails and names the flag to pass' },
+] as const satisfies readonly OptionSpec[];
 
 /** `--profile` and `--no-profile` share one key: a name, false when profiles are ignored, undefined when neither. */
 type GlobalValues = Omit<OptionValues<typeof GLOBAL_OPTIONS>, 'profile'> & { profile: string | boolean | undefined };
@@ -46,6 +69,38 @@ function toOption(spec: OptionSpec) {
   if (spec.repeatable) option.argParser((value: string, previous: string[] = []) => [...previous, value]);
   if (spec.conflicts) option.conflicts(spec.conflicts);
   return option;
+}
+
+/** The global options that take a value: their value is never a command name. */
+export const GLOBAL_VALUE_FLAGS = new Set(GLOBAL_OPTIONS.filter((o) => o.flags.includes('<')).flatMap((o) => o.flags.match(/-{1,2}[\w-]+/g)!));
+
+/**
+ * The nodes `words` (argv after the script) name, as commander dispatches them: options and the values of global
+ * options are skipped, `help` is followed by the path of its topic, and the path ends at a command or at the
+ * first word that names nothing.
+ */
+export function namedPath(tree: readonly TreeNode[], words: readonly string[]): TreeNode[] {
+  const path: TreeNode[] = [];
+  let level = tree;
+  let help = false;
+  for (let i = 0; i < words.length; i++) {
+    const word = words[i]!;
+    if (word === '--') break;
+    if (word.startsWith('-')) {
+      if (GLOBAL_VALUE_FLAGS.has(word)) i++;
+      continue;
+    }
+    if (word === 'help' && !help && path.length === 0) {
+      help = true;
+      continue;
+    }
+    const node = level.find((n) => n.name === word);
+    if (!node) break;
+    path.push(node);
+    if (node.kind === 'command') break;
+    level = node.commands;
+  }
+  return path;
 }
 
 /**
