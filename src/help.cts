@@ -113,7 +113,7 @@ export const TOP_LEVEL_HELP: HelpText = {
 const MIN_WIDTH_TO_WRAP = 40;
 
 /** Commander's Help.formatHelp with its default styles (none), then `after` and a newline, as addHelpText writes it. */
-export function formatHelp(help: HelpText, width: number): string {
+function formatHelp(help: HelpText, width: number): string {
   const termWidth = Math.max(...help.sections.flatMap(([, rows]) => rows.map(([term]) => term.length)));
   const item = ([term, description]: readonly [string, string]) => {
     if (!description) return `  ${term}`;
