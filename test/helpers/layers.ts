@@ -24,7 +24,7 @@ const SPECIFIER = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)(['"])(\.{1,2}\/[^'
 function sourceFiles(dir: string): string[] {
   return fs
     .readdirSync(dir, { withFileTypes: true })
-    .flatMap((e) => (e.isDirectory() ? sourceFiles(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : []));
+    .flatMap((e) => (e.isDirectory() ? sourceFiles(path.join(dir, e.name)) : /\.c?ts$/.test(e.name) ? [path.join(dir, e.name)] : []));
 }
 
 const slash = (p: string) => p.split(path.sep).join('/');
@@ -34,7 +34,7 @@ export function relativeImports(root: string): Import[] {
   return sourceFiles(root).flatMap((file) =>
     [...fs.readFileSync(file, 'utf8').matchAll(SPECIFIER)].map((m) => ({
       from: slash(path.relative(root, file)),
-      to: slash(path.relative(root, path.resolve(path.dirname(file), m[2]!))).replace(/\.js$/, '.ts'),
+      to: slash(path.relative(root, path.resolve(path.dirname(file), m[2]!))).replace(/\.(c?)js$/, '.$1ts'),
       specifier: m[2]!,
     })),
   );
