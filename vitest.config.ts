@@ -23,6 +23,8 @@ const POSTGRES_SERVER = 'test/helpers/postgres-server.ts';
 
 function project(name: string, include: string[], globalSetup: string[] = [], exclude: string[] = []): TestProjectInlineConfiguration {
   return {
+    // src/help.cts too: Vite strips the types of .ts and .mts files only.
+    oxc: { include: /\.(m?ts|cts|[jt]sx)$/ },
     test: {
       name,
       include,

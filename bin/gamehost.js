@@ -1,16 +1,27 @@
 #!/usr/bin/env node
+// CommonJS (bin/package.json): the commonest probes, `--version` and the top-level help, are answered before Node
+// starts its ES-module loader, which alone can cost 1.4x a bare Node start; everything else runs dist/cli.js.
+'use strict';
 // A reader that goes away never crashes the process: main() decides what it means (a closed stdout before the
 // result is written exits 141; a closed stderr only silences messages), and a late write after it is dropped.
 process.stdout.on('error', () => {});
 process.stderr.on('error', () => {});
 
-if (process.argv.length === 3 && process.argv[2] === '--version') {
-  // The commonest probe, answered without loading the command tree.
-  const { version } = await import('../dist/version.js');
-  process.stdout.write(version + '\n', (err) => {
+const words = process.argv.slice(2);
+let answer;
+if (words.length === 1 && words[0] === '--version') {
+  // From package.json, as dist/version.js reads it.
+  answer = require('../package.json').version + '\n';
+} else {
+  const help = require('../dist/help.cjs');
+  if (help.asksTopLevelHelp(words)) answer = help.topLevelHelp(process.stdout);
+}
+if (answer !== undefined) {
+  process.stdout.write(answer, (err) => {
     if (err) process.exitCode = 141;
   });
 } else {
-  const { main } = await import('../dist/cli.js');
-  process.exitCode = await main(process.argv);
+  import('../dist/cli.js').then(async ({ main }) => {
+    process.exitCode = await main(process.argv);
+  });
 }

@@ -1,7 +1,9 @@
 // The command tree, in the order help lists it, and the mapping of errors to exit codes. Each command is declared
 // once, in its own file (src/commands/<noun>/<verb>.ts), and loaded only when an invocation needs it: `--help`
-// and `--version` never load the HTTP client, SQLite or the emulator, nor the definitions they do not show.
-import type { Context, ContextInit, IOStreams } from './context.js';
+// and `--version` never load the HTTP client, SQLite or the emulator, nor the definitions they do not show. Alone,
+// they do not get here: bin/gamehost.js answers them from src/help.cts and package.json.
+import type { Context, ContextInit } from './context.js';
+import type { IOStreams } from './shared/io.js';
 import { ExitCode, InterruptedError, OutputClosedError } from './errors.js';
 import { command, group, readValues, type TreeNode } from './commands/command.js';
 import { CommanderError, GLOBAL_VALUE_FLAGS, createProgram, namedPath, type Runner } from './commands/program.js';

@@ -1,42 +1,16 @@
-// What every command receives: streams that know whether they are terminals, the environment, a clock,
-// the parsed global options, and lazily built expensive things (the target, its API client, the in-process
-// emulator), released by close().
-import type { Readable, Writable } from 'node:stream';
+// Builds what every command receives: the base context (src/base-context.ts) and lazily built expensive things
+// (the target, its API client, the in-process emulator), released by close().
 import type { Agents } from './api/agents.js';
 import type { ApiClient } from './api/client.js';
-import type { Target } from './config/target.js';
-import type { RunningEmulator } from './emulator/index.js';
-import type { RetryPolicy } from './api/retry.js';
-import { DEFAULT_RETRY } from './api/retry.js';
+import type { BaseContext } from './base-context.js';
+import type { LocalEmulator, Target } from './config/target.js';
+import { DEFAULT_RETRY, type RetryPolicy } from './shared/retry.js';
 import { DEFAULT_GLOBALS, type GlobalOptions } from './globals.js';
 import { eventLine } from './output/json.js';
+import type { Env, IOStreams } from './shared/io.js';
 
-export type Env = Record<string, string | undefined>;
-
-export type OutStream = Writable & { isTTY?: boolean; columns?: number };
-export type InStream = Readable & { isTTY?: boolean; setRawMode?: (mode: boolean) => unknown };
-
-export interface IOStreams {
-  stdin: InStream;
-  stdout: OutStream;
-  stderr: OutStream;
-}
-
-
-export interface Context {
-  io: IOStreams;
-  env: Env;
-  cwd: string;
-  now(): number;
-  retry: RetryPolicy;
-  /** Aborted on SIGINT/SIGTERM: long operations pass it to every request. */
-  signal: AbortSignal;
-  global: GlobalOptions;
-  /**
-   * The command changes what the service holds (build push, lobby create, find, join, stop): in CI its target is
-   * never an embedded emulator nobody asked for (src/config/target.ts).
-   */
-  writes: boolean;
+/** What a command receives: the base every layer takes, and the expensive parts, built on first use. */
+export interface Context extends BaseContext {
   /** Resolves where commands talk to (flags, env, profile, or the embedded emulator); built once, on first use. */
   target(): Promise<Target>;
   /** A client for the target. */
@@ -52,20 +26,7 @@ export interface Context {
   emulatorApi(dataDir: string): Promise<ApiClient>;
   /** Releases what the lazy parts built: the connections, the in-process emulator. */
   close(): Promise<void>;
-  /**
-   * How info() and warn() write on stderr: lines for people, or one JSON object a line where the command has
-   * promised that every stderr line is JSON (`build push --progress json`).
-   */
-  notices: 'text' | 'json';
-  /** Messages for people, on stderr. */
-  info(line: string): void;
-  warn(line: string): void;
-  verbose(line: string): void;
 }
-
-
-/** What a command uses of the emulator it opened, or of the serve that runs on its data directory. */
-export type LocalEmulator = Pick<RunningEmulator, 'endpoint' | 'gameId' | 'namespaceId' | 'tokens' | 'close'>;
 
 export interface ContextInit {
   io?: Partial<IOStreams>;

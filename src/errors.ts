@@ -1,4 +1,7 @@
 // One error hierarchy for the whole CLI. Each class knows its exit code, so cli.ts maps errors in one place.
+// The emulator's failures carry codes of their own (it knows nothing of exit codes): EmulatorFailedError says what
+// each means here.
+import type { EmulatorFailure, FailureCode } from './emulator/errors.js';
 
 export const ExitCode = {
   OK: 0,
@@ -147,6 +150,24 @@ export class OutputClosedError extends CliError {
   constructor(options?: { cause?: unknown }) {
     super('stdout was closed before the result was written', options);
     this.name = 'OutputClosedError';
+  }
+}
+
+/** What the CLI exits with for each of the emulator's own failures. */
+const EMULATOR_EXIT_CODES: Record<FailureCode, number> = {
+  DATA_DIR_UNUSABLE: ExitCode.UNEXPECTED,
+  DATA_DIR_SERVED: ExitCode.UNEXPECTED,
+  SQLITE_UNAVAILABLE: ExitCode.UNEXPECTED,
+};
+
+/** The emulator failed (its data directory, its SQLite driver): its own words and hint, the exit code of its code. */
+export class EmulatorFailedError extends CliError {
+  readonly exitCode: number;
+  constructor(failure: EmulatorFailure) {
+    super(failure.message, { cause: failure });
+    this.name = 'EmulatorFailedError';
+    this.exitCode = EMULATOR_EXIT_CODES[failure.code];
+    this.hint = failure.hint;
   }
 }
 

@@ -4,7 +4,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Dispatcher } from 'undici';
 import type { Agents } from './agents.js';
-import type { Context } from '../context.js';
+import type { BaseContext } from '../base-context.js';
 import type { Target } from '../config/target.js';
 import { ApiError, GAME_GONE, NetworkError, UsageError } from '../errors.js';
 import { describeBody, readText, responseError, retryLine, send, toNetworkError, withRetries, type RetryNotice } from './transport.js';
@@ -42,12 +42,12 @@ export const USER_AGENT = `gamehost/${version} node/${process.versions.node}`;
 const MAX_ERROR_BODY = 64 * 1024;
 
 export class ApiClient {
-  private readonly ctx: Context;
+  private readonly ctx: BaseContext;
   private readonly agents: Agents;
 
   constructor(
     readonly target: Target,
-    { ctx, agents }: { ctx: Context; agents: Agents },
+    { ctx, agents }: { ctx: BaseContext; agents: Agents },
   ) {
     this.ctx = ctx;
     this.agents = agents;

@@ -2,9 +2,16 @@
 // the client makes a public namespace token with the cloud token, as the service offers
 // (cloud_games_namespaces_createGameNamespaceTokenPublic), keeps it for the next commands
 // (src/config/namespace-tokens.ts), and makes a fresh one, once, when the service refuses the kept one.
-import type { Context } from '../context.js';
+import type { BaseContext } from '../base-context.js';
+import type { Target } from '../config/target.js';
 import { ApiError, UsageError } from '../errors.js';
-import type { ApiClient } from './client.js';
+import type { CreateNamespaceTokenPublicResponse } from './types.js';
+
+/** What this needs of the client, which loads it (so not the class): where it talks to, and a call with the cloud token. */
+export interface TokenClient {
+  readonly target: Target;
+  call<T>(spec: { method: 'POST'; path: string; auth: 'cloud'; idempotent: true }): Promise<T>;
+}
 
 interface Token {
   value: string;
@@ -13,7 +20,7 @@ interface Token {
 }
 
 /** The token of each client: made or read once per command. */
-const tokens = new WeakMap<ApiClient, Promise<Token>>();
+const tokens = new WeakMap<TokenClient, Promise<Token>>();
 
 /** Answers that say the token itself is no good (the service's codes for revoked, expired and invalid tokens). */
 function refusesToken(err: unknown): boolean {
@@ -22,7 +29,7 @@ function refusesToken(err: unknown): boolean {
 }
 
 /** Runs `call` with a public namespace token made from the cloud token; a refused kept token is replaced once. */
-export async function withNamespaceToken<T>(api: ApiClient, ctx: Context, call: (token: string) => Promise<T>): Promise<T> {
+export async function withNamespaceToken<T>(api: TokenClient, ctx: BaseContext, call: (token: string) => Promise<T>): Promise<T> {
   let pending = tokens.get(api);
   if (!pending) tokens.set(api, (pending = obtain(api, ctx)));
   const token = await pending;
@@ -36,7 +43,7 @@ export async function withNamespaceToken<T>(api: ApiClient, ctx: Context, call: 
   }
 }
 
-function place(api: ApiClient) {
+function place(api: TokenClient) {
   const { endpoint, gameId, namespaceId } = api.target;
   if (!gameId || !namespaceId) {
     throw new UsageError(
@@ -47,7 +54,7 @@ function place(api: ApiClient) {
   return { endpoint, gameId, namespaceId };
 }
 
-async function obtain(api: ApiClient, ctx: Context): Promise<Token> {
+async function obtain(api: TokenClient, ctx: BaseContext): Promise<Token> {
   const where = place(api);
   // The embedded emulator lives for one command on a new port: nothing to keep.
   if (!api.target.embedded) {
@@ -61,12 +68,9 @@ async function obtain(api: ApiClient, ctx: Context): Promise<Token> {
   return make(api, ctx);
 }
 
-async function make(api: ApiClient, ctx: Context, why?: string): Promise<Token> {
+async function make(api: TokenClient, ctx: BaseContext, why?: string): Promise<Token> {
   const where = place(api);
-  const [{ createNamespaceTokenPublic }, { keepNamespaceToken, namespaceTokensFile }] = await Promise.all([
-    import('./operations.js'),
-    import('../config/namespace-tokens.js'),
-  ]);
+  const { keepNamespaceToken, namespaceTokensFile } = await import('../config/namespace-tokens.js');
   const { token } = await createNamespaceTokenPublic(api, where.gameId, where.namespaceId);
   if (typeof token !== 'string' || token === '') throw new ApiError(200, { code: 'BAD_RESPONSE', message: 'the service made a namespace token, but its answer holds none' });
   if (api.target.embedded) return { value: token, kept: false };
@@ -76,4 +80,13 @@ async function make(api: ApiClient, ctx: Context, why?: string): Promise<Token> 
       `kept in ${namespaceTokensFile(ctx.env)} for the next commands.`,
   );
   return { value: token, kept: false };
+}
+
+/**
+ * cloud.games.namespaces.createGameNamespaceTokenPublic: no body. Asking twice makes a second token, harmlessly.
+ * Here rather than in operations.ts, which imports the client that loads this module.
+ */
+function createNamespaceTokenPublic(api: TokenClient, gameId: string, namespaceId: string): Promise<CreateNamespaceTokenPublicResponse> {
+  const path = `/cloud/games/${encodeURIComponent(gameId)}/namespaces/${encodeURIComponent(namespaceId)}/tokens/public`;
+  return api.call({ method: 'POST', path, auth: 'cloud', idempotent: true });
 }

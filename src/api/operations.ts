@@ -6,7 +6,6 @@ import type { FindLobbyRequest, JoinLobbyResponse, ListLobbiesResponse, ListRegi
   CreateBuildResponse,
   CreateLobbyRequest,
   CreateLobbyResponse,
-  CreateNamespaceTokenPublicResponse,
   DeleteLobbyResponse,
   EmulatorBuildsResponse,
   EmulatorCreateGameRequest,
@@ -132,12 +131,6 @@ export function exportLobbyHistory(
 ): Promise<ExportHistoryResponse> {
   const path = `/cloud/games/${seg(api.gameId())}/matchmaker/lobbies/export-history`;
   return api.call({ method: 'POST', path, body: window, auth: 'cloud', idempotent: true });
-}
-
-/** cloud.games.namespaces.createGameNamespaceTokenPublic: no body. Asking twice makes a second token, harmlessly. */
-export function createNamespaceTokenPublic(api: ApiClient, gameId: string, namespaceId: string): Promise<CreateNamespaceTokenPublicResponse> {
-  const path = `/cloud/games/${seg(gameId)}/namespaces/${seg(namespaceId)}/tokens/public`;
-  return api.call({ method: 'POST', path, auth: 'cloud', idempotent: true });
 }
 
 /** games.builds.createGameBuild: not idempotent (a second call makes a second build). */

@@ -2,7 +2,7 @@
 // goes with them, and they go through the process's agents and transport.ts's retry rules.
 import type { Dispatcher } from 'undici';
 import type { ApiClient } from './client.js';
-import type { Context } from '../context.js';
+import type { BaseContext } from '../base-context.js';
 import { readText, responseError, send, withRetries, type PresignedUse } from './transport.js';
 import { USER_AGENT } from './client.js';
 
@@ -11,7 +11,7 @@ import { USER_AGENT } from './client.js';
  * of Buffers that fails when it stays idle for --timeout). `url` is one the service gave, already checked
  * (transport.ts checkServiceUrl).
  */
-export async function openPresignedGet(ctx: Context, api: ApiClient, url: URL, use: PresignedUse = 'export'): Promise<Dispatcher.ResponseData> {
+export async function openPresignedGet(ctx: BaseContext, api: ApiClient, url: URL, use: PresignedUse = 'export'): Promise<Dispatcher.ResponseData> {
   return withRetries({ policy: ctx.retry, signal: ctx.signal, idempotent: true }, async () => {
     ctx.verbose(`> GET ${url.origin}${url.pathname} (presigned)`);
     const res = await send(url, { method: 'GET', headers: { 'user-agent': USER_AGENT }, dispatcher: api.dispatcher(url), signal: ctx.signal });

@@ -8,7 +8,7 @@ import { request } from './agents.js';
 import { ApiError, NetworkError, ResponseError, type ApiErrorBody } from '../errors.js';
 import { isLoopbackHost } from '../config/endpoint.js';
 import { formatDuration } from '../output/format.js';
-import { backoffMs, errorCode, findCause, parseRetryAfter, sleep, wasNotSent, type RetryPolicy } from './retry.js';
+import { backoffMs, errorCode, findCause, parseRetryAfter, sleep, wasNotSent, type RetryPolicy } from '../shared/retry.js';
 
 /** One failed attempt that will be tried again. */
 export interface RetryNotice {

@@ -1,7 +1,6 @@
 // The completion scripts for bash, zsh and fish, written from the commander tree that the command definitions
 // build (see completion.ts).
 import type { Command, Option } from 'commander';
-import { SHELLS, type Shell } from './completion.js';
 
 /** What may follow an option or stand as an operand. */
 type Value = { kind: 'choices'; choices: string[] } | { kind: 'files' } | { kind: 'profiles' } | { kind: 'lobbies' } | { kind: 'text' };
@@ -49,7 +48,7 @@ function operandOf(cmd: Command, topLevel: string[]): Value | undefined {
   if (!arg) return undefined;
   const name = arg.name();
   if (arg.argChoices?.length) return { kind: 'choices', choices: [...arg.argChoices] };
-  if (name === 'shell') return { kind: 'choices', choices: [...SHELLS] };
+  if (name === 'shell') return { kind: 'choices', choices: Object.keys(GENERATORS) };
   if (name === 'name') return { kind: 'profiles' };
   // Every command whose operand is a lobby id (`lobby logs`, `lobby stop`, `emulator lobby stop`, and any added
   // later) offers the target's lobby ids.
@@ -315,7 +314,9 @@ function fish(root: CommandSpec, globals: OptionSpec[]): string {
   return lines.join('\n');
 }
 
-const GENERATORS: Record<Shell, (root: CommandSpec, globals: OptionSpec[]) => string> = { bash, zsh, fish };
+const GENERATORS = { bash, zsh, fish } satisfies Record<string, (root: CommandSpec, globals: OptionSpec[]) => string>;
+
+export type Shell = keyof typeof GENERATORS;
 
 export function completionScript(shell: Shell, program: Command): string {
   const { root, globals } = describeTree(program);

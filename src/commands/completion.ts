@@ -4,8 +4,9 @@
 import type { Context } from '../context.js';
 import { parseChoice } from './args.js';
 import { defineCommand, type CommandDef, type TreeNode } from './command.js';
+import type { Shell } from './completion-scripts.js';
 
-export const SHELLS = ['bash', 'zsh', 'fish'] as const;
+export const SHELLS = ['bash', 'zsh', 'fish'] as const satisfies readonly Shell[];
 const LOBBY_IDS = '__lobby-ids';
 
 /**
@@ -22,7 +23,6 @@ async function lobbyIds(ctx: Context): Promise<void> {
     // Nothing to offer.
   }
 }
-export type Shell = (typeof SHELLS)[number];
 
 /** The completion command for `tree`, which holds the command itself: hence a function returning the tree. */
 export function completionCommand(tree: () => readonly TreeNode[]): CommandDef {

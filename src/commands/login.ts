@@ -190,7 +190,7 @@ function checkTokens(ctx: Context, tokens: Tokens): void {
 async function run(ctx: Context, o: LoginOptions): Promise<void> {
   const [{ configFile, updateProfiles }, { redactToken }, { writeJson }] = await Promise.all([
     import('../config/profiles.js'),
-    import('../config/redact.js'),
+    import('../shared/redact.js'),
     import('../output/json.js'),
   ]);
   const tokens = await readTokens(ctx, o);

@@ -2,9 +2,10 @@
 // each definition, so help, parsing and completion cannot disagree with the code that runs. Only the definitions
 // an invocation can use are loaded: the one it runs, and those whose summaries its help lists.
 import { createRequire } from 'node:module';
-import type { IOStreams } from '../context.js';
+import type { IOStreams } from '../shared/io.js';
 import { DEFAULT_GLOBALS, READY_WAIT_MS, type GlobalOptions } from '../globals.js';
 import { UsageError } from '../errors.js';
+import { EXIT_CODES_HELP, HELP_COMMAND, HELP_FLAG, PROGRAM_HELP_AFTER, PROGRAM_SUMMARY, VERSION_FLAG, helpWidth } from '../help.cjs';
 import { version } from '../version.js';
 import { timeoutMs } from './args.js';
 import { readValues, type CommandDef, type CommandNode, type GroupNode, type OptionSpec, type OptionValues, type TreeNode } from './command.js';
@@ -13,25 +14,6 @@ import { readValues, type CommandDef, type CommandNode, type GroupNode, type Opt
 const { Command, CommanderError, Option } = createRequire(import.meta.url)('commander') as typeof import('commander');
 export { CommanderError };
 type Command = import('commander').Command;
-
-export const EXIT_CODES_HELP = `Exit codes:
-  0    ok
-  1    refused or failed: the service turned the request down (a taken tag, an
-       unknown game mode: the message says why), the CLI would not do it (data
-       a running emulator holds), a prompt answered no, a lobby that --watch
-       saw fail, or an unexpected failure (a report is written)
-  2    usage or invalid input (nothing was sent)
-  3    not authenticated or forbidden (401/403); try gamehost login
-  4    not found (a lobby, build or game the service does not know)
-  5    rate limited or service unavailable, after retries; for emulator serve:
-       its port in use, its database not answering, no Docker for --run-build
-  6    network error (DNS, refused, timeout, TLS)
-  7    upload failed (a part failed after retries, or the file changed)
-  130  interrupted (Ctrl-C)
-  141  stdout closed before the result was written (its reader went away)
-       a closed stderr is no failure: the messages stop, the work goes on
-  143  terminated (SIGTERM)
-`;
 
 /** The options every command takes, declared like a command's own, and read into the context's GlobalOptions. */
 const GLOBAL_OPTIONS = [
@@ -142,9 +124,9 @@ export async function createProgram(tree: readonly TreeNode[], io: IOStreams, ru
   const loaded = await loadFor(tree, words);
   const program = new Command('gamehost');
   program
-    .description('Run your multiplayer backend: push builds, create lobbies, read logs, export history, watch players.')
-    .version(version, '-V, --version', 'print the version')
-    .helpOption('-h, --help', 'show help')
+    .description(PROGRAM_SUMMARY)
+    .version(version, VERSION_FLAG.flags, VERSION_FLAG.description)
+    .helpOption(HELP_FLAG.flags, HELP_FLAG.description)
     .helpCommand(false);
   for (const spec of GLOBAL_OPTIONS) program.addOption(toOption(spec));
   program
@@ -161,13 +143,7 @@ export async function createProgram(tree: readonly TreeNode[], io: IOStreams, ru
         return extra.length ? `${option.description} (${extra.join('; ')})` : option.description;
       },
     })
-    .addHelpText(
-      'after',
-      `\n${EXIT_CODES_HELP}\nEnvironment: GAMEHOST_ENDPOINT, GAMEHOST_TOKEN, GAMEHOST_NAMESPACE_TOKEN,\n` +
-        '  GAMEHOST_GAME, GAMEHOST_NAMESPACE, GAMEHOST_PROFILE (RIVET_API_ENDPOINT and\n' +
-        '  RIVET_TOKEN are read as fallbacks). Each value comes from the first of: flag,\n' +
-        '  environment, selected profile, embedded emulator.\n',
-    );
+    .addHelpText('after', PROGRAM_HELP_AFTER);
 
   const attach = (parent: Command, node: CommandNode, isDefault = false) => {
     const def = loaded.get(node);
@@ -192,8 +168,8 @@ export async function createProgram(tree: readonly TreeNode[], io: IOStreams, ru
   for (const node of tree) add(program, node);
 
   program
-    .command('help [topic...]')
-    .description('show help for a command, or `gamehost help exit-codes`')
+    .command(HELP_COMMAND.usage)
+    .description(HELP_COMMAND.description)
     .action((topic: string[]) => {
       if (topic.join(' ') === 'exit-codes') {
         io.stdout.write(EXIT_CODES_HELP);
@@ -213,9 +189,8 @@ export async function createProgram(tree: readonly TreeNode[], io: IOStreams, ru
       writeOut: (s) => io.stdout.write(s),
       writeErr: (s) => io.stderr.write(s),
       outputError: (s, write) => write(s),
-      // Help wraps to the width of the stream it is written to, not to the process's own stdout.
-      getOutHelpWidth: () => (io.stdout.isTTY ? (io.stdout.columns ?? 80) : 80),
-      getErrHelpWidth: () => (io.stderr.isTTY ? (io.stderr.columns ?? 80) : 80),
+      getOutHelpWidth: () => helpWidth(io.stdout),
+      getErrHelpWidth: () => helpWidth(io.stderr),
     });
     cmd.commands.forEach(configure);
   };

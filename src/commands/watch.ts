@@ -3,7 +3,7 @@
 // it changed (as received, so its numbers stay intact).
 import type { Context } from '../context.js';
 import type { Answer } from '../api/operations.js';
-import { sleep } from '../api/retry.js';
+import { sleep } from '../shared/retry.js';
 import { InterruptedError } from '../errors.js';
 import { reformatJson } from '../output/json.js';
 import { LiveFrame, watchFooter } from '../output/views/live.js';

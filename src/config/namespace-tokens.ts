@@ -3,7 +3,7 @@
 // tokens, so it is written 0600 in a 0700 directory; it is state that may be lost without harm (a new token is made).
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Env } from '../context.js';
+import type { Env } from '../shared/io.js';
 import { writeFileWhole } from '../output/file.js';
 import { stateDir } from './paths.js';
 

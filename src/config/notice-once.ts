@@ -3,7 +3,7 @@
 // cannot be read or written only means the notice is shown every time.
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Env } from '../context.js';
+import type { Env } from '../shared/io.js';
 import { writeFileWhole } from '../output/file.js';
 import { stateDir } from './paths.js';
 

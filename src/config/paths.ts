@@ -2,7 +2,7 @@
 // command's environment so tests and users can move them.
 import os from 'node:os';
 import path from 'node:path';
-import type { Env } from '../context.js';
+import type { Env } from '../shared/io.js';
 
 const APP = 'gamehost';
 

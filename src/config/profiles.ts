@@ -3,7 +3,8 @@
 // its mode is checked again on every read.
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Context, Env } from '../context.js';
+import type { BaseContext } from '../base-context.js';
+import type { Env } from '../shared/io.js';
 import { UsageError, describeFsError } from '../errors.js';
 import { configDir } from './paths.js';
 
@@ -47,7 +48,7 @@ export function validateProfileName(name: string, from?: string): string {
 
 type ConfStore = { store: Record<string, unknown> };
 
-async function openConf(ctx: Context): Promise<ConfStore> {
+async function openConf(ctx: BaseContext): Promise<ConfStore> {
   const file = configFile(ctx.env);
   const { default: Conf } = await import('conf');
   try {
@@ -97,10 +98,10 @@ function normalise(file: string, raw: Record<string, unknown>): ProfileData {
   return { current, profiles };
 }
 
-const warned = new WeakSet<Context>();
+const warned = new WeakSet<BaseContext>();
 
 /** A group- or world-readable file with tokens in it gets one warning per command. */
-function checkMode(ctx: Context, file: string, mode: number, data: ProfileData): void {
+function checkMode(ctx: BaseContext, file: string, mode: number, data: ProfileData): void {
   if (!checkModes || (mode & 0o077) === 0 || warned.has(ctx)) return;
   if (!Object.values(data.profiles).some((p) => p.token || p.namespace_token)) return;
   warned.add(ctx);
@@ -117,7 +118,7 @@ function readStore(file: string, conf: ConfStore): Record<string, unknown> {
 }
 
 /** The profiles on disk; none when the file does not exist (reading never creates it). */
-export async function readProfiles(ctx: Context): Promise<ProfileData> {
+export async function readProfiles(ctx: BaseContext): Promise<ProfileData> {
   const file = configFile(ctx.env);
   let stat: fs.Stats;
   try {
@@ -133,7 +134,7 @@ export async function readProfiles(ctx: Context): Promise<ProfileData> {
 }
 
 /** Reads, changes and writes the profiles; the file ends up 0600 and its directory 0700. */
-export async function updateProfiles(ctx: Context, change: (data: ProfileData) => ProfileData): Promise<ProfileData> {
+export async function updateProfiles(ctx: BaseContext, change: (data: ProfileData) => ProfileData): Promise<ProfileData> {
   const dir = configDir(ctx.env);
   const file = configFile(ctx.env);
   try {
@@ -159,7 +160,7 @@ export async function updateProfiles(ctx: Context, change: (data: ProfileData) =
 }
 
 /** Which profile a command uses: --profile, then GAMEHOST_PROFILE, then the current one; none with --no-profile. */
-export function selectProfile(ctx: Context, data: ProfileData): SelectedProfile | undefined {
+export function selectProfile(ctx: BaseContext, data: ProfileData): SelectedProfile | undefined {
   const flag = ctx.global.profile;
   if (flag === false) return undefined;
   const pick = (name: string, via: SelectedProfile['via'], from: string): SelectedProfile => {

@@ -1,10 +1,10 @@
 // Asking the user for secrets: a hidden prompt on a terminal (nothing echoed), or lines read from a piped stdin.
 // A command asks only when stdin is a terminal and --no-input was not given; otherwise it says which flag to pass.
-import type { Context } from '../context.js';
+import type { BaseContext } from '../base-context.js';
 import { InterruptedError, UsageError } from '../errors.js';
 
 /** Throws a usage error naming `instead` when the command may not prompt. */
-export function assertCanPrompt(ctx: Context, what: string, instead: string): void {
+export function assertCanPrompt(ctx: BaseContext, what: string, instead: string): void {
   if (!ctx.global.input) {
     throw new UsageError(`${what} would need a prompt, and --no-input forbids prompts`, `pass ${instead}`);
   }
@@ -21,7 +21,7 @@ const KEY_SEQUENCE = /\x1b(?:\[[0-9;?]*[ -/]*[@-~]|O.|.)?/g;
  * Asks each question on stderr and reads one line per question from a terminal stdin in raw mode, echoing
  * nothing. Ctrl-C interrupts (exit 130); Ctrl-D or the end of input before all answers is a usage error.
  */
-export function promptHidden(ctx: Context, questions: string[]): Promise<string[]> {
+export function promptHidden(ctx: BaseContext, questions: string[]): Promise<string[]> {
   const { stdin, stderr } = ctx.io;
   const answers: string[] = [];
   let line = '';
@@ -76,7 +76,7 @@ export function promptHidden(ctx: Context, questions: string[]): Promise<string[
 const MAX_STDIN = 64 * 1024;
 
 /** Reads all of stdin (a pipe, a here-string) as lines, without trailing empty ones. */
-export async function readStdinLines(ctx: Context): Promise<string[]> {
+export async function readStdinLines(ctx: BaseContext): Promise<string[]> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of ctx.io.stdin) {

@@ -3,15 +3,15 @@
 // (GAMEHOST_ENDPOINT=embedded) asks for the embedded emulator by name: in CI, a command that changes what the service
 // holds gets it only so, never because no endpoint was set. This only resolves values: the embedded emulator is the
 // context's to start and stop (ctx.emulator()).
-import type { Context } from '../context.js';
+import type { BaseContext } from '../base-context.js';
 import { UsageError } from '../errors.js';
 import { ciVariable } from '../output/ci.js';
 import { parseUuid } from '../uuid.js';
 import { normalizeEndpoint } from './endpoint.js';
 import { emulatorDir } from './paths.js';
 import { readProfiles, selectProfile, type Profile } from './profiles.js';
-import { redactToken } from './redact.js';
-import type { StartEmulatorOptions } from '../emulator/index.js';
+import { redactToken } from '../shared/redact.js';
+import type { RunningEmulator, StartEmulatorOptions } from '../emulator/index.js';
 
 export interface Target {
   endpoint: string;
@@ -23,6 +23,14 @@ export interface Target {
   embedded: boolean;
   /** For the embedded emulator, where a cloud token the user gave came from (`GAMEHOST_TOKEN`): its 401 names it. */
   cloudTokenFrom?: string;
+}
+
+/** What a command uses of the emulator it opened, or of the serve that runs on its data directory. */
+export type LocalEmulator = Pick<RunningEmulator, 'endpoint' | 'gameId' | 'namespaceId' | 'tokens' | 'close'>;
+
+/** What resolving a target takes: the base context, and the context's embedded emulator, started on first use. */
+export interface TargetContext extends BaseContext {
+  emulator(): Promise<LocalEmulator>;
 }
 
 /** The endpoint that names the embedded emulator, for `--endpoint` and GAMEHOST_ENDPOINT. */
@@ -54,7 +62,7 @@ function describe(endpoint: Sourced, cloud?: Sourced, ns?: Sourced, game?: Sourc
   ].join('; ');
 }
 
-export async function resolveTarget(ctx: Context): Promise<Target> {
+export async function resolveTarget(ctx: TargetContext): Promise<Target> {
   const g = ctx.global;
   const env = ctx.env;
   const endpointGiven = first([g.endpoint, '--endpoint'], [env.GAMEHOST_ENDPOINT, 'GAMEHOST_ENDPOINT'], [env.RIVET_API_ENDPOINT, 'RIVET_API_ENDPOINT']);
@@ -131,7 +139,7 @@ export async function resolveTarget(ctx: Context): Promise<Target> {
 }
 
 /** The embedded emulator's settings, from the environment: its data directory, GAMEHOST_EMULATOR_CONFIG and _FAULTS. */
-export async function embeddedEmulatorOptions(ctx: Context): Promise<StartEmulatorOptions> {
+export async function embeddedEmulatorOptions(ctx: BaseContext): Promise<StartEmulatorOptions> {
   const env = ctx.env;
   let config: StartEmulatorOptions['config'];
   if (env.GAMEHOST_EMULATOR_CONFIG) {

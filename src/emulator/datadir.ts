@@ -2,8 +2,8 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { CliError, ExitCode } from '../errors.js';
 import { REPLICA_NAME } from './config.js';
+import { EmulatorFailure } from './errors.js';
 
 export interface DataDirPaths {
   root: string;
@@ -28,11 +28,10 @@ export function dataDirPaths(dataDir: string): DataDirPaths {
   };
 }
 
-/** The data directory cannot be used (not writable, not a directory, a full disk): one line naming it, exit 1. */
-export class DataDirError extends CliError {
-  readonly exitCode = ExitCode.UNEXPECTED;
+/** The data directory cannot be used (not writable, not a directory, a full disk): one line naming it. */
+export class DataDirError extends EmulatorFailure {
   constructor(message: string) {
-    super(message);
+    super('DATA_DIR_UNUSABLE', message);
     this.name = 'DataDirError';
   }
 }

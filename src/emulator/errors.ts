@@ -38,6 +38,7 @@ export const ERRORS = {
   CLAIMS_MISSING_ENTITLEMENT: { status: 401, message: 'This token cannot call this endpoint: {reason}' },
   MATCHMAKER_DYNAMIC_MAX_PLAYERS_INVALID: { status: 400, message: 'max_players must be an integer from 1 to {max}.' },
   MATCHMAKER_CUSTOM_LOBBY_CONFIG_INVALID: { status: 400, message: 'Custom lobby config invalid: {reason}' },
+  MATCHMAKER_INVALID_VERSION_CONFIG: { status: 400, message: 'The given version config was invalid: `{field}` out of bounds' },
   BUILD_INVALID_DISPLAY_NAME: { status: 400, message: 'Invalid display_name: {reason}', emulatorOnly: true },
   BUILD_INVALID_IMAGE_TAG: { status: 400, message: 'Invalid image_tag "{tag}": {reason}', emulatorOnly: true },
   BUILD_TAG_TAKEN: { status: 400, message: 'Image tag "{tag}" is already used by another build of this game.', emulatorOnly: true },
@@ -94,4 +95,28 @@ export function errorBody(code: ErrorCode, params: ErrorParams, rayId: string, m
   if (!('emulatorOnly' in ERRORS[code])) body.documentation = documentationOf(code);
   if (metadata !== undefined) body.metadata = metadata;
   return body;
+}
+
+/** Why the emulator cannot start or go on as asked, apart from any one request's answer. */
+export type FailureCode =
+  /** Its data directory cannot be read or written (not a directory, not this user's, a full disk). */
+  | 'DATA_DIR_UNUSABLE'
+  /** A running `emulator serve` holds the data directory, and cannot be used from here. */
+  | 'DATA_DIR_SERVED'
+  /** Node.js 20 without a loadable better-sqlite3. */
+  | 'SQLITE_UNAVAILABLE';
+
+/**
+ * A failure of the emulator itself, in one line for people (and what to do, when there is something): the code says
+ * which, and whoever runs the emulator decides what it means there (the CLI: an exit code, in src/errors.ts).
+ */
+export class EmulatorFailure extends Error {
+  constructor(
+    readonly code: FailureCode,
+    message: string,
+    readonly hint?: string,
+  ) {
+    super(message);
+    this.name = 'EmulatorFailure';
+  }
 }

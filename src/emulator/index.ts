@@ -15,13 +15,16 @@ import { gameTokens, sweepFailed, type GameTokens } from './services/games.js';
 import { GAME_ID, NAMESPACE_ID } from './services/ids.js';
 import { LOBBY_PIDS_LIMIT, LOBBY_TIER } from './services/environment.js';
 import { createServices, type Services } from './services/index.js';
-import type { LogWatchTiming } from './services/logs.js';
+import { recordStop } from './services/lobbies.js';
+import { lobbyToken } from './services/lobby-calls.js';
+import { LobbyLogs, type LogWatchTiming } from './services/logs.js';
 import { checkBucketPartSize } from './stores/bucket.js';
 import { openStores, type StoreOptions, type StoresInUse } from './stores/open.js';
 import type { LobbyServersOptions } from './runtime/servers.js';
 
 export { DEFAULT_CONFIG, type EmulatorConfig } from './config.js';
 export { DEVIATIONS, type Deviation } from './deviations.js';
+export { EmulatorFailure, type FailureCode } from './errors.js';
 export { ManualClock, type Clock } from './services/clock.js';
 export { AdminTokenError } from './services/admin.js';
 export { GAME_ID, NAMESPACE_ID } from './services/ids.js';
@@ -154,15 +157,16 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
     throw err;
   }
   const { store, blobs, secret, inUse, names } = opened;
-  const services = createServices({ store, blobs, names, clock: opts.clock ?? systemClock, config, secret, faults, adminToken: opts.adminToken, logWatch: opts.logWatch });
+  const clock = opts.clock ?? systemClock;
+  // Built before the services: the runner writes its servers' lines through it, and the logs routes read them.
+  const logs = new LobbyLogs({ store, blobs, clock, config, logWatch: opts.logWatch });
   // Requests from the containers' addresses get the lobby routes alone, whichever listener they reach (a wildcard --host).
   const front: Front = { endpoint: '', faults, containerSubnet: builds?.containerListener?.subnet };
-  const server = createEmulatorServer(services, front, tls);
   // What containers call: a listener of the lobby routes alone, on this host's address on their network; plain HTTP,
   // as the traffic never leaves this host.
   const containerFront: Front = { endpoint: '', faults, lobbyRoutesOnly: true };
-  const containerServer = builds?.containerListener && createEmulatorServer(services, containerFront);
   // The runtime (process and container runners, their metrics libraries) is loaded only where lobbies run a server.
+  // Built before the services, which are given it; its servers' exits come back as stops written to the store.
   let servers: import('./runtime/servers.js').LobbyServers | undefined;
   try {
     if (config.readiness === 'run') {
@@ -204,23 +208,33 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
         how,
         workRoot: join(opts.dataDir, 'lobbies'),
         store,
-        lobbies: services.lobbies,
-        logs: services.logs,
+        onExit: (lobbyId, stop) => recordStop(store, clock.now(), lobbyId, stop),
+        lobbyToken: (game, lobbyId) => lobbyToken(secret, game, lobbyId),
+        logs,
         endpoint: () => front.endpoint,
         containerEndpoint: () => containerFront.endpoint,
         warn: (message) => console.error(`[emulator] ${message}`),
         owner,
         maxRunning: config.maxRunningLobbies,
         readyWindowMs: config.readyWindowMs,
-        now: () => (opts.clock ?? systemClock).now(),
+        now: () => clock.now(),
         ...opts.runtime,
       });
-      services.lobbies.runner = servers;
       // Before serving: the lobbies a dead predecessor of this replica left running are stopped, and its servers killed.
-      const recovered = await servers.recover((opts.clock ?? systemClock).now());
+      const recovered = await servers.recover(clock.now());
       if (recovered > 0)
         console.error(`[emulator] stopped ${recovered} ${recovered === 1 ? 'lobby' : 'lobbies'} whose servers this replica ran before it restarted (exit code ${OWNER_GONE_EXIT_CODE}, failed)`);
     }
+  } catch (err) {
+    await servers?.close();
+    await store.close();
+    await builds?.close().catch(() => {});
+    throw err;
+  }
+  const services = createServices({ store, blobs, names, clock, config, secret, faults, adminToken: opts.adminToken, logs, runner: servers });
+  const server = createEmulatorServer(services, front, tls);
+  const containerServer = builds?.containerListener && createEmulatorServer(services, containerFront);
+  try {
     await services.builds.removeLeftovers();
     if (builds !== undefined) {
       // The images of builds deleted while no serve ran (or before a kill) go now; a deleted build's image, at once.
@@ -258,7 +272,7 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
     SWEEP_INTERVAL_MS,
   );
   sweeper.unref();
-  const serverSweeper = servers && setInterval(() => void servers.sweep((opts.clock ?? systemClock).now()).catch(sweepFailed), SERVER_SWEEP_INTERVAL_MS);
+  const serverSweeper = servers && setInterval(() => void servers.sweep(clock.now()).catch(sweepFailed), SERVER_SWEEP_INTERVAL_MS);
   serverSweeper?.unref();
 
   let closing: Promise<void> | null = null;

@@ -4,8 +4,8 @@
 // command takes the endpoint when that process still runs and the endpoint answers to the data directory's own
 // tokens (the same secret: that emulator, not whatever took its port since), else refuses in one line.
 import { readFileSync } from 'node:fs';
-import { RefusedError } from '../errors.js';
 import { dataDirHolders, dataDirPaths, type ServerHold } from './datadir.js';
+import { EmulatorFailure } from './errors.js';
 import { gameTokens, type GameTokens } from './services/games.js';
 import { GAME_ID, NAMESPACE_ID } from './services/ids.js';
 
@@ -24,14 +24,15 @@ const PROBE_TIMEOUT_MS = 3_000;
 
 /**
  * The serve running on `dataDir` when there is one (undefined: none, the command opens the emulator itself);
- * a RefusedError naming its pid and endpoint when one holds the directory but cannot be used from here.
+ * a DATA_DIR_SERVED failure naming its pid and endpoint when one holds the directory but cannot be used from here.
  */
 export async function servingEmulator(dataDir: string): Promise<ServedEmulator | undefined> {
   const holders = await liveHolders(dataDir);
   if (holders.length === 0) return undefined;
   const hold = holders[0]!;
   const refuse = (why: string) =>
-    new RefusedError(
+    new EmulatorFailure(
+      'DATA_DIR_SERVED',
       `the data directory ${dataDir} is in use by \`gamehost emulator serve\` (pid ${hold.pid} at ${hold.endpoint}), ${why}: ` +
         `give --endpoint ${hold.endpoint} with its tokens, or stop it (kill ${hold.pid})`,
     );

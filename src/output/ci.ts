@@ -1,6 +1,7 @@
 // CI awareness: which environments are CI (no animations, no prompts), and the GitHub Actions job summary.
 import fs from 'node:fs';
-import type { Context, Env } from '../context.js';
+import type { BaseContext } from '../base-context.js';
+import type { Env } from '../shared/io.js';
 import { formatBytes, formatDuration } from './format.js';
 import { sanitizeLine } from './sanitize.js';
 
@@ -20,7 +21,7 @@ export function isCI(env: Env): boolean {
 }
 
 /** Spinners and redrawn progress lines: only on a terminal stderr, outside CI, and not with --quiet or TERM=dumb. */
-export function canAnimate(ctx: Context): boolean {
+export function canAnimate(ctx: BaseContext): boolean {
   return ctx.io.stderr.isTTY === true && !isCI(ctx.env) && !ctx.global.quiet && ctx.env.TERM !== 'dumb';
 }
 
@@ -39,7 +40,7 @@ const cell = (text: string) => sanitizeLine(text).replace(/\|/g, '\\|');
  * Appends a short markdown summary of a pushed build to $GITHUB_STEP_SUMMARY (set by GitHub Actions); a
  * summary that cannot be written is a warning, never a failed push.
  */
-export function appendBuildSummary(ctx: Context, tag: string, build: PushedBuild): void {
+export function appendBuildSummary(ctx: BaseContext, tag: string, build: PushedBuild): void {
   const file = ctx.env.GITHUB_STEP_SUMMARY;
   if (!file) return;
   const text = [
@@ -66,7 +67,7 @@ export function appendBuildSummary(ctx: Context, tag: string, build: PushedBuild
  * Under GitHub Actions, makes `build_id`, `upload_id`, `sha256` and `bytes` step outputs ($GITHUB_OUTPUT), so the next
  * step can use `${{ steps.push.outputs.build_id }}`. A file that cannot be written is a warning, never a failed push.
  */
-export function writeStepOutputs(ctx: Context, outputs: Record<string, string>): void {
+export function writeStepOutputs(ctx: BaseContext, outputs: Record<string, string>): void {
   const file = ctx.env.GITHUB_OUTPUT;
   if (!file) return;
   // Values are ids and hex digests; a newline in one would forge another output, so it is dropped.

@@ -1,11 +1,12 @@
 import { Chalk, type ChalkInstance } from 'chalk';
-import type { Context, OutStream } from '../context.js';
+import type { BaseContext } from '../base-context.js';
+import type { OutStream } from '../shared/io.js';
 
 /**
  * Colour for one stream: --no-color wins, then FORCE_COLOR, then NO_COLOR and TERM=dumb, then whether the
  * stream is a terminal.
  */
-export function colorEnabled(ctx: Context, stream: OutStream): boolean {
+export function colorEnabled(ctx: BaseContext, stream: OutStream): boolean {
   if (!ctx.global.color) return false;
   const force = ctx.env.FORCE_COLOR;
   if (force !== undefined && force !== '') return force !== '0' && force !== 'false';
@@ -14,6 +15,6 @@ export function colorEnabled(ctx: Context, stream: OutStream): boolean {
   return stream.isTTY === true;
 }
 
-export function styler(ctx: Context, stream: OutStream = ctx.io.stdout): ChalkInstance {
+export function styler(ctx: BaseContext, stream: OutStream = ctx.io.stdout): ChalkInstance {
   return new Chalk({ level: colorEnabled(ctx, stream) ? 1 : 0 });
 }

@@ -2,10 +2,11 @@
 // one), then the documentation link and what to do. An unexpected exception gets one line and a report file.
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Context } from '../context.js';
-import { ApiError, CliError, ExitCode } from '../errors.js';
+import type { BaseContext } from '../base-context.js';
+import { EmulatorFailure } from '../emulator/errors.js';
+import { ApiError, CliError, EmulatorFailedError, ExitCode } from '../errors.js';
 import { stateDir } from '../config/paths.js';
-import { envTokens, scrubTokens } from '../config/redact.js';
+import { envTokens, scrubTokens } from '../shared/redact.js';
 import { version } from '../version.js';
 import { styler } from './color.js';
 import { sanitizeLine } from './sanitize.js';
@@ -27,7 +28,9 @@ export function describeError(err: CliError): string {
   return line;
 }
 
-export function printError(ctx: Context, err: unknown): number {
+export function printError(ctx: BaseContext, err: unknown): number {
+  // The emulator's own failures are said as the CLI's errors are, with the exit code src/errors.ts gives their code.
+  if (err instanceof EmulatorFailure) err = new EmulatorFailedError(err);
   const c = styler(ctx, ctx.io.stderr);
   // Whatever an error quotes (input, a server's words), a token given to this process is never printed whole.
   const known = [ctx.global.token, ctx.global.namespaceToken, ...envTokens(ctx.env)];
@@ -49,7 +52,7 @@ export function printError(ctx: Context, err: unknown): number {
   return ExitCode.UNEXPECTED;
 }
 
-function writeCrashReport(ctx: Context, err: unknown, known: (string | undefined)[]): string | undefined {
+function writeCrashReport(ctx: BaseContext, err: unknown, known: (string | undefined)[]): string | undefined {
   try {
     const dir = path.join(stateDir(ctx.env), 'crash');
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });

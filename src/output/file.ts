@@ -3,7 +3,7 @@
 // device such as /dev/null, a FIFO, /dev/stdout or /dev/fd/N, a socket) is written straight into, and never
 // renamed over: renaming would replace the device with a regular file (as root) or fail (as anyone else).
 import fs from 'node:fs';
-import type { OutStream } from '../context.js';
+import type { OutStream } from '../shared/io.js';
 import { OutputClosedError, UsageError, describeFsError } from '../errors.js';
 
 /** Where the bytes go, written in order; commit() puts them in place, abort() removes what was written. */

@@ -1,7 +1,7 @@
-import type { Context } from '../context.js';
+import type { BaseContext } from '../base-context.js';
 
 /** The one JSON document a `--json` command puts on stdout. */
-export function writeJson(ctx: Context, value: unknown): void {
+export function writeJson(ctx: BaseContext, value: unknown): void {
   ctx.io.stdout.write(JSON.stringify(value, null, 2) + '\n');
 }
 
@@ -53,11 +53,11 @@ export function reformatJson(text: string, indent = 2): string {
 }
 
 /** The one JSON document on stdout, as the service wrote it (see reformatJson). */
-export function writeJsonText(ctx: Context, text: string): void {
+export function writeJsonText(ctx: BaseContext, text: string): void {
   ctx.io.stdout.write(reformatJson(text) + '\n');
 }
 
 /** One event of a JSON-lines stream on stderr (`--progress json`), stamped with the context's clock. */
-export function eventLine(ctx: Context, event: Record<string, unknown>): string {
+export function eventLine(ctx: BaseContext, event: Record<string, unknown>): string {
   return jsonLine({ ...event, time: new Date(ctx.now()).toISOString() });
 }

@@ -1,6 +1,7 @@
 // The one key/value renderer: a few named values about one thing (a lobby, a build, a profile, a summary).
 // People get `Label  value` lines with the labels aligned; scripts get `key<TAB>value` lines.
-import type { Context, OutStream } from '../context.js';
+import type { BaseContext } from '../base-context.js';
+import type { OutStream } from '../shared/io.js';
 import { fitLine, visibleWidth } from './format.js';
 import { sanitizeLine } from './sanitize.js';
 import { fit, paint, viewOptions, type ViewOptions } from './views/options.js';
@@ -46,6 +47,6 @@ export function formatRecord(fields: Field[], o: ViewOptions): string {
   return labelled(o, fields.map((f) => [f.label, sanitizeLine(String(f.value)), f.whole ?? true]));
 }
 
-export function renderRecord(ctx: Context, fields: Field[], stream: OutStream = ctx.io.stdout): string {
+export function renderRecord(ctx: BaseContext, fields: Field[], stream: OutStream = ctx.io.stdout): string {
   return formatRecord(fields, viewOptions(ctx, stream, false));
 }

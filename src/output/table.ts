@@ -5,7 +5,8 @@
 // huge table in quadratic time).
 import { Chalk } from 'chalk';
 import Table from 'cli-table3';
-import type { Context, OutStream } from '../context.js';
+import type { BaseContext } from '../base-context.js';
+import type { OutStream } from '../shared/io.js';
 import { colorEnabled } from './color.js';
 import { fitLine, PRINTABLE_ASCII, visibleWidth } from './format.js';
 import { sanitizeLine } from './sanitize.js';
@@ -73,11 +74,11 @@ export function isTerminal(stream: OutStream): boolean {
   return stream.isTTY === true;
 }
 
-export function tableLayout(ctx: Context, stream: OutStream = ctx.io.stdout, wide = false): TableLayout {
+export function tableLayout(ctx: BaseContext, stream: OutStream = ctx.io.stdout, wide = false): TableLayout {
   return { tty: isTerminal(stream), columns: stream.columns || 80, color: colorEnabled(ctx, stream), wide };
 }
 
-export function renderTable(ctx: Context, spec: TableSpec, stream: OutStream = ctx.io.stdout, wide = false): string {
+export function renderTable(ctx: BaseContext, spec: TableSpec, stream: OutStream = ctx.io.stdout, wide = false): string {
   return formatTable(spec, tableLayout(ctx, stream, wide));
 }
 

@@ -10,7 +10,7 @@ import pLimit, { type LimitFunction } from 'p-limit';
 import type { Dispatcher } from 'undici';
 import { USER_AGENT } from '../api/client.js';
 import { isRetryable, readText, responseError, send, toNetworkError, withRetries } from '../api/transport.js';
-import type { RetryPolicy } from '../api/retry.js';
+import type { RetryPolicy } from '../shared/retry.js';
 import { ApiError, UploadError } from '../errors.js';
 import type { Part } from './plan.js';
 import type { RateLimiter } from './ratelimit.js';

@@ -5,10 +5,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import type { Context } from '../context.js';
+import type { BaseContext } from '../base-context.js';
 import type { BuildCompression, BuildKind } from '../api/types.js';
 import { UsageError } from '../errors.js';
-import { compressFileLz4, startsWithLz4Magic } from './lz4.js';
+import { compressFileLz4, startsWithLz4Magic } from '../shared/lz4.js';
 
 export interface PreparedInput {
   /** The file whose bytes are uploaded. */
@@ -34,7 +34,7 @@ export function detectKind(dir: string): BuildKind | undefined {
 }
 
 export async function prepareInput(
-  ctx: Context,
+  ctx: BaseContext,
   source: string,
   want: { kind?: BuildKind; compression?: BuildCompression },
 ): Promise<PreparedInput> {

@@ -1,7 +1,7 @@
 // The one progress display for transfers (build push uploads, history export downloads), on stderr: a live line
 // on a terminal, plain lines in CI logs, one JSON object per line for dashboards, or nothing with --quiet.
 // An upload goes through phases a person can see: creating → uploading → completing → done.
-import type { Context } from '../context.js';
+import type { BaseContext } from '../base-context.js';
 import { ApiError, CliError } from '../errors.js';
 import { formatBytes, formatDuration, formatRate } from '../output/format.js';
 import { eventLine } from '../output/json.js';
@@ -12,7 +12,7 @@ import type { Part } from './plan.js';
 export type ProgressFlag = 'auto' | 'plain' | 'json' | 'none';
 export type ProgressMode = 'tty' | 'plain' | 'json' | 'none';
 
-export function progressMode(ctx: Context, flag: ProgressFlag): ProgressMode {
+export function progressMode(ctx: BaseContext, flag: ProgressFlag): ProgressMode {
   if (flag === 'json' || flag === 'none' || flag === 'plain') return flag;
   if (ctx.global.quiet) return 'none';
   return canRedraw(ctx) ? 'tty' : 'plain';
@@ -22,7 +22,7 @@ export function progressMode(ctx: Context, flag: ProgressFlag): ProgressMode {
  * A live line needs a terminal of known width: a pseudo-terminal without a window size (script(1) under a
  * harness, `docker run -t` in some CI) reports 0 columns, and the spinner would count its line as endless.
  */
-export function canRedraw(ctx: Context): boolean {
+export function canRedraw(ctx: BaseContext): boolean {
   return canAnimate(ctx) && (ctx.io.stderr.columns ?? 0) > 0;
 }
 
@@ -65,7 +65,7 @@ export class TransferProgress {
   private spinner?: Spinner;
 
   constructor(
-    private readonly ctx: Context,
+    private readonly ctx: BaseContext,
     readonly mode: ProgressMode,
   ) {}
 

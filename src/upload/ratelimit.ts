@@ -1,7 +1,7 @@
 // A token bucket shared by every part, so --limit-rate caps the whole upload, not each connection. It starts
 // empty and lends against the future: bytes released by time t never exceed rate × t, so the rate a person
 // sees never runs ahead of the limit.
-import { sleep } from '../api/retry.js';
+import { sleep } from '../shared/retry.js';
 
 export class RateLimiter {
   private tokens = 0;

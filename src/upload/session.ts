@@ -6,11 +6,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { ApiClient } from '../api/client.js';
 import { completeUpload, createBuild, isCompleteInProgress } from '../api/operations.js';
-import { sleep } from '../api/retry.js';
+import { sleep } from '../shared/retry.js';
 import { isRetryable } from '../api/transport.js';
 import type { BuildCompression, BuildKind, CreateBuildResponse } from '../api/types.js';
 import { emulatorDir, stateDir } from '../config/paths.js';
-import type { Context } from '../context.js';
+import type { BaseContext } from '../base-context.js';
 import { ApiError, CliError, InterruptedError, NetworkError, UploadError } from '../errors.js';
 import { formatDuration, formatTime } from '../output/format.js';
 import { uploadParts } from './engine.js';
@@ -52,7 +52,7 @@ export interface PushResult {
   duration_ms: number;
 }
 
-export async function pushSession(ctx: Context, api: ApiClient, o: SessionOptions, input: PreparedInput, started: number): Promise<PushResult> {
+export async function pushSession(ctx: BaseContext, api: ApiClient, o: SessionOptions, input: PreparedInput, started: number): Promise<PushResult> {
   const progress = new TransferProgress(ctx, o.progress);
   // Stops what the session started (the hash, parts in flight) on failure, and when Ctrl-C aborts ctx.signal.
   const session = new AbortController();
@@ -181,7 +181,7 @@ const COMPLETE_POLL_MIN_MS = 500;
 const COMPLETE_POLL_MAX_MS = 10_000;
 
 /** Completes the upload; while another completion of it is in progress, says so once and waits for it. */
-async function completeWhenFree(ctx: Context, api: ApiClient, uploadId: string, progress: TransferProgress): Promise<void> {
+async function completeWhenFree(ctx: BaseContext, api: ApiClient, uploadId: string, progress: TransferProgress): Promise<void> {
   const started = ctx.now();
   for (let told = false; ; told = true) {
     try {
@@ -240,7 +240,7 @@ function newTag(tag: string): string {
 
 /** The earlier run's build and its checked plan when it can still be finished, with its finished parts in `done`; else undefined. */
 function resumable(
-  ctx: Context,
+  ctx: BaseContext,
   journal: Journal | undefined,
   o: SessionOptions,
   input: PreparedInput,
@@ -275,7 +275,7 @@ function resumable(
 }
 
 /** Where this upload's resume journal lives; none for a file we made ourselves (it differs every run). */
-function journalFor(ctx: Context, api: ApiClient, o: SessionOptions, input: PreparedInput): Journal | undefined {
+function journalFor(ctx: BaseContext, api: ApiClient, o: SessionOptions, input: PreparedInput): Journal | undefined {
   if (input.temporary) return undefined;
   // The embedded emulator listens on a new port each run: key it by its data directory instead.
   const key = api.target.embedded ? `embedded:${emulatorDir(ctx.env)}` : api.target.endpoint;

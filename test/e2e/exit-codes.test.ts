@@ -5,7 +5,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { Env } from '../../src/context.js';
+import type { Env } from '../../src/shared/io.js';
 import { isolatedEnv, runCli } from '../helpers/cli.js';
 import { useEmulator } from '../helpers/emulator.js';
 

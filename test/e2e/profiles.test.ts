@@ -7,7 +7,7 @@ import path from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli.js';
-import type { Env } from '../../src/context.js';
+import type { Env } from '../../src/shared/io.js';
 import { FAST_RETRY, isolatedEnv, plain, runCli } from '../helpers/cli.js';
 import { startTestEmulator } from '../helpers/emulator.js';
 

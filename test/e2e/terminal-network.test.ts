@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Env } from '../../src/context.js';
+import type { Env } from '../../src/shared/io.js';
 import { isolatedEnv, runCli, tempDir } from '../helpers/cli.js';
 import { endpointEnv, startTestEmulator, useEmulator } from '../helpers/emulator.js';
 import { BIN } from '../helpers/bin.js';

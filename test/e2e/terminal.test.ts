@@ -3,7 +3,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Env } from '../../src/context.js';
+import type { Env } from '../../src/shared/io.js';
 import { isolatedEnv, plain, runCli } from '../helpers/cli.js';
 import { useEmulator } from '../helpers/emulator.js';
 

@@ -22,13 +22,13 @@ async function live(t: TestEmulator, clock: ManualClock, lives: Life[]): Promise
   ]);
   events.sort((x, y) => x.at - y.at);
   const ids: Record<string, string> = {};
-  const { lobbies } = t.services;
+  const { lobbies, matchmaking } = t.services;
   for (const e of events) {
     clock.advance(e.at - clock.now());
     if (e.stop) await lobbies.stop(ids[e.name]!, { exitCode: 0 });
     else
       ids[e.name] = (
-        await lobbies.create(t.services.games.seeded, 'public', { gameMode: e.mode, regionId: e.region, maxPlayers: 8, publicity: 'public', tags: {}, lobbyConfig: undefined }, '127.0.0.1')
+        await matchmaking.create(t.services.games.seeded, 'public', { gameMode: e.mode, regionId: e.region, maxPlayers: 8, publicity: 'public', tags: {}, lobbyConfig: undefined }, '127.0.0.1')
       ).lobbyId;
   }
   return ids;

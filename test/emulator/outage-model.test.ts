@@ -12,7 +12,8 @@ import { prepareDataDir } from '../../src/emulator/datadir.js';
 import { mulberry32 } from '../../src/emulator/faults.js';
 import { LobbyServers } from '../../src/emulator/runtime/servers.js';
 import type { Game } from '../../src/emulator/services/games.js';
-import { Lobbies } from '../../src/emulator/services/lobbies.js';
+import { recordStop } from '../../src/emulator/services/lobbies.js';
+import { lobbyToken } from '../../src/emulator/services/lobby-calls.js';
 import { LobbyLogs } from '../../src/emulator/services/logs.js';
 import { systemClock } from '../../src/emulator/services/clock.js';
 import { SqliteStore } from '../../src/emulator/stores/sqlite.js';
@@ -90,7 +91,7 @@ describe.skipIf(!POSIX)('the records of running servers through a flapping store
       const real = SqliteStore.open(join(dataDir, 'emulator.db'));
       const conn = flapping(real);
       const config = { ...DEFAULT_CONFIG, readiness: 'run' as const, run: 'unused' };
-      const lobbies = new Lobbies({ store: conn.store, clock: systemClock, config, secret: Buffer.alloc(32, 1) });
+      const secret = Buffer.alloc(32, 1);
       const logs = new LobbyLogs({ store: conn.store, blobs: {} as BlobStore, clock: systemClock, config });
       const owner = { replica: `r-${seed}`, pid: process.pid, start: 1 };
       const warnings: string[] = [];
@@ -99,7 +100,8 @@ describe.skipIf(!POSIX)('the records of running servers through a flapping store
         how: (_game, lobby) => ({ command: `i=0; while [ $i -lt 300 ]; do echo "$i"; [ $((i % 50)) -eq 0 ] && echo "e$i" >&2; i=$((i+1)); done; exit ${lobby.max_players}` }),
         workRoot: join(dataDir, 'lobbies'),
         store: conn.store,
-        lobbies,
+        onExit: (lobbyId, stop) => recordStop(conn.store, systemClock.now(), lobbyId, stop),
+        lobbyToken: (game, lobbyId) => lobbyToken(secret, game, lobbyId),
         logs,
         endpoint: () => 'http://127.0.0.1:9',
         warn: (m) => warnings.push(m),
@@ -110,7 +112,6 @@ describe.skipIf(!POSIX)('the records of running servers through a flapping store
         readyWindowMs: 60_000,
         now: () => Date.now(),
       });
-      lobbies.runner = servers;
       close = async () => {
         conn.set('up');
         await servers.close();

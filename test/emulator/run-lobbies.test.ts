@@ -206,7 +206,7 @@ describe.skipIf(!POSIX)('readiness run: lobbies whose servers the emulator runs'
       const found = await mine.call('POST', '/matchmaker/lobbies/find', { token: mine.tokens.public, body: { game_modes: ['default'], tags: { fresh: '1' } } });
       expect(found.json.code).toBe('MATCHMAKER_TOO_MANY_LOBBIES');
       // One that a running lobby takes is not: the bound is of servers, not of players.
-      for (const a of ok) await mine.services.lobbies.ready({ mode: 'lobby', game: mine.services.games.seeded, lobbyId: a.json.lobby.lobby_id });
+      for (const a of ok) await mine.services.lobbyCalls.ready({ mode: 'lobby', game: mine.services.games.seeded, lobbyId: a.json.lobby.lobby_id });
       const joins = await mine.call('POST', '/matchmaker/lobbies/find', { token: mine.tokens.public, body: { game_modes: ['default'] } });
       expect(joins.status).toBe(200);
       expect(ok.map((a) => a.json.lobby.lobby_id)).toContain(joins.json.lobby.lobby_id);

@@ -18,7 +18,7 @@ import { LOBBY_TIER } from '../../src/emulator/services/environment.js';
 import { stallProxy, type StallProxy } from '../helpers/stall-proxy.js';
 import { processStart } from '../../src/emulator/runtime/process.js';
 import { RunnerError, type OutputStream, type RunningServer } from '../../src/emulator/runtime/runtime.js';
-import { compressFileLz4 } from '../../src/upload/lz4.js';
+import { compressFileLz4 } from '../../src/shared/lz4.js';
 import { tempDir } from '../helpers/cli.js';
 import { DOCKER, DOCKER_PRESENT, freePort, nodeImageTar } from '../helpers/docker.js';
 import { until } from '../helpers/lobby-server.js';
@@ -301,6 +301,10 @@ describe.skipIf(!DOCKER_PRESENT || process.platform !== 'linux')('the Docker cli
   let proxy: StallProxy;
   let through: DockerDaemon;
   let runner: DockerRunner;
+  // The stall test's client and runner: calls that time out after 2 s. The others keep the default timeout, since a
+  // container's start took over 2 s on this busy 2-core machine and failed a test that stalls nothing.
+  let quick: DockerDaemon;
+  let quickRunner: DockerRunner;
   const containers = () => docker.listContainers([`${LABELS.dataDir}=${dataDir}`]);
 
   beforeAll(async () => {
@@ -309,13 +313,17 @@ describe.skipIf(!DOCKER_PRESENT || process.platform !== 'linux')('the Docker cli
     const address = engineAddress(process.env);
     const origin = new URL(address.origin);
     proxy = address.socketPath !== undefined ? await stallProxy(address.socketPath) : await stallProxy(origin.hostname, Number(origin.port));
-    through = await connectDocker({ DOCKER_HOST: `tcp://${proxy.host}:${proxy.port}` }, { timeoutMs: 2_000 });
+    through = await connectDocker({ DOCKER_HOST: `tcp://${proxy.host}:${proxy.port}` });
+    quick = await connectDocker({ DOCKER_HOST: `tcp://${proxy.host}:${proxy.port}` }, { timeoutMs: 2_000 });
     const bridge = await emulatorNetwork(docker, dataDir);
-    runner = new DockerRunner(through, { image, owner: { dataDir, replica: 'bad', pidStart: Date.now() }, network: { mode: 'bridge', name: bridge.name, publishOn: '127.0.0.1', emulatorHost: bridge.gateway } });
+    const runnerOptions = { image, owner: { dataDir, replica: 'bad', pidStart: Date.now() }, network: { mode: 'bridge' as const, name: bridge.name, publishOn: '127.0.0.1', emulatorHost: bridge.gateway } };
+    runner = new DockerRunner(through, runnerOptions);
+    quickRunner = new DockerRunner(quick, runnerOptions);
   }, 120_000);
   afterAll(async () => {
     proxy?.resume();
     await through?.close().catch(() => {});
+    await quick?.close().catch(() => {});
     await proxy?.close();
     for (const c of await containers().catch(() => [])) await docker.removeContainer(c.Id).catch(() => {});
     await docker.removeNetwork(networkName(dataDir)).catch(() => {});
@@ -364,8 +372,8 @@ describe.skipIf(!DOCKER_PRESENT || process.platform !== 'linux')('the Docker cli
   it('every call but the waits has a timeout: a daemon that answers nothing is one line naming the call, not a hang', async () => {
     proxy.stall();
     try {
-      await expect(through.listContainers([])).rejects.toThrow(`the Docker daemon at tcp://${proxy.host}:${proxy.port} did not answer GET /containers/json within 2 s`);
-      const err = await runner.start({ env: {}, workDir: tempDir(), ports: [], onLine: () => {} }).catch((e: unknown) => e);
+      await expect(quick.listContainers([])).rejects.toThrow(`the Docker daemon at tcp://${proxy.host}:${proxy.port} did not answer GET /containers/json within 2 s`);
+      const err = await quickRunner.start({ env: {}, workDir: tempDir(), ports: [], onLine: () => {} }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(RunnerError);
       expect((err as Error).message).toBe(`Docker could not create a container of ${image}: the Docker daemon at tcp://${proxy.host}:${proxy.port} did not answer POST /containers/create within 2 s`);
     } finally {

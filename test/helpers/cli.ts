@@ -6,7 +6,7 @@ import { syncBuiltinESMExports } from 'node:module';
 import threads from 'node:worker_threads';
 import { main } from '../../src/cli.js';
 import { CsvStreamParser } from '../../src/output/csv.js';
-import type { Env } from '../../src/context.js';
+import type { Env } from '../../src/shared/io.js';
 import { expect, inject } from 'vitest';
 
 export interface RunResult {

@@ -9,13 +9,13 @@ import path from 'node:path';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
-/** The first src/ file that dist/ does not reflect (newer than its .js, or without one), relative to the root. */
+/** The first src/ file that dist/ does not reflect (newer than its .js or .cjs, or without one), relative to the root. */
 export function staleSource(root = ROOT): string | undefined {
   const src = path.join(root, 'src');
   for (const entry of fs.readdirSync(src, { recursive: true, withFileTypes: true })) {
-    if (!entry.isFile() || !entry.name.endsWith('.ts') || entry.name.endsWith('.d.ts')) continue;
+    if (!entry.isFile() || !/\.c?ts$/.test(entry.name) || entry.name.endsWith('.d.ts')) continue;
     const file = path.join(entry.parentPath, entry.name);
-    const built = path.join(root, 'dist', path.relative(src, file)).replace(/\.ts$/, '.js');
+    const built = path.join(root, 'dist', path.relative(src, file)).replace(/\.(c?)ts$/, '.$1js');
     let builtAt: number;
     try {
       builtAt = fs.statSync(built).mtimeMs;

@@ -1,6 +1,7 @@
 import { PassThrough, Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createContext, type Env } from '../../src/context.js';
+import { createContext } from '../../src/context.js';
+import type { Env } from '../../src/shared/io.js';
 import { DEFAULT_GLOBALS } from '../../src/globals.js';
 import { canAnimate, isCI } from '../../src/output/ci.js';
 

@@ -1,25 +1,51 @@
-// Imports point down: the layers below the commands (api, config, output, upload, emulator) never import a
-// command module, so each can be used, tested and loaded without the command tree.
-import fs from 'node:fs';
+// Imports point one way, down this table, and never in a circle (type-only and dynamic imports count too): the
+// shared leaves import nothing of src/; the emulator, a service of its own, imports only itself and them; the CLI's
+// layers never import the commands nor the context that builds on them. docs/development.md says why.
 import path from 'node:path';
-import { expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { importCircles, layerViolations, type Layer } from '../helpers/layers.js';
 
 const SRC = path.resolve(__dirname, '../../src');
-const BELOW = ['api', 'config', 'output', 'upload', 'emulator'];
+const FIXTURE = path.resolve(__dirname, '../fixtures/layers');
 
-function files(dir: string): string[] {
-  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : []));
-}
+const BELOW_COMMANDS = ['api', 'config', 'output', 'upload'];
+const LAYERS: Layer[] = [
+  { name: 'shared', holds: ['shared/'], may: ['shared'] },
+  { name: 'emulator', holds: ['emulator/'], may: ['emulator', 'shared'] },
+  // The CLI's own leaves; errors.ts names the emulator's failure codes to give each its exit code.
+  { name: 'core', holds: ['base-context.ts', 'errors.ts', 'globals.ts', 'help.cts', 'timeparse.ts', 'uuid.ts', 'version.ts'], may: ['core', 'emulator', 'shared'] },
+  ...BELOW_COMMANDS.map((name) => ({ name, holds: [`${name}/`], may: [...BELOW_COMMANDS, 'core', 'emulator', 'shared'] })),
+  { name: 'context', holds: ['context.ts'], may: ['context', ...BELOW_COMMANDS, 'core', 'emulator', 'shared'] },
+  { name: 'commands', holds: ['commands/'], may: ['commands', 'context', ...BELOW_COMMANDS, 'core', 'emulator', 'shared'] },
+  { name: 'cli', holds: ['cli.ts'], may: ['cli', 'commands', 'context', ...BELOW_COMMANDS, 'core', 'emulator', 'shared'] },
+];
 
-it('no module below the commands imports from src/commands', () => {
-  const upward: string[] = [];
-  for (const layer of BELOW) {
-    for (const file of files(path.join(SRC, layer))) {
-      for (const m of fs.readFileSync(file, 'utf8').matchAll(/(?:from|import\()\s*'([^']+)'/g)) {
-        const target = path.resolve(path.dirname(file), m[1]!);
-        if (m[1]!.startsWith('.') && target.startsWith(path.join(SRC, 'commands') + path.sep)) upward.push(`${path.relative(SRC, file)} -> ${m[1]}`);
-      }
-    }
-  }
-  expect(upward).toEqual([]);
+describe('src/', () => {
+  it('every file is in a layer, and imports only what its layer may', () => {
+    expect(layerViolations(SRC, LAYERS)).toEqual([]);
+  });
+
+  it('no module below the commands imports from src/commands', () => {
+    expect(layerViolations(SRC, LAYERS).filter((v) => v.endsWith('-> commands)'))).toEqual([]);
+  });
+
+  it('has no import circles', () => {
+    expect(importCircles(SRC)).toEqual([]);
+  });
+});
+
+// The checker on a small tree that breaks each rule (test/fixtures/layers/), so that it cannot pass by seeing nothing.
+describe('the checker', () => {
+  it('reports upward imports (re-exports, type-only and dynamic ones too) and a file in no layer', () => {
+    expect(layerViolations(FIXTURE, LAYERS).sort()).toEqual([
+      'emulator/store.ts -> ../commands/run.js (emulator -> commands)',
+      'emulator/store.ts -> ../upload/send.js (emulator -> upload)',
+      'shared/upward.ts -> ../upload/send.js (shared -> upload)',
+      'stray.ts is in no layer',
+    ]);
+  });
+
+  it('reports a circle of a type-only and a dynamic import', () => {
+    expect(importCircles(FIXTURE)).toEqual(['api/a.ts -> api/b.ts -> api/a.ts']);
+  });
 });

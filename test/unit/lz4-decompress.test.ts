@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { compressFileLz4, decompressLz4, LZ4_MAGIC, Lz4FormatError } from '../../src/upload/lz4.js';
+import { compressFileLz4, decompressLz4, LZ4_MAGIC, Lz4FormatError } from '../../src/shared/lz4.js';
 import { tempDir } from '../helpers/cli.js';
 
 const lz4 = createRequire(import.meta.url)('lz4-napi') as {

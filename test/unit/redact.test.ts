@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { envTokens, redactToken, redactUrl, scrubTokens } from '../../src/config/redact.js';
+import { envTokens, redactToken, redactUrl, scrubTokens } from '../../src/shared/redact.js';
 
 describe('redactToken', () => {
   it('keeps the kind label and three characters from each end', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { backoffMs, parseRetryAfter } from '../../src/api/retry.js';
+import { backoffMs, parseRetryAfter } from '../../src/shared/retry.js';
 
 describe('parseRetryAfter', () => {
   const now = Date.UTC(2026, 10, 21, 12, 0, 0);

@@ -282,7 +282,7 @@ export default defineCommand({
 });
 
 async function run(ctx: Context, o: ServeOptions): Promise<void> {
-  const [{ holdDataDir, startEmulator, BucketSettingsError }, { renderRecord }] = await Promise.all([import('../../emulator/index.js'), import('../../output/record.js')]);
+  const [{ holdDataDir, startEmulator, BucketSettingsError, EmulatorFailure }, { renderRecord }] = await Promise.all([import('../../emulator/index.js'), import('../../output/record.js')]);
   const { tls } = o;
   const emu = await startEmulator({
     dataDir: o.dataDir,
@@ -310,6 +310,8 @@ async function run(ctx: Context, o: ServeOptions): Promise<void> {
     if (err instanceof Error && err.name === 'RunnerError') throw new StoreOpenError(`--run-build: ${err.message}`, ExitCode.UNAVAILABLE);
     if (err instanceof BucketSettingsError)
       throw new ResponseError(err.message, 'check the bucket, AWS_ENDPOINT_URL (or AWS_ENDPOINT_URL_S3), AWS_REGION and the credentials');
+    // Said as the emulator says it: its code is not a driver's.
+    if (err instanceof EmulatorFailure) throw err;
     throw storeOpenError(err, o.database);
   });
   // `emulator reset` refuses to delete the data while this server holds it, and embedded commands on it talk to it.

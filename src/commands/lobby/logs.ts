@@ -224,7 +224,7 @@ async function followLines(
 ): Promise<Answer<LobbyLogsResponse> | number> {
   const [{ getLobbyLogLines }, { sleep }, { checkLogLines, logEntries, mergeEntries }, { InterruptedError, NetworkError: Network }] = await Promise.all([
     import('../../api/operations.js'),
-    import('../../api/retry.js'),
+    import('../../shared/retry.js'),
     import('../../output/views/log-lines.js'),
     import('../../errors.js'),
   ]);

@@ -24,7 +24,7 @@ function tokenKinds(p: Profile): string {
 async function run(ctx: Context, o: ListOptions): Promise<void> {
   const [{ readProfiles }, { redactToken }, { writeJson }] = await Promise.all([
     import('../../config/profiles.js'),
-    import('../../config/redact.js'),
+    import('../../shared/redact.js'),
     import('../../output/json.js'),
   ]);
   const data = await readProfiles(ctx);

@@ -33,7 +33,7 @@ const OVERRIDES: [what: string, vars: string[]][] = [
 async function run(ctx: Context, o: ShowOptions): Promise<void> {
   const [{ configFile, noSuchProfile, readProfiles, selectProfile }, { redactToken }, { writeJson }] = await Promise.all([
     import('../../config/profiles.js'),
-    import('../../config/redact.js'),
+    import('../../shared/redact.js'),
     import('../../output/json.js'),
   ]);
   const data = await readProfiles(ctx);

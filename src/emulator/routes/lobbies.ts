@@ -3,9 +3,11 @@
 import { fail } from '../errors.js';
 import { regionUuid } from '../services/ids.js';
 import type { LobbyPort } from '../services/environment.js';
-import type { FindRequest, LobbyRequest, LobbySeat, LobbyState, StopOptions, StoppedLobby } from '../services/lobbies.js';
+import type { LobbyState, StopOptions, StoppedLobby } from '../services/lobbies.js';
+import type { FindRequest, LobbyRequest, LobbySeat } from '../services/matchmaking.js';
 import { LOBBY_HOSTNAME } from '../services/ports.js';
 import type { RateCounter } from '../services/ratelimit.js';
+import { regionList } from '../services/regions.js';
 import type { Reply, RequestContext } from './context.js';
 import {
   authorization,
@@ -136,18 +138,18 @@ const EMPTY: Reply = { status: 200, json: {} };
 
 export async function createLobby(rc: RequestContext): Promise<Reply> {
   const address = limit(rc, 'create');
-  const { auth, config, lobbies } = rc.services;
+  const { auth, config, matchmaking } = rc.services;
   const { mode, game } = await auth.namespace(authorization(rc), config.tokenless);
-  const seat = await lobbies.create(game, mode, lobbyRequest(await readJson(rc)), address);
+  const seat = await matchmaking.create(game, mode, lobbyRequest(await readJson(rc)), address);
   return { status: 200, json: seatView(seat) };
 }
 
 export async function findLobby(rc: RequestContext): Promise<Reply> {
   const address = limit(rc, 'find');
   const request = findRequest(await readJson(rc));
-  const { auth, config, lobbies } = rc.services;
+  const { auth, config, matchmaking } = rc.services;
   const { mode, game } = await auth.namespace(authorization(rc), config.tokenless);
-  return { status: 200, json: seatView(await lobbies.find(game, mode, request, address)) };
+  return { status: 200, json: seatView(await matchmaking.find(game, mode, request, address)) };
 }
 
 export async function joinLobby(rc: RequestContext): Promise<Reply> {
@@ -155,12 +157,12 @@ export async function joinLobby(rc: RequestContext): Promise<Reply> {
   const body = await readJson(rc);
   const lobbyId = reqString(body, 'lobby_id');
   checkCaptcha(body);
-  const { auth, config, lobbies } = rc.services;
+  const { auth, config, matchmaking } = rc.services;
   const { mode, game } = await auth.namespace(authorization(rc), config.tokenless);
   // Not a UUID: no such lobby, as the service answers.
   if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(lobbyId) && mode !== 'dev')
     fail('MATCHMAKER_LOBBY_NOT_FOUND', { lobby_id: lobbyId });
-  return { status: 200, json: seatView(await lobbies.joinById(game, mode, lobbyId.toLowerCase(), address)) };
+  return { status: 200, json: seatView(await matchmaking.joinById(game, mode, lobbyId.toLowerCase(), address)) };
 }
 
 export async function listLobbies(rc: RequestContext): Promise<Reply> {
@@ -173,9 +175,9 @@ export async function listLobbies(rc: RequestContext): Promise<Reply> {
 
 export async function listRegions(rc: RequestContext): Promise<Reply> {
   limit(rc, 'regions');
-  const { auth, config, lobbies } = rc.services;
+  const { auth, config } = rc.services;
   const { mode, game } = await auth.namespace(authorization(rc), config.tokenless);
-  return { status: 200, json: { regions: lobbies.regions(game, mode) } };
+  return { status: 200, json: { regions: regionList(game, mode) } };
 }
 
 export async function lobbyReady(rc: RequestContext): Promise<Reply> {
@@ -183,7 +185,7 @@ export async function lobbyReady(rc: RequestContext): Promise<Reply> {
   const caller = await rc.services.auth.lobby(authorization(rc));
   // The body is ignored, as the server ignores it.
   rc.req.resume();
-  await rc.services.lobbies.ready(caller);
+  await rc.services.lobbyCalls.ready(caller);
   return EMPTY;
 }
 
@@ -192,7 +194,7 @@ export async function lobbyClosed(rc: RequestContext): Promise<Reply> {
   const caller = await rc.services.auth.lobby(authorization(rc));
   const closed = optBoolean(await readJson(rc), 'is_closed');
   if (closed === undefined) fail('API_BAD_BODY', { reason: 'is_closed is required.' });
-  await rc.services.lobbies.setClosed(caller, closed);
+  await rc.services.lobbyCalls.setClosed(caller, closed);
   return EMPTY;
 }
 
@@ -202,16 +204,16 @@ export async function setLobbyState(rc: RequestContext): Promise<Reply> {
   const text = (await readText(rc)).trim();
   // Any JSON value, kept as given; an empty body clears the state.
   if (text !== '') parseJson(text);
-  await rc.services.lobbies.setState(caller, text === '' ? null : text);
+  await rc.services.lobbyCalls.setState(caller, text === '' ? null : text);
   return EMPTY;
 }
 
 export async function getLobbyState(rc: RequestContext): Promise<Reply> {
   limit(rc, 'lobby');
-  const { auth, config, lobbies } = rc.services;
+  const { auth, config, lobbyCalls } = rc.services;
   const lobbyId = rc.params.lobby_id!;
   const game = await auth.stateReader(authorization(rc), lobbyId, config.tokenless);
-  return { status: 200, json: await lobbies.getState(game, lobbyId) };
+  return { status: 200, json: await lobbyCalls.getState(game, lobbyId) };
 }
 
 function playerToken(body: JsonObject): string {
@@ -221,14 +223,14 @@ function playerToken(body: JsonObject): string {
 export async function playerConnected(rc: RequestContext): Promise<Reply> {
   limit(rc, 'players');
   const caller = await rc.services.auth.lobby(authorization(rc));
-  await rc.services.lobbies.playerConnected(caller, playerToken(await readJson(rc)));
+  await rc.services.lobbyCalls.playerConnected(caller, playerToken(await readJson(rc)));
   return EMPTY;
 }
 
 export async function playerDisconnected(rc: RequestContext): Promise<Reply> {
   limit(rc, 'players');
   const caller = await rc.services.auth.lobby(authorization(rc));
-  await rc.services.lobbies.playerDisconnected(caller, playerToken(await readJson(rc)));
+  await rc.services.lobbyCalls.playerDisconnected(caller, playerToken(await readJson(rc)));
   return EMPTY;
 }
 
@@ -284,7 +286,7 @@ export async function adminStopLobby(rc: RequestContext): Promise<Reply> {
 export async function adminJoinLobby(rc: RequestContext): Promise<Reply> {
   // No fields yet, but the body rules (known length, a JSON object) hold as on every POST.
   await readJson(rc, { emptyIsObject: true });
-  const joined = await rc.services.lobbies.join(rc.params.lobby_id!);
+  const joined = await rc.services.matchmaking.join(rc.params.lobby_id!);
   return {
     status: 200,
     json: {
@@ -301,9 +303,9 @@ export async function adminJoinLobby(rc: RequestContext): Promise<Reply> {
  * a server started by hand; what `gamehost emulator lobby env` prints.
  */
 export async function adminLobbyEnv(rc: RequestContext): Promise<Reply> {
-  const { games, lobbies } = rc.services;
+  const { games, lobbyCalls } = rc.services;
   const lobbyId = rc.params.lobby_id!;
   const game = await games.ofLobby(lobbyId);
   if (game === undefined) fail('API_NOT_FOUND', { what: `Lobby ${lobbyId}` });
-  return { status: 200, json: { lobby_id: lobbyId, env: await lobbies.environment(game, lobbyId, origin(rc)) } };
+  return { status: 200, json: { lobby_id: lobbyId, env: await lobbyCalls.environment(game, lobbyId, origin(rc)) } };
 }

@@ -3,16 +3,18 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import { ERRORS, EmulatorError, errorBody, fail, type ErrorCode, type ErrorParams } from '../errors.js';
-import { injectFault, type Faults } from '../faults.js';
+import type { Faults } from '../faults.js';
 import { MAX_PARTS } from '../services/builds.js';
 import { GAME_ID, NAMESPACE_ID, isUuid } from '../services/ids.js';
 import type { Services } from '../services/index.js';
 import { adminDeleteBuild, adminListBuilds, completeUpload, createBuild, listGameBuilds, putPart } from './builds.js';
 import type { Handler, Reply, RequestContext } from './context.js';
+import { injectFault } from './faults.js';
 import { adminCreateGame, adminDeleteGame, adminListGames, getGame, inspect } from './games.js';
 import { downloadExport, exportHistory } from './history.js';
 import { downloadLogExport, exportLobbyLogs, getLobbyLogLines } from './logs.js';
 import { createPublicToken } from './tokens.js';
+import { validateGameVersion } from './versions.js';
 import {
   adminJoinLobby,
   adminLobbyEnv,
@@ -84,6 +86,7 @@ const ROUTES: Route[] = [
   route('GET', '/matchmaker/players/statistics', playerStatistics),
   route('GET', '/cloud/auth/inspect', inspect),
   route('GET', '/cloud/games/:game_id', getGame),
+  route('POST', '/cloud/games/:game_id/versions/validate', validateGameVersion),
   route('GET', '/cloud/games/:game_id/namespaces/:namespace_id/logs/lobbies/:lobby_id', getLobbyLogs),
   route('POST', '/cloud/games/:game_id/matchmaker/lobbies/export-history', exportHistory),
   route('GET', '/cloud/games/:game_id/matchmaker/lobbies/:lobby_id/logs', getLobbyLogLines),

@@ -12,7 +12,7 @@ import { dirname, join, posix } from 'node:path';
 import { Readable } from 'node:stream';
 import { createGunzip, type Gunzip } from 'node:zlib';
 import { Header, Pax } from 'tar';
-import { ByteReader, decompressLz4, Lz4FormatError } from '../../upload/lz4.js';
+import { ByteReader, decompressLz4, Lz4FormatError } from '../../shared/lz4.js';
 import { EngineError, type DockerEngine } from './engine-api.js';
 import { RunnerError } from './runtime.js';
 

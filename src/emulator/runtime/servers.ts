@@ -3,7 +3,7 @@
 // window, the game deleted), and stopped with their lobbies when the emulator closes. The one place the handles live.
 import { constants } from 'node:os';
 import type { Game } from '../services/games.js';
-import type { Lobbies } from '../services/lobbies.js';
+import type { StopOptions } from '../services/lobbies.js';
 import { lobbyEnvironment, lobbyPorts } from '../services/environment.js';
 import type { LobbyRow, Store } from '../stores/store.js';
 import { collectGarbage } from './collect.js';
@@ -41,7 +41,13 @@ export interface LobbyServersOptions {
   /** The lobbies' working directories go under it, one each. */
   workRoot: string;
   store: Store;
-  lobbies: Lobbies;
+  /**
+   * Records a lobby stopped by its server's end (or by finding its server gone); true when this stopped it, false
+   * when it had stopped already (and keeps that stop).
+   */
+  onExit(lobbyId: string, stop: StopOptions): Promise<boolean>;
+  /** A lobby's token, for its server's environment (RIVET_TOKEN). */
+  lobbyToken(game: Game, lobbyId: string): string;
   logs: LogSink;
   /** Where a command's server runs on Linux, each in a cgroup of its lobby's (undefined: a process group). */
   cgroups?: Cgroups;
@@ -168,7 +174,7 @@ export class LobbyServers {
    * (what is known: nothing ran it). Answers how many lobbies it stopped.
    */
   private async reconcile(): Promise<number> {
-    const { store, lobbies, owner } = this.opts;
+    const { store, owner } = this.opts;
     let stopped = 0;
     for (const row of await store.ownedLobbies(owner.replica)) {
       if (row.owner_pid === owner.pid && row.owner_start === owner.start) {
@@ -177,8 +183,7 @@ export class LobbyServers {
         if (this.reserved > 0 || this.runs.has(id) || this.starting.has(id) || this.exiting.has(id)) continue;
       } else if (row.owner_pid !== null && row.owner_start !== null && (await isSameProcess(row.owner_pid, row.owner_start))) continue;
       else if (row.server_pid !== null && row.server_start !== null) await killLeftover(row.server_pid, row.server_start);
-      const result = await lobbies.stop(row.lobby_id, { exitCode: OWNER_GONE_EXIT_CODE, failed: true });
-      if (result !== null && !result.alreadyStopped) stopped++;
+      if (await this.opts.onExit(row.lobby_id, { exitCode: OWNER_GONE_EXIT_CODE, failed: true })) stopped++;
     }
     // The empty working directories a dead predecessor's servers left (a running lobby's, another emulator's, stays).
     // A store that does not answer keeps them all, for the next start.
@@ -196,7 +201,6 @@ export class LobbyServers {
   }
 
   private async startServer(game: Game, lobby: LobbyRow): Promise<void> {
-    const { lobbies } = this.opts;
     if (this.closing) {
       this.release();
       return;
@@ -230,7 +234,7 @@ export class LobbyServers {
             : how;
       run = await startLobbyServer({
         lobbyId: lobby.lobby_id,
-        env: { ...this.opts.passEnv, ...lobbyEnvironment({ lobby, endpoint, token: lobbies.lobbyToken(game, lobby.lobby_id) }) },
+        env: { ...this.opts.passEnv, ...lobbyEnvironment({ lobby, endpoint, token: this.opts.lobbyToken(game, lobby.lobby_id) }) },
         ports,
         run: what,
         workRoot: this.opts.workRoot,
@@ -286,7 +290,7 @@ export class LobbyServers {
   private async recordExit(lobbyId: string, code: number, at: number): Promise<void> {
     this.exiting.add(lobbyId);
     try {
-      await this.gate.run(() => this.opts.lobbies.stop(lobbyId, { exitCode: code, failed: code !== 0, at }));
+      await this.gate.run(() => this.opts.onExit(lobbyId, { exitCode: code, failed: code !== 0, at }));
     } catch (err) {
       this.opts.warn(`lobby ${lobbyId}: its server's exit (${code}) was not recorded: ${(err as Error).message}`);
     } finally {

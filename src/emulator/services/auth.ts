@@ -2,7 +2,7 @@
 // there (neither deleted nor expired), whichever process deleted it.
 import { fail } from '../errors.js';
 import type { Game, Games } from './games.js';
-import type { LobbyCaller } from './lobbies.js';
+import type { LobbyCaller } from './lobby-calls.js';
 import { signToken, verifyToken, type TokenClaims } from './tokens.js';
 
 const TOKEN_CACHE_MAX = 1024;

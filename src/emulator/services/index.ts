@@ -7,12 +7,15 @@ import type { StoreName } from '../stores/unavailable.js';
 import { AdminGuard } from './admin.js';
 import { Auth } from './auth.js';
 import { Builds } from './builds.js';
+import type { LobbyServerRunner } from './capacity.js';
 import type { Clock } from './clock.js';
 import { Games } from './games.js';
 import { Health } from './health.js';
 import { History } from './history.js';
 import { Lobbies } from './lobbies.js';
-import { LobbyLogs, type LogWatchTiming } from './logs.js';
+import { LobbyCalls } from './lobby-calls.js';
+import type { LobbyLogs } from './logs.js';
+import { Matchmaking } from './matchmaking.js';
 import { RateLimits } from './ratelimit.js';
 import { Statistics } from './statistics.js';
 
@@ -29,8 +32,10 @@ export interface ServiceDeps {
   adminToken?: string;
   /** Injected failures that act inside a service (a slow assembly); the rest act on requests (faults.ts). */
   faults?: Faults;
-  /** How a logs watch waits (tests shorten it). */
-  logWatch?: Partial<LogWatchTiming>;
+  /** A lobby's log lines: built first, as the runner writes its servers' lines through the same one. */
+  logs: LobbyLogs;
+  /** What runs lobbies' servers (readiness `run`): built first, given to the services that start and stop them. */
+  runner?: LobbyServerRunner;
 }
 
 export interface Services {
@@ -39,6 +44,8 @@ export interface Services {
   auth: Auth;
   games: Games;
   lobbies: Lobbies;
+  lobbyCalls: LobbyCalls;
+  matchmaking: Matchmaking;
   logs: LobbyLogs;
   rateLimits: RateLimits;
   statistics: Statistics;
@@ -55,7 +62,9 @@ export function createServices(deps: ServiceDeps): Services {
     auth: new Auth(deps.secret, games),
     games,
     lobbies: new Lobbies(deps),
-    logs: new LobbyLogs(deps),
+    lobbyCalls: new LobbyCalls(deps),
+    matchmaking: new Matchmaking(deps),
+    logs: deps.logs,
     rateLimits: new RateLimits(deps.config.rateLimits, deps.clock),
     statistics: new Statistics(deps),
     builds: new Builds(deps),

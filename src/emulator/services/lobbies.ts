@@ -1,77 +1,14 @@
-// Lobbies: create and find (with the production order of checks), join, list, regions; what a lobby's server calls
-// with its lobby token (ready, closed, state, players connected and disconnected); the logs view of one lobby; the stop.
-import { randomUUID } from 'node:crypto';
-import type { EmulatorConfig, PortSetting } from '../config.js';
+// Lobbies as the cloud and admin routes see them: the list, the logs view of one lobby and of the namespace's; the
+// stop. Matchmaking is in matchmaking.ts, what a lobby's server calls with its lobby token in lobby-calls.ts.
 import { fail } from '../errors.js';
-import { NOT_READY, type LobbyRow, type NewPlayer, type Store } from '../stores/store.js';
+import type { LobbyRow, Store } from '../stores/store.js';
+import type { LobbyServerRunner } from './capacity.js';
 import type { Clock } from './clock.js';
-import { lobbyEnvironment, lobbyPorts, type LobbyPort } from './environment.js';
 import type { Game } from './games.js';
+import { DEFAULT_MAX_PLAYERS } from './lobby-checks.js';
+import { NIL_UUID } from './matchmaking.js';
 import { sampledMetrics, type JobMetrics } from './metrics.js';
-import { freePort } from './ports.js';
-import { signPlayerToken, signToken, verifyPlayerToken } from './tokens.js';
-
-export const DEFAULT_MAX_PLAYERS = 32;
-export const MAX_PLAYERS_LIMIT = 256;
-const MAX_TAGS = 8;
-const MAX_TAG_NAME_BYTES = 128;
-const MAX_TAG_VALUE_BYTES = 512;
-export const NIL_UUID = '00000000-0000-0000-0000-000000000000';
-/** Find and join answer once their lobby is ready, waiting at most this long (the service's request timeout). */
-export const FIND_TIMEOUT_MS = 50_000;
-/** Lobbies a namespace runs at most before find stops creating more. */
-export const MAX_LOBBIES = 128;
-/** Unconnected players from one address at most (with rate limits on). */
-export const MAX_UNCONNECTED_FROM_SOURCE = 8;
-/**
- * A lobby whose server an emulator runs is handed out only while that emulator said its records were current
- * (every exit of its servers written) this recently: it says so every second (LobbyServers.sweep), and stops
- * saying so while its store does not take what it has to write, or once it is gone.
- */
-export const SERVED_WITHIN_MS = 5_000;
-/** The largest lobby state kept, in bytes of JSON: a documented limit of the emulator (API_BAD_BODY past it). */
-export const MAX_STATE_BYTES = 64 * 1024;
-/** The largest `lobby_config` a create takes, in bytes of its JSON as re-serialised: production's bound. */
-export const MAX_LOBBY_CONFIG_BYTES = 16 * 1024;
-const DEV_REGION = { id: 'dev-lcl', name: 'Local' };
-// Where a development token's mock lobby says its server listens: the token was made for no hostname here.
-const DEV_PORTS: Record<string, LobbyPort> = { default: { port: 8080 } };
-// Where the datacenters of the default regions are, for the regions list; any other region is at 0, 0.
-const COORDS: Record<string, { latitude: number; longitude: number }> = {
-  'lnd-atl': { latitude: 33.749, longitude: -84.388 },
-  'lnd-fra': { latitude: 50.1109, longitude: 8.6821 },
-  'lnd-sgp': { latitude: 1.3521, longitude: 103.8198 },
-};
-
-/** A lobby create as the client asked for it, its shape already checked. */
-export interface LobbyRequest {
-  gameMode: string;
-  regionId: string | undefined;
-  maxPlayers: number | undefined;
-  publicity: 'public' | 'private';
-  tags: Record<string, string>;
-  lobbyConfig: unknown;
-}
-
-/** A find as the client asked for it, its shape already checked (game_modes not empty). */
-export interface FindRequest {
-  gameModes: string[];
-  regionIds: string[] | undefined;
-  preventAutoCreate: boolean;
-  tags: Record<string, string>;
-  maxPlayers: number | undefined;
-}
-
-/** A player in a lobby: the answer to a create, find or join. */
-export interface LobbySeat {
-  lobbyId: string;
-  region: { id: string; name: string };
-  playerToken: string;
-  ports: Record<string, LobbyPort>;
-}
-
-/** Who called a lobby route: a lobby's own token, or a development token (mock answers, nothing kept). */
-export type LobbyCaller = { mode: 'lobby'; game: Game; lobbyId: string } | { mode: 'dev' };
+import { DEV_REGION, regionInfo, type RegionInfo } from './regions.js';
 
 export interface ListedLobbies {
   game_modes: { game_mode_id: string }[];
@@ -86,14 +23,6 @@ export interface ListedLobbies {
     total_player_count: number;
     state?: unknown;
   }[];
-}
-
-export interface RegionInfo {
-  region_id: string;
-  provider_display_name: string;
-  region_display_name: string;
-  datacenter_coord: { latitude: number; longitude: number };
-  datacenter_distance_from_client: { kilometers: number; miles: number };
 }
 
 /** A lobby as seen at `now`; metrics once it has started, up to its stop, where a server of it is measured. */
@@ -115,153 +44,18 @@ export interface StopOptions {
   at?: number;
 }
 
-export interface JoinedPlayer {
-  lobbyId: string;
-  playerToken: string;
-  players: number;
-  maxPlayers: number;
-}
-
 export interface LobbyDeps {
   store: Store;
   clock: Clock;
-  config: EmulatorConfig;
-  secret: Buffer;
-}
-
-/** What runs lobbies' servers (readiness `run`, runtime/servers.ts): told of each lobby created and stopped here. */
-export interface LobbyServerRunner {
-  /** Recorded as the owner of each lobby created here (the replica, and this process). */
-  readonly owner: { replica: string; pid: number; start: number };
-  /** Takes a place for a server about to start; false at the bound of servers this emulator runs at once. */
-  reserve(): boolean;
-  /** Gives back a place for a lobby not created after all. */
-  release(): void;
-  /** Starts the server of a lobby created here, in the place reserved for it. */
-  start(game: Game, lobby: LobbyRow): Promise<void>;
-  stop(lobbyId: string): Promise<void>;
-  /** Whether every exit of this emulator's servers so far is written in the store (none waits for it to answer). */
-  current(): boolean;
-  /** The resource samples of the lobby's server while this emulator runs it, oldest first; else undefined. */
-  samples(lobbyId: string): { cpu: number; memory: number }[] | undefined;
+  /** What runs lobbies' servers, in readiness `run`: a stop stops its lobby's server, a lobby's metrics are its samples. */
+  runner?: LobbyServerRunner;
 }
 
 export class Lobbies {
-  /** Set by the emulator in readiness `run`. */
-  runner: LobbyServerRunner | undefined;
+  readonly runner: LobbyServerRunner | undefined;
 
-  constructor(private readonly deps: LobbyDeps) {}
-
-  /**
-   * Checks in the production order (game mode, tags, max players, region) against the game's own game modes and
-   * regions, then creates in its namespace, or mocks for `dev`.
-   */
-  async create(game: Game, mode: 'public' | 'dev', request: LobbyRequest, sourceIp: string): Promise<LobbySeat> {
-    const now = this.deps.clock.now();
-    checkGameModes(game, [request.gameMode]);
-    checkTags(request.tags);
-    checkMaxPlayers(request.maxPlayers);
-    const lobbyConfig = request.lobbyConfig === undefined ? null : JSON.stringify(request.lobbyConfig);
-    // Production's bound, before the region; past it the config would also not fit in the server's environment.
-    if (lobbyConfig !== null && Buffer.byteLength(lobbyConfig) > MAX_LOBBY_CONFIG_BYTES)
-      fail('MATCHMAKER_CUSTOM_LOBBY_CONFIG_INVALID', { reason: `too large (> ${MAX_LOBBY_CONFIG_BYTES / 1024}KiB)` });
-    const region = regionOf(game, request.regionId);
-    if (mode === 'dev') return this.devSeat(game);
-    const lobby = await this.newLobby(game, now, {
-      gameMode: request.gameMode,
-      region,
-      maxPlayers: request.maxPlayers,
-      publicity: request.publicity,
-      tags: request.tags,
-      lobbyConfig: request.lobbyConfig,
-      autoCreated: false,
-    });
-    const player = this.newPlayer(sourceIp);
-    if (this.runner?.reserve() === false) this.tooManyServers();
-    try {
-      await this.deps.store.insertLobby(lobby, player);
-    } catch (err) {
-      this.runner?.release();
-      throw err;
-    }
-    await this.runner?.start(game, lobby);
-    return this.seat(lobby, player.player_id, now);
-  }
-
-  /**
-   * Find: the checks in production's order, then the fullest lobby with room, else a new one (unless prevented);
-   * answers once that lobby is ready.
-   */
-  async find(game: Game, mode: 'public' | 'dev', request: FindRequest, sourceIp: string): Promise<LobbySeat> {
-    const { config, store } = this.deps;
-    const now = this.deps.clock.now();
-    checkGameModes(game, request.gameModes);
-    checkTags(request.tags);
-    checkMaxPlayers(request.maxPlayers);
-    const regions = request.regionIds === undefined ? [game.regions[0]!] : request.regionIds.map((id) => regionOf(game, id));
-    if (mode === 'dev') return this.devSeat(game);
-    const player = this.newPlayer(sourceIp);
-    const query = {
-      namespace_id: game.namespaceId,
-      game_modes: request.gameModes,
-      region_ids: regions.map((r) => r.id),
-      tags: request.tags,
-      now,
-      source_limit: config.rateLimits ? MAX_UNCONNECTED_FROM_SOURCE : null,
-      max_lobbies: MAX_LOBBIES,
-      served_since: now - SERVED_WITHIN_MS,
-    };
-    // A lobby to create (its port taken from the system) only once the search found none: the store searches
-    // again in the transaction that creates it, so a lobby freed or made meanwhile is still preferred.
-    let outcome = await store.findLobby(query, player, null);
-    if (outcome.kind === 'none' && !request.preventAutoCreate) {
-      if (this.runner?.reserve() === false) {
-        // At this emulator's bound of servers: a lobby made meanwhile (elsewhere, or in a freed place) still takes the player.
-        outcome = await store.findLobby(query, player, null);
-        if (outcome.kind === 'none') this.tooManyServers();
-      } else {
-        // The place reserved (where servers run) is the new lobby's, or given back.
-        try {
-          const create = await this.newLobby(game, now, {
-            gameMode: request.gameModes[0]!,
-            region: regions[0]!,
-            maxPlayers: request.maxPlayers,
-            publicity: 'public',
-            tags: request.tags,
-            lobbyConfig: undefined,
-            autoCreated: true,
-          });
-          outcome = await store.findLobby(query, player, create);
-        } catch (err) {
-          this.runner?.release();
-          throw err;
-        }
-        if (outcome.kind === 'joined' && outcome.created) await this.runner?.start(game, outcome.lobby);
-        else this.runner?.release();
-      }
-    }
-    if (outcome.kind === 'none') fail('MATCHMAKER_NO_AVAILABLE_LOBBIES');
-    if (outcome.kind === 'too_many_lobbies') fail('MATCHMAKER_TOO_MANY_LOBBIES', { reason: `this namespace runs ${MAX_LOBBIES} already.` });
-    if (outcome.kind === 'too_many_from_source') fail('MATCHMAKER_TOO_MANY_PLAYERS_FROM_SOURCE', { max: MAX_UNCONNECTED_FROM_SOURCE });
-    const lobby = await this.untilReady(outcome.lobby, now + FIND_TIMEOUT_MS);
-    return this.seat(lobby, player.player_id, this.deps.clock.now());
-  }
-
-  /** Join a lobby of the namespace by id (closed ones too), answered once it is ready. */
-  async joinById(game: Game, mode: 'public' | 'dev', lobbyId: string, sourceIp: string): Promise<LobbySeat> {
-    if (mode === 'dev') return this.devSeat(game);
-    const { config, store } = this.deps;
-    const now = this.deps.clock.now();
-    const known = await store.getLobby(lobbyId);
-    if (known === undefined || known.namespace_id !== game.namespaceId) fail('MATCHMAKER_LOBBY_NOT_FOUND', { lobby_id: lobbyId });
-    const player = this.newPlayer(sourceIp);
-    const outcome = await store.joinLobby(lobbyId, player, now, config.rateLimits ? MAX_UNCONNECTED_FROM_SOURCE : null);
-    if (outcome.kind === 'not_found') fail('MATCHMAKER_LOBBY_NOT_FOUND', { lobby_id: lobbyId });
-    if (outcome.kind === 'stopped') fail('MATCHMAKER_LOBBY_STOPPED', { lobby_id: lobbyId });
-    if (outcome.kind === 'full') fail('MATCHMAKER_LOBBY_FULL', { lobby_id: lobbyId, max: outcome.lobby.max_players });
-    if (outcome.kind === 'too_many_from_source') fail('MATCHMAKER_TOO_MANY_PLAYERS_FROM_SOURCE', { max: MAX_UNCONNECTED_FROM_SOURCE });
-    const lobby = await this.untilReady(outcome.lobby, now + FIND_TIMEOUT_MS);
-    return this.seat(lobby, player.player_id, this.deps.clock.now());
+  constructor(private readonly deps: LobbyDeps) {
+    this.runner = deps.runner;
   }
 
   /** The public running lobbies; one with no connected player only when it is the only one of its game mode. */
@@ -287,211 +81,6 @@ export class Lobbies {
     return { game_modes: gameModes, regions: game.regions.map(regionInfo), lobbies };
   }
 
-  regions(game: Game, mode: 'public' | 'dev'): RegionInfo[] {
-    return mode === 'dev' ? [regionInfo(DEV_REGION)] : game.regions.map(regionInfo);
-  }
-
-  /** The lobby's server says it is ready; repeating it is harmless. */
-  async ready(caller: LobbyCaller): Promise<void> {
-    if (caller.mode === 'dev') return;
-    const { clock, config, store } = this.deps;
-    const lobby = await store.readyLobby(caller.lobbyId, clock.now(), config.registrationWindowMs);
-    if (lobby === undefined) fail('MATCHMAKER_LOBBY_NOT_FOUND', { lobby_id: caller.lobbyId });
-    if (lobby.stop_ts !== null) fail('MATCHMAKER_LOBBY_STOPPED', { lobby_id: caller.lobbyId });
-  }
-
-  async setClosed(caller: LobbyCaller, closed: boolean): Promise<void> {
-    if (caller.mode === 'dev') return;
-    await this.runningLobby(caller);
-    await this.deps.store.setLobbyClosed(caller.lobbyId, closed);
-  }
-
-  /** Keeps the state JSON as given (text already checked to be JSON, or empty to clear it). */
-  async setState(caller: LobbyCaller, json: string | null): Promise<void> {
-    if (caller.mode === 'dev') return;
-    if (json !== null && Buffer.byteLength(json) > MAX_STATE_BYTES)
-      fail('API_BAD_BODY', { reason: `a lobby state holds at most ${MAX_STATE_BYTES} bytes of JSON.` });
-    await this.runningLobby(caller);
-    await this.deps.store.setLobbyState(caller.lobbyId, json);
-  }
-
-  /** The state of a lobby of the namespace, or null (none set, or no such lobby), as production answers. */
-  async getState(game: Game | null, lobbyId: string): Promise<unknown> {
-    if (game === null) return null;
-    const lobby = await this.deps.store.getLobby(lobbyId);
-    if (lobby === undefined || lobby.namespace_id !== game.namespaceId || lobby.state === null) return null;
-    return JSON.parse(lobby.state) as unknown;
-  }
-
-  /** The lobby's server presents the token a client sent it: the player connects, once. */
-  async playerConnected(caller: LobbyCaller, playerToken: string): Promise<void> {
-    const { clock, config, store } = this.deps;
-    const playerId = this.playerOf(caller, playerToken);
-    if (caller.mode === 'dev' || playerId === null) return;
-    const outcome = await store.connectPlayer(playerId, caller.lobbyId, clock.now());
-    if (outcome === 'different_lobby') fail('MATCHMAKER_PLAYER_IN_DIFFERENT_LOBBY');
-    if (outcome === 'already_connected') fail('MATCHMAKER_PLAYER_ALREADY_CONNECTED');
-    if (outcome === 'expired') fail('MATCHMAKER_PLAYER_REGISTRATION_EXPIRED', { seconds: config.registrationWindowMs / 1000 });
-    if (outcome === 'removed') fail('MATCHMAKER_PLAYER_REMOVED');
-  }
-
-  /** The player left; a lobby find made stops when its last player has. */
-  async playerDisconnected(caller: LobbyCaller, playerToken: string): Promise<void> {
-    const playerId = this.playerOf(caller, playerToken);
-    if (caller.mode === 'dev' || playerId === null) return;
-    const outcome = await this.deps.store.disconnectPlayer(playerId, caller.lobbyId, this.deps.clock.now());
-    if (outcome === 'different_lobby') fail('MATCHMAKER_PLAYER_IN_DIFFERENT_LOBBY');
-  }
-
-  /** The lobby token of a lobby: what its process gets as RIVET_TOKEN. */
-  lobbyToken(game: Game, lobbyId: string): string {
-    return signToken(this.deps.secret, { kind: 'lobby', game_id: game.gameId, namespace_id: game.namespaceId, lobby_id: lobbyId });
-  }
-
-  /**
-   * The environment production gives the lobby's process; API_NOT_FOUND for a lobby not of the game,
-   * MATCHMAKER_LOBBY_STOPPED once it stopped (its token changes nothing then: no server is to start with it).
-   */
-  async environment(game: Game, lobbyId: string, endpoint: string): Promise<Record<string, string>> {
-    await this.deps.store.expireIdle(this.deps.clock.now());
-    const lobby = await this.deps.store.getLobby(lobbyId);
-    if (lobby === undefined || lobby.namespace_id !== game.namespaceId) fail('API_NOT_FOUND', { what: `Lobby ${lobbyId}` });
-    if (lobby.stop_ts !== null) fail('MATCHMAKER_LOBBY_STOPPED', { lobby_id: lobbyId });
-    return lobbyEnvironment({ lobby, endpoint, token: this.lobbyToken(game, lobbyId) });
-  }
-
-  /** The player a token names (null for a development player, which nothing keeps); the token's errors first. */
-  private playerOf(caller: LobbyCaller, token: string): string | null {
-    const check = verifyPlayerToken(this.deps.secret, token, this.deps.clock.now());
-    if (check.kind === 'not_player') fail('CLAIMS_MISSING_ENTITLEMENT', { reason: 'player_token must be a player token.' });
-    if (check.kind === 'malformed' || check.kind === 'expired')
-      fail('TOKEN_ERROR', { reason: check.kind === 'expired' ? 'it has expired.' : 'it is malformed or its signature is invalid.' });
-    if (check.kind === 'dev_player') {
-      if (caller.mode === 'dev') return null;
-      fail('MATCHMAKER_PLAYER_IN_DIFFERENT_LOBBY');
-    }
-    if (caller.mode === 'lobby' && check.claims.lobby_id !== caller.lobbyId) fail('MATCHMAKER_PLAYER_IN_DIFFERENT_LOBBY');
-    return check.claims.player_id;
-  }
-
-  /** The caller's lobby, not stopped (its stop due by time counts): a stopped lobby's token changes nothing. */
-  private async runningLobby(caller: { lobbyId: string }): Promise<LobbyRow> {
-    const { clock, store } = this.deps;
-    await store.expireIdle(clock.now());
-    const lobby = await store.getLobby(caller.lobbyId);
-    if (lobby === undefined) fail('MATCHMAKER_LOBBY_NOT_FOUND', { lobby_id: caller.lobbyId });
-    if (lobby.stop_ts !== null) fail('MATCHMAKER_LOBBY_STOPPED', { lobby_id: caller.lobbyId });
-    return lobby;
-  }
-
-  /** Waits (reading the store, so a ready call on any replica counts) until the lobby is ready or stopped. */
-  private async untilReady(found: LobbyRow, deadline: number): Promise<LobbyRow> {
-    const { clock, store } = this.deps;
-    let lobby = found;
-    for (;;) {
-      const now = clock.now();
-      if (lobby.stop_ts !== null && lobby.stop_ts <= now) fail('MATCHMAKER_LOBBY_STOPPED', { lobby_id: lobby.lobby_id });
-      // Ready, and (where an emulator runs its server) that emulator's records current: its server is there.
-      if (lobby.ready_ts <= now && (await this.served(lobby, now))) return lobby;
-      if (now >= deadline) fail('API_REQUEST_TIMEOUT', { reason: `lobby ${lobby.lobby_id} was not ready within ${FIND_TIMEOUT_MS / 1000} s.` });
-      // A lobby ready at a known time is waited for until then; one waiting for its server is looked at often.
-      const wait = lobby.ready_ts === NOT_READY ? 50 : Math.min(Math.max(lobby.ready_ts - now, 5), 250);
-      await new Promise((resolve) => setTimeout(resolve, wait));
-      const current = await store.currentLobby(lobby.lobby_id, clock.now());
-      if (current === undefined) fail('MATCHMAKER_LOBBY_STOPPED', { lobby_id: lobby.lobby_id });
-      lobby = current;
-    }
-  }
-
-  /**
-   * Whether the emulator that runs the lobby's server (if one does) says its records are current: every exit of its
-   * servers written, so a lobby it shows running has its server. One cut off from the store, or dead, does not.
-   */
-  private async served(lobby: LobbyRow, now: number): Promise<boolean> {
-    if (lobby.owner === null || lobby.owner === this.runner?.owner.replica) return lobby.owner === null || this.runner!.current();
-    const seen = await this.deps.store.replicaSeen(lobby.owner);
-    return seen !== undefined && seen >= now - SERVED_WITHIN_MS;
-  }
-
-  /** Past this emulator's bound of servers (maxRunningLobbies) a new lobby is refused. */
-  private tooManyServers(): never {
-    fail('MATCHMAKER_TOO_MANY_LOBBIES', { reason: `this emulator runs ${this.deps.config.maxRunningLobbies} lobbies' servers already (maxRunningLobbies).` });
-  }
-
-  private newPlayer(sourceIp: string): NewPlayer {
-    return { player_id: randomUUID(), source_ip: sourceIp, registration_ms: this.deps.config.registrationWindowMs, connected: false };
-  }
-
-  private async newLobby(
-    game: Game,
-    now: number,
-    l: {
-      gameMode: string;
-      region: { id: string; name: string };
-      maxPlayers: number | undefined;
-      publicity: 'public' | 'private';
-      tags: Record<string, string>;
-      lobbyConfig: unknown;
-      autoCreated: boolean;
-    },
-  ): Promise<LobbyRow> {
-    const { config } = this.deps;
-    const lobbyId = randomUUID();
-    // A server this emulator runs starts now (its lines and its exit count from here, however short its life).
-    const startTs = this.runner === undefined ? now + config.startDelayMs : now;
-    // A lobby whose server calls ready: started by hand (manual) or by the emulator (run).
-    const manual = config.readiness !== 'delay';
-    const readyTs = manual ? NOT_READY : startTs + config.readyDelayMs;
-    const idle = config.idleLifetimeMs > 0 ? config.idleLifetimeMs : null;
-    const ports = await lobbyPortsFor(lobbyId, config.gameModeSettings[l.gameMode]?.ports);
-    return {
-      lobby_id: lobbyId,
-      namespace_id: game.namespaceId,
-      game_mode: l.gameMode,
-      region_id: l.region.id,
-      region_name: l.region.name,
-      max_players: l.maxPlayers ?? DEFAULT_MAX_PLAYERS,
-      publicity: l.publicity,
-      tags: JSON.stringify(l.tags),
-      lobby_config: l.lobbyConfig === undefined ? null : JSON.stringify(l.lobbyConfig),
-      create_ts: now,
-      start_ts: startTs,
-      ready_ts: readyTs,
-      stop_ts: null,
-      exit_code: null,
-      failed: null,
-      idle_lifetime_ms: idle,
-      idle_stop_ts: idle === null || manual ? null : readyTs + idle,
-      ports: JSON.stringify(ports),
-      auto_created: l.autoCreated ? 1 : 0,
-      is_closed: 0,
-      state: null,
-      ready_deadline_ts: manual ? now + config.readyWindowMs : null,
-      player_count: 1,
-      owner: this.runner?.owner.replica ?? null,
-      owner_pid: this.runner?.owner.pid ?? null,
-      owner_start: this.runner?.owner.start ?? null,
-      server_pid: null,
-      server_start: null,
-    };
-  }
-
-  private seat(lobby: LobbyRow, playerId: string, now: number): LobbySeat {
-    const playerToken = signPlayerToken(this.deps.secret, {
-      player_id: playerId,
-      lobby_id: lobby.lobby_id,
-      namespace_id: lobby.namespace_id,
-      iat: Math.floor(now / 1000),
-    });
-    return { lobbyId: lobby.lobby_id, region: { id: lobby.region_id, name: lobby.region_name }, playerToken, ports: lobbyPorts(lobby) };
-  }
-
-  /** Development tokens get a well-formed answer for a lobby that does not exist, as production does. */
-  private devSeat(game: Game): LobbySeat {
-    const claims = { player_id: randomUUID(), lobby_id: NIL_UUID, namespace_id: game.namespaceId, iat: Math.floor(this.deps.clock.now() / 1000) };
-    return { lobbyId: NIL_UUID, region: DEV_REGION, playerToken: signPlayerToken(this.deps.secret, claims, 'dev_player'), ports: DEV_PORTS };
-  }
-
   /**
    * A lobby of the game's namespace now, or API_NOT_FOUND (production answers 500 for an unknown lobby; 404 says
    * what happened).
@@ -499,8 +88,7 @@ export class Lobbies {
   async get(game: Game, namespaceId: string, lobbyId: string): Promise<LobbyState> {
     if (namespaceId !== game.namespaceId) fail('API_NOT_FOUND', { what: `Namespace ${namespaceId}` });
     const now = this.deps.clock.now();
-    await this.deps.store.expireIdle(now);
-    const lobby = await this.deps.store.getLobby(lobbyId);
+    const lobby = await this.deps.store.currentLobby(lobbyId, now);
     if (lobby === undefined || lobby.namespace_id !== namespaceId) fail('API_NOT_FOUND', { what: `Lobby ${lobbyId}` });
     return this.withSamples({ lobby, now });
   }
@@ -534,12 +122,7 @@ export class Lobbies {
    */
   async stop(lobbyId: string, opts: StopOptions = {}): Promise<StoppedLobby | null> {
     const { store } = this.deps;
-    const now = this.deps.clock.now();
-    const exitCode = opts.exitCode ?? 0;
-    // A lobby that already stopped by itself (by the time it stopped) keeps that stop.
-    const at = Math.min(opts.at ?? now, now);
-    await store.expireIdle(at);
-    const stopped = await store.stopLobby(lobbyId, at, exitCode, opts.failed ?? exitCode !== 0);
+    const stopped = await recordStop(store, this.deps.clock.now(), lobbyId, opts);
     // Its server (if this emulator runs one) goes with it: SIGTERM, then SIGKILL after the grace period.
     // (Asked even when it had stopped already: a lobby stopped by time, or elsewhere, may still have one here.)
     await this.runner?.stop(lobbyId);
@@ -561,60 +144,18 @@ export class Lobbies {
     state.metrics = sampledMetrics(lobby.lobby_id, samples ?? []);
     return state;
   }
-
-  /** A player joins, as the service's join would let them, so max_players and the idle lifetime act. */
-  async join(lobbyId: string): Promise<JoinedPlayer> {
-    const now = this.deps.clock.now();
-    // A player whose client found the lobby and whose server admitted it: connected at once.
-    const player: NewPlayer = { ...this.newPlayer(''), connected: true };
-    const playerId = player.player_id;
-    const outcome = await this.deps.store.joinLobby(lobbyId, player, now, null);
-    if (outcome.kind === 'not_found') fail('API_NOT_FOUND', { what: `Lobby ${lobbyId}` });
-    if (outcome.kind === 'stopped') fail('MATCHMAKER_LOBBY_STOPPED', { lobby_id: lobbyId });
-    if (outcome.kind === 'full') fail('MATCHMAKER_LOBBY_FULL', { lobby_id: lobbyId, max: outcome.lobby.max_players });
-    if (outcome.kind === 'too_many_from_source') fail('MATCHMAKER_TOO_MANY_PLAYERS_FROM_SOURCE', { max: MAX_UNCONNECTED_FROM_SOURCE });
-    const playerToken = signPlayerToken(this.deps.secret, {
-      player_id: playerId,
-      lobby_id: lobbyId,
-      namespace_id: outcome.lobby.namespace_id,
-      iat: Math.floor(now / 1000),
-    });
-    return { lobbyId, playerToken, players: outcome.players, maxPlayers: outcome.lobby.max_players };
-  }
-}
-
-const NAMED = 10;
-
-/** `a, b and c`; past ten, `… and 12 more` (never `1 more`: the one is named instead). */
-export function nameList(names: readonly string[]): string {
-  const shown = names.length <= NAMED + 1 ? [...names] : [...names.slice(0, NAMED), `${names.length - NAMED} more`];
-  return shown.length === 1 ? shown[0]! : `${shown.slice(0, -1).join(', ')} and ${shown.at(-1)}`;
 }
 
 /**
- * A new lobby's ports: its game mode's (a free port of each single one's protocol on this host, each range as
- * given), else the default ones: `default`, a free TCP port, and `game-range`, ten ports placed by the lobby id.
+ * Writes a lobby stopped (a stopped lobby keeps its first stop), true when this changed it: the store's half of a
+ * stop, and what a server's exit reports (its server is gone: nothing to stop).
  */
-async function lobbyPortsFor(lobbyId: string, settings: Record<string, PortSetting> | undefined): Promise<Record<string, LobbyPort>> {
-  if (settings === undefined) {
-    const h = parseInt(lobbyId.replace(/-/g, '').slice(-8), 16) >>> 0;
-    const rangeMin = 40000 + ((h >>> 14) % 2000) * 10;
-    return { default: { port: await freePort() }, 'game-range': { min: rangeMin, max: rangeMin + 9 } };
-  }
-  const ports: Record<string, LobbyPort> = {};
-  const taken = new Set<number>();
-  for (const [label, port] of Object.entries(settings)) {
-    if (port.range !== undefined) {
-      ports[label] = { ...port.range, protocol: port.protocol };
-      continue;
-    }
-    // Each port once: the system may hand out a port it just handed out, closed since.
-    let free = await freePort(port.protocol);
-    while (taken.has(free)) free = await freePort(port.protocol);
-    taken.add(free);
-    ports[label] = { port: free, protocol: port.protocol };
-  }
-  return ports;
+export async function recordStop(store: Store, now: number, lobbyId: string, opts: StopOptions): Promise<boolean> {
+  const exitCode = opts.exitCode ?? 0;
+  // A lobby that already stopped by itself (by the time it stopped) keeps that stop.
+  const at = Math.min(opts.at ?? now, now);
+  await store.expireIdle(at);
+  return store.stopLobby(lobbyId, at, exitCode, opts.failed ?? exitCode !== 0);
 }
 
 /** Samples as the store keeps them (JSON of [{ts, cpu, memory}]); undefined for none, or for what is not that. */
@@ -629,45 +170,6 @@ function parseSamples(text: string | undefined): { cpu: number; memory: number }
   } catch {
     return undefined;
   }
-}
-
-function checkGameModes(game: Game, modes: string[]): void {
-  for (const mode of modes)
-    if (!game.gameModes.includes(mode)) fail('MATCHMAKER_GAME_MODE_NOT_FOUND', { game_mode: mode, known: nameList(game.gameModes) });
-}
-
-function checkTags(tags: Record<string, string>): void {
-  const tagNames = Object.keys(tags);
-  if (tagNames.length > MAX_TAGS) fail('MATCHMAKER_TOO_MANY_TAGS', { count: tagNames.length });
-  // Production measures tag lengths in bytes (Rust String::len).
-  for (const name of tagNames) {
-    if (Buffer.byteLength(name) > MAX_TAG_NAME_BYTES) fail('MATCHMAKER_TAG_NAME_TOO_LONG');
-    if (Buffer.byteLength(tags[name]!) > MAX_TAG_VALUE_BYTES) fail('MATCHMAKER_TAG_TOO_LONG', { name });
-  }
-}
-
-function checkMaxPlayers(maxPlayers: number | undefined): void {
-  if (maxPlayers !== undefined && (maxPlayers < 1 || maxPlayers > MAX_PLAYERS_LIMIT))
-    fail('MATCHMAKER_DYNAMIC_MAX_PLAYERS_INVALID', { max: MAX_PLAYERS_LIMIT });
-}
-
-/** The region named, or the first (no geo-location here: "closest region" is the first configured one). */
-function regionOf(game: Game, regionId: string | undefined): { id: string; name: string } {
-  const region = regionId === undefined ? game.regions[0]! : game.regions.find((r) => r.id === regionId);
-  if (region === undefined)
-    fail('MATCHMAKER_REGION_NOT_FOUND', { region: regionId ?? '', known: nameList(game.regions.map((r) => `${r.id} (${r.name})`)) });
-  return region;
-}
-
-function regionInfo(region: { id: string; name: string }): RegionInfo {
-  return {
-    region_id: region.id,
-    provider_display_name: region.id === DEV_REGION.id ? 'Local' : 'Linode',
-    region_display_name: region.name,
-    datacenter_coord: COORDS[region.id] ?? { latitude: 0, longitude: 0 },
-    // The client's location is unknown here, as production answers then.
-    datacenter_distance_from_client: { kilometers: 0, miles: 0 },
-  };
 }
 
 function listEntry(regionId: string, gameMode: string, lobbyId: string, max: number, connected: number): ListedLobbies['lobbies'][number] {

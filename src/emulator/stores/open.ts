@@ -88,7 +88,7 @@ export async function openStores(opts: StoreOptions): Promise<OpenStores> {
   const given = opts.secret === undefined ? undefined : secretFromText(opts.secret);
   const paths = onDataDir(opts.dataDir, () => prepareDataDir(opts.dataDir));
   if (opts.database !== undefined) {
-    const [{ PostgresStore }, { redactUrl }] = await Promise.all([import('./postgres.js'), import('../../config/redact.js')]);
+    const [{ PostgresStore }, { redactUrl }] = await Promise.all([import('./postgres.js'), import('../../shared/redact.js')]);
     const opened = await PostgresStore.open({ connectionString: opts.database, timeoutMs: opts.timeoutMs });
     try {
       const secret = given ?? (await opened.secret());

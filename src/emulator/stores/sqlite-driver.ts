@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type BetterSqlite3 from 'better-sqlite3';
-import { CliError, ExitCode } from '../../errors.js';
+import { EmulatorFailure } from '../errors.js';
 
 type Params<P> = P extends unknown[] ? P : [P];
 
@@ -72,8 +72,7 @@ export function openDatabase(file: string, options: OpenOptions): SqliteDatabase
 export const INSTALL_BETTER_SQLITE3 = 'npm install --no-save --save-prod better-sqlite3@12 --foreground-scripts';
 
 /** better-sqlite3 cannot be loaded: not installed, or installed without its native part built. */
-export class SqliteUnavailableError extends CliError {
-  readonly exitCode = ExitCode.UNEXPECTED;
+export class SqliteUnavailableError extends EmulatorFailure {
   constructor(installed: boolean) {
     // The package's own directory, where a rebuild has to run for a global install.
     const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -81,14 +80,15 @@ export class SqliteUnavailableError extends CliError {
     // It is an optional peer dependency, which npm 11 leaves out even when named (`npm install better-sqlite3` says
     // "up to date"): --save-prod makes it a dependency of this install, --no-save keeps package.json as it is.
     // npm drops it, silently, when its build fails: --foreground-scripts shows the compiler's output, and so why.
+    const fix = installed ? 'npm rebuild better-sqlite3 --foreground-scripts' : INSTALL_BETTER_SQLITE3;
     super(
+      'SQLITE_UNAVAILABLE',
       installed
         ? 'the local emulator needs better-sqlite3, whose native part is not built for this Node.js (an install with --ignore-scripts?)'
         : 'the local emulator needs better-sqlite3, which is not installed (Node.js 20 only: 22.13 and later have node:sqlite)',
+      `run \`${fix}\` in ${root} (it shows the build's errors, if any), or use a real service with --endpoint <url>`,
     );
     this.name = 'SqliteUnavailableError';
-    const fix = installed ? 'npm rebuild better-sqlite3 --foreground-scripts' : INSTALL_BETTER_SQLITE3;
-    this.hint = `run \`${fix}\` in ${root} (it shows the build's errors, if any), or use a real service with --endpoint <url>`;
   }
 }
 

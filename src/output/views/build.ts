@@ -1,5 +1,5 @@
 import type { BuildSummary, EmulatorBuild } from '../../api/types.js';
-import type { Context } from '../../context.js';
+import type { BaseContext } from '../../base-context.js';
 import type { PushResult } from '../../upload/session.js';
 import { styler } from '../color.js';
 import { formatBytes, formatDuration, formatRate, formatTime } from '../format.js';
@@ -7,7 +7,7 @@ import { renderRecord } from '../record.js';
 import { formatTable } from '../table.js';
 import { fit, paint, timeStyle, type ViewOptions } from './options.js';
 
-export function renderPushed(ctx: Context, tag: string, r: PushResult): string {
+export function renderPushed(ctx: BaseContext, tag: string, r: PushResult): string {
   // -q: the build id alone, for `BUILD=$(gamehost build push -q …)`.
   if (ctx.global.quiet) return r.build_id + '\n';
   const out = ctx.io.stdout;
@@ -43,7 +43,7 @@ export interface DryRunResult {
   part_size: number;
 }
 
-export function renderDryRun(ctx: Context, r: DryRunResult): string {
+export function renderDryRun(ctx: BaseContext, r: DryRunResult): string {
   const tty = ctx.io.stdout.isTTY === true;
   const fields = [
     { label: 'Kind', key: 'kind', value: r.kind },

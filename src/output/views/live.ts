@@ -1,6 +1,6 @@
 // Redrawing a view in place on a terminal, for the --watch modes: each frame is written in one go over the last
 // one (cursor up, each line rewritten and its rest cleared, then anything below cleared), so nothing flickers.
-import type { OutStream } from '../../context.js';
+import type { OutStream } from '../../shared/io.js';
 import { fitLine, formatTime } from '../format.js';
 import { paint, type ViewOptions } from './options.js';
 

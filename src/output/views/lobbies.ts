@@ -1,7 +1,7 @@
 // Lists of the matchmaker: `lobby list` (a row per lobby) and `region list` (a row per region). In a terminal
 // aligned tables that fit the width; piped, tab-separated rows. Every value is the service's, so every value is
 // sanitised and every number may be anything the spec allows.
-import type { Context } from '../../context.js';
+import type { BaseContext } from '../../base-context.js';
 import type { ListLobbiesResponse, ListRegionsResponse } from '../../api/types.js';
 import { formatCount } from '../format.js';
 import { formatTable } from '../table.js';
@@ -35,7 +35,7 @@ export function formatLobbyList(res: ListLobbiesResponse, o: ViewOptions, withSt
   return formatTable({ head, rows, keep: [0], drop: withState ? [4] : [] }, o);
 }
 
-export function renderLobbyList(ctx: Context, res: ListLobbiesResponse, withState: boolean): string {
+export function renderLobbyList(ctx: BaseContext, res: ListLobbiesResponse, withState: boolean): string {
   return formatLobbyList(res, viewOptions(ctx, ctx.io.stdout, false), withState);
 }
 
@@ -44,6 +44,6 @@ export function formatRegions(res: ListRegionsResponse, o: ViewOptions): string 
   return formatTable({ head: ['REGION', 'NAME', 'PROVIDER'], rows, keep: [0] }, o);
 }
 
-export function renderRegions(ctx: Context, res: ListRegionsResponse): string {
+export function renderRegions(ctx: BaseContext, res: ListRegionsResponse): string {
   return formatRegions(res, viewOptions(ctx, ctx.io.stdout, false));
 }

@@ -1,5 +1,5 @@
 // Views of one lobby: the answer to `lobby create`, and its status, timeline and metrics for `lobby logs`.
-import type { Context } from '../../context.js';
+import type { BaseContext } from '../../base-context.js';
 import type { CreateLobbyResponse, GetGameResponse, JobMetrics, JoinPort, LobbyLogsResponse } from '../../api/types.js';
 import { lineChart, niceScale, sparkline } from '../chart.js';
 import { formatCount, formatDuration, formatMiB, formatOffset, formatShare, formatTime, maxOf, meanOf, minOf, parseTimestamp, visibleWidth } from '../format.js';
@@ -47,7 +47,7 @@ export function formatCreatedLobby(res: CreateLobbyResponse, o: ViewOptions, ver
   return text;
 }
 
-export function renderCreatedLobby(ctx: Context, res: CreateLobbyResponse, verb = 'Created'): string {
+export function renderCreatedLobby(ctx: BaseContext, res: CreateLobbyResponse, verb = 'Created'): string {
   return formatCreatedLobby(res, viewOptions(ctx, ctx.io.stdout, false), verb);
 }
 

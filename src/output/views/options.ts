@@ -1,7 +1,8 @@
 // What a view needs to know about where it is drawn. Views are pure functions of (data, ViewOptions), so the
 // same data always renders to the same text and tests can pin the clock, the width and the zone.
 import { Chalk, type ChalkInstance } from 'chalk';
-import type { Context, OutStream } from '../../context.js';
+import type { BaseContext } from '../../base-context.js';
+import type { OutStream } from '../../shared/io.js';
 import { colorEnabled } from '../color.js';
 import { fitLine, type TimeStyle } from '../format.js';
 
@@ -17,7 +18,7 @@ export interface ViewOptions {
   color: boolean;
 }
 
-export function viewOptions(ctx: Context, stream: OutStream, utc: boolean): ViewOptions {
+export function viewOptions(ctx: BaseContext, stream: OutStream, utc: boolean): ViewOptions {
   return {
     tty: stream.isTTY === true,
     // A terminal that reports no size (0) is treated as the usual 80 columns.

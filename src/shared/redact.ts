@@ -1,6 +1,6 @@
 // Tokens are shown to people only in a redacted form (`cloud.abc…xyz`): enough to tell two apart, never
 // enough to use. Anything that prints text of unknown origin can also scrub known tokens out of it.
-import type { Env } from '../context.js';
+import type { Env } from './io.js';
 
 // Under this many characters after the label, even the first and last three would say too much.
 const MIN_SHOWN = 12;

@@ -1,0 +1,295 @@
+// Matchmaking: create and find (with the production order of checks), join by id and the admin join, each answered
+// once its lobby is ready; the new lobby's record, and the player's token.
+import { randomUUID } from 'node:crypto';
+import type { EmulatorConfig } from '../config.js';
+import { fail } from '../errors.js';
+import { NOT_READY, type JoinOutcome, type LobbyRow, type NewPlayer, type Store } from '../stores/store.js';
+import { noPlace, startInPlace, type LobbyServerRunner } from './capacity.js';
+import type { Clock } from './clock.js';
+import { lobbyPorts, type LobbyPort } from './environment.js';
+import type { Game } from './games.js';
+import { checkGameModes, checkLobbyConfig, checkMaxPlayers, checkTags, DEFAULT_MAX_PLAYERS } from './lobby-checks.js';
+import { newLobbyPorts } from './ports.js';
+import { DEV_REGION, regionOf } from './regions.js';
+import { signPlayerToken } from './tokens.js';
+
+export const NIL_UUID = '00000000-0000-0000-0000-000000000000';
+/** Find and join answer once their lobby is ready, waiting at most this long (the service's request timeout). */
+export const FIND_TIMEOUT_MS = 50_000;
+/** Lobbies a namespace runs at most before find stops creating more. */
+export const MAX_LOBBIES = 128;
+/** Unconnected players from one address at most (with rate limits on). */
+export const MAX_UNCONNECTED_FROM_SOURCE = 8;
+/**
+ * A lobby whose server an emulator runs is handed out only while that emulator said its records were current
+ * (every exit of its servers written) this recently: it says so every second (LobbyServers.sweep), and stops
+ * saying so while its store does not take what it has to write, or once it is gone.
+ */
+export const SERVED_WITHIN_MS = 5_000;
+// Where a development token's mock lobby says its server listens: the token was made for no hostname here.
+const DEV_PORTS: Record<string, LobbyPort> = { default: { port: 8080 } };
+
+/** A lobby create as the client asked for it, its shape already checked. */
+export interface LobbyRequest {
+  gameMode: string;
+  regionId: string | undefined;
+  maxPlayers: number | undefined;
+  publicity: 'public' | 'private';
+  tags: Record<string, string>;
+  lobbyConfig: unknown;
+}
+
+/** A find as the client asked for it, its shape already checked (game_modes not empty). */
+export interface FindRequest {
+  gameModes: string[];
+  regionIds: string[] | undefined;
+  preventAutoCreate: boolean;
+  tags: Record<string, string>;
+  maxPlayers: number | undefined;
+}
+
+/** A player in a lobby: the answer to a create, find or join. */
+export interface LobbySeat {
+  lobbyId: string;
+  region: { id: string; name: string };
+  playerToken: string;
+  ports: Record<string, LobbyPort>;
+}
+
+export interface JoinedPlayer {
+  lobbyId: string;
+  playerToken: string;
+  players: number;
+  maxPlayers: number;
+}
+
+export interface MatchmakingDeps {
+  store: Store;
+  clock: Clock;
+  config: EmulatorConfig;
+  secret: Buffer;
+  /** What runs lobbies' servers, in readiness `run`: each lobby created here starts in a place of it. */
+  runner?: LobbyServerRunner;
+}
+
+/** What a new lobby is made of, beside what the config and the runner give every lobby. */
+interface NewLobby {
+  gameMode: string;
+  region: { id: string; name: string };
+  maxPlayers: number | undefined;
+  publicity: 'public' | 'private';
+  tags: Record<string, string>;
+  lobbyConfig: unknown;
+  autoCreated: boolean;
+}
+
+export class Matchmaking {
+  constructor(private readonly deps: MatchmakingDeps) {}
+
+  /**
+   * Checks in the production order (game mode, tags, max players, region) against the game's own game modes and
+   * regions, then creates in its namespace, or mocks for `dev`.
+   */
+  async create(game: Game, mode: 'public' | 'dev', request: LobbyRequest, sourceIp: string): Promise<LobbySeat> {
+    const now = this.deps.clock.now();
+    checkGameModes(game, [request.gameMode]);
+    checkTags(request.tags);
+    checkMaxPlayers(request.maxPlayers);
+    // Before the region, as production checks.
+    checkLobbyConfig(request.lobbyConfig);
+    const region = regionOf(game, request.regionId);
+    if (mode === 'dev') return this.devSeat(game);
+    const lobby = await this.newLobby(game, now, { ...request, region, autoCreated: false });
+    const player = this.newPlayer(sourceIp);
+    const placed = await startInPlace(this.deps.runner, game, async () => {
+      await this.deps.store.insertLobby(lobby, player);
+      return lobby;
+    });
+    if (!placed) noPlace(this.deps.config.maxRunningLobbies);
+    return this.seat(lobby, player.player_id, now);
+  }
+
+  /**
+   * Find: the checks in production's order, then the fullest lobby with room, else a new one (unless prevented);
+   * answers once that lobby is ready.
+   */
+  async find(game: Game, mode: 'public' | 'dev', request: FindRequest, sourceIp: string): Promise<LobbySeat> {
+    const { config, store } = this.deps;
+    const now = this.deps.clock.now();
+    checkGameModes(game, request.gameModes);
+    checkTags(request.tags);
+    checkMaxPlayers(request.maxPlayers);
+    const regions = request.regionIds === undefined ? [game.regions[0]!] : request.regionIds.map((id) => regionOf(game, id));
+    if (mode === 'dev') return this.devSeat(game);
+    const player = this.newPlayer(sourceIp);
+    const query = {
+      namespace_id: game.namespaceId,
+      game_modes: request.gameModes,
+      region_ids: regions.map((r) => r.id),
+      tags: request.tags,
+      now,
+      source_limit: config.rateLimits ? MAX_UNCONNECTED_FROM_SOURCE : null,
+      max_lobbies: MAX_LOBBIES,
+      served_since: now - SERVED_WITHIN_MS,
+    };
+    // A lobby to create (its port taken from the system) only once the search found none: the store searches
+    // again in the transaction that creates it, so a lobby freed or made meanwhile is still preferred.
+    let outcome = await store.findLobby(query, player, null);
+    if (outcome.kind === 'none' && !request.preventAutoCreate) {
+      const placed = await startInPlace(this.deps.runner, game, async () => {
+        const create = await this.newLobby(game, now, {
+          gameMode: request.gameModes[0]!,
+          region: regions[0]!,
+          maxPlayers: request.maxPlayers,
+          publicity: 'public',
+          tags: request.tags,
+          lobbyConfig: undefined,
+          autoCreated: true,
+        });
+        outcome = await store.findLobby(query, player, create);
+        // The place is the new lobby's only when this find made it.
+        return outcome.kind === 'joined' && outcome.created ? outcome.lobby : null;
+      });
+      if (!placed) {
+        // At this emulator's bound of servers: a lobby made meanwhile (elsewhere, or in a freed place) still takes the player.
+        outcome = await store.findLobby(query, player, null);
+        if (outcome.kind === 'none') noPlace(config.maxRunningLobbies);
+      }
+    }
+    if (outcome.kind === 'none') fail('MATCHMAKER_NO_AVAILABLE_LOBBIES');
+    if (outcome.kind === 'too_many_lobbies') fail('MATCHMAKER_TOO_MANY_LOBBIES', { reason: `this namespace runs ${MAX_LOBBIES} already.` });
+    if (outcome.kind === 'too_many_from_source') tooManyFromSource();
+    const lobby = await this.untilReady(outcome.lobby, now + FIND_TIMEOUT_MS);
+    return this.seat(lobby, player.player_id, this.deps.clock.now());
+  }
+
+  /** Join a lobby of the namespace by id (closed ones too), answered once it is ready. */
+  async joinById(game: Game, mode: 'public' | 'dev', lobbyId: string, sourceIp: string): Promise<LobbySeat> {
+    if (mode === 'dev') return this.devSeat(game);
+    const { config, store } = this.deps;
+    const now = this.deps.clock.now();
+    const notFound = (): never => fail('MATCHMAKER_LOBBY_NOT_FOUND', { lobby_id: lobbyId });
+    const known = await store.getLobby(lobbyId);
+    if (known === undefined || known.namespace_id !== game.namespaceId) notFound();
+    const player = this.newPlayer(sourceIp);
+    const outcome = await store.joinLobby(lobbyId, player, now, config.rateLimits ? MAX_UNCONNECTED_FROM_SOURCE : null);
+    const lobby = await this.untilReady(joined(outcome, lobbyId, notFound).lobby, now + FIND_TIMEOUT_MS);
+    return this.seat(lobby, player.player_id, this.deps.clock.now());
+  }
+
+  /** A player joins, as the service's join would let them, so max_players and the idle lifetime act. */
+  async join(lobbyId: string): Promise<JoinedPlayer> {
+    const now = this.deps.clock.now();
+    // A player whose client found the lobby and whose server admitted it: connected at once.
+    const player: NewPlayer = { ...this.newPlayer(''), connected: true };
+    const outcome = await this.deps.store.joinLobby(lobbyId, player, now, null);
+    const { lobby, players } = joined(outcome, lobbyId, () => fail('API_NOT_FOUND', { what: `Lobby ${lobbyId}` }));
+    const playerToken = this.playerToken(player.player_id, lobbyId, lobby.namespace_id, now);
+    return { lobbyId, playerToken, players, maxPlayers: lobby.max_players };
+  }
+
+  /** Waits (reading the store, so a ready call on any replica counts) until the lobby is ready or stopped. */
+  private async untilReady(found: LobbyRow, deadline: number): Promise<LobbyRow> {
+    const { clock, store } = this.deps;
+    let lobby = found;
+    for (;;) {
+      const now = clock.now();
+      if (lobby.stop_ts !== null && lobby.stop_ts <= now) fail('MATCHMAKER_LOBBY_STOPPED', { lobby_id: lobby.lobby_id });
+      // Ready, and (where an emulator runs its server) that emulator's records current: its server is there.
+      if (lobby.ready_ts <= now && (await this.served(lobby, now))) return lobby;
+      if (now >= deadline) fail('API_REQUEST_TIMEOUT', { reason: `lobby ${lobby.lobby_id} was not ready within ${FIND_TIMEOUT_MS / 1000} s.` });
+      // A lobby ready at a known time is waited for until then; one waiting for its server is looked at often.
+      const wait = lobby.ready_ts === NOT_READY ? 50 : Math.min(Math.max(lobby.ready_ts - now, 5), 250);
+      await new Promise((resolve) => setTimeout(resolve, wait));
+      const current = await store.currentLobby(lobby.lobby_id, clock.now());
+      if (current === undefined) fail('MATCHMAKER_LOBBY_STOPPED', { lobby_id: lobby.lobby_id });
+      lobby = current;
+    }
+  }
+
+  /**
+   * Whether the emulator that runs the lobby's server (if one does) says its records are current: every exit of its
+   * servers written, so a lobby it shows running has its server. One cut off from the store, or dead, does not.
+   */
+  private async served(lobby: LobbyRow, now: number): Promise<boolean> {
+    const { runner } = this.deps;
+    if (lobby.owner === null || lobby.owner === runner?.owner.replica) return lobby.owner === null || runner!.current();
+    const seen = await this.deps.store.replicaSeen(lobby.owner);
+    return seen !== undefined && seen >= now - SERVED_WITHIN_MS;
+  }
+
+  private newPlayer(sourceIp: string): NewPlayer {
+    return { player_id: randomUUID(), source_ip: sourceIp, registration_ms: this.deps.config.registrationWindowMs, connected: false };
+  }
+
+  private async newLobby(game: Game, now: number, l: NewLobby): Promise<LobbyRow> {
+    const { config, runner } = this.deps;
+    const lobbyId = randomUUID();
+    // A server this emulator runs starts now (its lines and its exit count from here, however short its life).
+    const startTs = runner === undefined ? now + config.startDelayMs : now;
+    // A lobby whose server calls ready: started by hand (manual) or by the emulator (run).
+    const manual = config.readiness !== 'delay';
+    const readyTs = manual ? NOT_READY : startTs + config.readyDelayMs;
+    const idle = config.idleLifetimeMs > 0 ? config.idleLifetimeMs : null;
+    const ports = await newLobbyPorts(lobbyId, config.gameModeSettings[l.gameMode]?.ports);
+    return {
+      lobby_id: lobbyId,
+      namespace_id: game.namespaceId,
+      game_mode: l.gameMode,
+      region_id: l.region.id,
+      region_name: l.region.name,
+      max_players: l.maxPlayers ?? DEFAULT_MAX_PLAYERS,
+      publicity: l.publicity,
+      tags: JSON.stringify(l.tags),
+      lobby_config: l.lobbyConfig === undefined ? null : JSON.stringify(l.lobbyConfig),
+      create_ts: now,
+      start_ts: startTs,
+      ready_ts: readyTs,
+      stop_ts: null,
+      exit_code: null,
+      failed: null,
+      idle_lifetime_ms: idle,
+      idle_stop_ts: idle === null || manual ? null : readyTs + idle,
+      ports: JSON.stringify(ports),
+      auto_created: l.autoCreated ? 1 : 0,
+      is_closed: 0,
+      state: null,
+      ready_deadline_ts: manual ? now + config.readyWindowMs : null,
+      player_count: 1,
+      owner: runner?.owner.replica ?? null,
+      owner_pid: runner?.owner.pid ?? null,
+      owner_start: runner?.owner.start ?? null,
+      server_pid: null,
+      server_start: null,
+    };
+  }
+
+  /** A player's token, bound to its lobby; a development token's mock player is labelled `dev_player`. */
+  private playerToken(playerId: string, lobbyId: string, namespaceId: string, now: number, label?: 'dev_player'): string {
+    return signPlayerToken(this.deps.secret, { player_id: playerId, lobby_id: lobbyId, namespace_id: namespaceId, iat: Math.floor(now / 1000) }, label);
+  }
+
+  private seat(lobby: LobbyRow, playerId: string, now: number): LobbySeat {
+    const playerToken = this.playerToken(playerId, lobby.lobby_id, lobby.namespace_id, now);
+    return { lobbyId: lobby.lobby_id, region: { id: lobby.region_id, name: lobby.region_name }, playerToken, ports: lobbyPorts(lobby) };
+  }
+
+  /** Development tokens get a well-formed answer for a lobby that does not exist, as production does. */
+  private devSeat(game: Game): LobbySeat {
+    const playerToken = this.playerToken(randomUUID(), NIL_UUID, game.namespaceId, this.deps.clock.now(), 'dev_player');
+    return { lobbyId: NIL_UUID, region: DEV_REGION, playerToken, ports: DEV_PORTS };
+  }
+}
+
+/** The lobby a join put its player in, or the service's answer why not (`notFound`: for a lobby it does not know). */
+function joined(outcome: JoinOutcome, lobbyId: string, notFound: () => never): { lobby: LobbyRow; players: number } {
+  if (outcome.kind === 'not_found') notFound();
+  if (outcome.kind === 'stopped') fail('MATCHMAKER_LOBBY_STOPPED', { lobby_id: lobbyId });
+  if (outcome.kind === 'full') fail('MATCHMAKER_LOBBY_FULL', { lobby_id: lobbyId, max: outcome.lobby.max_players });
+  if (outcome.kind === 'too_many_from_source') tooManyFromSource();
+  return outcome;
+}
+
+function tooManyFromSource(): never {
+  fail('MATCHMAKER_TOO_MANY_PLAYERS_FROM_SOURCE', { max: MAX_UNCONNECTED_FROM_SOURCE });
+}
