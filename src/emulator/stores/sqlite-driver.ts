@@ -21,17 +21,10 @@ export interface SqliteStatement<P extends unknown[] | object = unknown[], R = u
   pluck(): SqliteStatement<P, R>;
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type AnyFunction = (...args: any[]) => unknown;
-
-/** fn in a transaction (BEGIN … COMMIT, or a savepoint inside another); `.immediate` takes the write lock at BEGIN. */
-export type SqliteTransaction<F extends AnyFunction> = F & { immediate: F };
-
 export interface SqliteDatabase {
   prepare<P extends unknown[] | object = unknown[], R = unknown>(sql: string): SqliteStatement<P, R>;
   exec(sql: string): void;
   pragma(source: string, options?: { simple?: boolean }): unknown;
-  transaction<F extends AnyFunction>(fn: F): SqliteTransaction<F>;
   close(): void;
   readonly open: boolean;
 }
@@ -130,7 +123,6 @@ interface NodeDatabase {
   prepare(sql: string): NodeStatement;
   exec(sql: string): void;
   close(): void;
-  readonly isTransaction?: boolean;
 }
 
 type NodeSqliteModule = { DatabaseSync: new (file: string, options?: object) => NodeDatabase };
@@ -248,7 +240,6 @@ class NodeSqliteStatement<P extends unknown[] | object, R> implements SqliteStat
 }
 
 class NodeSqliteDatabase implements SqliteDatabase {
-  private depth = 0;
   private isOpen = true;
 
   private constructor(private readonly db: NodeDatabase) {}
@@ -291,45 +282,6 @@ class NodeSqliteDatabase implements SqliteDatabase {
     const stmt = this.prepare<unknown[], Record<string, unknown>>(`PRAGMA ${source}`);
     if (options?.simple) return stmt.pluck().get();
     return stmt.all();
-  }
-
-  /** As better-sqlite3's: BEGIN, fn, COMMIT, or ROLLBACK and rethrow; inside another transaction, a savepoint. */
-  transaction<F extends AnyFunction>(fn: F): SqliteTransaction<F> {
-    const wrap = (begin: string) =>
-      ((...args: unknown[]) => {
-        if (this.depth > 0) {
-          this.exec('SAVEPOINT gamehost_nested');
-          try {
-            const result = fn(...args);
-            this.exec('RELEASE gamehost_nested');
-            return result;
-          } catch (err) {
-            this.exec('ROLLBACK TO gamehost_nested');
-            this.exec('RELEASE gamehost_nested');
-            throw err;
-          }
-        }
-        this.exec(begin);
-        this.depth++;
-        try {
-          const result = fn(...args);
-          this.exec('COMMIT');
-          return result;
-        } catch (err) {
-          // A failed COMMIT may have ended the transaction already (SQLite rolls back on some errors).
-          if (this.db.isTransaction !== false) {
-            try {
-              this.db.exec('ROLLBACK');
-            } catch {
-              // no transaction was left to roll back
-            }
-          }
-          throw err;
-        } finally {
-          this.depth--;
-        }
-      }) as F;
-    return Object.assign(wrap('BEGIN'), { immediate: wrap('BEGIN IMMEDIATE') });
   }
 
   close(): void {

@@ -109,26 +109,11 @@ export interface ListedLobby extends LobbyRow {
   connected: number;
 }
 
-/** The columns a new lobby is inserted with, in the order of lobbyInsertValues: one list for every engine. */
+/** The columns a new lobby is inserted with: one list for every engine. */
 export const LOBBY_INSERT_COLUMNS =
   'lobby_id, namespace_id, game_mode, region_id, region_name, max_players, publicity, tags, lobby_config, create_ts, ' +
   'start_ts, ready_ts, idle_lifetime_ms, idle_stop_ts, ports, auto_created, ready_deadline_ts, player_count, ' +
   'owner, owner_pid, owner_start, server_pid, server_start';
-
-export type LobbyInsertValues = [
-  string, string, string, string, string, number, string, string, string | null, number, number, number,
-  number | null, number | null, string, number, number | null, number,
-  string | null, number | null, number | null, number | null, number | null,
-];
-
-/** A new lobby's values, in the order of LOBBY_INSERT_COLUMNS. */
-export function lobbyInsertValues(l: LobbyRow): LobbyInsertValues {
-  return [
-    l.lobby_id, l.namespace_id, l.game_mode, l.region_id, l.region_name, l.max_players, l.publicity, l.tags,
-    l.lobby_config, l.create_ts, l.start_ts, l.ready_ts, l.idle_lifetime_ms, l.idle_stop_ts, l.ports, l.auto_created,
-    l.ready_deadline_ts, l.player_count, l.owner, l.owner_pid, l.owner_start, l.server_pid, l.server_start,
-  ];
-}
 
 export interface BuildRow {
   build_id: string;
