@@ -6,6 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readMatchmaker } from '../../src/emulator/services/version-config.js';
 import { validateVersion } from '../../src/emulator/services/version-validate.js';
 import { GAME_ID } from '../../src/emulator/services/ids.js';
+import { LOBBY_TIER } from '../../src/emulator/services/environment.js';
+import { TIERS, millicores } from '../../src/emulator/services/tiers.js';
 import { type Call, startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { SPEC_PRESENT, Spec } from '../conformance/openapi.js';
 
@@ -163,12 +165,13 @@ describe('validating a version', () => {
 
 describe('POST /cloud/games/{game_id}/versions/validate', () => {
   const OPERATION = 'cloud_games_versions_validateGameVersion';
+  const TIERS_OPERATION = 'cloud_tiers_getRegionTiers';
   let emu: TestEmulator;
-  // The answers checked against the published spec too (no CLI command sends this yet, so it is not among the
+  // The answers checked against the published spec too (no CLI command sends these yet, so they are not among the
   // operations test/conformance replays for the CLI's sake).
-  const spec = SPEC_PRESENT ? new Spec(undefined, [OPERATION]) : undefined;
-  const conforms = (res: Call) => {
-    if (spec) expect(spec.checkResponse(spec.operation(OPERATION), { status: res.status, responseHeaders: Object.fromEntries(res.headers), responseBody: res.text }), res.text).toEqual([]);
+  const spec = SPEC_PRESENT ? new Spec(undefined, [OPERATION, TIERS_OPERATION]) : undefined;
+  const conforms = (res: Call, operation = OPERATION) => {
+    if (spec) expect(spec.checkResponse(spec.operation(operation), { status: res.status, responseHeaders: Object.fromEntries(res.headers), responseBody: res.text }), res.text).toEqual([]);
     return res;
   };
   beforeAll(async () => {
@@ -200,5 +203,35 @@ describe('POST /cloud/games/{game_id}/versions/validate', () => {
     expect(negative.json).toMatchObject({ code: 'MATCHMAKER_INVALID_VERSION_CONFIG', message: 'The given version config was invalid: `max_players` out of bounds' });
     expect(conforms(await emu.call('POST', `/cloud/games/00000000-0000-4000-8000-000000000001/versions/validate`, { token, body: { display_name: 'v', config: {} } })).status).toBe(403);
     expect((await emu.call('POST', path, { token: null, body: { display_name: 'v', config: {} } })).status).toBe(401);
+  });
+
+  it('GET /cloud/region-tiers: production\'s seven tiers with its figures, for any caller (production checks no token)', async () => {
+    const res = conforms(await emu.call('GET', '/cloud/region-tiers', { token: null }), TIERS_OPERATION);
+    expect(res.status).toBe(200);
+    const row = (t: Record<string, number | string>) => [t.tier_name_id, t.rivet_cores_numerator, t.rivet_cores_denominator, t.cpu, t.memory, t.disk, t.bandwidth, t.price_per_second].join(' ');
+    expect(res.json.tiers.map(row)).toEqual([
+      'basic-4d1 4 1 7996 7352 163840 3000000 0',
+      'basic-2d1 2 1 3998 3676 81920 1500000 0',
+      'basic-1d1 1 1 1999 1838 40960 750000 0',
+      'basic-1d2 1 2 999 919 20480 375000 0',
+      'basic-1d4 1 4 499 459 10240 187500 0',
+      'basic-1d8 1 8 249 229 5120 93750 0',
+      'basic-1d16 1 16 124 114 2560 46875 0',
+    ]);
+  });
+});
+
+describe('the tiers a lobby runs on', () => {
+  it("memory_max is 1.5x the memory within the node's, RIVET_CPU the share of a core in millicores; basic-1d1 is what every lobby runs on today", () => {
+    expect(TIERS.map((t) => `${t.tier_name_id} ${t.memory_max} ${millicores(t)}`)).toEqual([
+      'basic-4d1 11028 4000',
+      'basic-2d1 5514 2000',
+      'basic-1d1 2757 1000',
+      'basic-1d2 1378 500',
+      'basic-1d4 688 250',
+      'basic-1d8 343 125',
+      'basic-1d16 171 62',
+    ]);
+    expect(LOBBY_TIER).toEqual({ name: 'basic-1d1', cpu: 1000, memory: 1838 * 2 ** 20, memoryMax: 2757 * 2 ** 20 });
   });
 });

@@ -13,6 +13,7 @@ import { injectFault } from './faults.js';
 import { adminCreateGame, adminDeleteGame, adminListGames, getGame, inspect } from './games.js';
 import { downloadExport, exportHistory } from './history.js';
 import { downloadLogExport, exportLobbyLogs, getLobbyLogLines } from './logs.js';
+import { getRegionTiers } from './tiers.js';
 import { createPublicToken } from './tokens.js';
 import { validateGameVersion } from './versions.js';
 import {
@@ -87,6 +88,7 @@ const ROUTES: Route[] = [
   route('GET', '/cloud/auth/inspect', inspect),
   route('GET', '/cloud/games/:game_id', getGame),
   route('POST', '/cloud/games/:game_id/versions/validate', validateGameVersion),
+  route('GET', '/cloud/region-tiers', getRegionTiers),
   route('GET', '/cloud/games/:game_id/namespaces/:namespace_id/logs/lobbies/:lobby_id', getLobbyLogs),
   route('POST', '/cloud/games/:game_id/matchmaker/lobbies/export-history', exportHistory),
   route('GET', '/cloud/games/:game_id/matchmaker/lobbies/:lobby_id/logs', getLobbyLogLines),

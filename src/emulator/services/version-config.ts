@@ -4,12 +4,10 @@
 // Wrong JSON types are API_BAD_BODY; a negative number is MATCHMAKER_INVALID_VERSION_CONFIG, as production's
 // conversion answers before it validates.
 import { fail } from '../errors.js';
+import { DEFAULT_TIER } from './tiers.js';
 
 export type JsonObject = Record<string, unknown>;
 
-/** Production's tiers, largest first: n/d of a core. */
-export const TIERS = ['basic-4d1', 'basic-2d1', 'basic-1d1', 'basic-1d2', 'basic-1d4', 'basic-1d8', 'basic-1d16'] as const;
-export const DEFAULT_TIER = 'basic-1d1';
 const DEFAULT_MAX_PLAYERS = 32;
 
 export const PROTOCOLS = ['http', 'https', 'tcp', 'tcp_tls', 'udp'] as const;

@@ -1,6 +1,7 @@
 // Production's validation of a version (game-version-validate): every error it finds in a display name and a
 // config read as production reads it (version-config.ts), each a path of strings, in the order it finds them.
-import { TIERS, object, readMatchmaker, type CaptchaConfig, type DockerConfig, type GameModeConfig, type JsonObject, type Protocol, type VerificationConfig } from './version-config.js';
+import { object, readMatchmaker, type CaptchaConfig, type DockerConfig, type GameModeConfig, type JsonObject, type Protocol, type VerificationConfig } from './version-config.js';
+import { tierNamed } from './tiers.js';
 
 /** The variables production gives every lobby: a version's env may not set them. */
 const DEFAULT_ENV_KEYS = new Set([
@@ -111,7 +112,7 @@ function gameModeErrors(gm: GameModeConfig): ValidationPath[] {
       continue;
     }
     const at = ['regions', `*${r.nameId}*`];
-    if (!ident(r.tier) || !(TIERS as readonly string[]).includes(r.tier)) errors.push([...at, 'tier-name-id-invalid']);
+    if (!ident(r.tier) || tierNamed(r.tier) === undefined) errors.push([...at, 'tier-name-id-invalid']);
     if (r.idleLobbies.min > r.idleLobbies.max) errors.push([...at, 'idle-lobbies', 'min-gt-max']);
     if (r.idleLobbies.min > 16) errors.push([...at, 'idle-lobbies', 'min-too-high']);
     if (r.idleLobbies.max > 32) errors.push([...at, 'idle-lobbies', 'max-too-high']);
