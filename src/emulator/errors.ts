@@ -39,6 +39,9 @@ export const ERRORS = {
   MATCHMAKER_DYNAMIC_MAX_PLAYERS_INVALID: { status: 400, message: 'max_players must be an integer from 1 to {max}.' },
   MATCHMAKER_CUSTOM_LOBBY_CONFIG_INVALID: { status: 400, message: 'Custom lobby config invalid: {reason}' },
   MATCHMAKER_INVALID_VERSION_CONFIG: { status: 400, message: 'The given version config was invalid: `{field}` out of bounds' },
+  VALIDATION_ERROR: { status: 400, message: 'The given resource did not pass validation: {paths}' },
+  // Production answers 500 ERROR for a build that is missing, another game's or not uploaded yet.
+  VERSION_BUILD_INVALID: { status: 400, message: 'Build {build_id} of game mode {game_mode} is not a build of this game whose upload completed.', emulatorOnly: true },
   BUILD_INVALID_DISPLAY_NAME: { status: 400, message: 'Invalid display_name: {reason}', emulatorOnly: true },
   BUILD_INVALID_IMAGE_TAG: { status: 400, message: 'Invalid image_tag "{tag}": {reason}', emulatorOnly: true },
   BUILD_TAG_TAKEN: { status: 400, message: 'Image tag "{tag}" is already used by another build of this game.', emulatorOnly: true },

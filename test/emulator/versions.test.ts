@@ -18,6 +18,8 @@ const ctx = { regions: REGIONS, displayNames: ['0.0.1'] };
 const withMode = (mode: Record<string, unknown>, top: Record<string, unknown> = {}) => ({
   matchmaker: { docker: { image_id: IMAGE, ports: { default: { port: 8080, protocol: 'https' } } }, ...top, game_modes: { default: mode } },
 });
+/** A valid config whose one game mode runs `image`. */
+const withModeImage = (image: string) => ({ matchmaker: { docker: { image_id: image }, game_modes: { default: {} } } });
 const paths = (displayName: string, config: Record<string, unknown>) => validateVersion(displayName, config, ctx).map((p) => p.join('.'));
 const GM = 'config.matchmaker.game-modes.*default*';
 
@@ -32,7 +34,7 @@ describe('reading a version config', () => {
           docker: { image_id: IMAGE, env: { A: 'top', B: 'top' }, ports: { game: { port: 7777, protocol: 'udp' } } },
           game_modes: {
             plain: {},
-            own: { max_players_direct: 4, regions: {}, docker: { image_id: 'other', env: { B: 'mode' }, network_mode: 'host' }, listable: false, taggable: true, actions: { create: {} } },
+            own: { max_players_direct: 4, regions: {}, docker: { image_id: 'other', env: { B: 'mode' }, network_mode: 'host' }, listable: false, taggable: true, actions: { create: { enabled: false } } },
           },
         },
       },
@@ -50,7 +52,11 @@ describe('reading a version config', () => {
     expect(own).toMatchObject({ maxPlayers: 12, maxPlayersDirect: 4, listable: false, taggable: true });
     expect(own!.docker).toEqual({ imageId: 'other', args: [], env: { A: 'top', B: 'mode' }, networkMode: 'host', ports: [] });
     // A create block enables creates, private only, whatever it says of `enabled`.
-    expect(own!.actions).toEqual({ find: null, join: null, create: { enablePublic: false, enablePrivate: true, maxLobbiesPerIdentity: null, verification: null }, identityRequirement: 'none' });
+    expect(own!.actions).toEqual({
+      find: null,
+      join: null,
+      create: { enabled: true, identityRequirement: 'none', enablePublic: false, enablePrivate: true, maxLobbiesPerIdentity: null, verification: null },
+    });
     // A port's defaults: https through the proxy.
     expect(readMatchmaker(withMode({}), { regions: REGIONS })!.gameModes[0]!.docker!.ports).toEqual([{ label: 'default', port: 8080, portRange: null, protocol: 'https', proxy: 'game_guard' }]);
   });
@@ -169,7 +175,9 @@ describe('POST /cloud/games/{game_id}/versions/validate', () => {
   let emu: TestEmulator;
   // The answers checked against the published spec too (no CLI command sends these yet, so they are not among the
   // operations test/conformance replays for the CLI's sake).
-  const spec = SPEC_PRESENT ? new Spec(undefined, [OPERATION, TIERS_OPERATION]) : undefined;
+  const spec = SPEC_PRESENT
+    ? new Spec(undefined, [OPERATION, TIERS_OPERATION, 'cloud_games_versions_createGameVersion', 'cloud_games_versions_getGameVersionById', 'cloud_games_versions_reserveVersionName', 'cloud_games_getGameById'])
+    : undefined;
   const conforms = (res: Call, operation = OPERATION) => {
     if (spec) expect(spec.checkResponse(spec.operation(operation), { status: res.status, responseHeaders: Object.fromEntries(res.headers), responseBody: res.text }), res.text).toEqual([]);
     return res;
@@ -203,6 +211,111 @@ describe('POST /cloud/games/{game_id}/versions/validate', () => {
     expect(negative.json).toMatchObject({ code: 'MATCHMAKER_INVALID_VERSION_CONFIG', message: 'The given version config was invalid: `max_players` out of bounds' });
     expect(conforms(await emu.call('POST', `/cloud/games/00000000-0000-4000-8000-000000000001/versions/validate`, { token, body: { display_name: 'v', config: {} } })).status).toBe(403);
     expect((await emu.call('POST', path, { token: null, body: { display_name: 'v', config: {} } })).status).toBe(401);
+  });
+
+  /** A build of the game, pushed whole (create, PUT, complete); `complete: false` leaves its upload open. */
+  const pushBuild = async (tag: string, complete = true) => {
+    const token = emu.tokens.cloud;
+    const created = await emu.call('POST', `/cloud/games/${GAME_ID}/builds`, { token, body: { display_name: 'CI', image_tag: tag, image_file: { path: 'server.tar', content_length: 4 } } });
+    expect(created.status, created.text).toBe(200);
+    if (complete) {
+      expect((await fetch(created.json.image_presigned_requests[0].url, { method: 'PUT', body: Buffer.alloc(4, 7) })).status).toBe(200);
+      expect((await emu.call('POST', `/cloud/uploads/${created.json.upload_id}/complete`, { token, body: {} })).status).toBe(200);
+    }
+    return created.json.build_id as string;
+  };
+
+  it('a version is created with builds of the game, read back normalised, and listed by the game; its name is then taken', async () => {
+    const token = emu.tokens.cloud;
+    const build = await pushBuild('game-server:v1');
+    const config = {
+      matchmaker: {
+        max_players: 16,
+        docker: { image_id: build, env: { MODE: 'top' }, ports: { game: { port: 7777, protocol: 'udp' } } },
+        regions: { 'lnd-fra': { tier: 'basic-1d2' } },
+        game_modes: { default: {}, ranked: { max_players: 2, docker: { image_id: build, env: { MODE: 'ranked' } }, actions: { create: {} } } },
+      },
+      cdn: undefined,
+      engine: { unity: {} },
+    };
+    const created = conforms(await emu.call('POST', `/cloud/games/${GAME_ID}/versions`, { token, body: { display_name: '2026.12.02-1', config } }), 'cloud_games_versions_createGameVersion');
+    expect(created.status).toBe(200);
+    const id = created.json.version_id as string;
+    const got = conforms(await emu.call('GET', `/cloud/games/${GAME_ID}/versions/${id}`, { token }), 'cloud_games_versions_getGameVersionById');
+    expect(got.json.version).toMatchObject({ version_id: id, display_name: '2026.12.02-1' });
+    expect(Date.parse(got.json.version.create_ts)).toBeGreaterThan(0);
+    const mm = got.json.version.config.matchmaker;
+    // Production's nulls for the top-level defaults are left out (the spec does not allow them).
+    expect(Object.keys(mm)).toEqual(['game_modes']);
+    expect(mm.game_modes.default).toEqual({
+      regions: { 'lnd-fra': { tier: 'basic-1d2', idle_lobbies: { min: 0, max: 0 } } },
+      max_players: 16,
+      max_players_direct: 16,
+      max_players_party: 16,
+      docker: { image_id: build, args: [], env: { MODE: 'top' }, network_mode: 'bridge', ports: { game: { port: 7777, protocol: 'udp', proxy: 'game_guard' } } },
+      listable: true,
+      taggable: false,
+      allow_dynamic_max_players: false,
+    });
+    // The game mode's docker block replaces the top one (no ports), but for env, merged.
+    expect(mm.game_modes.ranked.docker).toEqual({ image_id: build, args: [], env: { MODE: 'ranked' }, network_mode: 'bridge', ports: {} });
+    expect(mm.game_modes.ranked.actions).toEqual({ create: { enabled: true, identity_requirement: 'none', enable_public: false, enable_private: true } });
+    expect(got.json.version.config.kv).toEqual({});
+    const game = conforms(await emu.call('GET', `/cloud/games/${GAME_ID}`, { token }), 'cloud_games_getGameById');
+    expect(game.json.game.versions.map((v: { display_name: string }) => v.display_name)).toEqual(['0.0.1', '2026.12.02-1']);
+    // The version every game starts with: its game modes in every region, no build of its own.
+    const seeded = conforms(await emu.call('GET', `/cloud/games/${GAME_ID}/versions/${game.json.game.versions[0].version_id}`, { token }), 'cloud_games_versions_getGameVersionById');
+    expect(seeded.json.version).toMatchObject({ display_name: '0.0.1', create_ts: '2024-01-01T00:00:00.000Z' });
+    expect(Object.keys(seeded.json.version.config.matchmaker.game_modes)).toEqual(['default', 'duos', 'squads']);
+    expect(seeded.json.version.config.matchmaker.game_modes.duos).toEqual({
+      regions: Object.fromEntries(REGIONS.map((r) => [r, { tier: 'basic-1d1', idle_lobbies: { min: 0, max: 0 } }])),
+      max_players: 32,
+      max_players_direct: 32,
+      max_players_party: 32,
+      listable: true,
+      taggable: false,
+      allow_dynamic_max_players: false,
+    });
+    // The name is taken now: validation says so, and a second create is refused with the path.
+    const again = conforms(await emu.call('POST', `/cloud/games/${GAME_ID}/versions`, { token, body: { display_name: '2026.12.02-1', config } }), 'cloud_games_versions_createGameVersion');
+    expect(again.status).toBe(400);
+    expect(again.json).toMatchObject({ code: 'VALIDATION_ERROR', message: 'The given resource did not pass validation: display-name.not-unique' });
+  });
+
+  it('a create that does not validate names every path and writes nothing; a build not of the game, or not uploaded, is named', async () => {
+    const token = emu.tokens.cloud;
+    const bad = conforms(
+      await emu.call('POST', `/cloud/games/${GAME_ID}/versions`, { token, body: { display_name: ' v', config: { matchmaker: { game_modes: { default: { max_players: 0 } } } } } }),
+      'cloud_games_versions_createGameVersion',
+    );
+    expect(bad.status).toBe(400);
+    expect(bad.json.message).toBe(
+      'The given resource did not pass validation: display-name.invalid, config.matchmaker.game-modes.*default*.player-counts.max-players-normal.too-low, ' +
+        'config.matchmaker.game-modes.*default*.player-counts.max-players-direct.too-low, config.matchmaker.game-modes.*default*.player-counts.max-players-party.too-low, ' +
+        'config.matchmaker.game-modes.*default*.no-runtime',
+    );
+    const open = await pushBuild('game-server:open', false);
+    for (const image of [open, '00000000-0000-4000-8000-00000000000b']) {
+      const res = conforms(
+        await emu.call('POST', `/cloud/games/${GAME_ID}/versions`, { token, body: { display_name: `v-${image}`, config: withModeImage(image) } }),
+        'cloud_games_versions_createGameVersion',
+      );
+      expect(res.status).toBe(400);
+      expect(res.json).toMatchObject({ code: 'VERSION_BUILD_INVALID', message: `Build ${image} of game mode default is not a build of this game whose upload completed.` });
+    }
+    const game = await emu.call('GET', `/cloud/games/${GAME_ID}`, { token });
+    expect(game.json.game.versions.map((v: { display_name: string }) => v.display_name)).not.toContain(' v');
+    expect((await emu.call('GET', `/cloud/games/${GAME_ID}/versions/00000000-0000-4000-8000-00000000000c`, { token })).status).toBe(404);
+  });
+
+  it('reserve-name: YYYY.MM.DD-N of today (UTC), one more each call', async () => {
+    const token = emu.tokens.cloud;
+    const day = new Date().toISOString().slice(0, 10).replace(/-/g, '.');
+    const first = conforms(await emu.call('POST', `/cloud/games/${GAME_ID}/versions/reserve-name`, { token }), 'cloud_games_versions_reserveVersionName');
+    const [, n] = /^(\d{4}\.\d{2}\.\d{2})-(\d+)$/.exec(first.json.version_display_name)!.slice(1);
+    expect(first.json.version_display_name).toBe(`${day}-${n}`);
+    const second = await emu.call('POST', `/cloud/games/${GAME_ID}/versions/reserve-name`, { token });
+    expect(second.json.version_display_name).toBe(`${day}-${Number(n) + 1}`);
   });
 
   it('GET /cloud/region-tiers: production\'s seven tiers with its figures, for any caller (production checks no token)', async () => {

@@ -3,12 +3,10 @@
 // per CI job: create (with its tokens), list (without), delete.
 import { fail } from '../errors.js';
 import type { Game, GameRequest } from '../services/games.js';
-import { NAMESPACE_NAME, VERSION_ID, VERSION_NAME, regionUuid, stableUuid } from '../services/ids.js';
+import { NAMESPACE_NAME, SEEDED_CREATE_TS, VERSION_ID, regionUuid, stableUuid } from '../services/ids.js';
 import type { Reply, RequestContext } from './context.js';
 import { authorization, optInteger, optString, readJson, type JsonObject } from './request.js';
 
-/** When the seeded game "was created": fixed, so answers are the same from one run to the next. */
-const CREATED = '2024-01-01T00:00:00.000Z';
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
@@ -24,7 +22,7 @@ export async function getGame(rc: RequestContext): Promise<Reply> {
   // `watch_index` asks the service to hold the answer until the game changes; the emulator never holds one:
   // every answer comes at once, as index 0.
   const { player_count: players } = await statistics.players(g, 'public', false);
-  const created = g.seeded ? CREATED : iso(g.createTs);
+  const created = iso(g.seeded ? SEEDED_CREATE_TS : g.createTs);
   const game = {
     game_id: g.gameId,
     create_ts: created,
@@ -33,7 +31,7 @@ export async function getGame(rc: RequestContext): Promise<Reply> {
     developer_group_id: stableUuid('group', 'developer'),
     total_player_count: players,
     namespaces: [{ namespace_id: g.namespaceId, create_ts: created, display_name: NAMESPACE_NAME, version_id: VERSION_ID, name_id: NAMESPACE_NAME }],
-    versions: [{ version_id: VERSION_ID, create_ts: created, display_name: VERSION_NAME }],
+    versions: (await rc.services.versions.list(g)).map((v) => ({ version_id: v.version_id, create_ts: v.create_ts === null ? created : iso(v.create_ts), display_name: v.display_name })),
     available_regions: g.regions.map((r) => ({
       region_id: regionUuid(r.id),
       region_name_id: r.id,

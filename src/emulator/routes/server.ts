@@ -15,7 +15,7 @@ import { downloadExport, exportHistory } from './history.js';
 import { downloadLogExport, exportLobbyLogs, getLobbyLogLines } from './logs.js';
 import { getRegionTiers } from './tiers.js';
 import { createPublicToken } from './tokens.js';
-import { validateGameVersion } from './versions.js';
+import { createGameVersion, getGameVersion, reserveVersionName, validateGameVersion } from './versions.js';
 import {
   adminJoinLobby,
   adminLobbyEnv,
@@ -88,6 +88,9 @@ const ROUTES: Route[] = [
   route('GET', '/cloud/auth/inspect', inspect),
   route('GET', '/cloud/games/:game_id', getGame),
   route('POST', '/cloud/games/:game_id/versions/validate', validateGameVersion),
+  route('POST', '/cloud/games/:game_id/versions/reserve-name', reserveVersionName),
+  route('POST', '/cloud/games/:game_id/versions', createGameVersion),
+  route('GET', '/cloud/games/:game_id/versions/:version_id', getGameVersion),
   route('GET', '/cloud/region-tiers', getRegionTiers),
   route('GET', '/cloud/games/:game_id/namespaces/:namespace_id/logs/lobbies/:lobby_id', getLobbyLogs),
   route('POST', '/cloud/games/:game_id/matchmaker/lobbies/export-history', exportHistory),

@@ -18,6 +18,7 @@ import type { LobbyLogs } from './logs.js';
 import { Matchmaking } from './matchmaking.js';
 import { RateLimits } from './ratelimit.js';
 import { Statistics } from './statistics.js';
+import { Versions } from './versions.js';
 
 export interface ServiceDeps {
   store: Store;
@@ -52,6 +53,7 @@ export interface Services {
   builds: Builds;
   history: History;
   health: Health;
+  versions: Versions;
 }
 
 export function createServices(deps: ServiceDeps): Services {
@@ -70,5 +72,6 @@ export function createServices(deps: ServiceDeps): Services {
     builds: new Builds(deps),
     history: new History(deps),
     health: new Health(deps),
+    versions: new Versions(deps),
   };
 }

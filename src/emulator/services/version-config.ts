@@ -36,12 +36,20 @@ export interface VerificationConfig {
   headers: Record<string, string>;
 }
 
-export interface ActionsConfig {
-  find: { enabled: boolean; verification: VerificationConfig | null } | null;
-  join: { enabled: boolean; verification: VerificationConfig | null } | null;
-  create: { enablePublic: boolean; enablePrivate: boolean; maxLobbiesPerIdentity: number | null; verification: VerificationConfig | null } | null;
-  identityRequirement: 'none' | 'guest' | 'registered';
+/** One action of a game mode (find, join, create): allowed or not, who may call it, and the call that verifies it. */
+export interface ActionConfig {
+  enabled: boolean;
+  identityRequirement: (typeof IDENTITY_REQUIREMENTS)[number];
+  verification: VerificationConfig | null;
 }
+
+export interface ActionsConfig {
+  find: ActionConfig | null;
+  join: ActionConfig | null;
+  create: (ActionConfig & { enablePublic: boolean; enablePrivate: boolean; maxLobbiesPerIdentity: number | null }) | null;
+}
+
+const IDENTITY_REQUIREMENTS = ['none', 'guest', 'registered'] as const;
 
 export interface RegionConfig {
   /** The region's name id, or its position in the config's map when the game has no such region. */
@@ -156,25 +164,35 @@ function verification(v: unknown, at: string): VerificationConfig | null {
   return { url: string(o.url, `${at}.url`) ?? bad(`${at}.url`, 'a string'), headers: stringMap(o.headers, `${at}.headers`) ?? {} };
 }
 
+function action(v: unknown, at: string): ActionConfig | null {
+  const o = object(v, at);
+  if (o === undefined) return null;
+  return {
+    enabled: boolean(o.enabled, `${at}.enabled`) ?? true,
+    identityRequirement: oneOf(o.identity_requirement, `${at}.identity_requirement`, IDENTITY_REQUIREMENTS) ?? 'none',
+    verification: verification(o.verification, `${at}.verification`),
+  };
+}
+
 function actions(v: unknown, at: string): ActionsConfig | null {
   const o = object(v, at);
   if (o === undefined) return null;
-  const find = object(o.find, `${at}.find`);
-  const join = object(o.join, `${at}.join`);
-  const create = object(o.create, `${at}.create`);
+  const create = action(o.create, `${at}.create`);
+  const c = object(o.create, `${at}.create`);
   return {
-    find: find ? { enabled: boolean(find.enabled, `${at}.find.enabled`) ?? true, verification: verification(find.verification, `${at}.find.verification`) } : null,
-    join: join ? { enabled: boolean(join.enabled, `${at}.join.enabled`) ?? true, verification: verification(join.verification, `${at}.join.verification`) } : null,
+    find: action(o.find, `${at}.find`),
+    join: action(o.join, `${at}.join`),
     // (server) a present create block enables creates whatever its `enabled` says.
-    create: create
-      ? {
-          enablePublic: boolean(create.enable_public, `${at}.create.enable_public`) ?? false,
-          enablePrivate: boolean(create.enable_private, `${at}.create.enable_private`) ?? true,
-          maxLobbiesPerIdentity: count(create.max_lobbies_per_identity, `${at}.create.max_lobbies_per_identity`, 'actions.create.max_lobbies_per_identity') ?? null,
-          verification: verification(create.verification, `${at}.create.verification`),
-        }
-      : null,
-    identityRequirement: oneOf(o.identity_requirement, `${at}.identity_requirement`, ['none', 'guest', 'registered'] as const) ?? 'none',
+    create:
+      create && c
+        ? {
+            ...create,
+            enabled: true,
+            enablePublic: boolean(c.enable_public, `${at}.create.enable_public`) ?? false,
+            enablePrivate: boolean(c.enable_private, `${at}.create.enable_private`) ?? true,
+            maxLobbiesPerIdentity: count(c.max_lobbies_per_identity, `${at}.create.max_lobbies_per_identity`, 'actions.create.max_lobbies_per_identity') ?? null,
+          }
+        : null,
   };
 }
 

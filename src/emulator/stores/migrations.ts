@@ -553,6 +553,42 @@ END;
 `,
     postgres: '',
   },
+  // Version 11: a game's versions (its configuration, as created), and the names reserved for them, by day. (IF NOT
+  // EXISTS: the tests that take a store back to an older version keep the newer tables.)
+  {
+    sqlite: `
+CREATE TABLE IF NOT EXISTS versions (
+  version_id TEXT PRIMARY KEY,
+  game_id TEXT NOT NULL,
+  display_name TEXT NOT NULL,
+  config TEXT NOT NULL,
+  create_ts INTEGER NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS versions_name ON versions (game_id, display_name);
+CREATE TABLE IF NOT EXISTS version_names (
+  game_id TEXT NOT NULL,
+  day TEXT NOT NULL,
+  n INTEGER NOT NULL,
+  PRIMARY KEY (game_id, day)
+) WITHOUT ROWID;
+`,
+    postgres: `
+CREATE TABLE IF NOT EXISTS versions (
+  version_id text PRIMARY KEY,
+  game_id text NOT NULL,
+  display_name text NOT NULL,
+  config text NOT NULL,
+  create_ts bigint NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS versions_name ON versions (game_id, display_name);
+CREATE TABLE IF NOT EXISTS version_names (
+  game_id text NOT NULL,
+  day text NOT NULL,
+  n integer NOT NULL,
+  PRIMARY KEY (game_id, day)
+);
+`,
+  },
 ];
 
 /** The schema version this code writes and reads, on either engine. */

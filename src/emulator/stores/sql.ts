@@ -5,7 +5,7 @@ import { DummyDriver, Kysely, sql, type Compilable, type DialectAdapter, type Ex
 import type { DatabaseIntrospector, SelectQueryBuilder, SqlBool } from 'kysely';
 import type { BuildObject, BuildRow, ConnectOutcome, FindOutcome, FindQuery, GameObjects, GameRow, JoinOutcome, LobbyRow, ListedLobby } from './store.js';
 import type { LocalObjectIndex, LogBounds, LogLine, LogStream, LogStreamState, NewPlayer, NewUpload, PartRow, PlayerCountRow } from './store.js';
-import type { PlayerRow, PurgedGame, Store, UploadRow } from './store.js';
+import type { PlayerRow, PurgedGame, Store, UploadRow, VersionRow } from './store.js';
 import { LOBBY_INSERT_COLUMNS, LOG_BOUNDS, MAX_LOG_LINE_BYTES, NOT_READY, TRIM_PAGE, nextLogTs, trimLogs } from './store.js';
 
 /** The tables as the store reads and writes them (migrations.ts makes them). */
@@ -17,6 +17,8 @@ export interface DB {
   upload_parts: PartRow & { upload_id: string; update_ts: number };
   exports: { export_id: string; game_id: string; csv: string; create_ts: number; expires_ts: number };
   games: GameRow;
+  versions: VersionRow;
+  version_names: { game_id: string; day: string; n: number };
   replicas: { replica: string; seen_ts: number };
   lobby_logs: { lobby_id: string; stream: LogStream; ts: number; line: Buffer };
   lobby_log_streams: LogStreamState & { lobby_id: string; stream: LogStream };
@@ -333,6 +335,18 @@ const GET_EXPORT = query<{ id: string }>()((db, p) => db.selectFrom('exports').s
 const INSERT_GAME = query<GameRow>()((db, p) =>
   db.insertInto('games').values(fields(p, ['game_id', 'namespace_id', 'name', 'game_modes', 'regions', 'create_ts', 'expire_ts'])),
 );
+const INSERT_VERSION = query<VersionRow>()((db, p) =>
+  db.insertInto('versions').values(fields(p, ['version_id', 'game_id', 'display_name', 'config', 'create_ts'])).onConflict((oc) => oc.doNothing()),
+);
+const GET_VERSION = query<{ id: string }>()((db, p) => db.selectFrom('versions').selectAll().where('version_id', '=', p.id));
+const LIST_VERSIONS = query<{ game: string }>()((db, p, d) => db.selectFrom('versions').selectAll().where('game_id', '=', p.game).orderBy('create_ts').orderBy(d.binary('version_id')));
+const RESERVE_NAME = query<{ game: string; day: string }>()((db, p) =>
+  db
+    .insertInto('version_names')
+    .values({ game_id: p.game, day: p.day, n: 1 })
+    .onConflict((oc) => oc.columns(['game_id', 'day']).doUpdateSet((eb) => ({ n: eb('version_names.n', '+', 1) })))
+    .returning('n'),
+);
 const GET_GAME = query<{ id: string }>()((db, p) => db.selectFrom('games').selectAll().where('game_id', '=', p.id));
 const LIST_GAMES = query()((db, _p, d) => db.selectFrom('games').selectAll().where('delete_ts', 'is', null).orderBy('create_ts').orderBy(d.binary('game_id')));
 const CLAIM_GAME = query<{ id: string; now: number }>()((db, p) =>
@@ -358,6 +372,8 @@ const PURGE_BY_NAMESPACE = [
   query<{ ns: string }>()((db, p) => db.deleteFrom('lobbies').where('namespace_id', '=', p.ns)),
 ];
 const PURGE_BY_GAME = [
+  query<{ game: string }>()((db, p) => db.deleteFrom('versions').where('game_id', '=', p.game)),
+  query<{ game: string }>()((db, p) => db.deleteFrom('version_names').where('game_id', '=', p.game)),
   query<{ game: string }>()((db, p) => db.deleteFrom('upload_parts').where('upload_id', 'in', ofGame(db, p.game).select('upload_id'))),
   query<{ game: string }>()((db, p) => db.deleteFrom('uploads').where('build_id', 'in', ofGame(db, p.game).select('build_id'))),
   query<{ game: string }>()((db, p) => db.deleteFrom('builds').where('game_id', '=', p.game)),
@@ -444,6 +460,10 @@ export class SqlStore implements Store, LocalObjectIndex {
   // Read by key on every request, never cached: a deletion begun through another process or replica counts at once.
   readonly getGame = (gameId: string) => first(this.engine, GET_GAME, { id: gameId });
   readonly listGames = () => this.engine.all(LIST_GAMES, {});
+  readonly insertVersion = (version: VersionRow) => this.changed(INSERT_VERSION, version);
+  readonly getVersion = (versionId: string) => first(this.engine, GET_VERSION, { id: versionId });
+  readonly listVersions = (gameId: string) => this.engine.all(LIST_VERSIONS, { game: gameId });
+  readonly reserveVersionName = async (gameId: string, day: string) => Number((await this.engine.all(RESERVE_NAME, { game: gameId, day }))[0]!.n);
   readonly claimGameDeletion = (gameId: string, now: number) => this.changed(CLAIM_GAME, { id: gameId, now });
   readonly setLobbyClosed = (lobbyId: string, closed: boolean) => this.write(SET_CLOSED, { id: lobbyId, closed: closed ? 1 : 0 });
   readonly setLobbyState = (lobbyId: string, state: string | null) => this.write(SET_STATE, { id: lobbyId, state });

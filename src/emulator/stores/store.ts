@@ -164,6 +164,15 @@ export interface PlayerCountRow {
  * A game made for one CI job (`POST /_emulator/games`), with its one namespace. The seeded game is not a row: it
  * lives as long as the store, with the process's configured game modes and regions.
  */
+/** A version of a game's configuration: the config as it was created (the API's JSON text). */
+export interface VersionRow {
+  version_id: string;
+  game_id: string;
+  display_name: string;
+  config: string;
+  create_ts: number;
+}
+
 export interface GameRow {
   game_id: string;
   namespace_id: string;
@@ -266,6 +275,13 @@ export const TRIM_PAGE = 512;
  */
 export interface Store {
   insertGame(game: GameRow): Promise<void>;
+  /** A new version; false (nothing written) when the game has a version of that display name already. */
+  insertVersion(version: VersionRow): Promise<boolean>;
+  getVersion(versionId: string): Promise<VersionRow | undefined>;
+  /** The game's versions, oldest first. */
+  listVersions(gameId: string): Promise<VersionRow[]>;
+  /** Reserves the game's next version name of `day` (YYYY.MM.DD): its number, 1 for the day's first. */
+  reserveVersionName(gameId: string, day: string): Promise<number>;
   /**
    * A game by id, whether or not its deletion began (undefined once purged). Called on every request that carries
    * a created game's token, so it must be cheap and current across processes and replicas: both stores read the row by key.
