@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { csvField, toCsv } from '../../src/emulator/services/csv.js';
 import { GAME_ID, ManualClock, NAMESPACE_ID } from '../../src/emulator/index.js';
-import { TIER_NAME, VERSION_ID, VERSION_NAME, lobbyGroupUuid, regionUuid } from '../../src/emulator/services/ids.js';
+import { VERSION_ID, VERSION_NAME, lobbyGroupUuid, regionUuid } from '../../src/emulator/services/ids.js';
+import { DEFAULT_TIER } from '../../src/emulator/services/tiers.js';
 import { presignPath } from '../../src/emulator/stores/presign.js';
 import { admit, expectErrorShape, startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 
@@ -85,7 +86,7 @@ describe('POST /cloud/games/{game_id}/matchmaker/lobbies/export-history', () => 
       'prod',
       regionUuid('lnd-fra'),
       'lnd-fra',
-      TIER_NAME,
+      DEFAULT_TIER,
       VERSION_ID,
       VERSION_NAME,
       lobbyGroupUuid('duos'),

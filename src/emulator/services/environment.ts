@@ -1,21 +1,21 @@
 // What a lobby's process is given: production's environment variables (SERVICE-FACTS.md, "What a lobby's process
 // is given"), computed from the lobby's record. `emulator lobby env` prints it for a server started by hand; a
 // runner that starts the server itself calls lobbyEnvironment with the ports it has.
-import { NAMESPACE_NAME, TIER_NAME, VERSION_ID, VERSION_NAME, lobbyGroupUuid, regionUuid } from './ids.js';
+import { NAMESPACE_NAME, VERSION_ID, VERSION_NAME, lobbyGroupUuid, regionUuid } from './ids.js';
 import type { LobbyRow } from '../stores/store.js';
-import { millicores, tierNamed } from './tiers.js';
+import { DEFAULT_TIER, millicores, tierNamed } from './tiers.js';
 
 /** A lobby's port: one port, or a range; its protocol when its game mode's settings name one (else tcp). */
 export type LobbyPort = ({ port: number } | { min: number; max: number }) & { protocol?: 'tcp' | 'udp' | 'http' };
 
 const MiB = 1024 * 1024;
-const tier = tierNamed(TIER_NAME)!;
+const tier = tierNamed(DEFAULT_TIER)!;
 /**
  * The tier every lobby runs on until versions (and their tiers) exist, basic-1d1: its share of a core in millicores,
  * its memory (the reservation) and memory_max (the hard limit) in bytes. A container is held to it
  * (runtime/docker.ts, containerLimits); its process is told it (RIVET_CPU, RIVET_MEMORY*).
  */
-export const LOBBY_TIER = { name: TIER_NAME, cpu: millicores(tier), memory: tier.memory * MiB, memoryMax: tier.memory_max * MiB } as const;
+export const LOBBY_TIER = { name: DEFAULT_TIER, cpu: millicores(tier), memory: tier.memory * MiB, memoryMax: tier.memory_max * MiB } as const;
 /**
  * Processes and threads a lobby's server may hold at once (a container's PidsLimit, a process's cgroup pids.max): a
  * game server's threads with room, not a fork bomb. Production states none; this is the emulator's own.

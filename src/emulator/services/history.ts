@@ -5,7 +5,8 @@ import type { BlobStore, LobbyRow, Store } from '../stores/store.js';
 import type { Clock } from './clock.js';
 import { toCsv, type CsvValue } from './csv.js';
 import type { Game } from './games.js';
-import { NAMESPACE_NAME, TIER_NAME, VERSION_ID, VERSION_NAME, lobbyGroupUuid, regionUuid } from './ids.js';
+import { NAMESPACE_NAME, VERSION_ID, VERSION_NAME, lobbyGroupUuid, regionUuid } from './ids.js';
+import { DEFAULT_TIER } from './tiers.js';
 
 const EXPORT_TTL_MS = 60 * 60 * 1000;
 
@@ -44,7 +45,7 @@ export function historyRows(lobbies: LobbyRow[], queryStart: number, queryEnd: n
       NAMESPACE_NAME,
       regionUuid(l.region_id),
       l.region_id,
-      TIER_NAME,
+      DEFAULT_TIER,
       VERSION_ID,
       VERSION_NAME,
       lobbyGroupUuid(l.game_mode),

@@ -8,7 +8,6 @@ export const NAMESPACE_NAME = 'prod';
 export const VERSION_NAME = '0.0.1';
 /** When the seeded game (and its version) "was created": fixed, so answers are the same from one run to the next. */
 export const SEEDED_CREATE_TS = Date.UTC(2024, 0, 1);
-export const TIER_NAME = 'basic-1d1';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

@@ -1,8 +1,7 @@
-// A version's configuration as production reads it: the cloud API's config (game modes keyed by name, with what a
-// game mode leaves out inherited from `matchmaker.*`, then production's defaults), and production's validation of
-// it, each error a path of strings (SERVICE-FACTS "Versions, namespaces, idle lobbies, tiers and deploy", §1).
-// Wrong JSON types are API_BAD_BODY; a negative number is MATCHMAKER_INVALID_VERSION_CONFIG, as production's
-// conversion answers before it validates.
+// A version's configuration as production reads it (SERVICE-FACTS "Versions, namespaces, idle lobbies, tiers and
+// deploy", §1): the cloud API's config, game modes keyed by name, each with what it leaves out inherited from
+// `matchmaker.*`, then production's defaults. Wrong JSON types are API_BAD_BODY; a negative number is
+// MATCHMAKER_INVALID_VERSION_CONFIG, as production's conversion answers before it validates (version-validate.ts).
 import { fail } from '../errors.js';
 import { DEFAULT_TIER } from './tiers.js';
 
