@@ -1,6 +1,7 @@
 // What keeps a lobby running or ends it: max_players for joining players, the idle lifetime, and job metrics.
 // Time is a ManualClock the tests move: nothing sleeps, and every expected timestamp is exact.
 import { join } from 'node:path';
+import { SCHEMA_VERSION } from '../../src/emulator/stores/migrations.js';
 import { openDatabase } from '../../src/emulator/stores/sqlite-driver.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GAME_ID, ManualClock, NAMESPACE_ID, startEmulator } from '../../src/emulator/index.js';
@@ -194,7 +195,7 @@ describe('a data directory from an older gamehost', () => {
       }).then((r) => r.json() as Promise<{ lobby: { status: unknown } }>);
       expect(logs.lobby.status).toEqual({ running: {} });
       const check = openDatabase(join(dir, 'emulator.db'), { timeout: 5000 });
-      expect(check.prepare("SELECT value FROM meta WHERE key = 'schema_version'").pluck().get()).toBe('10');
+      expect(check.prepare("SELECT value FROM meta WHERE key = 'schema_version'").pluck().get()).toBe(String(SCHEMA_VERSION));
       expect(check.prepare('SELECT idle_lifetime_ms FROM lobbies').pluck().all()).toEqual([null]);
       expect(check.prepare('SELECT COUNT(*) FROM games').pluck().get()).toBe(0);
       check.close();

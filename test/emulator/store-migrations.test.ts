@@ -165,8 +165,8 @@ describe('a store made by the tree before one list (version 9 on each engine) op
   });
 });
 
-// A newer gamehost's version 11 that dropped an index version 10 made: the code before one list re-made such things
-// at every open (and wrote them into the newer store) before it looked at the version.
+// A newer gamehost's next version that dropped an index an earlier one made: the code before one list re-made such
+// things at every open (and wrote them into the newer store) before it looked at the version.
 describe('a store migrated by a newer gamehost is refused, with nothing written', () => {
   it('on SQLite: every byte of its data directory is as it was', async () => {
     const file = sqliteFile();
