@@ -417,21 +417,28 @@ const DROP_OUTPUT = OUTPUT_TABLES.map((t) => query<{ id: string }>()((db, p) => 
 // Reads the stored data, so a database that is gone fails here.
 const PING = query()((db) => db.selectFrom('meta').select((eb) => eb.fn.countAll<number>().as('n')));
 
-type FindArgs = { ns: string; modes: string[]; regions: string[]; tags: Record<string, string>; served: number };
+type FindArgs = { ns: string; modes: string[]; regions: string[]; mode: string; region: string; tags: Record<string, string>; served: number };
 // The fullest running, open, public lobby of the query with room for one more, whose server (if any) is served.
-const FIND = query<FindArgs>()((db, p, d) =>
-  db.selectFrom('lobbies as lobbies_find').selectAll()
-    .where('namespace_id', '=', p.ns).where(d.oneOf('game_mode', p.modes)).where(d.oneOf('region_id', p.regions))
-    .where('stop_ts', 'is', null).where('is_closed', '=', sql.lit(0)).where('publicity', '=', sql.lit('public'))
-    .whereRef('player_count', '<', 'max_players').where(d.hasTags('tags', p.tags))
-    .where((eb) =>
-      eb.or([
-        eb('owner', 'is', null),
-        eb.exists(eb.selectFrom('replicas as r').select(ONE).whereRef('r.replica', '=', 'lobbies_find.owner').where('r.seen_ts', '>=', p.served)),
-      ]),
-    )
-    .orderBy('player_count', 'desc').orderBy('create_ts').orderBy(d.binary('lobby_id')).limit(1),
-);
+// `one`: one game mode in one region (what most finds ask), matched by equality, so the engine reads lobbies_find in
+// its order and stops at the first row; a list test (one statement for every list) made SQLite read and sort every
+// running lobby of the namespace: 8 ms a find at 10,000 lobbies against 2.5 ms (bench/find.js).
+const find = (one: boolean) =>
+  query<FindArgs>()((db, p, d) =>
+    db.selectFrom('lobbies as lobbies_find').selectAll()
+      .where('namespace_id', '=', p.ns)
+      .where((eb) => (one ? eb.and([eb('game_mode', '=', p.mode), eb('region_id', '=', p.region)]) : eb.and([d.oneOf('game_mode', p.modes), d.oneOf('region_id', p.regions)])))
+      .where('stop_ts', 'is', null).where('is_closed', '=', sql.lit(0)).where('publicity', '=', sql.lit('public'))
+      .whereRef('player_count', '<', 'max_players').where(d.hasTags('tags', p.tags))
+      .where((eb) =>
+        eb.or([
+          eb('owner', 'is', null),
+          eb.exists(eb.selectFrom('replicas as r').select(ONE).whereRef('r.replica', '=', 'lobbies_find.owner').where('r.seen_ts', '>=', p.served)),
+        ]),
+      )
+      .orderBy('player_count', 'desc').orderBy('create_ts').orderBy(d.binary('lobby_id')).limit(1),
+  );
+const FIND_ONE = find(true);
+const FIND_ANY = find(false);
 
 async function first<P extends object, R>(c: Connection, q: Query<P, R>, args: P): Promise<R | undefined> {
   return (await c.all(q, args))[0];
@@ -565,10 +572,12 @@ export class SqlStore implements Store, LocalObjectIndex {
       await this.engine.lockFinds(c, q.namespace_id);
       await this.expire(c, q.now);
       if (await this.tooManyFromSource(c, q.namespace_id, player, q.source_limit)) return { kind: 'too_many_from_source' };
-      const args = { ns: q.namespace_id, modes: q.game_modes, regions: q.region_ids, tags: q.tags, served: q.served_since };
+      const [mode = '', region = ''] = [q.game_modes[0], q.region_ids[0]];
+      const args = { ns: q.namespace_id, modes: q.game_modes, regions: q.region_ids, mode, region, tags: q.tags, served: q.served_since };
+      const search = q.game_modes.length === 1 && q.region_ids.length === 1 ? FIND_ONE : FIND_ANY;
       // A join may fill the candidate between the search and its lock: then look again.
       for (let attempt = 0; attempt < 8; attempt++) {
-        const candidate = await first(c, FIND, args);
+        const candidate = await first(c, search, args);
         if (candidate === undefined) break;
         const lobby = (await first(c, LOCK_LOBBY, { id: candidate.lobby_id }))!;
         if (lobby.stop_ts === null && lobby.is_closed === 0 && lobby.player_count < lobby.max_players)
