@@ -31,7 +31,7 @@ export async function getGame(rc: RequestContext): Promise<Reply> {
     developer_group_id: stableUuid('group', 'developer'),
     total_player_count: players,
     namespaces: [{ namespace_id: g.namespaceId, create_ts: created, display_name: NAMESPACE_NAME, version_id: VERSION_ID, name_id: NAMESPACE_NAME }],
-    versions: (await rc.services.versions.list(g)).map((v) => ({ version_id: v.version_id, create_ts: v.create_ts === null ? created : iso(v.create_ts), display_name: v.display_name })),
+    versions: (await rc.services.versions.list(g)).map((v) => ({ version_id: v.version_id, create_ts: iso(v.create_ts), display_name: v.display_name })),
     available_regions: g.regions.map((r) => ({
       region_id: regionUuid(r.id),
       region_name_id: r.id,

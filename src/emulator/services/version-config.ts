@@ -9,7 +9,7 @@ export type JsonObject = Record<string, unknown>;
 
 const DEFAULT_MAX_PLAYERS = 32;
 
-export const PROTOCOLS = ['http', 'https', 'tcp', 'tcp_tls', 'udp'] as const;
+const PROTOCOLS = ['http', 'https', 'tcp', 'tcp_tls', 'udp'] as const;
 export type Protocol = (typeof PROTOCOLS)[number];
 const PROXIES = ['none', 'game_guard'] as const;
 const NETWORK_MODES = ['bridge', 'host'] as const;

@@ -14,20 +14,16 @@ export interface VersionsDeps {
   clock: Clock;
 }
 
-/** A version as the game lists it: the seeded one every game has, then those created, oldest first. */
-export interface VersionSummary {
-  version_id: string;
-  display_name: string;
-  create_ts: number | null;
-}
+/** A version as the game lists it. */
+export type VersionSummary = Pick<VersionRow, 'version_id' | 'display_name' | 'create_ts'>;
 
 export class Versions {
   constructor(private readonly deps: VersionsDeps) {}
 
-  /** The game's versions: the seeded 0.0.1 (create_ts null: the game's own), then those created, oldest first. */
+  /** The game's versions: the 0.0.1 it started with, then those created, oldest first. */
   async list(game: Game): Promise<VersionSummary[]> {
-    const rows = await this.deps.store.listVersions(game.gameId);
-    return [{ version_id: VERSION_ID, display_name: VERSION_NAME, create_ts: null }, ...rows.map(({ version_id, display_name, create_ts }) => ({ version_id, display_name, create_ts }))];
+    const rows = [seededVersion(game), ...(await this.deps.store.listVersions(game.gameId))];
+    return rows.map(({ version_id, display_name, create_ts }) => ({ version_id, display_name, create_ts }));
   }
 
   /** What production's validation finds in a version (none: valid); the builds it names are not looked at. */
