@@ -42,6 +42,9 @@ export const ERRORS = {
   VALIDATION_ERROR: { status: 400, message: 'The given resource did not pass validation: {paths}' },
   // Production answers 500 ERROR for a build that is missing, another game's or not uploaded yet.
   VERSION_BUILD_INVALID: { status: 400, message: 'Build {build_id} of game mode {game_mode} is not a build of this game whose upload completed.', emulatorOnly: true },
+  // Production answers 500 ERROR for a version that is missing or another game's, named by a namespace.
+  VERSION_NOT_FOUND: { status: 400, message: 'Version {version_id} is not a version of this game.', emulatorOnly: true },
+  CLOUD_INVALID_CONFIG: { status: 400, message: 'The given config was invalid: {reason}' },
   BUILD_INVALID_DISPLAY_NAME: { status: 400, message: 'Invalid display_name: {reason}', emulatorOnly: true },
   BUILD_INVALID_IMAGE_TAG: { status: 400, message: 'Invalid image_tag "{tag}": {reason}', emulatorOnly: true },
   BUILD_TAG_TAKEN: { status: 400, message: 'Image tag "{tag}" is already used by another build of this game.', emulatorOnly: true },

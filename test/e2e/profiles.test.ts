@@ -126,7 +126,7 @@ describe('login, profile and logout', () => {
       game: emu.gameId,
       namespace: emu.namespaceId,
       token: expect.stringMatching(/^cloud\.\w{3}…[\w-]{3}$/),
-      namespace_token: expect.stringMatching(/^pub_[0-9a-f-]+\.\w{3}…[\w-]{3}$/),
+      namespace_token: expect.stringMatching(/^pub_[0-9a-z_-]+\.\w{3}…[\w-]{3}$/),
       current: true,
       config_file: configPath(env),
     });
@@ -302,7 +302,7 @@ describe('precedence: flag > environment > profile > embedded emulator', () => {
     expect(r.code).toBe(0);
     expect(r.stderr).not.toContain('local emulator');
     expect(r.stderr).toContain(`target ${emu.endpoint} (profile "emu"); cloud token cloud.`);
-    expect(r.stderr).toMatch(/namespace token pub_[0-9a-f-]+\.\w{3}…[\w-]{3} \(profile "emu"\); game [0-9a-f-]+ \(profile "emu"\)/);
+    expect(r.stderr).toMatch(/namespace token pub_[0-9a-z_-]+\.\w{3}…[\w-]{3} \(profile "emu"\); game [0-9a-f-]+ \(profile "emu"\)/);
   });
 
   it('the environment wins over the profile, value by value', async () => {

@@ -303,7 +303,7 @@ describe.each(ENGINES)('the Store contract on %s', (_name, present, open) => {
     expect(tally.connects).toBeGreaterThan(10);
     expect(tally.disconnects).toBeGreaterThan(5);
     expect(tally.expired).toBeGreaterThan(5);
-    await store.purgeGame(randomUUID(), ns);
+    await store.purgeGame(randomUUID(), [ns]);
     expect(await store.playerCounts(ns)).toEqual([]);
   });
 
@@ -650,7 +650,7 @@ describe.each(ENGINES)('the Store contract on %s', (_name, present, open) => {
     await store.insertLobby(gone, connected());
     await store.insertLobby(kept, connected());
     for (const l of [gone, kept]) await store.appendLobbyLogs(l.lobby_id, 'std_out', [Buffer.from('hello')], T0);
-    await store.purgeGame(randomUUID(), ns);
+    await store.purgeGame(randomUUID(), [ns]);
     expect(await store.lobbyLogs(gone.lobby_id, 'std_out', 10)).toEqual([]);
     expect(await store.lobbyLogs(kept.lobby_id, 'std_out', 10)).toHaveLength(1);
   });
@@ -666,7 +666,7 @@ describe.each(ENGINES)('the Store contract on %s', (_name, present, open) => {
     await store.setLobbySamples(gone.lobby_id, '[]');
     expect(await store.lobbySamples(kept.lobby_id)).toBe('[{"ts":1,"cpu":2.5,"memory":1048576},{"ts":2,"cpu":99.5,"memory":2097152}]');
     expect(await store.lobbySamples(gone.lobby_id)).toBe('[]');
-    await store.purgeGame(randomUUID(), ns);
+    await store.purgeGame(randomUUID(), [ns]);
     expect(await store.lobbySamples(gone.lobby_id)).toBeUndefined();
     expect(await store.lobbySamples(kept.lobby_id)).toMatch(/^\[\{"ts":1/);
   });
@@ -776,7 +776,7 @@ describe.each(ENGINES)('the Store contract on %s', (_name, present, open) => {
     // Gone to every list, but still read by id (with when its deletion began) until purged.
     expect((await store.listGames()).map((g) => g.game_id)).not.toContain(older.game_id);
     expect(await store.getGame(older.game_id)).toEqual({ ...older, delete_ts: T0 + 5 });
-    await store.purgeGame(older.game_id, older.namespace_id);
+    await store.purgeGame(older.game_id, [older.namespace_id]);
     expect(await store.getGame(older.game_id)).toBeUndefined();
   });
 
@@ -797,10 +797,47 @@ describe.each(ENGINES)('the Store contract on %s', (_name, present, open) => {
     expect(await store.reserveVersionName(g.game_id, '2026.12.02')).toBe(2);
     expect(await store.reserveVersionName(g.game_id, '2026.12.03')).toBe(1);
     expect(await store.reserveVersionName(other.game_id, '2026.12.02')).toBe(1);
-    await store.purgeGame(g.game_id, g.namespace_id);
+    await store.purgeGame(g.game_id, [g.namespace_id]);
     expect(await store.listVersions(g.game_id)).toEqual([]);
     expect(await store.reserveVersionName(g.game_id, '2026.12.02')).toBe(1);
     expect((await store.listVersions(other.game_id)).map((v) => v.display_name)).toEqual(['one']);
+  });
+
+  it_('insertNamespace refuses a name id the game has; putNamespace writes a row whole; deployVersion appends history unless the version is the same; purgeGame takes them', async () => {
+    const g = game();
+    const other = game();
+    const ns = (gameId: string, nameId: string, create_ts: number) => ({
+      namespace_id: randomUUID(), game_id: gameId, name_id: nameId, display_name: nameId.toUpperCase(), version_id: 'v0', create_ts, lobby_count_max: 128, max_players_per_client: null,
+    });
+    const [qa, dev] = [ns(g.game_id, 'qa', T0 + 2), ns(g.game_id, 'dev', T0 + 1)];
+    expect(await store.insertNamespace(qa)).toBe(true);
+    expect(await store.insertNamespace(dev)).toBe(true);
+    expect(await store.insertNamespace(ns(g.game_id, 'qa', T0 + 3))).toBe(false);
+    expect(await store.insertNamespace({ ...ns(other.game_id, 'x', T0), namespace_id: qa.namespace_id })).toBe(false);
+    expect(await store.insertNamespace(ns(other.game_id, 'qa', T0 + 3))).toBe(true);
+    expect(await store.getNamespace(qa.namespace_id)).toEqual(qa);
+    expect(await store.getNamespace(randomUUID())).toBeUndefined();
+    expect(await store.listNamespaces(g.game_id)).toEqual([dev, qa]);
+    // A namespace a game starts with is written on its first change.
+    const staging = ns(g.game_id, 'staging', T0);
+    await store.putNamespace({ ...staging, lobby_count_max: 5, max_players_per_client: 2 });
+    await store.putNamespace({ ...staging, display_name: 'Staging', lobby_count_max: 6, max_players_per_client: 3 });
+    expect(await store.getNamespace(staging.namespace_id)).toEqual({ ...staging, display_name: 'Staging', lobby_count_max: 6, max_players_per_client: 3 });
+    expect(await store.deployVersion({ ...qa, version_id: 'v1' }, T0 + 10)).toBe(true);
+    expect(await store.deployVersion({ ...qa, version_id: 'v1' }, T0 + 11)).toBe(false);
+    // Deploys at once: each a row of its own, none lost.
+    expect(await Promise.all(['v2', 'v3', 'v4'].map((v, i) => store.deployVersion({ ...qa, version_id: v }, T0 + 20 + i)))).toEqual([true, true, true]);
+    const history = await store.namespaceHistory(qa.namespace_id, 32);
+    expect(history).toHaveLength(4);
+    expect(history[3]).toEqual({ namespace_id: qa.namespace_id, version_id: 'v1', deploy_ts: T0 + 10 });
+    expect((await store.getNamespace(qa.namespace_id))!.version_id).toBe(history[0]!.version_id);
+    expect(await store.namespaceHistory(qa.namespace_id, 2)).toEqual(history.slice(0, 2));
+    // A deploy to a namespace with no row yet writes it.
+    expect(await store.deployVersion({ ...dev, namespace_id: randomUUID(), name_id: 'fresh' }, T0 + 30)).toBe(true);
+    await store.purgeGame(g.game_id, [g.namespace_id]);
+    expect(await store.listNamespaces(g.game_id)).toEqual([]);
+    expect(await store.namespaceHistory(qa.namespace_id, 32)).toEqual([]);
+    expect((await store.listNamespaces(other.game_id)).map((n) => n.name_id)).toEqual(['qa']);
   });
 
   it_('claimExpiredGames claims each expired game once, and takes up again a deletion begun before now - staleMs, once', async () => {

@@ -120,7 +120,7 @@ describe.each(STORES)('%s: games', (_name, present, open) => {
     expect((await two.getGame(g.game_id))?.delete_ts).toBeNull();
     expect(await one.claimGameDeletion(g.game_id, 2_000)).toBe(true);
     expect((await two.getGame(g.game_id))?.delete_ts).toBe(2_000);
-    await one.purgeGame(g.game_id, g.namespace_id);
+    await one.purgeGame(g.game_id, [g.namespace_id]);
     expect(await two.getGame(g.game_id)).toBeUndefined();
     await one.insertGame(g);
     // A game two once found missing is there as soon as one inserts it.
@@ -165,14 +165,14 @@ describe.each(STORES)('%s: games', (_name, present, open) => {
     expect(objects.builds).toHaveLength(1);
     expect(objects.export_ids).toHaveLength(exports);
     // The first purge keeps the game's row; the second removes it.
-    expect(await store.purgeGame(a.game_id, a.namespace_id, true)).toEqual({ lobbies: 1, players: 2, builds: 1, exports });
+    expect(await store.purgeGame(a.game_id, [a.namespace_id], true)).toEqual({ lobbies: 1, players: 2, builds: 1, exports });
     expect(await store.getGame(a.game_id)).toEqual(a);
     expect(await store.listBuilds(a.game_id)).toEqual([]);
     expect(await store.playerCounts(a.namespace_id)).toEqual([]);
     // The other game keeps everything; a purge run again (taken over) finds nothing left.
     expect(await store.listBuilds(b.game_id)).toHaveLength(1);
     expect(await store.playerCounts(b.namespace_id)).toEqual([{ game_mode: 'default', region_id: 'lnd-atl', player_count: 2 }]);
-    expect(await store.purgeGame(a.game_id, a.namespace_id)).toEqual({ lobbies: 0, players: 0, builds: 0, exports: 0 });
+    expect(await store.purgeGame(a.game_id, [a.namespace_id])).toEqual({ lobbies: 0, players: 0, builds: 0, exports: 0 });
     expect(await store.getGame(a.game_id)).toBeUndefined();
   });
 });

@@ -3,7 +3,8 @@
 // per CI job: create (with its tokens), list (without), delete.
 import { fail } from '../errors.js';
 import type { Game, GameRequest } from '../services/games.js';
-import { NAMESPACE_NAME, SEEDED_CREATE_TS, VERSION_ID, regionUuid, stableUuid } from '../services/ids.js';
+import { SEEDED_CREATE_TS, regionUuid, stableUuid } from '../services/ids.js';
+import { namespaceSummary } from './namespaces.js';
 import type { Reply, RequestContext } from './context.js';
 import { authorization, optInteger, optString, readJson, type JsonObject } from './request.js';
 
@@ -30,7 +31,7 @@ export async function getGame(rc: RequestContext): Promise<Reply> {
     display_name: g.name || 'Emulated game',
     developer_group_id: stableUuid('group', 'developer'),
     total_player_count: players,
-    namespaces: [{ namespace_id: g.namespaceId, create_ts: created, display_name: NAMESPACE_NAME, version_id: VERSION_ID, name_id: NAMESPACE_NAME }],
+    namespaces: (await rc.services.namespaces.list(g)).map(namespaceSummary),
     versions: (await rc.services.versions.list(g)).map((v) => ({ version_id: v.version_id, create_ts: iso(v.create_ts), display_name: v.display_name })),
     available_regions: g.regions.map((r) => ({
       region_id: regionUuid(r.id),

@@ -14,7 +14,16 @@ import { adminCreateGame, adminDeleteGame, adminListGames, getGame, inspect } fr
 import { downloadExport, exportHistory } from './history.js';
 import { downloadLogExport, exportLobbyLogs, getLobbyLogLines } from './logs.js';
 import { getRegionTiers } from './tiers.js';
-import { createPublicToken } from './tokens.js';
+import {
+  createDevelopmentToken,
+  createNamespace,
+  createPublicToken,
+  getNamespace,
+  namespaceVersionHistory,
+  setNamespaceMatchmakerConfig,
+  setNamespaceVersion,
+  validateNamespaceMatchmakerConfig,
+} from './namespaces.js';
 import { createGameVersion, getGameVersion, reserveVersionName, validateGameVersion } from './versions.js';
 import {
   adminJoinLobby,
@@ -96,7 +105,14 @@ const ROUTES: Route[] = [
   route('POST', '/cloud/games/:game_id/matchmaker/lobbies/export-history', exportHistory),
   route('GET', '/cloud/games/:game_id/matchmaker/lobbies/:lobby_id/logs', getLobbyLogLines),
   route('POST', '/cloud/games/:game_id/matchmaker/lobbies/:lobby_id/logs/export', exportLobbyLogs),
+  route('POST', '/cloud/games/:game_id/namespaces', createNamespace),
+  route('GET', '/cloud/games/:game_id/namespaces/:namespace_id', getNamespace),
+  route('PUT', '/cloud/games/:game_id/namespaces/:namespace_id/version', setNamespaceVersion),
+  route('GET', '/cloud/games/:game_id/namespaces/:namespace_id/version-history', namespaceVersionHistory),
+  route('POST', '/cloud/games/:game_id/namespaces/:namespace_id/mm-config', setNamespaceMatchmakerConfig),
+  route('POST', '/cloud/games/:game_id/namespaces/:namespace_id/mm-config/validate', validateNamespaceMatchmakerConfig),
   route('POST', '/cloud/games/:game_id/namespaces/:namespace_id/tokens/public', createPublicToken),
+  route('POST', '/cloud/games/:game_id/namespaces/:namespace_id/tokens/development', createDevelopmentToken),
   route('POST', '/cloud/games/:game_id/builds', createBuild),
   route('GET', '/cloud/games/:game_id/builds', listGameBuilds),
   route('DELETE', '/cloud/games/:game_id/matchmaker/lobbies/:lobby_id', deleteLobby),

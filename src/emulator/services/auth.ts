@@ -3,6 +3,7 @@
 import { fail } from '../errors.js';
 import type { Game, Games } from './games.js';
 import type { LobbyCaller } from './lobby-calls.js';
+import type { Namespaces } from './namespaces.js';
 import { signToken, verifyToken, type TokenClaims } from './tokens.js';
 
 const TOKEN_CACHE_MAX = 1024;
@@ -14,7 +15,18 @@ export class Auth {
   constructor(
     private readonly secret: Buffer,
     private readonly games: Games,
+    private readonly namespaces: Namespaces,
   ) {}
+
+  /**
+   * The game as a namespace token's (or lobby token's) namespace sees it: the matchmaker's lobbies, players and
+   * statistics are that namespace's. undefined when the namespace is not one of the game's.
+   */
+  private async scoped(game: Game, namespaceId: string | undefined): Promise<Game | undefined> {
+    if (namespaceId === game.namespaceId) return game;
+    if (namespaceId === undefined || !(await this.namespaces.belongs(game, namespaceId))) return undefined;
+    return { ...game, namespaceId };
+  }
 
   /** null when no Authorization header was sent; throws 401 for anything present but not a good token. */
   bearer(header: string | undefined): TokenClaims | null {
@@ -49,13 +61,13 @@ export class Auth {
   }
 
   /**
-   * cloud_games_namespaces_createGameNamespaceTokenPublic: a cloud token of the game makes a public token of its
-   * namespace (the emulator's tokens carry no timestamp, so it is the one `emulator serve` or `game create` printed).
+   * A public or development token of a namespace of the game, labelled by its name id as production's
+   * (`pub_prod.…`). The emulator's tokens carry no timestamp: the one `emulator serve` or `game create` printed.
    */
-  async createPublicToken(header: string | undefined, gameId: string, namespaceId: string): Promise<string> {
+  async createNamespaceToken(header: string | undefined, gameId: string, namespaceId: string, kind: 'pub' | 'dev'): Promise<string> {
     const game = await this.cloud(header, gameId);
-    if (namespaceId !== game.namespaceId) fail('API_NOT_FOUND', { what: `Namespace ${namespaceId}` });
-    return signToken(this.secret, { kind: 'pub', game_id: game.gameId, namespace_id: game.namespaceId });
+    const ns = await this.namespaces.get(game, namespaceId);
+    return signToken(this.secret, { kind, game_id: game.gameId, namespace_id: ns.namespaceId }, ns.nameId);
   }
 
   /**
@@ -71,8 +83,8 @@ export class Auth {
     }
     if (claims.kind === 'cloud') fail('API_FORBIDDEN', { reason: 'a cloud token cannot call matchmaker endpoints; use a namespace token.' });
     if (claims.kind === 'lobby') fail('CLAIMS_MISSING_ENTITLEMENT', { reason: 'a lobby token is only for the lobby routes of its own lobby.' });
-    const game = await this.gameOf(claims);
-    if (claims.namespace_id !== game.namespaceId) fail('API_FORBIDDEN', { reason: 'the token belongs to another namespace.' });
+    const game = await this.scoped(await this.gameOf(claims), claims.namespace_id);
+    if (game === undefined) fail('API_FORBIDDEN', { reason: 'the token belongs to another namespace.' });
     return { mode: claims.kind === 'dev' ? 'dev' : 'public', game };
   }
 
@@ -89,8 +101,8 @@ export class Auth {
     }
     if (claims.kind !== 'lobby')
       fail('CLAIMS_MISSING_ENTITLEMENT', { reason: 'the lobby routes take the lobby token its process was given (RIVET_TOKEN).' });
-    const game = await this.gameOf(claims);
-    if (claims.namespace_id !== game.namespaceId) fail('CLAIMS_MISSING_ENTITLEMENT', { reason: 'the token belongs to another namespace.' });
+    const game = await this.scoped(await this.gameOf(claims), claims.namespace_id);
+    if (game === undefined) fail('CLAIMS_MISSING_ENTITLEMENT', { reason: 'the token belongs to another namespace.' });
     return { mode: 'lobby', game, lobbyId: claims.lobby_id! };
   }
 

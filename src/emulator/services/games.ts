@@ -8,7 +8,7 @@ import type { EmulatorConfig } from '../config.js';
 import { fail } from '../errors.js';
 import type { BlobStore, GameRow, PurgedGame, Store } from '../stores/store.js';
 import type { Clock } from './clock.js';
-import { GAME_ID, NAMESPACE_ID } from './ids.js';
+import { GAME_ID, NAMESPACE_ID, stagingNamespaceId } from './ids.js';
 import { signToken } from './tokens.js';
 
 export const DEFAULT_GAME_TTL_MS = 24 * 60 * 60 * 1000;
@@ -164,8 +164,13 @@ export class Games {
   async ofLobby(lobbyId: string): Promise<Game | undefined> {
     const lobby = await this.deps.store.getLobby(lobbyId);
     if (lobby === undefined) return undefined;
-    if (lobby.namespace_id === this.seeded.namespaceId) return this.seeded;
-    return (await this.list()).find((g) => g.namespaceId === lobby.namespace_id);
+    const ns = lobby.namespace_id;
+    const inGame = (g: Game) => g.namespaceId === ns || stagingNamespaceId(g.gameId) === ns;
+    // A created namespace's row names its game.
+    const gameId = inGame(this.seeded) ? GAME_ID : (await this.deps.store.getNamespace(ns))?.game_id;
+    const game = gameId === undefined ? (await this.list()).find(inGame) : await this.live(gameId);
+    // The game as the lobby's namespace sees it.
+    return game && (game.namespaceId === ns ? game : { ...game, namespaceId: ns });
   }
 
   /** Deletes a game now; API_NOT_FOUND when it is unknown, expired or already being deleted. */
@@ -207,7 +212,8 @@ export class Games {
   private async purge(row: GameRow, { keepGame }: { keepGame: boolean }): Promise<PurgedGame> {
     const { store, blobs } = this.deps;
     const exports = await blobs.deleteGameObjects(await store.gameObjects(row.game_id));
-    const purged = await store.purgeGame(row.game_id, row.namespace_id, keepGame);
+    const created = (await store.listNamespaces(row.game_id)).map((n) => n.namespace_id);
+    const purged = await store.purgeGame(row.game_id, [row.namespace_id, stagingNamespaceId(row.game_id), ...created], keepGame);
     // A bucket keeps its exports as objects (counted as they are deleted), the local store as records.
     return { ...purged, exports: purged.exports + exports };
   }

@@ -27,3 +27,5 @@ export function stableUuid(kind: string, name: string): string {
 export const VERSION_ID = stableUuid('version', VERSION_NAME);
 export const regionUuid = (regionNameId: string): string => stableUuid('region', regionNameId);
 export const lobbyGroupUuid = (gameMode: string): string => stableUuid('lobby-group', gameMode);
+/** The namespace a game starts with besides `prod` (whose id the game keeps): derived, so it needs no row. */
+export const stagingNamespaceId = (gameId: string): string => stableUuid('namespace', `${gameId}:staging`);

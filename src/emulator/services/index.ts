@@ -16,6 +16,7 @@ import { Lobbies } from './lobbies.js';
 import { LobbyCalls } from './lobby-calls.js';
 import type { LobbyLogs } from './logs.js';
 import { Matchmaking } from './matchmaking.js';
+import { Namespaces } from './namespaces.js';
 import { RateLimits } from './ratelimit.js';
 import { Statistics } from './statistics.js';
 import { Versions } from './versions.js';
@@ -54,14 +55,17 @@ export interface Services {
   history: History;
   health: Health;
   versions: Versions;
+  namespaces: Namespaces;
 }
 
 export function createServices(deps: ServiceDeps): Services {
   const games = new Games(deps);
+  const versions = new Versions(deps);
+  const namespaces = new Namespaces({ ...deps, versions });
   return {
     config: deps.config,
     admin: new AdminGuard(deps.adminToken, deps.clock),
-    auth: new Auth(deps.secret, games),
+    auth: new Auth(deps.secret, games, namespaces),
     games,
     lobbies: new Lobbies(deps),
     lobbyCalls: new LobbyCalls(deps),
@@ -72,6 +76,7 @@ export function createServices(deps: ServiceDeps): Services {
     builds: new Builds(deps),
     history: new History(deps),
     health: new Health(deps),
-    versions: new Versions(deps),
+    versions,
+    namespaces,
   };
 }

@@ -41,17 +41,21 @@ function hmac(secret: Buffer, data: string): Buffer {
   return createHmac('sha256', secret).update(data).digest();
 }
 
-function label(claims: TokenClaims): string {
+/** Production's label of a token: a namespace token's names its namespace by name id (`pub_prod`, `dev_my_ns`). */
+function label(claims: TokenClaims, nameId: string): string {
   if (claims.kind === 'cloud' || claims.kind === 'lobby') return claims.kind;
-  return `${claims.kind}_${claims.namespace_id ?? ''}`;
+  return `${claims.kind}_${nameId.replace(/-/g, '_')}`;
 }
 
-/** `<kind>.<base64url(claims)>.<base64url(sig)>`; no timestamps, so a secret always yields the same token. */
-export function signToken(secret: Buffer, claims: TokenClaims): string {
+/**
+ * `<label>.<base64url(claims)>.<base64url(sig)>`; no timestamps, so a secret always yields the same token. `nameId`:
+ * the name id of a namespace token's namespace (the label is signed over, but a token is read by its claims).
+ */
+export function signToken(secret: Buffer, claims: TokenClaims, nameId = 'prod'): string {
   const ordered: TokenClaims = { kind: claims.kind, game_id: claims.game_id };
   if (claims.namespace_id !== undefined) ordered.namespace_id = claims.namespace_id;
   if (claims.lobby_id !== undefined) ordered.lobby_id = claims.lobby_id;
-  const head = `${label(ordered)}.${b64url(JSON.stringify(ordered))}`;
+  const head = `${label(ordered, nameId)}.${b64url(JSON.stringify(ordered))}`;
   return `${head}.${b64url(hmac(secret, head))}`;
 }
 
@@ -81,8 +85,10 @@ export function verifyToken(secret: Buffer, token: string): TokenClaims | null {
   const result: TokenClaims = { kind: c.kind, game_id: c.game_id };
   if (typeof c.namespace_id === 'string') result.namespace_id = c.namespace_id;
   if (c.kind === 'lobby') result.lobby_id = c.lobby_id as string;
-  // The label is outside the claims, so check it agrees with them.
-  return kindLabel === label(result) ? result : null;
+  // The label is outside the claims, so check it agrees with them: a namespace token's names its kind and a
+  // namespace (by name id; by UUID for tokens signed before namespaces had names).
+  const agrees = result.kind === 'cloud' || result.kind === 'lobby' ? kindLabel === result.kind : new RegExp(`^${result.kind}_[0-9a-z_-]{1,36}$`).test(kindLabel);
+  return agrees ? result : null;
 }
 
 /**

@@ -44,7 +44,7 @@ export interface VersionContext {
 export type ValidationPath = string[];
 
 /** Production's identifier: lowercase letters, digits and single inner dashes, at most `max` characters. */
-const ident = (s: string, max = 16): boolean => s.length > 0 && s.length <= max && /^[0-9a-z-]+$/.test(s) && !s.includes('--') && !s.startsWith('-') && !s.endsWith('-');
+export const ident = (s: string, max = 16): boolean => s.length > 0 && s.length <= max && /^[0-9a-z-]+$/.test(s) && !s.includes('--') && !s.startsWith('-') && !s.endsWith('-');
 /** A game mode's name: letters, digits, `_` and `-`, not starting or ending with `-`. */
 const gameModeName = (s: string): boolean => /^[0-9a-zA-Z_-]{1,64}$/.test(s) && !s.startsWith('-') && !s.endsWith('-');
 const bytes = (s: string): number => Buffer.byteLength(s);
@@ -55,13 +55,19 @@ function displayNameValid(s: string): boolean {
   return !/[^\S ]/u.test(s) && !/^\s|\s$/u.test(s) && !/\s\s/u.test(s);
 }
 
-/** The errors production's validation finds in a version, in the order it finds them; none: it is valid. */
-export function validateVersion(displayName: string, config: JsonObject, ctx: VersionContext): ValidationPath[] {
+/** A display name's errors (a version's, a namespace's), `taken` the names it must not repeat. */
+export function displayNameErrors(displayName: string, taken: readonly string[]): ValidationPath[] {
   const errors: ValidationPath[] = [];
   if (displayName.length === 0) errors.push(['display-name', 'too-short']);
   else if (bytes(displayName) > 128) errors.push(['display-name', 'too-long']);
   if (!displayNameValid(displayName)) errors.push(['display-name', 'invalid']);
-  if (ctx.displayNames.includes(displayName)) errors.push(['display-name', 'not-unique']);
+  if (taken.includes(displayName)) errors.push(['display-name', 'not-unique']);
+  return errors;
+}
+
+/** The errors production's validation finds in a version, in the order it finds them; none: it is valid. */
+export function validateVersion(displayName: string, config: JsonObject, ctx: VersionContext): ValidationPath[] {
+  const errors = displayNameErrors(displayName, ctx.displayNames);
   const cdn = object(config.cdn, 'config.cdn');
   if (cdn && (cdn.site_id === undefined || cdn.site_id === null)) errors.push(['config', 'cdn', 'no-site-id']);
   const mm = readMatchmaker(config, ctx);

@@ -589,6 +589,50 @@ CREATE TABLE IF NOT EXISTS version_names (
 );
 `,
   },
+  // Version 12: a game's namespaces, where they differ from the two every game starts with (prod and staging, on
+  // version 0.0.1, with production's matchmaker defaults), and the versions each was given, in order.
+  {
+    sqlite: `
+CREATE TABLE IF NOT EXISTS namespaces (
+  namespace_id TEXT PRIMARY KEY,
+  game_id TEXT NOT NULL,
+  name_id TEXT NOT NULL,
+  display_name TEXT NOT NULL,
+  version_id TEXT NOT NULL,
+  create_ts INTEGER NOT NULL,
+  lobby_count_max INTEGER NOT NULL,
+  max_players_per_client INTEGER
+);
+CREATE UNIQUE INDEX IF NOT EXISTS namespaces_name ON namespaces (game_id, name_id);
+CREATE TABLE IF NOT EXISTS namespace_versions (
+  namespace_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  version_id TEXT NOT NULL,
+  deploy_ts INTEGER NOT NULL,
+  PRIMARY KEY (namespace_id, seq)
+) WITHOUT ROWID;
+`,
+    postgres: `
+CREATE TABLE IF NOT EXISTS namespaces (
+  namespace_id text PRIMARY KEY,
+  game_id text NOT NULL,
+  name_id text NOT NULL,
+  display_name text NOT NULL,
+  version_id text NOT NULL,
+  create_ts bigint NOT NULL,
+  lobby_count_max integer NOT NULL,
+  max_players_per_client integer
+);
+CREATE UNIQUE INDEX IF NOT EXISTS namespaces_name ON namespaces (game_id, name_id);
+CREATE TABLE IF NOT EXISTS namespace_versions (
+  namespace_id text NOT NULL,
+  seq integer NOT NULL,
+  version_id text NOT NULL,
+  deploy_ts bigint NOT NULL,
+  PRIMARY KEY (namespace_id, seq)
+);
+`,
+  },
 ];
 
 /** The schema version this code writes and reads, on either engine. */

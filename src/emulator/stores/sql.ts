@@ -5,7 +5,7 @@ import { DummyDriver, Kysely, sql, type Compilable, type DialectAdapter, type Ex
 import type { DatabaseIntrospector, SelectQueryBuilder, SqlBool } from 'kysely';
 import type { BuildObject, BuildRow, ConnectOutcome, FindOutcome, FindQuery, GameObjects, GameRow, JoinOutcome, LobbyRow, ListedLobby } from './store.js';
 import type { LocalObjectIndex, LogBounds, LogLine, LogStream, LogStreamState, NewPlayer, NewUpload, PartRow, PlayerCountRow } from './store.js';
-import type { PlayerRow, PurgedGame, Store, UploadRow, VersionRow } from './store.js';
+import type { NamespaceRow, NamespaceVersionRow, PlayerRow, PurgedGame, Store, UploadRow, VersionRow } from './store.js';
 import { LOBBY_INSERT_COLUMNS, LOG_BOUNDS, MAX_LOG_LINE_BYTES, NOT_READY, TRIM_PAGE, nextLogTs, trimLogs } from './store.js';
 
 /** The tables as the store reads and writes them (migrations.ts makes them). */
@@ -19,6 +19,8 @@ export interface DB {
   games: GameRow;
   versions: VersionRow;
   version_names: { game_id: string; day: string; n: number };
+  namespaces: NamespaceRow;
+  namespace_versions: NamespaceVersionRow & { seq: number };
   replicas: { replica: string; seen_ts: number };
   lobby_logs: { lobby_id: string; stream: LogStream; ts: number; line: Buffer };
   lobby_log_streams: LogStreamState & { lobby_id: string; stream: LogStream };
@@ -347,6 +349,32 @@ const RESERVE_NAME = query<{ game: string; day: string }>()((db, p) =>
     .onConflict((oc) => oc.columns(['game_id', 'day']).doUpdateSet((eb) => ({ n: eb('version_names.n', '+', 1) })))
     .returning('n'),
 );
+const NAMESPACE_COLUMNS = ['namespace_id', 'game_id', 'name_id', 'display_name', 'version_id', 'create_ts', 'lobby_count_max', 'max_players_per_client'] as const;
+const INSERT_NAMESPACE = query<NamespaceRow>()((db, p) => db.insertInto('namespaces').values(fields(p, NAMESPACE_COLUMNS)).onConflict((oc) => oc.doNothing()));
+const PUT_NAMESPACE = query<NamespaceRow>()((db, p) =>
+  db.insertInto('namespaces').values(fields(p, NAMESPACE_COLUMNS)).onConflict((oc) =>
+    oc.column('namespace_id').doUpdateSet((eb) => ({
+      display_name: eb.ref('excluded.display_name'),
+      version_id: eb.ref('excluded.version_id'),
+      lobby_count_max: eb.ref('excluded.lobby_count_max'),
+      max_players_per_client: eb.ref('excluded.max_players_per_client'),
+    })),
+  ),
+);
+const GET_NAMESPACE = query<{ id: string }>()((db, p) => db.selectFrom('namespaces').selectAll().where('namespace_id', '=', p.id));
+const LOCK_NAMESPACE = query<{ id: string }>()((db, p, d) => d.forUpdate(db.selectFrom('namespaces').select('version_id').where('namespace_id', '=', p.id)));
+const LIST_NAMESPACES = query<{ game: string }>()((db, p, d) => db.selectFrom('namespaces').selectAll().where('game_id', '=', p.game).orderBy('create_ts').orderBy(d.binary('namespace_id')));
+// The namespace's row is written (and, on PostgreSQL, locked) first, so deploys to one namespace take turns for seq.
+const APPEND_DEPLOY = query<NamespaceVersionRow>()((db, p) =>
+  db.insertInto('namespace_versions').columns(['namespace_id', 'seq', 'version_id', 'deploy_ts']).expression(
+    db.selectFrom('namespace_versions')
+      .select((eb) => [eb.val(p.namespace_id).as('namespace_id'), eb(eb.fn.coalesce(eb.fn.max('seq'), eb.lit(0)), '+', 1).as('seq'), eb.val(p.version_id).as('version_id'), eb.val(p.deploy_ts).as('deploy_ts')])
+      .where('namespace_id', '=', p.namespace_id),
+  ),
+);
+const NAMESPACE_HISTORY = query<{ id: string; limit: number }>()((db, p) =>
+  db.selectFrom('namespace_versions').select(['namespace_id', 'version_id', 'deploy_ts']).where('namespace_id', '=', p.id).orderBy('seq', 'desc').limit(p.limit),
+);
 const GET_GAME = query<{ id: string }>()((db, p) => db.selectFrom('games').selectAll().where('game_id', '=', p.id));
 const LIST_GAMES = query()((db, _p, d) => db.selectFrom('games').selectAll().where('delete_ts', 'is', null).orderBy('create_ts').orderBy(d.binary('game_id')));
 const CLAIM_GAME = query<{ id: string; now: number }>()((db, p) =>
@@ -372,6 +400,10 @@ const PURGE_BY_NAMESPACE = [
   query<{ ns: string }>()((db, p) => db.deleteFrom('lobbies').where('namespace_id', '=', p.ns)),
 ];
 const PURGE_BY_GAME = [
+  query<{ game: string }>()((db, p) =>
+    db.deleteFrom('namespace_versions').where('namespace_id', 'in', db.selectFrom('namespaces').select('namespace_id').where('game_id', '=', p.game)),
+  ),
+  query<{ game: string }>()((db, p) => db.deleteFrom('namespaces').where('game_id', '=', p.game)),
   query<{ game: string }>()((db, p) => db.deleteFrom('versions').where('game_id', '=', p.game)),
   query<{ game: string }>()((db, p) => db.deleteFrom('version_names').where('game_id', '=', p.game)),
   query<{ game: string }>()((db, p) => db.deleteFrom('upload_parts').where('upload_id', 'in', ofGame(db, p.game).select('upload_id'))),
@@ -470,6 +502,11 @@ export class SqlStore implements Store, LocalObjectIndex {
   readonly insertVersion = (version: VersionRow) => this.changed(INSERT_VERSION, version);
   readonly getVersion = (versionId: string) => first(this.engine, GET_VERSION, { id: versionId });
   readonly listVersions = (gameId: string) => this.engine.all(LIST_VERSIONS, { game: gameId });
+  readonly insertNamespace = (namespace: NamespaceRow) => this.changed(INSERT_NAMESPACE, namespace);
+  readonly putNamespace = (namespace: NamespaceRow) => this.write(PUT_NAMESPACE, namespace);
+  readonly getNamespace = (namespaceId: string) => first(this.engine, GET_NAMESPACE, { id: namespaceId });
+  readonly listNamespaces = (gameId: string) => this.engine.all(LIST_NAMESPACES, { game: gameId });
+  readonly namespaceHistory = (namespaceId: string, limit: number) => this.engine.all(NAMESPACE_HISTORY, { id: namespaceId, limit });
   readonly reserveVersionName = async (gameId: string, day: string) => Number((await this.engine.all(RESERVE_NAME, { game: gameId, day }))[0]!.n);
   readonly claimGameDeletion = (gameId: string, now: number) => this.changed(CLAIM_GAME, { id: gameId, now });
   readonly setLobbyClosed = (lobbyId: string, closed: boolean) => this.write(SET_CLOSED, { id: lobbyId, closed: closed ? 1 : 0 });
@@ -640,10 +677,20 @@ export class SqlStore implements Store, LocalObjectIndex {
     return { game_id: gameId, builds, export_ids: exports.map((r) => r.export_id) };
   }
 
-  async purgeGame(gameId: string, namespaceId: string, keepGame = false): Promise<PurgedGame> {
+  async deployVersion(namespace: NamespaceRow, deployTs: number): Promise<boolean> {
     return this.engine.transaction(async (c) => {
-      const byNamespace: number[] = [];
-      for (const q of PURGE_BY_NAMESPACE) byNamespace.push(await c.run(q, { ns: namespaceId }));
+      const current = await first(c, LOCK_NAMESPACE, { id: namespace.namespace_id });
+      if (current?.version_id === namespace.version_id) return false;
+      await c.run(PUT_NAMESPACE, namespace);
+      await c.run(APPEND_DEPLOY, { namespace_id: namespace.namespace_id, version_id: namespace.version_id, deploy_ts: deployTs });
+      return true;
+    });
+  }
+
+  async purgeGame(gameId: string, namespaceIds: string[], keepGame = false): Promise<PurgedGame> {
+    return this.engine.transaction(async (c) => {
+      const byNamespace = PURGE_BY_NAMESPACE.map(() => 0);
+      for (const ns of namespaceIds) for (const [i, q] of PURGE_BY_NAMESPACE.entries()) byNamespace[i]! += await c.run(q, { ns });
       const byGame: number[] = [];
       for (const q of PURGE_BY_GAME) byGame.push(await c.run(q, { game: gameId }));
       if (!keepGame) await c.run(PURGE_GAME, { game: gameId });

@@ -173,6 +173,29 @@ export interface VersionRow {
   create_ts: number;
 }
 
+/**
+ * A namespace of a game as written: one the game's cloud token created, or one of the two every game starts with
+ * once something of it changed (its version, its matchmaker config).
+ */
+export interface NamespaceRow {
+  namespace_id: string;
+  game_id: string;
+  name_id: string;
+  display_name: string;
+  version_id: string;
+  create_ts: number;
+  lobby_count_max: number;
+  /** What `mm-config` set every per-client bound to; null: production's defaults (8, and 4, 2, 2, 2). */
+  max_players_per_client: number | null;
+}
+
+/** One deploy of a version to a namespace. */
+export interface NamespaceVersionRow {
+  namespace_id: string;
+  version_id: string;
+  deploy_ts: number;
+}
+
 export interface GameRow {
   game_id: string;
   namespace_id: string;
@@ -280,6 +303,20 @@ export interface Store {
   getVersion(versionId: string): Promise<VersionRow | undefined>;
   /** The game's versions, oldest first. */
   listVersions(gameId: string): Promise<VersionRow[]>;
+  /** A new namespace; false (nothing written) when the game has one of that name id, or one of that id. */
+  insertNamespace(namespace: NamespaceRow): Promise<boolean>;
+  /** Writes a namespace's row whole (one of the two every game starts with is written on its first change). */
+  putNamespace(namespace: NamespaceRow): Promise<void>;
+  getNamespace(namespaceId: string): Promise<NamespaceRow | undefined>;
+  /** The game's written namespaces. */
+  listNamespaces(gameId: string): Promise<NamespaceRow[]>;
+  /**
+   * Sets a namespace's version (its row written whole, as putNamespace) and appends the deploy to its history, in one
+   * transaction; false (nothing written) when the namespace already runs that version.
+   */
+  deployVersion(namespace: NamespaceRow, deployTs: number): Promise<boolean>;
+  /** A namespace's deploys, newest first. */
+  namespaceHistory(namespaceId: string, limit: number): Promise<NamespaceVersionRow[]>;
   /** Reserves the game's next version name of `day` (YYYY.MM.DD): its number, 1 for the day's first. */
   reserveVersionName(gameId: string, day: string): Promise<number>;
   /**
@@ -303,7 +340,7 @@ export interface Store {
    * Deletes a game's records (lobbies, players, builds, uploads, parts, exports, and the game's row unless
    * `keepGame`), in one transaction.
    */
-  purgeGame(gameId: string, namespaceId: string, keepGame?: boolean): Promise<PurgedGame>;
+  purgeGame(gameId: string, namespaceIds: string[], keepGame?: boolean): Promise<PurgedGame>;
   /** Inserts a lobby (its player_count counting the player) and its creating player in one transaction. */
   insertLobby(lobby: LobbyRow, player: NewPlayer): Promise<void>;
   /**
