@@ -21,6 +21,14 @@ const TREE: readonly TreeNode[] = [
     command('list', () => import('./commands/lobby/list.js')),
     command('stop', () => import('./commands/lobby/stop.js')),
   ]),
+  group('namespace', "The game's namespaces: create, deploy a version to, history, matchmaker bounds", [
+    command('list', () => import('./commands/namespace/list.js')),
+    command('create', () => import('./commands/namespace/create.js')),
+    command('set-version', () => import('./commands/namespace/set-version.js')),
+    command('history', () => import('./commands/namespace/history.js')),
+    command('config', () => import('./commands/namespace/config.js')),
+  ]),
+  group('token', 'Namespace tokens for game clients and local servers', [command('create', () => import('./commands/token/create.js'))]),
   group('region', 'The regions lobbies run in', [command('list', () => import('./commands/region/list.js'))]),
   group('history', 'Lobby history', [command('export', () => import('./commands/history/export.js'))]),
   command('stats', () => import('./commands/stats.js')),
@@ -50,7 +58,16 @@ const TREE: readonly TreeNode[] = [
     command('use', () => import('./commands/profile/use.js')),
     command('show', () => import('./commands/profile/show.js')),
   ]),
-  command('version', () => import('./commands/version.js')),
+  group(
+    'version',
+    "The game's versions (alone: gamehost's own version)",
+    [
+      command('list', () => import('./commands/version/list.js')),
+      command('show', () => import('./commands/version/show.js')),
+      command('cli', () => import('./commands/version/cli.js')),
+    ],
+    'cli',
+  ),
   // Completion is generated from this very tree.
   command('completion', () => import('./commands/completion.js').then((m) => m.completionCommand(() => TREE))),
 ];

@@ -64,9 +64,14 @@ export function createContext(init: ContextInit = {}, global: GlobalOptions = DE
       return target;
     },
     api() {
-      api ??= Promise.all([ctx.target(), import('./api/client.js'), http()]).then(
-        ([t, m, agents]) => new m.ApiClient(t, { ctx, agents }),
-      );
+      api ??= Promise.all([ctx.target(), import('./api/client.js'), http()]).then(async ([t, m, agents]) => {
+        const client = new m.ApiClient(t, { ctx, agents });
+        if (t.namespaceName === undefined) return client;
+        // --namespace staging: its id, looked up in the game once.
+        const { readGame, findNamespace } = await import('./api/resolve.js');
+        const { namespace_id } = findNamespace(await readGame(client), t.namespaceName);
+        return new m.ApiClient({ ...t, namespaceId: namespace_id.toLowerCase() }, { ctx, agents });
+      });
       return api;
     },
     emulator(dataDir) {

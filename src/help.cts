@@ -93,6 +93,8 @@ export const TOP_LEVEL_HELP: HelpText = {
       [
         ['build', 'Push and list game server builds'],
         ['lobby', 'Create, find, join, list and stop lobbies; read their logs'],
+        ['namespace', "The game's namespaces: create, deploy a version to, history, matchmaker bounds"],
+        ['token', 'Namespace tokens for game clients and local servers'],
         ['region', 'The regions lobbies run in'],
         ['history', 'Lobby history'],
         ['stats [options]', 'Show player statistics: total, per game mode and per region'],
@@ -100,7 +102,7 @@ export const TOP_LEVEL_HELP: HelpText = {
         ['login [options]', 'Save an endpoint, tokens and ids as a profile'],
         ['logout', 'Remove a profile and its tokens'],
         ['profile', 'List, pick and show saved profiles'],
-        ['version', 'Print the version (as --version and -V do)'],
+        ['version', "The game's versions (alone: gamehost's own version)"],
         ['completion <shell>', 'Print a shell completion script: bash, zsh or fish'],
         [HELP_COMMAND.usage, HELP_COMMAND.description],
       ],

@@ -15,7 +15,7 @@ import { READY_WAIT_MS } from '../globals.js';
 export type AuthKind = 'cloud' | 'namespace' | 'admin' | 'none';
 
 export interface CallSpec {
-  method: 'GET' | 'POST' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   path: string;
   query?: Record<string, string>;
   body?: unknown;

@@ -23,7 +23,11 @@ import type { FindLobbyRequest, JoinLobbyResponse, ListLobbiesResponse, ListRegi
   LobbyLogLinesResponse,
   ExportLobbyLogsResponse,
   LogStream,
+  NamespaceHistoryResponse,
+  NamespaceResponse,
   PlayerStatistics,
+  ValidationResponse,
+  VersionResponse,
 } from './types.js';
 
 const seg = encodeURIComponent;
@@ -122,6 +126,68 @@ export function inspectToken(api: ApiClient): Promise<InspectResponse> {
 /** cloud.games.getGameById: the game, with the regions its lobbies run in. `attempts` 1 for a lookup a command can do without. */
 export function getGame(api: ApiClient, opts: { attempts?: number } = {}): Promise<GetGameResponse> {
   return api.call({ method: 'GET', path: `/cloud/games/${seg(api.gameId())}`, auth: 'cloud', idempotent: true, ...opts });
+}
+
+/** cloud.games.getGameById with the text it was parsed from, for --json. */
+export function getGameText(api: ApiClient): Promise<Answer<GetGameResponse>> {
+  return api.callWithText({ method: 'GET', path: `/cloud/games/${seg(api.gameId())}`, auth: 'cloud', idempotent: true });
+}
+
+const namespacePath = (api: ApiClient, namespaceId: string) => `/cloud/games/${seg(api.gameId())}/namespaces/${seg(namespaceId)}`;
+
+/** cloud.games.namespaces.getGameNamespaceById */
+export function getNamespace(api: ApiClient, namespaceId: string): Promise<Answer<NamespaceResponse>> {
+  return api.callWithText({ method: 'GET', path: namespacePath(api, namespaceId), auth: 'cloud', idempotent: true });
+}
+
+/** cloud.games.namespaces.createGameNamespace: not idempotent (a second call is refused: the name id is taken). */
+export function createNamespace(api: ApiClient, body: { name_id: string; display_name: string; version_id: string }): Promise<Answer<{ namespace_id: string }>> {
+  return api.callWithText({ method: 'POST', path: `/cloud/games/${seg(api.gameId())}/namespaces`, body, auth: 'cloud', idempotent: false });
+}
+
+/** cloud.games.namespaces.updateGameNamespaceVersion: deploys the version. Asking twice is harmless. */
+export function setNamespaceVersion(api: ApiClient, namespaceId: string, versionId: string): Promise<unknown> {
+  return api.call({ method: 'PUT', path: `${namespacePath(api, namespaceId)}/version`, body: { version_id: versionId }, auth: 'cloud', idempotent: true });
+}
+
+/** cloud.games.namespaces.GetGameNamespaceVersionHistoryList: the deploys, newest first. */
+export function namespaceHistory(api: ApiClient, namespaceId: string, limit: number): Promise<Answer<NamespaceHistoryResponse>> {
+  return api.callWithText({ method: 'GET', path: `${namespacePath(api, namespaceId)}/version-history`, query: { limit: String(limit) }, auth: 'cloud', idempotent: true });
+}
+
+/** cloud.games.namespaces.updateGameNamespaceMatchmakerConfig. Asking twice is harmless. */
+export function setNamespaceMatchmakerConfig(api: ApiClient, namespaceId: string, body: { lobby_count_max: number; max_players: number }): Promise<unknown> {
+  return api.call({ method: 'POST', path: `${namespacePath(api, namespaceId)}/mm-config`, body, auth: 'cloud', idempotent: true });
+}
+
+/** cloud.games.namespaces.createGameNamespaceToken{Public,Development}: each call a new token. */
+export function createNamespaceToken(
+  api: ApiClient,
+  namespaceId: string,
+  kind: 'public' | 'development',
+  body?: { hostname: string; ports?: Record<string, { port: number; protocol: string }> },
+): Promise<{ token: string }> {
+  return api.call({ method: 'POST', path: `${namespacePath(api, namespaceId)}/tokens/${kind}`, body, auth: 'cloud', idempotent: false });
+}
+
+/** cloud.games.versions.getGameVersionById */
+export function getVersion(api: ApiClient, versionId: string): Promise<Answer<VersionResponse>> {
+  return api.callWithText({ method: 'GET', path: `/cloud/games/${seg(api.gameId())}/versions/${seg(versionId)}`, auth: 'cloud', idempotent: true });
+}
+
+/** cloud.games.versions.validateGameVersion: every error as its path. Asking twice is harmless. */
+export function validateVersion(api: ApiClient, body: { display_name: string; config: unknown }): Promise<ValidationResponse> {
+  return api.call({ method: 'POST', path: `/cloud/games/${seg(api.gameId())}/versions/validate`, body, auth: 'cloud', idempotent: true });
+}
+
+/** cloud.games.versions.createGameVersion: not idempotent (a second call is refused: the name is taken). */
+export function createVersion(api: ApiClient, body: { display_name: string; config: unknown }): Promise<{ version_id: string }> {
+  return api.call({ method: 'POST', path: `/cloud/games/${seg(api.gameId())}/versions`, body, auth: 'cloud', idempotent: false });
+}
+
+/** cloud.games.versions.reserveVersionName: the day's next name. Not idempotent: each call reserves one more. */
+export function reserveVersionName(api: ApiClient): Promise<{ version_display_name: string }> {
+  return api.call({ method: 'POST', path: `/cloud/games/${seg(api.gameId())}/versions/reserve-name`, body: {}, auth: 'cloud', idempotent: false });
 }
 
 /** games.matchmaker.exportMatchmakerLobbyHistory; times in ms since the epoch. Asking twice is harmless. */

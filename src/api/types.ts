@@ -153,8 +153,46 @@ export interface GetGameResponse {
     display_name?: string;
     available_regions: CloudRegionSummary[];
     /** CloudNamespaceSummary: login asks for one by its name id. */
-    namespaces?: { namespace_id: string; name_id: string; display_name?: string }[];
+    namespaces?: NamespaceSummary[];
+    /** CloudVersionSummary, oldest first. */
+    versions?: VersionSummary[];
   };
+}
+
+/** cloud.NamespaceSummary: a namespace of the game and the version deployed to it. */
+export interface NamespaceSummary {
+  namespace_id: string;
+  name_id: string;
+  display_name?: string;
+  version_id?: string;
+  create_ts?: string;
+}
+
+/** cloud.version.Summary */
+export interface VersionSummary {
+  version_id: string;
+  display_name: string;
+  create_ts?: string;
+}
+
+/** cloud.games.namespaces.getGameNamespaceById */
+export interface NamespaceResponse {
+  namespace: NamespaceSummary & { config?: { matchmaker?: Record<string, unknown> } };
+}
+
+/** cloud.games.namespaces.GetGameNamespaceVersionHistoryList */
+export interface NamespaceHistoryResponse {
+  versions: { namespace_id: string; version_id: string; deploy_ts: string }[];
+}
+
+/** cloud.games.versions.getGameVersionById */
+export interface VersionResponse {
+  version: VersionSummary & { config: Record<string, unknown> };
+}
+
+/** The answer of a validate route: every error as its path (none: valid). */
+export interface ValidationResponse {
+  errors: { path: string[] }[];
 }
 
 /** cloud.auth.inspect: who the cloud token is; a game's cloud token names its game. */

@@ -6,7 +6,7 @@
 import type { BaseContext } from '../base-context.js';
 import { UsageError } from '../errors.js';
 import { ciVariable } from '../output/ci.js';
-import { parseUuid } from '../uuid.js';
+import { NAME_ID, UUID, parseUuid } from '../uuid.js';
 import { normalizeEndpoint } from './endpoint.js';
 import { emulatorDir } from './paths.js';
 import { readProfiles, selectProfile, type Profile } from './profiles.js';
@@ -19,6 +19,8 @@ export interface Target {
   namespaceToken?: string;
   gameId?: string;
   namespaceId?: string;
+  /** A namespace named by its name id (`--namespace staging`): the context looks its id up in the game. */
+  namespaceName?: string;
   /** True when the command runs against the in-process emulator. */
   embedded: boolean;
   /** For the embedded emulator, where a cloud token the user gave came from (`GAMEHOST_TOKEN`): its 401 names it. */
@@ -91,12 +93,18 @@ export async function resolveTarget(ctx: TargetContext): Promise<Target> {
   }
 
   const cloud = first([g.token, '--token'], [env.GAMEHOST_TOKEN, 'GAMEHOST_TOKEN'], [env.RIVET_TOKEN, 'RIVET_TOKEN'], [profile?.token, fromProfile]);
-  const namespaceToken = first([g.namespaceToken, '--namespace-token'], [env.GAMEHOST_NAMESPACE_TOKEN, 'GAMEHOST_NAMESPACE_TOKEN'], [profile?.namespace_token, fromProfile]);
   const game = first([g.game, '--game'], [env.GAMEHOST_GAME, 'GAMEHOST_GAME'], [profile?.game, fromProfile]);
   const namespace = first([g.namespace, '--namespace'], [env.GAMEHOST_NAMESPACE, 'GAMEHOST_NAMESPACE'], [profile?.namespace, fromProfile]);
+  // A namespace token is one namespace's: --namespace naming another leaves the environment's and the profile's
+  // aside (one is made with the cloud token), unless --namespace-token gives one too.
+  const otherNamespace = namespace?.from === '--namespace' && cloud !== undefined;
+  const namespaceToken = first([g.namespaceToken, '--namespace-token'], ...(otherNamespace ? [] : ([[env.GAMEHOST_NAMESPACE_TOKEN, 'GAMEHOST_NAMESPACE_TOKEN'], [profile?.namespace_token, fromProfile]] as [string | undefined, string][])));
   // The service's game and namespace ids are UUIDs: anything else is a typo, refused before it reaches a URL.
   if (game) game.value = parseUuid(game.from.startsWith('profile') ? `the game id of ${game.from}` : game.from, game.value);
-  if (namespace) namespace.value = parseUuid(namespace.from.startsWith('profile') ? `the namespace id of ${namespace.from}` : namespace.from, namespace.value);
+  // A namespace may be named by its name id (staging), which the context looks up in the game.
+  const namespaceName = namespace && NAME_ID.test(namespace.value) && !UUID.test(namespace.value) ? namespace.value : undefined;
+  if (namespace && namespaceName === undefined) namespace.value = parseUuid(namespace.from.startsWith('profile') ? `the namespace id of ${namespace.from}` : namespace.from, namespace.value);
+  const named = namespaceName === undefined ? { namespaceId: namespace?.value } : { namespaceName };
 
   if (endpoint) {
     // Without a namespace token, matchmaker calls use one made with the cloud token (src/api/namespace-token.ts).
@@ -106,7 +114,7 @@ export async function resolveTarget(ctx: TargetContext): Promise<Target> {
       cloudToken: cloud?.value,
       namespaceToken: namespaceToken?.value,
       gameId: game?.value,
-      namespaceId: namespace?.value,
+      ...named,
       embedded: false,
     };
   }
@@ -123,7 +131,9 @@ export async function resolveTarget(ctx: TargetContext): Promise<Target> {
   const fromEmulator = (value: string): Sourced => ({ value, from: 'emulator' });
   const cloudToken = cloud ?? fromEmulator(emu.tokens.cloud);
   // A cloud token given for the embedded emulator is used as given: matchmaker calls make a namespace token with it.
-  const nsToken = namespaceToken ?? (cloud ? undefined : fromEmulator(emu.tokens.public));
+  // Its public token is prod's: another namespace's is made with the cloud token.
+  const other = namespace !== undefined && namespace.value !== emu.namespaceId && namespace.value !== 'prod';
+  const nsToken = namespaceToken ?? (cloud || other ? undefined : fromEmulator(emu.tokens.public));
   const gameId = game ?? fromEmulator(emu.gameId);
   const namespaceId = namespace ?? fromEmulator(emu.namespaceId);
   ctx.verbose(describe({ value: emu.endpoint, from: 'embedded emulator' }, cloudToken, nsToken ?? MADE, gameId, namespaceId));
@@ -132,7 +142,7 @@ export async function resolveTarget(ctx: TargetContext): Promise<Target> {
     cloudToken: cloudToken.value,
     namespaceToken: nsToken?.value,
     gameId: gameId.value,
-    namespaceId: namespaceId.value,
+    ...(namespaceName === undefined ? { namespaceId: namespaceId.value } : { namespaceName }),
     embedded: true,
     cloudTokenFrom: cloud?.from,
   };
