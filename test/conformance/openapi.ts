@@ -41,6 +41,13 @@ export const OPERATIONS = [
   'matchmaker_lobbies_getState',
   'matchmaker_players_connected',
   'matchmaker_players_disconnected',
+  'cloud_games_namespaces_createGameNamespace',
+  'cloud_games_namespaces_getGameNamespaceById',
+  'cloud_games_namespaces_updateGameNamespaceVersion',
+  'cloud_games_namespaces_GetGameNamespaceVersionHistoryList',
+  'cloud_games_namespaces_updateGameNamespaceMatchmakerConfig',
+  'cloud_games_namespaces_createGameNamespaceTokenDevelopment',
+  'cloud_games_versions_getGameVersionById',
 ] as const;
 
 /** What only a lobby's server calls (with its lobby token): the CLI never does. */

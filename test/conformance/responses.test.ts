@@ -238,6 +238,39 @@ describe.skipIf(!SPEC_PRESENT)('the emulator answers as rivet-openapi.yml says',
     });
   });
 
+  describe('namespaces and versions', () => {
+    const ns = (id = NAMESPACE_ID, game = GAME_ID) => `/cloud/games/${game}/namespaces/${id}`;
+    let versionId = '';
+
+    it('the game lists its namespaces and versions; a version reads back; an unknown one is 404', async () => {
+      const game = await replay('cloud_games_getGameById', 200, `/cloud/games/${GAME_ID}`, { token: tokens().cloud });
+      versionId = game.json.game.versions[0].version_id;
+      await replay('cloud_games_versions_getGameVersionById', 200, `/cloud/games/${GAME_ID}/versions/${versionId}`, { token: tokens().cloud });
+      await replay('cloud_games_versions_getGameVersionById', 404, `/cloud/games/${GAME_ID}/versions/${UNKNOWN}`, { token: tokens().cloud });
+      await replay('cloud_games_versions_getGameVersionById', 401, `/cloud/games/${GAME_ID}/versions/${versionId}`, { token: null });
+    });
+
+    it('create, read, set a version, its history, its matchmaker config; the failures each answer', async () => {
+      const cloud = { token: tokens().cloud };
+      const made = await replay('cloud_games_namespaces_createGameNamespace', 200, `/cloud/games/${GAME_ID}/namespaces`, { ...cloud, body: { display_name: 'Conf', name_id: 'conf', version_id: versionId } });
+      const id = made.json.namespace_id as string;
+      await replay('cloud_games_namespaces_createGameNamespace', 400, `/cloud/games/${GAME_ID}/namespaces`, { ...cloud, body: { display_name: 'Conf', name_id: 'conf', version_id: versionId } });
+      await replay('cloud_games_namespaces_createGameNamespace', 403, `/cloud/games/${UNKNOWN}/namespaces`, { ...cloud, body: { display_name: 'X', name_id: 'x', version_id: versionId } });
+      await replay('cloud_games_namespaces_getGameNamespaceById', 200, ns(id), cloud);
+      await replay('cloud_games_namespaces_getGameNamespaceById', 404, ns(UNKNOWN), cloud);
+      await replay('cloud_games_namespaces_updateGameNamespaceVersion', 200, `${ns(id)}/version`, { ...cloud, body: { version_id: versionId } });
+      await replay('cloud_games_namespaces_updateGameNamespaceVersion', 400, `${ns(id)}/version`, { ...cloud, body: { version_id: UNKNOWN } });
+      await replay('cloud_games_namespaces_GetGameNamespaceVersionHistoryList', 200, `${ns(id)}/version-history?limit=5`, cloud);
+      await replay('cloud_games_namespaces_GetGameNamespaceVersionHistoryList', 400, `${ns(id)}/version-history?limit=-1`, cloud);
+      await replay('cloud_games_namespaces_updateGameNamespaceMatchmakerConfig', 200, `${ns(id)}/mm-config`, { ...cloud, body: { lobby_count_max: 10, max_players: 4 } });
+      await replay('cloud_games_namespaces_updateGameNamespaceMatchmakerConfig', 400, `${ns(id)}/mm-config`, { ...cloud, body: { lobby_count_max: 0, max_players: 4 } });
+      const dev = await replay('cloud_games_namespaces_createGameNamespaceTokenDevelopment', 200, `${ns(id)}/tokens/development`, { ...cloud, body: { hostname: '127.0.0.1' } });
+      expect(dev.json.token).toMatch(/^dev_conf\./);
+      await replay('cloud_games_namespaces_createGameNamespaceTokenDevelopment', 400, `${ns(id)}/tokens/development`, { ...cloud, body: {} });
+      await replay('cloud_games_namespaces_createGameNamespaceTokenDevelopment', 403, `${ns(id)}/tokens/development`, { token: tokens().public, body: { hostname: 'h' } });
+    });
+  });
+
   describe('cloud_games_matchmaker_getLobbyLogs and cloud_games_matchmaker_exportLobbyLogs', () => {
     const linesPath = (lobby: string, query: string) => `/cloud/games/${GAME_ID}/matchmaker/lobbies/${lobby}/logs?${query}`;
     const logExportPath = (lobby: string) => `/cloud/games/${GAME_ID}/matchmaker/lobbies/${lobby}/logs/export`;
