@@ -171,6 +171,22 @@ export class EmulatorFailedError extends CliError {
   }
 }
 
+/**
+ * The local Docker daemon could not do what a command asked of it (`build push --image`, a Dockerfile built): none
+ * answers (5), no such image (4), a build that failed (1). Its message is one line.
+ */
+export class DockerError extends CliError {
+  constructor(
+    message: string,
+    readonly exitCode: number = ExitCode.UNEXPECTED,
+    hint?: string,
+  ) {
+    super(message);
+    this.name = 'DockerError';
+    this.hint = hint;
+  }
+}
+
 /** An answer that is not what the service sends (an export that is not its CSV): nothing is kept of it. */
 export class InvalidAnswerError extends CliError {
   readonly exitCode = ExitCode.UNEXPECTED;

@@ -1,6 +1,6 @@
 // Turns what the user named into one file to upload: a file as is, a directory packed into a tar, standard
-// input spooled to disk (the service needs the length up front), and LZ4 compression when asked. Temporary
-// files live in one private directory that cleanup() removes on every exit path.
+// input or an image of the local Docker daemon spooled to disk (the service needs the length up front), and LZ4
+// compression when asked. Temporary files live in one private directory that cleanup() removes on every exit path.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -36,7 +36,7 @@ export function detectKind(dir: string): BuildKind | undefined {
 export async function prepareInput(
   ctx: BaseContext,
   source: string,
-  want: { kind?: BuildKind; compression?: BuildCompression },
+  want: { kind?: BuildKind; compression?: BuildCompression; /** `source` names an image of the local Docker daemon. */ dockerImage?: boolean },
 ): Promise<PreparedInput> {
   let tempDir: string | undefined;
   const temp = async (name: string) => {
@@ -50,7 +50,19 @@ export async function prepareInput(
     let file: string;
     let kind = want.kind;
     let temporary = false;
-    if (source === '-') {
+    if (want.dockerImage) {
+      const { exportImage, localDocker } = await import('./docker.js');
+      const docker = await localDocker(ctx.env);
+      try {
+        ctx.info(`Exporting ${source} from the Docker daemon…`);
+        file = await temp('image.tar');
+        await exportImage(docker, source, file, ctx.signal);
+      } finally {
+        await docker.close();
+      }
+      kind = 'docker_image';
+      temporary = true;
+    } else if (source === '-') {
       if (ctx.io.stdin.isTTY) throw new UsageError('the image is - (standard input), but standard input is a terminal', 'pipe the build in: docker save game:v1 | gamehost build push - --tag game:v1');
       ctx.info('Reading the build from standard input…');
       file = await temp('stdin.tar');

@@ -14,8 +14,10 @@ export const MAX_BUILD_BYTES = 8_000_000_000;
 const TAG_PART = /^(?!-)[0-9a-z_-]+(?<!-)$/;
 
 export interface PushOptions {
-  /** What the user named: a path (file or directory) or '-' for stdin. */
+  /** What the user named: a path (file or directory), '-' for stdin, or with `image` a local Docker image. */
   source: string;
+  /** `source` is an image of the local Docker daemon (--image), exported as a docker_image build. */
+  image: boolean;
   tag: string;
   name: string;
   kind?: BuildKind;
@@ -50,6 +52,22 @@ export function validateDisplayName(name: string): string {
   return name;
 }
 
+/**
+ * The tag a build pushed with --image gets when --tag is absent: the image's name (its last path segment) and tag,
+ * lowercased, with anything but [0-9a-z_-] turned into "-" (`ghcr.io/studio/Game.Server:v1.4.2` →
+ * `game-server:v1-4-2`; no tag is `latest`). Undefined for an image ID, or a name with nothing left.
+ */
+export function tagFromImage(image: string): string | undefined {
+  if (/^(sha256:)?[0-9a-f]{12,64}$/.test(image)) return undefined;
+  const ref = image.split('@')[0]!;
+  const slash = ref.lastIndexOf('/');
+  const colon = ref.lastIndexOf(':');
+  const [repo, tag] = colon > slash ? [ref.slice(0, colon), ref.slice(colon + 1)] : [ref, 'latest'];
+  const clean = (s: string) => s.toLowerCase().replace(/[^0-9a-z_-]+/g, '-').replace(/^-+|-+$/g, '');
+  const derived = `${clean(repo.slice(repo.lastIndexOf('/') + 1))}:${clean(tag)}`;
+  return TAG_PART.test(derived.split(':')[0]!) && TAG_PART.test(derived.split(':')[1]!) ? derived : undefined;
+}
+
 /** Sizes in the CLI's units (powers of 1024), with the exact bytes: 7.45 GiB rounds both sides of the limit. */
 async function checkSize(source: string, size: number): Promise<void> {
   if (size === 0) throw new UsageError(`${source}: the file is empty`);
@@ -62,10 +80,11 @@ async function checkSize(source: string, size: number): Promise<void> {
 
 export default defineCommand({
   writes: true,
-  operands: ['<image>'],
-  summary: 'Upload a game server image (file, directory or - for stdin) and register it as a build',
+  operands: ['[file]'],
+  summary: 'Upload a game server image (file, directory, -, or --image) and register it as a build',
   options: [
-    { flags: '--tag <name:tag>', description: 'image tag, lowercase [0-9a-z_-] on each side of the colon (required)' },
+    { flags: '--image <name:tag|id>', description: 'push this image of the local Docker daemon (instead of a file)' },
+    { flags: '--tag <name:tag>', description: 'image tag, lowercase [0-9a-z_-] on each side of the colon (required; with --image, default: from its name)' },
     { flags: '--name <display name>', description: 'display name of the build (default: the tag)' },
     { flags: '--kind <kind>', description: 'image kind (default: detected for a directory, else docker_image)', choices: BUILD_KINDS },
     {
@@ -86,18 +105,27 @@ export default defineCommand({
     },
     { flags: '--dry-run', description: 'show kind, compression, size, SHA-256 and parts; send nothing' },
   ],
-  notes: 'With -q, prints the build id alone.',
+  notes: 'A directory is packed into a tar; - reads standard input; --image exports an image of the local Docker daemon (no docker save step). With -q, prints the build id alone.',
   examples: [
     'gamehost build push server.tar --tag game-server:v1-4-2',
-    'gamehost build push ./bundle --tag game-server:v2 --compression lz4   # a directory, packed and compressed',
+    'gamehost build push --image game-server:v2   # from the local Docker daemon, tagged game-server:v2',
     'docker save game:v1 | gamehost build push - --tag game-server:${GITHUB_SHA::12} --progress json --json   # in CI',
   ],
   async parse(v, ctx): Promise<PushOptions> {
-    if (v.tag === undefined) throw new UsageError('--tag is required', 'e.g. --tag game-server:v1');
-    const tag = validateTag(v.tag);
+    if (v.file !== undefined && v.image !== undefined) throw new UsageError(`give a file or --image, not both (${v.file} and --image ${v.image})`);
+    if (v.file === undefined && v.image === undefined) throw new UsageError('nothing to push: give a file, a directory, - for stdin, or --image <name:tag>');
+    if (v.image !== undefined && v.kind !== undefined && v.kind !== 'docker_image') throw new UsageError(`--image exports a docker_image; it cannot be pushed as --kind ${v.kind}`);
+    if (v.image === '') throw new UsageError('--image is empty');
+    let tagGiven = v.tag;
+    if (tagGiven === undefined && v.image !== undefined) {
+      tagGiven = tagFromImage(v.image);
+      if (tagGiven === undefined) throw new UsageError(`--tag is required: no tag can be made from the image '${v.image}'`, 'e.g. --tag game-server:v1');
+    }
+    if (tagGiven === undefined) throw new UsageError('--tag is required', 'e.g. --tag game-server:v1');
+    const tag = validateTag(tagGiven);
     const name = validateDisplayName(v.name ?? tag);
-    const source = v.image;
-    if (source !== '-') {
+    const source = v.image ?? v.file!;
+    if (v.image === undefined && source !== '-') {
       const { default: fs } = await import('node:fs');
       const file = path.resolve(ctx.cwd, source);
       let stat: import('node:fs').Stats;
@@ -112,6 +140,7 @@ export default defineCommand({
     }
     return {
       source,
+      image: v.image !== undefined,
       tag,
       name,
       kind: v.kind,
@@ -143,7 +172,7 @@ async function run(ctx: Context, o: PushOptions): Promise<void> {
   if (progress === 'json') ctx.notices = 'json';
   // Where it goes is settled before a byte of stdin is read (in CI, no endpoint is refused).
   if (!o.dryRun) await ctx.target();
-  const input = await prepareInput(ctx, o.source, { kind: o.kind, compression: o.compression });
+  const input = await prepareInput(ctx, o.source, { kind: o.kind, compression: o.compression, dockerImage: o.image });
   try {
     await checkSize(o.source, input.size);
     if (o.dryRun) return await dryRun(ctx, input);

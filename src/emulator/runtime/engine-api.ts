@@ -223,6 +223,14 @@ export interface ContainerInspect {
   HostConfig: ContainerConfig['HostConfig'] & { NetworkMode?: string; Privileged?: boolean };
 }
 
+/** An image as inspect answers it (the fields used here). */
+export interface ImageInspect {
+  Id: string;
+  RepoTags?: string[] | null;
+  /** Bytes: the image's layers unpacked, about the size of its `docker save` tar. */
+  Size: number;
+}
+
 /** A network as inspect answers it (the fields used here). */
 export interface NetworkInspect {
   Id: string;
@@ -318,7 +326,7 @@ export class DockerEngine {
   private async call(
     method: Dispatcher.HttpMethod,
     path: string,
-    opts: { query?: Query; json?: unknown; body?: Readable; type?: string; wait?: boolean; extraMs?: number } = {},
+    opts: { query?: Query; json?: unknown; body?: Readable; type?: string; wait?: boolean; extraMs?: number; signal?: AbortSignal } = {},
   ): Promise<Dispatcher.ResponseData> {
     const timeout = opts.wait ? 0 : this.timeoutMs + (opts.extraMs ?? 0);
     let res: Dispatcher.ResponseData;
@@ -331,6 +339,7 @@ export class DockerEngine {
         body: opts.json !== undefined ? JSON.stringify(opts.json) : opts.body,
         headersTimeout: timeout,
         bodyTimeout: timeout,
+        signal: opts.signal,
       });
     } catch (err) {
       throw this.timedOut(err, method, path, timeout);
@@ -390,6 +399,49 @@ export class DockerEngine {
       if (message.stream !== undefined) texts.push(message.stream);
     }
     return texts;
+  }
+
+  /** `docker image inspect` (the fields used here), or undefined when there is no such image. */
+  async inspectImage(name: string): Promise<ImageInspect | undefined> {
+    try {
+      return await this.json<ImageInspect>('GET', `/images/${encodeURIComponent(name)}/json`);
+    } catch (err) {
+      if (err instanceof EngineError && err.status === 404) return undefined;
+      throw err;
+    }
+  }
+
+  /**
+   * `docker save`: the image as a docker-archive tar (manifest.json, its config, its layers), streamed as the daemon
+   * writes it. No timeout (the daemon may take a while over a large layer); `signal` stops it.
+   */
+  async exportImage(name: string, signal?: AbortSignal): Promise<Readable> {
+    return (await this.call('GET', `/images/${encodeURIComponent(name)}/get`, { wait: true, signal })).body;
+  }
+
+  /**
+   * `docker build` with the legacy builder (no BuildKit session, so it needs nothing but the daemon): `context` a tar
+   * of the build context, streamed as the body. Each `stream` text of the progress goes to `onText`; an `error` line
+   * is thrown (EngineError 200), as is a refusal before the build starts (a Dockerfile that does not parse: 400).
+   * Answers the image ID (the `aux` line the daemon sends once the image is made).
+   */
+  async buildImage(
+    context: Readable,
+    opts: { tag?: string; dockerfile?: string; buildArgs?: Record<string, string>; signal?: AbortSignal },
+    onText: (text: string) => void = () => {},
+  ): Promise<string> {
+    const query = { t: opts.tag, dockerfile: opts.dockerfile, buildargs: JSON.stringify(opts.buildArgs ?? {}), rm: 1, forcerm: 1, version: '1' };
+    const res = await this.call('POST', '/build', { query, body: context, type: 'application/x-tar', wait: true, signal: opts.signal });
+    let id: string | undefined;
+    for await (const line of createInterface({ input: res.body, crlfDelay: Infinity })) {
+      if (line.trim() === '') continue;
+      const message = JSON.parse(line) as { stream?: string; error?: string; errorDetail?: { message?: string }; aux?: { ID?: string } };
+      if (message.error !== undefined || message.errorDetail !== undefined) throw new EngineError(200, message.errorDetail?.message ?? message.error ?? 'failed');
+      if (message.stream !== undefined) onText(message.stream);
+      if (typeof message.aux?.ID === 'string') id = message.aux.ID;
+    }
+    if (id === undefined) throw new EngineError(200, 'the daemon ended the build without naming the image it made');
+    return id;
   }
 
   /** Whether the image is there. */
