@@ -21,6 +21,7 @@ const TREE: readonly TreeNode[] = [
     command('list', () => import('./commands/lobby/list.js')),
     command('stop', () => import('./commands/lobby/stop.js')),
   ]),
+  command('deploy', () => import('./commands/deploy.js')),
   group('namespace', "The game's namespaces: create, deploy a version to, history, matchmaker bounds", [
     command('list', () => import('./commands/namespace/list.js')),
     command('create', () => import('./commands/namespace/create.js')),

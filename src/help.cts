@@ -75,7 +75,7 @@ export const TOP_LEVEL_HELP: HelpText = {
         ['--token <token>', 'cloud token'],
         ['--namespace-token <token>', 'namespace token for matchmaker calls (default: one made with the cloud token)'],
         ['--game <id>', 'game id'],
-        ['--namespace <id>', 'namespace id'],
+        ['--namespace <id>', 'namespace id, or its name id (staging)'],
         ['--json', 'print one JSON document on stdout'],
         ['-q, --quiet', 'print only what a script wants (each command says what) and errors'],
         ['--no-color', 'no colour'],
@@ -93,6 +93,7 @@ export const TOP_LEVEL_HELP: HelpText = {
       [
         ['build', 'Push and list game server builds'],
         ['lobby', 'Create, find, join, list and stop lobbies; read their logs'],
+        ['deploy [options] [namespace]', "Deploy the project's rivet.yaml: push its builds, create a version, deploy it to a namespace"],
         ['namespace', "The game's namespaces: create, deploy a version to, history, matchmaker bounds"],
         ['token', 'Namespace tokens for game clients and local servers'],
         ['region', 'The regions lobbies run in'],

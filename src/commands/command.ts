@@ -8,6 +8,7 @@
 // nothing heavy; `parse` and `run` import the rest (profiles, renderers, the HTTP client, SQLite, the emulator) when the
 // command runs.
 import type { Context } from '../context.js';
+import { UsageError } from '../errors.js';
 
 /** An option as the user writes it; `flags` in commander's syntax: `-o, --output <file>`, `--no-resume`, `--watch [seconds]`. */
 export interface OptionSpec {
@@ -180,6 +181,8 @@ export function readValues(
       const negated = spec.flags.includes('--no-');
       // `--no-profile` beside `--profile <name>`: the same key, false only when the negation was given.
       if (key in values) {
+        // An operand and its negation (`deploy prod --no-namespace`): commander keeps one; neither is dropped silently.
+        if (negated && raw === false && typeof values[key] === 'string') throw new UsageError(`${longFlag(spec)} and "${values[key] as string}" cannot go together: give one`);
         if (negated && raw === false) values[key] = false;
       } else {
         values[key] = negated ? raw !== false : raw === true;

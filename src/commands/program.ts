@@ -21,7 +21,7 @@ const GLOBAL_OPTIONS = [
   { flags: '--token <token>', description: 'cloud token' },
   { flags: '--namespace-token <token>', description: 'namespace token for matchmaker calls (default: one made with the cloud token)' },
   { flags: '--game <id>', description: 'game id' },
-  { flags: '--namespace <id>', description: 'namespace id' },
+  { flags: '--namespace <id>', description: 'namespace id, or its name id (staging)' },
   { flags: '--json', description: 'print one JSON document on stdout' },
   { flags: '-q, --quiet', description: 'print only what a script wants (each command says what) and errors' },
   { flags: '--no-color', description: 'no colour' },
@@ -46,7 +46,8 @@ function readGlobals(v: GlobalValues): GlobalOptions {
     token: v.token,
     namespaceToken: v.namespaceToken,
     game: v.game,
-    namespace: v.namespace,
+    // A string only: a command's own --no-namespace (deploy) shares the key, as true or false.
+    namespace: typeof v.namespace === 'string' ? v.namespace : undefined,
     json: v.json,
     quiet: v.quiet,
     color: v.color,

@@ -63,6 +63,36 @@ export function appendBuildSummary(ctx: BaseContext, tag: string, build: PushedB
   }
 }
 
+/** What `deploy` reports to the job summary. */
+export interface DeploySummary {
+  version_id: string;
+  display_name: string;
+  namespace: string | null;
+  builds: { game_mode: string | null; build_id: string; source: string }[];
+}
+
+/** Appends a short markdown summary of a deploy to $GITHUB_STEP_SUMMARY; one that cannot be written is a warning. */
+export function appendDeploySummary(ctx: BaseContext, d: DeploySummary): void {
+  const file = ctx.env.GITHUB_STEP_SUMMARY;
+  if (!file) return;
+  const text = [
+    `### gamehost deploy: \`${cell(d.display_name)}\`${d.namespace === null ? '' : ` to \`${cell(d.namespace)}\``}`,
+    '',
+    '| | |',
+    '|---|---|',
+    `| Version | \`${cell(d.display_name)}\` (\`${cell(d.version_id)}\`) |`,
+    `| Namespace | ${d.namespace === null ? 'none (--no-namespace)' : `\`${cell(d.namespace)}\``} |`,
+    ...d.builds.map((b) => `| Build${b.game_mode === null ? '' : ` (${cell(b.game_mode)})`} | \`${cell(b.build_id)}\` (${cell(b.source)}) |`),
+    '',
+    '',
+  ].join('\n');
+  try {
+    fs.appendFileSync(file, text);
+  } catch (err) {
+    ctx.warn(`could not append to $GITHUB_STEP_SUMMARY (${file}): ${(err as Error).message}`);
+  }
+}
+
 /**
  * Under GitHub Actions, makes `build_id`, `upload_id`, `sha256` and `bytes` step outputs ($GITHUB_OUTPUT), so the next
  * step can use `${{ steps.push.outputs.build_id }}`. A file that cannot be written is a warning, never a failed push.

@@ -20,6 +20,7 @@ const HAVE_JQ = spawnSync('sh', ['-c', 'command -v jq']).status === 0;
 /** What cannot run offline against the embedded emulator, and why. The first that matches a line skips it. */
 const OFFLINE_SKIPS: [RegExp, string][] = [
   [/\bdocker\b/, 'needs Docker and an image'],
+  [/gamehost deploy\b/, "needs a project's rivet.yaml and Docker: test/e2e/deploy.test.ts deploys projects of these shapes"],
   [/build push --image\b/, 'needs Docker and an image (test/e2e/push-image.test.ts pushes one)'],
   [/--watch\b|--follow\b/, 'runs until the lobby stops or Ctrl-C'],
   [/emulator serve\b|\. \.\/emulator\.env|http:\/\/127\.0\.0\.1:6420/, 'a long-running server, or a command aimed at one'],

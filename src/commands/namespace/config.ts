@@ -18,7 +18,7 @@ export default defineCommand({
     { flags: '--max-players-per-client <n>', description: 'set the most players one address may hold (every per-client bound)', value: integer({ min: 1, max: 1_000_000 }) },
   ],
   notes: "Prints the namespace, the version it runs and its bounds. --json prints the service's answer as it is (after a change, as read back).",
-  examples: ['gamehost namespace config prod', 'gamehost namespace config staging --lobby-count-max 16 --max-players-per-client 2'],
+  examples: ['gamehost namespace config prod', 'gamehost namespace config staging --lobby-count-max 16 --max-players-per-client 2', 'gamehost namespace config prod --json | jq .namespace.config.matchmaker   # in CI'],
   parse: (v): ConfigOptions => ({ namespace: v.namespace, lobbyCountMax: v.lobbyCountMax, maxPlayers: v.maxPlayersPerClient }),
   run,
 });

@@ -8,7 +8,7 @@ export default defineCommand({
   summary: 'List the versions deployed to a namespace, newest first',
   options: [{ flags: '--limit <n>', description: 'at most this many deploys (1-1000)', default: '32', value: integer({ min: 1, max: 1000 }) }],
   notes: "Piped: tab-separated rows (deployed, version, version id); with -q, the version ids alone. --json prints the service's answer as it is.",
-  examples: ['gamehost namespace history prod', 'gamehost namespace history prod --limit 2 -q | tail -1   # the version before the current one'],
+  examples: ['gamehost namespace history prod', 'gamehost namespace history prod --limit 2 -q | tail -1   # in CI: the version before the current one'],
   parse: (v) => ({ namespace: v.namespace, limit: v.limit }),
   run,
 });

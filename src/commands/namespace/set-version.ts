@@ -9,7 +9,7 @@ export default defineCommand({
   notes:
     "New finds land in the version's game modes at once; the old version's idle lobbies stop and occupied ones run until they empty. " +
     'Setting the version a namespace already runs changes nothing. With -q, prints nothing.',
-  examples: ['gamehost namespace set-version staging 2026.12.02-1', 'gamehost namespace set-version prod "$(gamehost namespace config staging --json | jq -r .namespace.version_id)"   # promote'],
+  examples: ['gamehost namespace set-version staging 2026.12.02-1', 'gamehost namespace set-version prod "$(gamehost namespace config staging --json | jq -r .namespace.version_id)"   # in CI: promote staging'],
   parse: (v) => ({ namespace: v.namespace, version: v.version }),
   run,
 });

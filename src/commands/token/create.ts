@@ -24,7 +24,7 @@ export default defineCommand({
   notes:
     'kind is public (pub) or development (dev). The namespace is --namespace (a name id such as staging, or an id), else the profile\'s. ' +
     'Prints the token alone, for a pipe or a variable; it is a secret: keep it out of logs.',
-  examples: ['gamehost token create public --namespace prod', 'gamehost token create development --namespace staging --port default=7777/udp', 'export RIVET_TOKEN=$(gamehost token create dev)   # a local server'],
+  examples: ['gamehost token create public --namespace prod', 'gamehost token create development --namespace staging --port default=7777/udp', 'export RIVET_TOKEN=$(gamehost token create dev)   # in CI: a local server\'s token'],
   parse(v): TokenOptions {
     const kind = ({ public: 'public', pub: 'public', development: 'development', dev: 'development' } as const)[v.kind as 'public'];
     if (kind === undefined) throw new UsageError(`token kind must be public or development, not "${v.kind}"`);

@@ -5,7 +5,7 @@ import { defineCommand } from '../command.js';
 export default defineCommand({
   summary: "List the game's versions, newest first, with the namespaces that run each",
   notes: "Piped: tab-separated rows (name, version id, namespaces, created); with -q, the version ids alone. --json prints the service's answer of the game as it is.",
-  examples: ['gamehost version list', 'gamehost version list -q | head -1   # the newest version id'],
+  examples: ['gamehost version list', 'gamehost version list -q | head -1   # in CI: the newest version id'],
   parse: () => ({}),
   run,
 });

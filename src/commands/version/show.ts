@@ -7,7 +7,7 @@ export default defineCommand({
   operands: ['<version>'],
   summary: 'Show a version and its config as the service holds it (by name or id)',
   notes: "Prints the version, then its config as indented JSON. --json prints the service's answer as it is.",
-  examples: ['gamehost version show 2026.12.02-1', "gamehost version show \"$VERSION_ID\" --json | jq '.version.config.matchmaker.game_modes | keys'"],
+  examples: ['gamehost version show 2026.12.02-1', "gamehost version show \"$VERSION_ID\" --json | jq '.version.config.matchmaker.game_modes | keys'   # in CI"],
   parse: (v) => ({ version: v.version }),
   run,
 });
