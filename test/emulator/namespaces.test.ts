@@ -32,7 +32,8 @@ describe('namespaces', () => {
     expect(created.status, created.text).toBe(200);
     expect((await fetch(created.json.image_presigned_requests[0].url, { method: 'PUT', body: Buffer.alloc(4, 1) })).status).toBe(200);
     expect((await emu.call('POST', `/cloud/uploads/${created.json.upload_id}/complete`, { token: emu.tokens.cloud, body: {} })).status).toBe(200);
-    const config = { matchmaker: { docker: { image_id: created.json.build_id }, game_modes: { default: {} } } };
+    // Custom lobbies public: the token test below creates one in the namespace this version is deployed to.
+    const config = { matchmaker: { docker: { image_id: created.json.build_id }, game_modes: { default: { actions: { create: { enable_public: true } } } } } };
     const v = await cloud('POST', '/versions', { display_name: name, config });
     expect(v.status, v.text).toBe(200);
     return v.json.version_id as string;
@@ -147,6 +148,7 @@ describe('namespaces', () => {
     // Its server's environment names its own namespace and its lobby token acts for it.
     const env = (await emu.call('GET', `/_emulator/lobbies/${made.json.lobby.lobby_id}/env`)).json.env;
     expect(env.RIVET_NAMESPACE_ID).toBe(staging);
+    expect(env.RIVET_NAMESPACE_NAME).toBe('staging');
     const ready = await emu.call('POST', '/matchmaker/lobbies/ready', { token: env.RIVET_TOKEN, body: {} });
     expect(ready.status, ready.text).toBeLessThan(300);
     // Another game's namespace is not this game's.

@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { VERSION_ID } from '../../src/emulator/services/ids.js';
 import { DEFAULT_CONFIG } from '../../src/emulator/config.js';
 import { prepareDataDir } from '../../src/emulator/datadir.js';
 import { mulberry32 } from '../../src/emulator/faults.js';
@@ -73,7 +74,7 @@ function lobbyRow(owner: { replica: string; pid: number; start: number }, now: n
     lobby_id: randomUUID(), namespace_id: GAME.namespaceId, game_mode: 'default', region_id: 'lnd-atl', region_name: 'Atlanta',
     max_players: 8, publicity: 'public', tags: '{}', lobby_config: null, create_ts: now, start_ts: now, ready_ts: now, stop_ts: null,
     exit_code: null, failed: null, idle_lifetime_ms: null, idle_stop_ts: null, ports: '{}', auto_created: 0, is_closed: 0, state: null,
-    ready_deadline_ts: null, player_count: 1, owner: owner.replica, owner_pid: owner.pid, owner_start: owner.start, server_pid: null, server_start: null,
+    ready_deadline_ts: null, player_count: 1, owner: owner.replica, owner_pid: owner.pid, owner_start: owner.start, server_pid: null, server_start: null, version_id: VERSION_ID,
   };
 }
 
@@ -137,7 +138,7 @@ describe.skipIf(!POSIX)('the records of running servers through a flapping store
         await real.insertLobby(row, { player_id: randomUUID(), source_ip: '127.0.0.1', registration_ms: 60_000, connected: true });
         rows.push(row);
         expect(servers.reserve()).toBe(true);
-        await servers.start(GAME, row);
+        await servers.start(GAME, row, { versionId: VERSION_ID, versionName: '0.0.1', namespaceName: 'prod', env: {}, tier: 'basic-1d1' });
       }
       // Every exit recorded (through the ups and downs): the lobbies all stopped in the store.
       const deadline = Date.now() + 30_000;

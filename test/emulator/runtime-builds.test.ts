@@ -57,7 +57,7 @@ describe('containerLimits', () => {
   const MiB = 1024 * 1024;
   const LOBBY = { lobby_id: 'l', namespace_id: 'n', game_mode: 'default', region_id: 'lnd-atl', max_players: 8, tags: '{}', lobby_config: null, ports: '{}' } as unknown as LobbyRow;
   it("a lobby's container is held to what its environment says it has: basic-1d1's reservation, hard limit and CPU weight", () => {
-    const env = lobbyEnvironment({ lobby: LOBBY, endpoint: 'http://e', token: 't' });
+    const env = lobbyEnvironment({ lobby: LOBBY, endpoint: 'http://e', token: 't', version: { versionId: 'v', versionName: '0.0.1', namespaceName: 'prod', env: {}, tier: 'basic-1d1' } });
     expect(env.RIVET_MEMORY).toBe(String(1838 * MiB));
     expect(env.RIVET_MEMORY_OVERSUBSCRIBE).toBe(String(2757 * MiB));
     expect(containerLimits(env)).toEqual({ Memory: 2757 * MiB, MemorySwap: 2757 * MiB, MemoryReservation: 1838 * MiB, CpuShares: 100, PidsLimit: PIDS_LIMIT });

@@ -5,8 +5,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mulberry32 } from '../../src/emulator/faults.js';
 import { prepareDataDir } from '../../src/emulator/datadir.js';
+import { VERSION_ID } from '../../src/emulator/services/ids.js';
 import { MIGRATIONS, SCHEMA_VERSION, SchemaTooNewError } from '../../src/emulator/stores/migrations.js';
 import { PostgresStore } from '../../src/emulator/stores/postgres.js';
+import { query as statement, type SqlEngine } from '../../src/emulator/stores/sql.js';
 import { SqliteStore } from '../../src/emulator/stores/sqlite.js';
 import { hasNodeSqlite, openDatabase, sqliteDriverName } from '../../src/emulator/stores/sqlite-driver.js';
 import { LOBBY_INSERT_COLUMNS, MAX_LOG_LINE_BYTES, NOT_READY, type BuildRow, type GameRow, type LobbyRow, type LocalObjectIndex, type NewPlayer, type NewUpload, type Store } from '../../src/emulator/stores/store.js';
@@ -46,6 +48,7 @@ function lobby(overrides: Partial<LobbyRow> = {}): LobbyRow {
     ready_deadline_ts: null,
     player_count: 1,
     owner: null, owner_pid: null, owner_start: null, server_pid: null, server_start: null,
+    version_id: VERSION_ID,
     ...overrides,
   };
 }
@@ -100,6 +103,28 @@ describe.each(ENGINES)('the Store contract on %s', (_name, present, open) => {
     await store?.close();
   });
   const it_ = it.skipIf(!present);
+
+  it_("a lobby keeps the version it was made with; find reads the query's version only; a deploy stops the outdated idle ones", async () => {
+    const ns = randomUUID();
+    const older = lobby({ namespace_id: ns });
+    const current = lobby({ namespace_id: ns, version_id: 'v-2', max_players: 2 });
+    const idle = lobby({ namespace_id: ns });
+    for (const l of [older, current, idle]) await store.insertLobby(l, pending());
+    expect((await store.getLobby(current.lobby_id))!.version_id).toBe('v-2');
+    // An idle lobby (no player held: what an idle-lobby update would make): nothing of the store's API empties a lobby without stopping it.
+    const empty = statement<{ id: string }>()((db, p) => db.updateTable('lobbies').set({ player_count: 0 }).where('lobby_id', '=', p.id));
+    await (store as unknown as { engine: SqlEngine }).engine.run(empty, { id: idle.lobby_id });
+    const find = (version_id: string) =>
+      store.findLobby({ namespace_id: ns, version_id, game_modes: ['default'], region_ids: ['lnd-atl'], tags: {}, now: T0, source_limit: null, max_lobbies: 128, served_since: 0 }, pending(), null);
+    expect(await find('v-2')).toMatchObject({ kind: 'joined', lobby: { lobby_id: current.lobby_id, version_id: 'v-2' } });
+    expect(await find('v-3')).toEqual({ kind: 'none' });
+    // The deploy of v-2: the idle lobby of the older version stops now; the occupied one, and v-2's, run on.
+    expect(await store.stopIdleOutdated(ns, 'v-2', T0 + 5)).toEqual([idle.lobby_id]);
+    expect(await store.getLobby(idle.lobby_id)).toMatchObject({ stop_ts: T0 + 5, exit_code: 0, failed: 0 });
+    expect((await store.getLobby(older.lobby_id))!.stop_ts).toBeNull();
+    expect((await store.getLobby(current.lobby_id))!.stop_ts).toBeNull();
+    expect(await store.stopIdleOutdated(ns, 'v-2', T0 + 6)).toEqual([]);
+  });
 
   it_('insertLobby keeps every field and the creating player; getLobby reads it back', async () => {
     const l = lobby({ lobby_config: '{"a":1}', idle_lifetime_ms: 60_000, idle_stop_ts: T0 + 62_000, create_ts: T0 + BIG });
@@ -330,6 +355,7 @@ describe.each(ENGINES)('the Store contract on %s', (_name, present, open) => {
 
   const query = (ns: string, overrides: Record<string, unknown> = {}) => ({
     namespace_id: ns,
+    version_id: VERSION_ID,
     game_modes: ['default'],
     region_ids: ['lnd-atl'],
     tags: {},
@@ -1075,9 +1101,10 @@ END;
 
   /** Writes what a version 5 emulator held: pending, connected and removed players, and a stopped lobby. */
   async function writeVersion5Rows(exec: Exec): Promise<void> {
-    const columns = LOBBY_INSERT_COLUMNS.split(', ') as (keyof LobbyRow)[];
+    // The columns a version 5 store had: none of the later steps' (version_id is version 13's).
+    const columns = (LOBBY_INSERT_COLUMNS.split(', ') as (keyof LobbyRow)[]).filter((c) => c !== 'version_id');
     for (const l of [running, stopped, onlyPending])
-      await exec(`INSERT INTO lobbies (${LOBBY_INSERT_COLUMNS}) VALUES (${columns.map(() => '?').join(', ')})`, columns.map((c) => l[c]));
+      await exec(`INSERT INTO lobbies (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`, columns.map((c) => l[c]));
     const player = (id: string, lobbyId: string, connectTs: number | null) =>
       exec('INSERT INTO players (player_id, lobby_id, create_ts, source_ip, register_by_ts, connect_ts) VALUES (?, ?, ?, ?, ?, ?)', [
         id, lobbyId, T0, '127.0.0.1', connectTs === null ? T0 + HOUR : null, connectTs,
@@ -1121,7 +1148,7 @@ END;
     try {
       for (const name of triggers()) db.exec(`DROP TRIGGER ${name}`);
       db.exec(SQLITE_VERSION_5_TRIGGERS);
-      db.exec("UPDATE meta SET value = '6' WHERE key = 'schema_version'");
+      db.exec("ALTER TABLE lobbies DROP COLUMN version_id; UPDATE meta SET value = '6' WHERE key = 'schema_version'");
       await writeVersion5Rows(async (sql, values = []) => {
         const statement = db.prepare<unknown[], unknown>(sql);
         return /^\s*SELECT/i.test(sql) ? statement.all(...values) : (statement.run(...values), []);
@@ -1181,7 +1208,7 @@ describe('SQLite on this Node.js', () => {
     const db = openDatabase(file, { timeout: 5000 });
     db.exec(`DROP INDEX lobbies_owner; ALTER TABLE lobbies DROP COLUMN owner; ALTER TABLE lobbies DROP COLUMN owner_pid;
              ALTER TABLE lobbies DROP COLUMN owner_start; ALTER TABLE lobbies DROP COLUMN server_pid; ALTER TABLE lobbies DROP COLUMN server_start;
-             UPDATE meta SET value = '5' WHERE key = 'schema_version'`);
+             ALTER TABLE lobbies DROP COLUMN version_id; UPDATE meta SET value = '5' WHERE key = 'schema_version'`);
     db.close();
     const store = SqliteStore.open(file);
     try {
@@ -1208,7 +1235,7 @@ describe('SQLite on this Node.js', () => {
     db.exec(`CREATE TABLE old_logs (lobby_id TEXT NOT NULL, stream TEXT NOT NULL, ts INTEGER NOT NULL, line BLOB NOT NULL,
                PRIMARY KEY (lobby_id, stream, ts)) WITHOUT ROWID;
              INSERT INTO old_logs SELECT lobby_id, stream, ts, line FROM lobby_logs; DROP TABLE lobby_logs;
-             ALTER TABLE old_logs RENAME TO lobby_logs; UPDATE meta SET value = '8' WHERE key = 'schema_version'`);
+             ALTER TABLE old_logs RENAME TO lobby_logs; ALTER TABLE lobbies DROP COLUMN version_id; UPDATE meta SET value = '8' WHERE key = 'schema_version'`);
     db.close();
     const store = SqliteStore.open(file);
     try {

@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { VERSION_ID } from '../../src/emulator/services/ids.js';
 import { PostgresStore } from '../../src/emulator/stores/postgres.js';
 import { SqliteStore } from '../../src/emulator/stores/sqlite.js';
 import type { GameRow, LocalObjectIndex, Store } from '../../src/emulator/stores/store.js';
@@ -72,7 +73,7 @@ async function fill(store: Store, g: GameRow, tag: string): Promise<void> {
       state: null,
       ready_deadline_ts: null,
       player_count: 1,
-      owner: null, owner_pid: null, owner_start: null, server_pid: null, server_start: null,
+      owner: null, owner_pid: null, owner_start: null, server_pid: null, server_start: null, version_id: VERSION_ID,
     },
     { player_id: randomUUID(), source_ip: '', registration_ms: 120_000, connected: true },
   );

@@ -273,8 +273,10 @@ describe('POST /cloud/games/{game_id}/versions/validate', () => {
       max_players_direct: 32,
       max_players_party: 32,
       listable: true,
-      taggable: false,
-      allow_dynamic_max_players: false,
+      // What the emulator's lobbies always allowed, said in the version's words.
+      taggable: true,
+      allow_dynamic_max_players: true,
+      actions: { create: { enabled: true, identity_requirement: 'none', enable_public: true, enable_private: true } },
     });
     // The name is taken now: validation says so, and a second create is refused with the path.
     const again = conforms(await emu.call('POST', `/cloud/games/${GAME_ID}/versions`, { token, body: { display_name: '2026.12.02-1', config } }), 'cloud_games_versions_createGameVersion');

@@ -51,7 +51,7 @@ function tagsOf(body: JsonObject): Record<string, string> {
 function lobbyRequest(body: JsonObject): LobbyRequest {
   const gameMode = reqString(body, 'game_mode');
   const regionId = optString(body, 'region');
-  const publicity = optEnum(body, 'publicity', ['public', 'private'] as const) ?? 'public';
+  const publicity = optEnum(body, 'publicity', ['public', 'private'] as const);
   const maxPlayers = optInteger(body, 'max_players');
   const tags = tagsOf(body);
   checkCaptcha(body);

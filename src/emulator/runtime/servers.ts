@@ -4,7 +4,7 @@
 import { constants } from 'node:os';
 import type { Game } from '../services/games.js';
 import type { StopOptions } from '../services/lobbies.js';
-import { lobbyEnvironment, lobbyPorts } from '../services/environment.js';
+import { lobbyEnvironment, lobbyPorts, type LobbyVersion } from '../services/environment.js';
 import type { LobbyRow, Store } from '../stores/store.js';
 import { collectGarbage } from './collect.js';
 import type { Cgroups } from './cgroup.js';
@@ -192,15 +192,15 @@ export class LobbyServers {
   }
 
   /** Starts a new lobby's server (its place reserved); a server that cannot start stops its lobby, failed. */
-  start(game: Game, lobby: LobbyRow): Promise<void> {
+  start(game: Game, lobby: LobbyRow, version: LobbyVersion): Promise<void> {
     // Close waits for starts under way: one that ended after close looked at what runs would outlive the emulator.
-    const starting = this.startServer(game, lobby);
+    const starting = this.startServer(game, lobby, version);
     this.startsUnderWay.add(starting);
     void starting.finally(() => this.startsUnderWay.delete(starting)).catch(() => {});
     return starting;
   }
 
-  private async startServer(game: Game, lobby: LobbyRow): Promise<void> {
+  private async startServer(game: Game, lobby: LobbyRow, version: LobbyVersion): Promise<void> {
     if (this.closing) {
       this.release();
       return;
@@ -234,7 +234,7 @@ export class LobbyServers {
             : how;
       run = await startLobbyServer({
         lobbyId: lobby.lobby_id,
-        env: { ...this.opts.passEnv, ...lobbyEnvironment({ lobby, endpoint, token: this.opts.lobbyToken(game, lobby.lobby_id) }) },
+        env: { ...this.opts.passEnv, ...lobbyEnvironment({ lobby, endpoint, token: this.opts.lobbyToken(game, lobby.lobby_id), version }) },
         ports,
         run: what,
         workRoot: this.opts.workRoot,

@@ -2,6 +2,7 @@
 // is written, and its server starts in it or the place goes back. The one place that reserves and releases.
 import { fail } from '../errors.js';
 import type { LobbyRow } from '../stores/store.js';
+import type { LobbyVersion } from './environment.js';
 import type { Game } from './games.js';
 
 /** What runs lobbies' servers (readiness `run`, runtime/servers.ts): told of each lobby created and stopped here. */
@@ -12,8 +13,8 @@ export interface LobbyServerRunner {
   reserve(): boolean;
   /** Gives back a place for a lobby not created after all. */
   release(): void;
-  /** Starts the server of a lobby created here, in the place reserved for it. */
-  start(game: Game, lobby: LobbyRow): Promise<void>;
+  /** Starts the server of a lobby created here, in the place reserved for it, as its version says. */
+  start(game: Game, lobby: LobbyRow, version: LobbyVersion): Promise<void>;
   stop(lobbyId: string): Promise<void>;
   /** Whether every exit of this emulator's servers so far is written in the store (none waits for it to answer). */
   current(): boolean;
@@ -24,9 +25,14 @@ export interface LobbyServerRunner {
 /**
  * Creates a lobby in a place taken for its server, where this emulator runs servers: `create` answers the lobby it
  * wrote (null: none, and the place goes back), whose server then starts. False, `create` not called, when every
- * place is taken; with no runner, `create` alone.
+ * place is taken; with no runner, `create` alone. `version` says what its server is told of its version.
  */
-export async function startInPlace(runner: LobbyServerRunner | undefined, game: Game, create: () => Promise<LobbyRow | null>): Promise<boolean> {
+export async function startInPlace(
+  runner: LobbyServerRunner | undefined,
+  game: Game,
+  create: () => Promise<LobbyRow | null>,
+  version: (lobby: LobbyRow) => LobbyVersion,
+): Promise<boolean> {
   if (runner === undefined) {
     await create();
     return true;
@@ -40,7 +46,7 @@ export async function startInPlace(runner: LobbyServerRunner | undefined, game: 
     throw err;
   }
   if (lobby === null) runner.release();
-  else await runner.start(game, lobby);
+  else await runner.start(game, lobby, version(lobby));
   return true;
 }
 

@@ -1,7 +1,7 @@
 // What a lobby's process is given: production's environment variables (SERVICE-FACTS.md, "What a lobby's process
 // is given"), computed from the lobby's record. `emulator lobby env` prints it for a server started by hand; a
 // runner that starts the server itself calls lobbyEnvironment with the ports it has.
-import { NAMESPACE_NAME, VERSION_ID, VERSION_NAME, lobbyGroupUuid, regionUuid } from './ids.js';
+import { lobbyGroupUuid, regionUuid } from './ids.js';
 import type { LobbyRow } from '../stores/store.js';
 import { DEFAULT_TIER, millicores, tierNamed } from './tiers.js';
 
@@ -9,13 +9,31 @@ import { DEFAULT_TIER, millicores, tierNamed } from './tiers.js';
 export type LobbyPort = ({ port: number } | { min: number; max: number }) & { protocol?: 'tcp' | 'udp' | 'http' };
 
 const MiB = 1024 * 1024;
-const tier = tierNamed(DEFAULT_TIER)!;
+
 /**
- * The tier every lobby runs on until versions (and their tiers) exist, basic-1d1: its share of a core in millicores,
- * its memory (the reservation) and memory_max (the hard limit) in bytes. A container is held to it
- * (runtime/docker.ts, containerLimits); its process is told it (RIVET_CPU, RIVET_MEMORY*).
+ * A tier as a lobby runs on it: its share of a core in millicores, its memory (the reservation) and memory_max (the
+ * hard limit) in bytes. A container is held to it (runtime/docker.ts, containerLimits); its process is told it
+ * (RIVET_CPU, RIVET_MEMORY*).
  */
-export const LOBBY_TIER = { name: DEFAULT_TIER, cpu: millicores(tier), memory: tier.memory * MiB, memoryMax: tier.memory_max * MiB } as const;
+export function lobbyTier(name: string) {
+  const tier = tierNamed(name) ?? tierNamed(DEFAULT_TIER)!;
+  return { name: tier.tier_name_id, cpu: millicores(tier), memory: tier.memory * MiB, memoryMax: tier.memory_max * MiB } as const;
+}
+
+/** The default tier, basic-1d1: what a command's cgroup is held to, and what a lobby's metrics are measured against. */
+export const LOBBY_TIER = lobbyTier(DEFAULT_TIER);
+
+/** What a lobby's process is told of the version it was made with (services/lobby-versions.ts). */
+export interface LobbyVersion {
+  versionId: string;
+  versionName: string;
+  /** Its namespace's name id (prod, staging, …). */
+  namespaceName: string;
+  /** Its game mode's environment in that version (top-level docker env, then the game mode's). */
+  env: Record<string, string>;
+  /** The tier of its game mode in its region. */
+  tier: string;
+}
 /**
  * Processes and threads a lobby's server may hold at once (a container's PidsLimit, a process's cgroup pids.max): a
  * game server's threads with room, not a fork bomb. Production states none; this is the emulator's own.
@@ -35,21 +53,27 @@ export interface EnvironmentInput {
   token: string;
   /** Default: the lobby's own ports. */
   ports?: Record<string, LobbyPort>;
+  version: LobbyVersion;
 }
 
-/** The variables in production's order; the label of a port has `-` turned into `_`. */
-export function lobbyEnvironment({ lobby, endpoint, token, ports = lobbyPorts(lobby) }: EnvironmentInput): Record<string, string> {
+/**
+ * The variables in production's order, after the version's own (which never override them: the version's
+ * validation refuses those names); the label of a port has `-` turned into `_`.
+ */
+export function lobbyEnvironment({ lobby, endpoint, token, ports = lobbyPorts(lobby), version }: EnvironmentInput): Record<string, string> {
   const gameModeId = lobbyGroupUuid(lobby.game_mode);
   const max = String(lobby.max_players);
+  const tier = lobbyTier(version.tier);
   const env: Record<string, string> = {
+    ...version.env,
     RIVET_API_ENDPOINT: endpoint,
     RIVET_TOKEN: token,
     RIVET_LOBBY_TOKEN: token,
     RIVET_LOBBY_ID: lobby.lobby_id,
     RIVET_NAMESPACE_ID: lobby.namespace_id,
-    RIVET_NAMESPACE_NAME: NAMESPACE_NAME,
-    RIVET_VERSION_ID: VERSION_ID,
-    RIVET_VERSION_NAME: VERSION_NAME,
+    RIVET_NAMESPACE_NAME: version.namespaceName,
+    RIVET_VERSION_ID: version.versionId,
+    RIVET_VERSION_NAME: version.versionName,
     RIVET_GAME_MODE_ID: gameModeId,
     RIVET_GAME_MODE_NAME: lobby.game_mode,
     RIVET_LOBBY_GROUP_ID: gameModeId,
@@ -59,9 +83,9 @@ export function lobbyEnvironment({ lobby, endpoint, token, ports = lobbyPorts(lo
     RIVET_MAX_PLAYERS_NORMAL: max,
     RIVET_MAX_PLAYERS_DIRECT: max,
     RIVET_MAX_PLAYERS_PARTY: max,
-    RIVET_CPU: String(LOBBY_TIER.cpu),
-    RIVET_MEMORY: String(LOBBY_TIER.memory),
-    RIVET_MEMORY_OVERSUBSCRIBE: String(LOBBY_TIER.memoryMax),
+    RIVET_CPU: String(tier.cpu),
+    RIVET_MEMORY: String(tier.memory),
+    RIVET_MEMORY_OVERSUBSCRIBE: String(tier.memoryMax),
   };
   if (lobby.lobby_config !== null) env.RIVET_LOBBY_CONFIG = lobby.lobby_config;
   if (lobby.tags !== '{}') env.RIVET_LOBBY_TAGS = lobby.tags;

@@ -5,8 +5,9 @@ import type { BlobStore, LobbyRow, Store } from '../stores/store.js';
 import type { Clock } from './clock.js';
 import { toCsv, type CsvValue } from './csv.js';
 import type { Game } from './games.js';
-import { NAMESPACE_NAME, VERSION_ID, VERSION_NAME, lobbyGroupUuid, regionUuid } from './ids.js';
-import { DEFAULT_TIER } from './tiers.js';
+import type { LobbyVersion } from './environment.js';
+import { lobbyGroupUuid, regionUuid } from './ids.js';
+import { describe, type LobbyVersions, type RunningVersion } from './lobby-versions.js';
 
 const EXPORT_TTL_MS = 60 * 60 * 1000;
 
@@ -31,7 +32,7 @@ export const EXPORT_COLUMNS = [
  * One CSV row per lobby, as production computes it: the lifetime starts at create_ts, a running lobby counts up
  * to query_end, and a lobby whose lifetime misses the window is dropped. Names are name ids (production's too).
  */
-export function historyRows(lobbies: LobbyRow[], queryStart: number, queryEnd: number): CsvValue[][] {
+export function historyRows(lobbies: LobbyRow[], queryStart: number, queryEnd: number, versionOf: (lobby: LobbyRow) => LobbyVersion): CsvValue[][] {
   const rows: CsvValue[][] = [];
   for (const l of lobbies) {
     const start = l.create_ts;
@@ -39,15 +40,16 @@ export function historyRows(lobbies: LobbyRow[], queryStart: number, queryEnd: n
     if (start > queryEnd || stopCapped <= queryStart) continue;
     const total = Math.max(0, stopCapped - start);
     const inWindow = Math.max(0, Math.min(stopCapped, queryEnd) - Math.max(start, queryStart));
+    const version = versionOf(l);
     rows.push([
       l.lobby_id,
       l.namespace_id,
-      NAMESPACE_NAME,
+      version.namespaceName,
       regionUuid(l.region_id),
       l.region_id,
-      DEFAULT_TIER,
-      VERSION_ID,
-      VERSION_NAME,
+      version.tier,
+      version.versionId,
+      version.versionName,
       lobbyGroupUuid(l.game_mode),
       l.game_mode,
       start,
@@ -60,7 +62,7 @@ export function historyRows(lobbies: LobbyRow[], queryStart: number, queryEnd: n
 }
 
 export class History {
-  constructor(private readonly deps: { store: Store; blobs: BlobStore; clock: Clock }) {}
+  constructor(private readonly deps: { store: Store; blobs: BlobStore; clock: Clock; lobbyVersions: LobbyVersions }) {}
 
   /** Stores the CSV of the game's lobbies overlapping [queryStart, queryEnd] and answers its presigned URL. */
   async export(game: Game, queryStart: number, queryEnd: number, origin: string): Promise<string> {
@@ -71,7 +73,12 @@ export class History {
     const now = this.deps.clock.now();
     await store.expireIdle(now);
     const lobbies = await store.lobbyHistory(game.namespaceId, queryStart, queryEnd);
-    const csv = toCsv(EXPORT_COLUMNS, historyRows(lobbies, queryStart, queryEnd));
+    // Each lobby names the version it ran: each version read once.
+    const { lobbyVersions } = this.deps;
+    const { namespaceName } = await lobbyVersions.current(game);
+    const versions = new Map<string, RunningVersion>();
+    for (const id of new Set(lobbies.map((l) => l.version_id))) versions.set(id, await lobbyVersions.version(game, id));
+    const csv = toCsv(EXPORT_COLUMNS, historyRows(lobbies, queryStart, queryEnd, (l) => describe(versions.get(l.version_id)!, namespaceName, l)));
     const exportId = randomUUID();
     const expires = now + EXPORT_TTL_MS;
     await blobs.putExport(exportId, game.gameId, csv, now, expires);

@@ -14,6 +14,7 @@ import { Health } from './health.js';
 import { History } from './history.js';
 import { Lobbies } from './lobbies.js';
 import { LobbyCalls } from './lobby-calls.js';
+import { LobbyVersions } from './lobby-versions.js';
 import type { LobbyLogs } from './logs.js';
 import { Matchmaking } from './matchmaking.js';
 import { Namespaces } from './namespaces.js';
@@ -61,20 +62,22 @@ export interface Services {
 export function createServices(deps: ServiceDeps): Services {
   const games = new Games(deps);
   const versions = new Versions(deps);
-  const namespaces = new Namespaces({ ...deps, versions });
+  const lobbyVersions = new LobbyVersions(deps);
+  const lobbies = new Lobbies({ ...deps, lobbyVersions });
+  const namespaces = new Namespaces({ ...deps, versions, afterDeploy: (ns, version) => lobbies.afterDeploy(ns, version) });
   return {
     config: deps.config,
     admin: new AdminGuard(deps.adminToken, deps.clock),
     auth: new Auth(deps.secret, games, namespaces),
     games,
-    lobbies: new Lobbies(deps),
-    lobbyCalls: new LobbyCalls(deps),
-    matchmaking: new Matchmaking(deps),
+    lobbies,
+    lobbyCalls: new LobbyCalls({ ...deps, lobbyVersions }),
+    matchmaking: new Matchmaking({ ...deps, lobbyVersions }),
     logs: deps.logs,
     rateLimits: new RateLimits(deps.config.rateLimits, deps.clock),
     statistics: new Statistics(deps),
     builds: new Builds(deps),
-    history: new History(deps),
+    history: new History({ ...deps, lobbyVersions }),
     health: new Health(deps),
     versions,
     namespaces,

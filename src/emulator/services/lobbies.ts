@@ -6,6 +6,7 @@ import type { LobbyServerRunner } from './capacity.js';
 import type { Clock } from './clock.js';
 import type { Game } from './games.js';
 import { DEFAULT_MAX_PLAYERS } from './lobby-checks.js';
+import type { LobbyVersions } from './lobby-versions.js';
 import { NIL_UUID } from './matchmaking.js';
 import { sampledMetrics, type JobMetrics } from './metrics.js';
 import { DEV_REGION, regionInfo, type RegionInfo } from './regions.js';
@@ -49,6 +50,7 @@ export interface LobbyDeps {
   clock: Clock;
   /** What runs lobbies' servers, in readiness `run`: a stop stops its lobby's server, a lobby's metrics are its samples. */
   runner?: LobbyServerRunner;
+  lobbyVersions: LobbyVersions;
 }
 
 export class Lobbies {
@@ -58,20 +60,27 @@ export class Lobbies {
     this.runner = deps.runner;
   }
 
-  /** The public running lobbies; one with no connected player only when it is the only one of its game mode. */
+  /**
+   * The public running lobbies of the namespace's current version, of its listable game modes; one with no
+   * connected player only when it is the only one of its game mode.
+   */
   async list(game: Game, mode: 'public' | 'dev', includeState: boolean): Promise<ListedLobbies> {
-    const gameModes = game.gameModes.map((m) => ({ game_mode_id: m }));
+    const { version } = await this.deps.lobbyVersions.current(game);
+    const gameModes = version.gameModes.map((m) => ({ game_mode_id: m.nameId }));
     if (mode === 'dev') {
       // Production's mock: one empty lobby per game mode, in the local region.
-      const lobbies = game.gameModes.map((m) => ({ ...listEntry(DEV_REGION.id, m, NIL_UUID, DEFAULT_MAX_PLAYERS, 0) }));
+      const lobbies = version.gameModes.map((m) => ({ ...listEntry(DEV_REGION.id, m.nameId, NIL_UUID, DEFAULT_MAX_PLAYERS, 0) }));
       return { game_modes: gameModes, regions: [regionInfo(DEV_REGION)], lobbies };
     }
     const { store } = this.deps;
     await store.expireIdle(this.deps.clock.now());
-    const rows = await store.listLobbies(game.namespaceId);
+    // Outdated lobbies (of another version) are left out, as production's list does.
+    const rows = (await store.listLobbies(game.namespaceId)).filter((row) => row.version_id === version.versionId);
+    const listable = new Set(version.gameModes.filter((m) => m.listable).map((m) => m.nameId));
     const perMode = new Map<string, number>();
     for (const row of rows) perMode.set(row.game_mode, (perMode.get(row.game_mode) ?? 0) + 1);
     const lobbies = rows
+      .filter((row) => listable.has(row.game_mode))
       .filter((row) => row.connected > 0 || perMode.get(row.game_mode) === 1)
       .map((row) => {
         const entry: ListedLobbies['lobbies'][number] = listEntry(row.region_id, row.game_mode, row.lobby_id, row.max_players, row.connected);
@@ -106,6 +115,16 @@ export class Lobbies {
       .slice(0, limit)
       // The list answers the lobbies alone: no metrics to look up.
       .map((l) => ({ lobby: l, now }));
+  }
+
+  /**
+   * What a deploy of `versionId` to the game's namespace does to its lobbies (production's idle-lobby update, run
+   * after a deploy): the idle lobbies of older versions stop now; occupied ones run on and stop when they empty.
+   * (Keeping each game mode's idle lobbies between its min and max would go here; the emulator keeps none.)
+   */
+  async afterDeploy(namespaceId: string, versionId: string): Promise<void> {
+    const stopped = await this.deps.store.stopIdleOutdated(namespaceId, versionId, this.deps.clock.now());
+    for (const lobbyId of stopped) await this.runner?.stop(lobbyId);
   }
 
   /** Stops a lobby of the game (the cloud API's delete): false when it had already stopped. */

@@ -6,6 +6,7 @@ import type { LobbyRow, Store } from '../stores/store.js';
 import type { Clock } from './clock.js';
 import { lobbyEnvironment } from './environment.js';
 import type { Game } from './games.js';
+import type { LobbyVersions } from './lobby-versions.js';
 import { signToken, verifyPlayerToken } from './tokens.js';
 
 /** The largest lobby state kept, in bytes of JSON: a documented limit of the emulator (API_BAD_BODY past it). */
@@ -19,6 +20,7 @@ export interface LobbyCallsDeps {
   clock: Clock;
   config: EmulatorConfig;
   secret: Buffer;
+  lobbyVersions: LobbyVersions;
 }
 
 /** The lobby token of a lobby: what its process gets as RIVET_TOKEN. */
@@ -89,7 +91,7 @@ export class LobbyCalls {
     const lobby = await this.deps.store.currentLobby(lobbyId, this.deps.clock.now());
     if (lobby === undefined || lobby.namespace_id !== game.namespaceId) fail('API_NOT_FOUND', { what: `Lobby ${lobbyId}` });
     if (lobby.stop_ts !== null) fail('MATCHMAKER_LOBBY_STOPPED', { lobby_id: lobbyId });
-    return lobbyEnvironment({ lobby, endpoint, token: lobbyToken(this.deps.secret, game, lobbyId) });
+    return lobbyEnvironment({ lobby, endpoint, token: lobbyToken(this.deps.secret, game, lobbyId), version: await this.deps.lobbyVersions.ofLobby(game, lobby) });
   }
 
   /** The player a token names (null for a development player, which nothing keeps); the token's errors first. */

@@ -8,9 +8,11 @@ import { noPlace, startInPlace, type LobbyServerRunner } from './capacity.js';
 import type { Clock } from './clock.js';
 import { lobbyPorts, type LobbyPort } from './environment.js';
 import type { Game } from './games.js';
-import { checkGameModes, checkLobbyConfig, checkMaxPlayers, checkTags, DEFAULT_MAX_PLAYERS } from './lobby-checks.js';
+import { checkAction, checkGameModes, checkLobbyConfig, checkMaxPlayers, checkTags, defaultPublicity, nameList } from './lobby-checks.js';
+import { describe, type LobbyVersions, type RunningVersion } from './lobby-versions.js';
 import { newLobbyPorts } from './ports.js';
 import { DEV_REGION, regionOf } from './regions.js';
+import type { GameModeConfig } from './version-config.js';
 import { signPlayerToken } from './tokens.js';
 
 export const NIL_UUID = '00000000-0000-0000-0000-000000000000';
@@ -34,7 +36,8 @@ export interface LobbyRequest {
   gameMode: string;
   regionId: string | undefined;
   maxPlayers: number | undefined;
-  publicity: 'public' | 'private';
+  /** undefined: public where the game mode allows it, else private (production's default). */
+  publicity: 'public' | 'private' | undefined;
   tags: Record<string, string>;
   lobbyConfig: unknown;
 }
@@ -70,11 +73,13 @@ export interface MatchmakingDeps {
   secret: Buffer;
   /** What runs lobbies' servers, in readiness `run`: each lobby created here starts in a place of it. */
   runner?: LobbyServerRunner;
+  lobbyVersions: LobbyVersions;
 }
 
 /** What a new lobby is made of, beside what the config and the runner give every lobby. */
 interface NewLobby {
-  gameMode: string;
+  version: RunningVersion;
+  gameMode: GameModeConfig;
   region: { id: string; name: string };
   maxPlayers: number | undefined;
   publicity: 'public' | 'private';
@@ -92,19 +97,25 @@ export class Matchmaking {
    */
   async create(game: Game, mode: 'public' | 'dev', request: LobbyRequest, sourceIp: string): Promise<LobbySeat> {
     const now = this.deps.clock.now();
-    checkGameModes(game, [request.gameMode]);
-    checkTags(request.tags);
-    checkMaxPlayers(request.maxPlayers);
+    const { namespaceName, version } = await this.deps.lobbyVersions.current(game);
+    const gameModes = checkGameModes(version, [request.gameMode]);
+    const gameMode = gameModes[0]!;
+    checkTags(request.tags, gameModes);
+    checkMaxPlayers(request.maxPlayers, gameModes, version);
     // Before the region, as production checks.
+    const publicity = request.publicity ?? defaultPublicity(gameMode);
+    checkAction('create', gameModes, publicity);
     checkLobbyConfig(request.lobbyConfig);
-    const region = regionOf(game, request.regionId);
+    const region = regionOf(game, request.regionId ?? gameMode.regions.find((r) => r.known)?.nameId);
+    // Production never answers for a region the game mode lacks (its create waits on a lobby never made): this says so.
+    if (!gameMode.regions.some((r) => r.nameId === region.id)) regionNotInGameMode(region.id, gameMode);
     if (mode === 'dev') return this.devSeat(game);
-    const lobby = await this.newLobby(game, now, { ...request, region, autoCreated: false });
+    const lobby = await this.newLobby(game, now, { ...request, version, gameMode, publicity, region, autoCreated: false });
     const player = this.newPlayer(sourceIp);
     const placed = await startInPlace(this.deps.runner, game, async () => {
       await this.deps.store.insertLobby(lobby, player);
       return lobby;
-    });
+    }, (l) => describe(version, namespaceName, l));
     if (!placed) noPlace(this.deps.config.maxRunningLobbies);
     return this.seat(lobby, player.player_id, now);
   }
@@ -116,14 +127,27 @@ export class Matchmaking {
   async find(game: Game, mode: 'public' | 'dev', request: FindRequest, sourceIp: string): Promise<LobbySeat> {
     const { config, store } = this.deps;
     const now = this.deps.clock.now();
-    checkGameModes(game, request.gameModes);
-    checkTags(request.tags);
-    checkMaxPlayers(request.maxPlayers);
-    const regions = request.regionIds === undefined ? [game.regions[0]!] : request.regionIds.map((id) => regionOf(game, id));
+    const { namespaceName, version } = await this.deps.lobbyVersions.current(game);
+    const gameModes = checkGameModes(version, request.gameModes);
+    checkTags(request.tags, gameModes);
+    checkMaxPlayers(request.maxPlayers, gameModes, version);
+    const has = (gm: GameModeConfig, regionId: string) => gm.regions.some((r) => r.nameId === regionId);
+    // No regions named: the first (the emulator's "closest") that a game mode asked for is in.
+    const regions =
+      request.regionIds === undefined
+        ? [game.regions.find((r) => gameModes.some((gm) => has(gm, r.id))) ?? game.regions[0]!]
+        : request.regionIds.map((id) => regionOf(game, id));
+    // The lobby a find would make: the first game mode asked for with a region asked for (production's pair).
+    const autoMode = gameModes.find((gm) => regions.some((r) => has(gm, r.id)));
+    if (autoMode === undefined) fail('MATCHMAKER_AUTO_CREATE_FAILED');
+    const autoRegion = regions.find((r) => has(autoMode, r.id))!;
+    // Only the game mode a lobby would be made of, unless none may be (production's).
+    checkAction('find', request.preventAutoCreate ? gameModes : [autoMode]);
     if (mode === 'dev') return this.devSeat(game);
     const player = this.newPlayer(sourceIp);
     const query = {
       namespace_id: game.namespaceId,
+      version_id: version.versionId,
       game_modes: request.gameModes,
       region_ids: regions.map((r) => r.id),
       tags: request.tags,
@@ -138,8 +162,9 @@ export class Matchmaking {
     if (outcome.kind === 'none' && !request.preventAutoCreate) {
       const placed = await startInPlace(this.deps.runner, game, async () => {
         const create = await this.newLobby(game, now, {
-          gameMode: request.gameModes[0]!,
-          region: regions[0]!,
+          version,
+          gameMode: autoMode,
+          region: autoRegion,
           maxPlayers: request.maxPlayers,
           publicity: 'public',
           tags: request.tags,
@@ -149,7 +174,7 @@ export class Matchmaking {
         outcome = await store.findLobby(query, player, create);
         // The place is the new lobby's only when this find made it.
         return outcome.kind === 'joined' && outcome.created ? outcome.lobby : null;
-      });
+      }, (l) => describe(version, namespaceName, l));
       if (!placed) {
         // At this emulator's bound of servers: a lobby made meanwhile (elsewhere, or in a freed place) still takes the player.
         outcome = await store.findLobby(query, player, null);
@@ -170,7 +195,10 @@ export class Matchmaking {
     const now = this.deps.clock.now();
     const notFound = (): never => fail('MATCHMAKER_LOBBY_NOT_FOUND', { lobby_id: lobbyId });
     const known = await store.getLobby(lobbyId);
-    if (known === undefined || known.namespace_id !== game.namespaceId) notFound();
+    if (known === undefined || known.namespace_id !== game.namespaceId) return notFound();
+    // The lobby's own version's join config, however old it is.
+    const version = await this.deps.lobbyVersions.version(game, known.version_id);
+    checkAction('join', version.gameModes.filter((m) => m.nameId === known.game_mode));
     const player = this.newPlayer(sourceIp);
     const outcome = await store.joinLobby(lobbyId, player, now, config.rateLimits ? MAX_UNCONNECTED_FROM_SOURCE : null);
     const lobby = await this.untilReady(joined(outcome, lobbyId, notFound).lobby, now + FIND_TIMEOUT_MS);
@@ -231,14 +259,16 @@ export class Matchmaking {
     const manual = config.readiness !== 'delay';
     const readyTs = manual ? NOT_READY : startTs + config.readyDelayMs;
     const idle = config.idleLifetimeMs > 0 ? config.idleLifetimeMs : null;
-    const ports = await newLobbyPorts(lobbyId, config.gameModeSettings[l.gameMode]?.ports);
+    const ports = await newLobbyPorts(lobbyId, this.deps.lobbyVersions.portSettings(l.gameMode));
     return {
       lobby_id: lobbyId,
       namespace_id: game.namespaceId,
-      game_mode: l.gameMode,
+      version_id: l.version.versionId,
+      game_mode: l.gameMode.nameId,
       region_id: l.region.id,
       region_name: l.region.name,
-      max_players: l.maxPlayers ?? DEFAULT_MAX_PLAYERS,
+      // Find and join count against the game mode's normal count (or the find's or create's own).
+      max_players: l.maxPlayers ?? l.gameMode.maxPlayers,
       publicity: l.publicity,
       tags: JSON.stringify(l.tags),
       lobby_config: l.lobbyConfig === undefined ? null : JSON.stringify(l.lobbyConfig),
@@ -288,6 +318,11 @@ function joined(outcome: JoinOutcome, lobbyId: string, notFound: () => never): {
   if (outcome.kind === 'full') fail('MATCHMAKER_LOBBY_FULL', { lobby_id: lobbyId, max: outcome.lobby.max_players });
   if (outcome.kind === 'too_many_from_source') tooManyFromSource();
   return outcome;
+}
+
+function regionNotInGameMode(regionId: string, gameMode: GameModeConfig): never {
+  const known = gameMode.regions.filter((r) => r.known).map((r) => r.nameId);
+  fail('MATCHMAKER_REGION_NOT_FOUND', { region: regionId, known: `${nameList(known)} for game mode ${gameMode.nameId}` });
 }
 
 function tooManyFromSource(): never {

@@ -33,6 +33,8 @@ export interface NamespacesDeps {
   store: Store;
   clock: Clock;
   versions: Versions;
+  /** What a deploy does to the namespace's lobbies, once it is written (Lobbies.afterDeploy). */
+  afterDeploy?: (namespaceId: string, versionId: string) => Promise<void>;
 }
 
 
@@ -152,7 +154,9 @@ export class Namespaces {
     const ns = await this.get(game, namespaceId);
     await this.version(game, versionId);
     if (ns.versionId === versionId) return false;
-    return this.deps.store.deployVersion(toRow({ ...ns, versionId }), this.deps.clock.now());
+    const deployed = await this.deps.store.deployVersion(toRow({ ...ns, versionId }), this.deps.clock.now());
+    if (deployed) await this.deps.afterDeploy?.(namespaceId, versionId);
+    return deployed;
   }
 
   /** The namespace's deploys, newest first. */

@@ -67,9 +67,18 @@ export class Versions {
   }
 }
 
-/** The version every game starts with: its game modes, every region, no build (the emulator runs what serve says). */
-function seededVersion(game: Game): VersionRow {
-  const config = { matchmaker: { game_modes: Object.fromEntries(game.gameModes.map((m) => [m, {}])) } };
+/**
+ * What each game mode of the version every game starts with allows: what the emulator's matchmaker always allowed
+ * (tags, a find's or create's max_players, custom lobbies public or private), said in the version's own words.
+ */
+const SEEDED_GAME_MODE = { taggable: true, allow_dynamic_max_players: true, actions: { create: { enable_public: true, enable_private: true } } };
+
+/**
+ * The version every game starts with: its game modes, every region, no build (the emulator runs what serve says);
+ * its lobbies behave as the emulator's always did.
+ */
+export function seededVersion(game: Game): VersionRow {
+  const config = { matchmaker: { game_modes: Object.fromEntries(game.gameModes.map((m) => [m, SEEDED_GAME_MODE])) } };
   return { version_id: VERSION_ID, game_id: game.gameId, display_name: VERSION_NAME, config: JSON.stringify(config), create_ts: game.seeded ? SEEDED_CREATE_TS : game.createTs };
 }
 

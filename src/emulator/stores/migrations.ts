@@ -633,6 +633,12 @@ CREATE TABLE IF NOT EXISTS namespace_versions (
 );
 `,
   },
+  // Version 13: the version each lobby was made with (it runs that version until it stops); lobbies made before ran
+  // the version every game starts with, 0.0.1 (services/ids.ts VERSION_ID, written out: a step never changes).
+  {
+    sqlite: `ALTER TABLE lobbies ADD COLUMN version_id TEXT NOT NULL DEFAULT 'f2cd7525-490e-592c-8d39-7c4711c09058';`,
+    postgres: `ALTER TABLE lobbies ADD COLUMN IF NOT EXISTS version_id text NOT NULL DEFAULT 'f2cd7525-490e-592c-8d39-7c4711c09058';`,
+  },
 ];
 
 /** The schema version this code writes and reads, on either engine. */

@@ -171,6 +171,12 @@ const RUNNING_LOBBIES = query<{ ns: string }>()((db, p) =>
   db.selectFrom('lobbies as lobbies_running').select((eb) => eb.fn.countAll<number>().as('n')).where('namespace_id', '=', p.ns).where('stop_ts', 'is', null),
 );
 
+// A deploy's outdated idle lobbies: running, empty, of another version.
+const IDLE_OUTDATED = query<{ ns: string; version: string }>()((db, p) =>
+  db.selectFrom('lobbies').select('lobby_id').where('namespace_id', '=', p.ns).where('stop_ts', 'is', null)
+    .where('player_count', '<=', 0).where('version_id', '<>', p.version),
+);
+
 // What time decides (expireIdle). Each kind is looked for before anything is written: the common case writes nothing.
 const dueNow = (db: Kysely<DB>, now: number) =>
   db.selectNoFrom((eb) => [
@@ -449,7 +455,7 @@ const DROP_OUTPUT = OUTPUT_TABLES.map((t) => query<{ id: string }>()((db, p) => 
 // Reads the stored data, so a database that is gone fails here.
 const PING = query()((db) => db.selectFrom('meta').select((eb) => eb.fn.countAll<number>().as('n')));
 
-type FindArgs = { ns: string; modes: string[]; regions: string[]; mode: string; region: string; tags: Record<string, string>; served: number };
+type FindArgs = { ns: string; version: string; modes: string[]; regions: string[]; mode: string; region: string; tags: Record<string, string>; served: number };
 // The fullest running, open, public lobby of the query with room for one more, whose server (if any) is served.
 // `one`: one game mode in one region (what most finds ask), matched by equality, so the engine reads lobbies_find in
 // its order and stops at the first row; a list test (one statement for every list) made SQLite read and sort every
@@ -457,7 +463,7 @@ type FindArgs = { ns: string; modes: string[]; regions: string[]; mode: string; 
 const find = (one: boolean) =>
   query<FindArgs>()((db, p, d) =>
     db.selectFrom('lobbies as lobbies_find').selectAll()
-      .where('namespace_id', '=', p.ns)
+      .where('namespace_id', '=', p.ns).where('version_id', '=', p.version)
       .where((eb) => (one ? eb.and([eb('game_mode', '=', p.mode), eb('region_id', '=', p.region)]) : eb.and([d.oneOf('game_mode', p.modes), d.oneOf('region_id', p.regions)])))
       .where('stop_ts', 'is', null).where('is_closed', '=', sql.lit(0)).where('publicity', '=', sql.lit('public'))
       .whereRef('player_count', '<', 'max_players').where(d.hasTags('tags', p.tags))
@@ -583,6 +589,17 @@ export class SqlStore implements Store, LocalObjectIndex {
     return { ...lobby, player_count: lobby.player_count + 1, idle_stop_ts: idle ?? lobby.idle_stop_ts };
   }
 
+  async stopIdleOutdated(namespaceId: string, versionId: string, now: number): Promise<string[]> {
+    return this.engine.transaction(async (c) => {
+      await this.expire(c, now);
+      const stopped: string[] = [];
+      // Each by the conditional stop, so a lobby a join took meanwhile (or another stop) is left as it is.
+      for (const { lobby_id } of await c.all(IDLE_OUTDATED, { ns: namespaceId, version: versionId }))
+        if ((await c.run(STOP_IF_EMPTY, { id: lobby_id, now })) === 1) stopped.push(lobby_id);
+      return stopped;
+    });
+  }
+
   async insertLobby(lobby: LobbyRow, player: NewPlayer): Promise<void> {
     await this.engine.transaction(async (c) => {
       await c.run(INSERT_LOBBY, { ...lobby, player_count: 1 });
@@ -610,7 +627,7 @@ export class SqlStore implements Store, LocalObjectIndex {
       await this.expire(c, q.now);
       if (await this.tooManyFromSource(c, q.namespace_id, player, q.source_limit)) return { kind: 'too_many_from_source' };
       const [mode = '', region = ''] = [q.game_modes[0], q.region_ids[0]];
-      const args = { ns: q.namespace_id, modes: q.game_modes, regions: q.region_ids, mode, region, tags: q.tags, served: q.served_since };
+      const args = { ns: q.namespace_id, version: q.version_id, modes: q.game_modes, regions: q.region_ids, mode, region, tags: q.tags, served: q.served_since };
       const search = q.game_modes.length === 1 && q.region_ids.length === 1 ? FIND_ONE : FIND_ANY;
       // A join may fill the candidate between the search and its lock: then look again.
       for (let attempt = 0; attempt < 8; attempt++) {

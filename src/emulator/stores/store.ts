@@ -49,6 +49,8 @@ export interface LobbyRow {
   /** The server's process (its group leader) and its start time, once started; null for a container or none. */
   server_pid: number | null;
   server_start: number | null;
+  /** The version the lobby was made with (its namespace's then): it runs that version's game mode to its stop. */
+  version_id: string;
 }
 
 /** ready_ts of a lobby whose server has not called ready yet: the latest time a Date holds, never reached. */
@@ -80,6 +82,8 @@ export interface PlayerRow {
 /** What find searches: lobbies of the namespace in these game modes and regions, holding every tag. */
 export interface FindQuery {
   namespace_id: string;
+  /** The namespace's current version: a lobby of another version gets no find traffic. */
+  version_id: string;
   game_modes: string[];
   region_ids: string[];
   tags: Record<string, string>;
@@ -113,7 +117,7 @@ export interface ListedLobby extends LobbyRow {
 export const LOBBY_INSERT_COLUMNS =
   'lobby_id, namespace_id, game_mode, region_id, region_name, max_players, publicity, tags, lobby_config, create_ts, ' +
   'start_ts, ready_ts, idle_lifetime_ms, idle_stop_ts, ports, auto_created, ready_deadline_ts, player_count, ' +
-  'owner, owner_pid, owner_start, server_pid, server_start';
+  'owner, owner_pid, owner_start, server_pid, server_start, version_id';
 
 export interface BuildRow {
   build_id: string;
@@ -406,6 +410,11 @@ export interface Store {
   setLobbySamples(lobbyId: string, samples: string): Promise<void>;
   /** The samples setLobbySamples kept for a lobby; undefined when none were. */
   lobbySamples(lobbyId: string): Promise<string | undefined>;
+  /**
+   * Stops, now, the running lobbies of a namespace that hold no player and were made with a version other than
+   * `versionId` (what a deploy does to its outdated idle lobbies); answers their ids.
+   */
+  stopIdleOutdated(namespaceId: string, versionId: string, now: number): Promise<string[]>;
   /** False when the lobby was already stopped (or does not exist). */
   stopLobby(lobbyId: string, stopTs: number, exitCode: number, failed: boolean): Promise<boolean>;
   /**

@@ -1,0 +1,81 @@
+// Which version a lobby runs (SERVICE-FACTS "Versions, namespaces…" §2): find, create and list read the namespace's
+// current version; a lobby keeps the one it was made with (its game mode's settings, env, ports and tier) to its stop.
+import type { EmulatorConfig, PortSetting } from '../config.js';
+import type { LobbyRow, Store } from '../stores/store.js';
+import type { LobbyVersion } from './environment.js';
+import type { Game } from './games.js';
+import { VERSION_ID, stagingNamespaceId } from './ids.js';
+import { DEFAULT_TIER } from './tiers.js';
+import { readMatchmaker, type GameModeConfig, type JsonObject } from './version-config.js';
+import { seededVersion } from './versions.js';
+
+/** A version as its lobbies run it: its game modes, each with everything inherited. */
+export interface RunningVersion {
+  versionId: string;
+  name: string;
+  /** The 0.0.1 every game starts with, whose lobbies behave as the emulator's always did. */
+  seeded: boolean;
+  gameModes: GameModeConfig[];
+}
+
+/** Parsed versions kept at most (a version never changes, so only the count needs a bound). */
+const CACHE_MAX = 256;
+
+export class LobbyVersions {
+  private readonly parsed = new Map<string, RunningVersion>();
+
+  constructor(private readonly deps: { store: Store; config: EmulatorConfig }) {}
+
+  /**
+   * The namespace's current version and its name id: one read of the namespace's row each time, so a deploy
+   * through any replica counts at once; the version itself parsed once.
+   */
+  async current(game: Game): Promise<{ namespaceName: string; version: RunningVersion }> {
+    const row = await this.deps.store.getNamespace(game.namespaceId);
+    // The two every game starts with are rows only once something of them changed.
+    const namespaceName = row?.name_id ?? (game.namespaceId === stagingNamespaceId(game.gameId) ? 'staging' : 'prod');
+    return { namespaceName, version: await this.version(game, row?.version_id ?? VERSION_ID) };
+  }
+
+  /** A version of the game as its lobbies run it. */
+  async version(game: Game, versionId: string): Promise<RunningVersion> {
+    // The seeded version has the same id in every game, with each game's own game modes.
+    const key = `${game.gameId}/${versionId}`;
+    let version = this.parsed.get(key);
+    if (version === undefined) {
+      const seeded = versionId === VERSION_ID;
+      const row = seeded ? seededVersion(game) : await this.deps.store.getVersion(versionId);
+      const config = row === undefined ? {} : (JSON.parse(row.config) as JsonObject);
+      const mm = readMatchmaker(config, { regions: game.regions.map((r) => r.id) });
+      version = { versionId, name: row?.display_name ?? versionId, seeded, gameModes: mm?.gameModes ?? [] };
+      if (this.parsed.size >= CACHE_MAX) this.parsed.clear();
+      this.parsed.set(key, version);
+    }
+    return version;
+  }
+
+  /** What a lobby's process is told of its version, namespace, game mode and tier. */
+  async ofLobby(game: Game, lobby: LobbyRow): Promise<LobbyVersion> {
+    const [{ namespaceName }, version] = await Promise.all([this.current({ ...game, namespaceId: lobby.namespace_id }), this.version(game, lobby.version_id)]);
+    return describe(version, namespaceName, lobby);
+  }
+
+  /**
+   * The ports a new lobby of the game mode gets: the version's where its game mode names them, else those `emulator
+   * serve` was given for the game mode (undefined: the default ones). A port is a free one of its protocol on this
+   * host (TLS is not the emulator's: https is http, tcp_tls tcp); a range is given as is.
+   */
+  portSettings(gameMode: GameModeConfig): Record<string, PortSetting> | undefined {
+    const ports = gameMode.docker?.ports ?? [];
+    if (ports.length === 0) return this.deps.config.gameModeSettings[gameMode.nameId]?.ports;
+    const protocol = { http: 'http', https: 'http', tcp: 'tcp', tcp_tls: 'tcp', udp: 'udp' } as const;
+    return Object.fromEntries(ports.map((p) => [p.label, { protocol: protocol[p.protocol], ...(p.portRange === null ? {} : { range: p.portRange }) }]));
+  }
+}
+
+/** A lobby's version as its process is told it: the version, its namespace's name id, its game mode's env and tier. */
+export function describe(version: RunningVersion, namespaceName: string, lobby: Pick<LobbyRow, 'game_mode' | 'region_id'>): LobbyVersion {
+  const gameMode = version.gameModes.find((m) => m.nameId === lobby.game_mode);
+  const tier = gameMode?.regions.find((r) => r.nameId === lobby.region_id)?.tier ?? DEFAULT_TIER;
+  return { versionId: version.versionId, versionName: version.name, namespaceName, env: gameMode?.docker?.env ?? {}, tier };
+}

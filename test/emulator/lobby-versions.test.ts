@@ -1,0 +1,117 @@
+// Lobbies run their version (SERVICE-FACTS "Versions, namespaces…" §2 and §6), over real HTTP and the official
+// client: after a deploy, find, create and list use the namespace's new version (its game modes, max players,
+// regions, tags, actions, env, ports and tier); a lobby made before keeps its own version, is joinable by id, is no
+// longer listed, and stops when it empties.
+import { RivetClient } from '@rivet-gg/api';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GAME_ID, NAMESPACE_ID, VERSION_ID } from '../../src/emulator/services/ids.js';
+import { admit, expectErrorShape, startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
+
+describe('lobbies run their version', () => {
+  let emu: TestEmulator;
+  const cloud = (method: string, path: string, body?: unknown) => emu.call(method, `/cloud/games/${GAME_ID}${path}`, { token: emu.tokens.cloud, ...(body === undefined ? {} : { body }) });
+  const find = (body: unknown) => emu.call('POST', '/matchmaker/lobbies/find', { token: emu.tokens.public, body });
+  const envOf = async (lobbyId: string) => (await emu.call('GET', `/_emulator/lobbies/${lobbyId}/env`)).json.env as Record<string, string>;
+
+  /** A version whose one game mode, `ranked`, runs an uploaded build of the game. */
+  const rankedVersion = async (): Promise<string> => {
+    const created = await cloud('POST', '/builds', { display_name: 'ranked', image_tag: 'server:ranked', image_file: { path: 'server.tar', content_length: 4 } });
+    expect(created.status, created.text).toBe(200);
+    expect((await fetch(created.json.image_presigned_requests[0].url, { method: 'PUT', body: Buffer.alloc(4, 1) })).status).toBe(200);
+    expect((await emu.call('POST', `/cloud/uploads/${created.json.upload_id}/complete`, { token: emu.tokens.cloud, body: {} })).status).toBe(200);
+    const ranked = {
+      max_players: 2,
+      regions: { 'lnd-fra': { tier: 'basic-1d2' } },
+      docker: { image_id: created.json.build_id, env: { FOO: 'bar' }, ports: { game: { port: 7777, protocol: 'udp' } } },
+    };
+    const v = await cloud('POST', '/versions', { display_name: 'ranked-1', config: { matchmaker: { game_modes: { ranked } } } });
+    expect(v.status, v.text).toBe(200);
+    return v.json.version_id as string;
+  };
+
+  beforeAll(async () => {
+    emu = await startTestEmulator();
+  });
+  afterAll(() => emu?.stop());
+
+  it('a deploy changes what find, create and list see; an older lobby keeps its version, is joinable by id and not listed', async () => {
+    // Before: the seeded 0.0.1, as the emulator always behaved (tags allowed).
+    const older = await find({ game_modes: ['default'], tags: { map: 'dust' } });
+    expect(older.status, older.text).toBe(200);
+    const olderId = older.json.lobby.lobby_id as string;
+    await admit(emu.endpoint, older.json);
+    expect(await envOf(olderId)).toMatchObject({ RIVET_VERSION_ID: VERSION_ID, RIVET_VERSION_NAME: '0.0.1', RIVET_NAMESPACE_NAME: 'prod', RIVET_CPU: '1000' });
+
+    const ranked = await rankedVersion();
+    const client = new RivetClient({ environment: emu.endpoint, token: emu.tokens.cloud });
+    await client.cloud.games.namespaces.updateGameNamespaceVersion(GAME_ID, NAMESPACE_ID, { versionId: ranked });
+
+    // The old game mode is gone: the same error as any unknown one, naming the version's.
+    const gone = await find({ game_modes: ['default'] });
+    expectErrorShape(gone, 400, 'MATCHMAKER_GAME_MODE_NOT_FOUND');
+    expect(gone.json.message).toContain('this namespace has ranked');
+    // What the version says of ranked, each as production answers it.
+    const tagged = await find({ game_modes: ['ranked'], tags: { map: 'dust' } });
+    expectErrorShape(tagged, 400, 'MATCHMAKER_TAGS_DISABLED');
+    expect(tagged.json.message).toBe('Tags are not enabled for this game mode: ranked');
+    expectErrorShape(await find({ game_modes: ['ranked'], max_players: 2 }), 400, 'MATCHMAKER_DYNAMIC_MAX_PLAYERS_DISABLED');
+    expectErrorShape(await find({ game_modes: ['ranked'], regions: ['lnd-atl'] }), 400, 'MATCHMAKER_AUTO_CREATE_FAILED');
+    expectErrorShape(await emu.call('POST', '/matchmaker/lobbies/create', { token: emu.tokens.public, body: { game_mode: 'ranked' } }), 400, 'MATCHMAKER_CUSTOM_LOBBIES_DISABLED');
+
+    // A find makes a lobby of the new version, in the game mode's region, with its env, port and tier.
+    const pub = new RivetClient({ environment: emu.endpoint, token: emu.tokens.public });
+    const found = await pub.matchmaker.lobbies.find({ gameModes: ['ranked'] });
+    expect(found.lobby.region.regionId).toBe('lnd-fra');
+    expect(Object.keys(found.ports)).toEqual(['game']);
+    const env = await envOf(found.lobby.lobbyId);
+    expect(env).toMatchObject({
+      FOO: 'bar',
+      RIVET_VERSION_ID: ranked,
+      RIVET_VERSION_NAME: 'ranked-1',
+      RIVET_NAMESPACE_NAME: 'prod',
+      RIVET_GAME_MODE_NAME: 'ranked',
+      RIVET_MAX_PLAYERS_NORMAL: '2',
+      RIVET_CPU: '500',
+      RIVET_MEMORY: String(919 * 1024 * 1024),
+      PORT_game: String(found.ports.game!.port),
+    });
+    // The version's env comes first, production's variables after it.
+    expect(Object.keys(env)[0]).toBe('FOO');
+
+    // A find never lands in the older lobby; list shows the new version's game modes and lobbies only.
+    const list = (await emu.call('GET', '/matchmaker/lobbies/list', { token: emu.tokens.public })).json;
+    expect(list.game_modes).toEqual([{ game_mode_id: 'ranked' }]);
+    expect(list.lobbies.map((l: { lobby_id: string }) => l.lobby_id)).toEqual([found.lobby.lobbyId]);
+
+    // Joined by id, the older lobby still answers (its own version's join config), and still runs its version.
+    const joined = await emu.call('POST', '/matchmaker/lobbies/join', { token: emu.tokens.public, body: { lobby_id: olderId } });
+    expect(joined.status, joined.text).toBe(200);
+    expect(await envOf(olderId)).toMatchObject({ RIVET_VERSION_NAME: '0.0.1', RIVET_LOBBY_TAGS: '{"map":"dust"}' });
+
+    // The history names each lobby's own version and tier.
+    const exported = await cloud('POST', '/matchmaker/lobbies/export-history', { query_start: 0, query_end: Date.now() + 60_000 });
+    const csv = await (await fetch(exported.json.url)).text();
+    const rows = csv.trim().split('\n').map((line) => line.split(','));
+    const row = (id: string) => rows.find((r) => r[0] === id)!;
+    expect(row(found.lobby.lobbyId).slice(2, 8)).toEqual(['prod', expect.any(String), 'lnd-fra', 'basic-1d2', ranked, 'ranked-1']);
+    expect(row(olderId).slice(5, 8)).toEqual(['basic-1d1', VERSION_ID, '0.0.1']);
+  });
+
+  it('the deploy leaves an occupied older lobby running; it stops once its last player is gone', async () => {
+    const staging = (await cloud('GET', '')).json.game.namespaces.find((n: { name_id: string }) => n.name_id === 'staging').namespace_id as string;
+    const token = (await cloud('POST', `/namespaces/${staging}/tokens/public`)).json.token as string;
+    const made = await emu.call('POST', '/matchmaker/lobbies/find', { token, body: { game_modes: ['duos'] } });
+    expect(made.status, made.text).toBe(200);
+    const lobbyId = made.json.lobby.lobby_id as string;
+    await admit(emu.endpoint, made.json);
+    const versions = (await cloud('GET', '')).json.game.versions as { version_id: string; display_name: string }[];
+    const ranked = versions.find((v) => v.display_name === 'ranked-1')!.version_id;
+    expect((await cloud('PUT', `/namespaces/${staging}/version`, { version_id: ranked })).status).toBe(200);
+    const env = await envOf(lobbyId);
+    expect(env).toMatchObject({ RIVET_VERSION_NAME: '0.0.1', RIVET_NAMESPACE_NAME: 'staging' });
+    // Its player leaves: the lobby stops (production's idle update stops an emptied outdated lobby).
+    const left = await emu.call('POST', '/matchmaker/players/disconnected', { token: env.RIVET_TOKEN, body: { player_token: made.json.player.token } });
+    expect(left.status, left.text).toBe(200);
+    expectErrorShape(await emu.call('GET', `/_emulator/lobbies/${lobbyId}/env`), 400, 'MATCHMAKER_LOBBY_STOPPED');
+  });
+});
