@@ -123,7 +123,7 @@ describe('two games side by side', () => {
   it("GET /cloud/games/{id} answers the token's game: its namespace, its regions, its players", async () => {
     const res = await t.call('GET', `/cloud/games/${a.game_id}`, { token: a.tokens.cloud });
     expect(res.status).toBe(200);
-    expect(res.json.game).toMatchObject({ game_id: a.game_id, display_name: 'job a', namespaces: [{ namespace_id: a.namespace_id }] });
+    expect(res.json.game).toMatchObject({ game_id: a.game_id, display_name: 'job a', namespaces: [{ namespace_id: a.namespace_id, name_id: 'prod' }, { name_id: 'staging' }] });
     expect(res.json.game.available_regions.map((r: { region_name_id: string }) => r.region_name_id)).toEqual(['lnd-fra']);
     expectErrorShape(await t.call('GET', `/cloud/games/${a.game_id}`, { token: b.tokens.cloud }), 403, 'API_FORBIDDEN');
   });
