@@ -103,7 +103,11 @@ export async function resolveTarget(ctx: TargetContext): Promise<Target> {
   if (game) game.value = parseUuid(game.from.startsWith('profile') ? `the game id of ${game.from}` : game.from, game.value);
   // A namespace may be named by its name id (staging), which the context looks up in the game.
   const namespaceName = namespace && NAME_ID.test(namespace.value) && !UUID.test(namespace.value) ? namespace.value : undefined;
-  if (namespace && namespaceName === undefined) namespace.value = parseUuid(namespace.from.startsWith('profile') ? `the namespace id of ${namespace.from}` : namespace.from, namespace.value);
+  if (namespace && namespaceName === undefined) {
+    const what = namespace.from.startsWith('profile') ? `the namespace id of ${namespace.from}` : namespace.from;
+    if (!UUID.test(namespace.value.trim())) throw new UsageError(`${what} must be a UUID or a name id (staging), not "${namespace.value}"`);
+    namespace.value = parseUuid(what, namespace.value);
+  }
   const named = namespaceName === undefined ? { namespaceId: namespace?.value } : { namespaceName };
 
   if (endpoint) {

@@ -72,7 +72,7 @@ describe('exit codes', () => {
         [['lobby', 'logs', 'not-a-uuid'], 'error: the lobby id must be a UUID, not "not-a-uuid"\n'],
         [['stats', '--endpoint', 'ht!tp://::'], 'error: --endpoint is not a valid URL: ht!tp://:: ("ht!tp" is not a scheme)\n  e.g. https://api.rivet.gg or 127.0.0.1:6420\n'],
         [['history', 'export', '--since', '1h', '--game', 'mygame'], 'error: --game must be a UUID, not "mygame"\n'],
-        [['lobby', 'logs', '12345678-1234-4234-8234-123456789abc', '--namespace', 'prod'], 'error: --namespace must be a UUID, not "prod"\n'],
+        [['lobby', 'logs', '12345678-1234-4234-8234-123456789abc', '--namespace', 'Prod!'], 'error: --namespace must be a UUID or a name id (staging), not "Prod!"\n'],
         [['stats', '--timeout', '0'], 'error: --timeout must be a positive number of seconds, not "0"\n'],
         [['lobby', 'create'], 'error: --game-mode is required\n  e.g. --game-mode default\n'],
         [['stats', '--profile', 'nope'], 'error: --profile: no profile "nope"\n  create one with `gamehost login --profile <name>`\n'],
