@@ -138,7 +138,7 @@ describe.skipIf(!POSIX)('the records of running servers through a flapping store
         await real.insertLobby(row, { player_id: randomUUID(), source_ip: '127.0.0.1', registration_ms: 60_000, connected: true });
         rows.push(row);
         expect(servers.reserve()).toBe(true);
-        await servers.start(GAME, row, { versionId: VERSION_ID, versionName: '0.0.1', namespaceName: 'prod', env: {}, tier: 'basic-1d1' });
+        await servers.start(GAME, row, { versionId: VERSION_ID, versionName: '0.0.1', namespaceName: 'prod', env: {}, tier: 'basic-1d1', buildId: null });
       }
       // Every exit recorded (through the ups and downs): the lobbies all stopped in the store.
       const deadline = Date.now() + 30_000;

@@ -36,6 +36,13 @@ describe('pickBuild', () => {
     expect(pickBuild(BUILDS, 'g', 'game-server:v1').build_id).toBe('game-server:v1@1');
   });
 
+  it("with no tag, the build the lobby's version names, old or new; one that is gone is said in one line", () => {
+    expect(pickBuild(BUILDS, 'g', true, 'game-server:v1@1').image_tag).toBe('game-server:v1');
+    // A tag given runs for every lobby, whatever its version names.
+    expect(pickBuild(BUILDS, 'g', 'game-server:v2', 'game-server:v1@1').image_tag).toBe('game-server:v2');
+    expect(() => pickBuild(BUILDS, 'g', true, 'game-server:v3@3')).toThrow("the build game-server:v3@3 that game g's version names is gone: deploy a version with a build the game has");
+  });
+
   it('says in one line what to push when there is nothing to run', () => {
     expect(() => pickBuild([], 'g', true)).toThrow('game g has no complete build to run: push one with `gamehost build push <file> --tag <name:tag>`');
     expect(() => pickBuild(BUILDS, 'g', 'game-server:v9')).toThrow('game g has no build tagged game-server:v9: push one with `gamehost build push <file> --tag game-server:v9`');
@@ -57,7 +64,7 @@ describe('containerLimits', () => {
   const MiB = 1024 * 1024;
   const LOBBY = { lobby_id: 'l', namespace_id: 'n', game_mode: 'default', region_id: 'lnd-atl', max_players: 8, tags: '{}', lobby_config: null, ports: '{}' } as unknown as LobbyRow;
   it("a lobby's container is held to what its environment says it has: basic-1d1's reservation, hard limit and CPU weight", () => {
-    const env = lobbyEnvironment({ lobby: LOBBY, endpoint: 'http://e', token: 't', version: { versionId: 'v', versionName: '0.0.1', namespaceName: 'prod', env: {}, tier: 'basic-1d1' } });
+    const env = lobbyEnvironment({ lobby: LOBBY, endpoint: 'http://e', token: 't', version: { versionId: 'v', versionName: '0.0.1', namespaceName: 'prod', env: {}, tier: 'basic-1d1', buildId: null } });
     expect(env.RIVET_MEMORY).toBe(String(1838 * MiB));
     expect(env.RIVET_MEMORY_OVERSUBSCRIBE).toBe(String(2757 * MiB));
     expect(containerLimits(env)).toEqual({ Memory: 2757 * MiB, MemorySwap: 2757 * MiB, MemoryReservation: 1838 * MiB, CpuShares: 100, PidsLimit: PIDS_LIMIT });

@@ -131,7 +131,7 @@ export default defineCommand({
     { flags: '--run <command>', description: "start each lobby's server with this shell command (its environment as `emulator lobby env` prints it); the lobby is ready when it calls ready" },
     {
       flags: '--run-build [tag]',
-      description: "run each lobby's server from a pushed docker_image build in a Docker container: the build with this image tag (name:tag), else the game's newest complete build",
+      description: "run each lobby's server from a pushed docker_image build in a Docker container: the build with this image tag (name:tag), else the build the lobby's version names for its game mode (gamehost deploy), else the game's newest complete build",
       conflicts: 'run',
     },
     {

@@ -3,6 +3,7 @@
 // directory left when it died are removed then; each lobby then runs its game's build with the tag given, or its
 // newest complete one, from the build's image by ID (images.ts: loaded by content, once, bounded, removed when its
 // build is gone or unused).
+import type { LobbyVersion } from '../services/environment.js';
 import type { Game } from '../services/games.js';
 import type { BlobStore, BuildRow, Store } from '../stores/store.js';
 import { connectDocker, emulatorNetwork, isDockerDesktop, sweepContainers, type ContainerNetwork } from './docker.js';
@@ -12,7 +13,10 @@ import type { ServerOwner } from './servers.js';
 import { RunnerError } from './runtime.js';
 
 export interface BuildRunnerOptions {
-  /** The image tag of the build to run (`game-server:v1`), or true for the game's newest complete build. */
+  /**
+   * The image tag of the build to run (`game-server:v1`) for every lobby, or true: the build the lobby's version
+   * names for its game mode (docker.image_id), else the game's newest complete build.
+   */
   tag: string | true;
   dataDir: string;
   /** The emulator's --host: where a container's ports are published (on its bridge network). */
@@ -42,7 +46,7 @@ export interface BuildRunner {
   /** Undefined on the host network. */
   containerListener?: ContainerListener;
   /** What runs a lobby of `game`: its build (read from these stores), in a container. */
-  resolver(store: Pick<Store, 'listBuilds'>, blobs: Pick<BlobStore, 'readBuild'>, owner: ServerOwner): (game: Game) => Promise<HowToRun>;
+  resolver(store: Pick<Store, 'listBuilds'>, blobs: Pick<BlobStore, 'readBuild'>, owner: ServerOwner): (game: Game, lobby: unknown, version: Pick<LobbyVersion, 'buildId'>) => Promise<HowToRun>;
   /** The images of the builds it runs: removed with their builds (sweepImages), or when a build is deleted here. */
   images: BuildImages;
   /** Removes the images of builds the store no longer has, or that no lobby used for a while; answers how many went. */
@@ -50,8 +54,16 @@ export interface BuildRunner {
   close(): Promise<void>;
 }
 
-/** The build a lobby of `gameId` runs, or a RunnerError saying why there is none (and what to push). */
-export function pickBuild(builds: BuildRow[], gameId: string, tag: string | true): BuildRow {
+/**
+ * The build a lobby of `gameId` runs, or a RunnerError saying why there is none (and what to push): the tag given,
+ * else the build its version names (`versionBuild`), else the newest complete one.
+ */
+export function pickBuild(builds: BuildRow[], gameId: string, tag: string | true, versionBuild: string | null = null): BuildRow {
+  if (tag === true && versionBuild !== null) {
+    const named = builds.find((b) => b.build_id === versionBuild && b.complete === 1);
+    if (named !== undefined) return named;
+    throw new RunnerError(`the build ${versionBuild} that game ${gameId}'s version names is gone: deploy a version with a build the game has`);
+  }
   // Newest first, as the store lists them.
   const build = builds.find((b) => b.complete === 1 && (tag === true || b.image_tag === tag));
   if (build !== undefined) return build;
@@ -108,8 +120,8 @@ export async function startBuildRunner(opts: BuildRunnerOptions): Promise<BuildR
       if (network.mode === 'bridge') await daemon.removeNetwork(network.name).catch(() => {});
       await daemon.close();
     },
-    resolver: (store, blobs, owner) => async (game) => {
-      const build = pickBuild(await store.listBuilds(game.gameId), game.gameId, opts.tag);
+    resolver: (store, blobs, owner) => async (game, _lobby, version) => {
+      const build = pickBuild(await store.listBuilds(game.gameId), game.gameId, opts.tag, version.buildId);
       return {
         build: { id: build.build_id, gameId: game.gameId, kind: build.kind, compression: build.compression, open: () => blobs.readBuild(build.build_id) },
         images,

@@ -37,7 +37,7 @@ export interface LobbyServersOptions {
    * How a lobby's server runs (a command, or a pushed build: `--run-build`); throws, in one line for a person, when
    * it cannot run (no complete build), which stops the lobby failed.
    */
-  how(game: Game, lobby: LobbyRow): HowToRun | Promise<HowToRun>;
+  how(game: Game, lobby: LobbyRow, version: LobbyVersion): HowToRun | Promise<HowToRun>;
   /** The lobbies' working directories go under it, one each. */
   workRoot: string;
   store: Store;
@@ -213,7 +213,7 @@ export class LobbyServers {
     const id = lobby.lobby_id;
     this.starting.add(id);
     try {
-      const how = await this.opts.how(game, lobby);
+      const how = await this.opts.how(game, lobby, version);
       // A container on its bridge network calls the listener that serves it the lobby routes alone.
       const endpoint = 'build' in how && how.network.mode === 'bridge' ? this.opts.containerEndpoint!() : this.opts.endpoint();
       // A pushed build: its image by ID, loaded first if it is not yet (once for every lobby that waits meanwhile),

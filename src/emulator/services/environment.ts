@@ -33,6 +33,8 @@ export interface LobbyVersion {
   env: Record<string, string>;
   /** The tier of its game mode in its region. */
   tier: string;
+  /** The build its game mode runs in that version (docker.image_id); null for a version with none (0.0.1). */
+  buildId: string | null;
 }
 /**
  * Processes and threads a lobby's server may hold at once (a container's PidsLimit, a process's cgroup pids.max): a

@@ -77,5 +77,5 @@ export class LobbyVersions {
 export function describe(version: RunningVersion, namespaceName: string, lobby: Pick<LobbyRow, 'game_mode' | 'region_id'>): LobbyVersion {
   const gameMode = version.gameModes.find((m) => m.nameId === lobby.game_mode);
   const tier = gameMode?.regions.find((r) => r.nameId === lobby.region_id)?.tier ?? DEFAULT_TIER;
-  return { versionId: version.versionId, versionName: version.name, namespaceName, env: gameMode?.docker?.env ?? {}, tier };
+  return { versionId: version.versionId, versionName: version.name, namespaceName, env: gameMode?.docker?.env ?? {}, tier, buildId: gameMode?.docker?.imageId ?? null };
 }
