@@ -3,6 +3,7 @@
 import { BENCH_CACHE, cacheDiskBytes, cleanCache } from './cache.js';
 import { runBucketBench } from './bucket.js';
 import { runContainerBench } from './container.js';
+import { runDeployBench } from './deploy.js';
 import { runEmulatorBench } from './emulator.js';
 import { runFindBench } from './find.js';
 import { runGamesBench } from './games.js';
@@ -38,6 +39,7 @@ const results = [
   await runRuntimeBench(),
   await runLogFloodBench(),
   await runContainerBench(),
+  await runDeployBench(),
 ];
 process.exitCode = results.every(Boolean) ? 0 : 1;
 console.error(`kept the bench input files in ${BENCH_CACHE} (${(cacheDiskBytes() / 1024 ** 3).toFixed(2)} GiB on disk) for the next run; \`npm run bench -- --clean\` removes them`);
