@@ -114,4 +114,26 @@ describe('lobbies run their version', () => {
     expect(left.status, left.text).toBe(200);
     expectErrorShape(await emu.call('GET', `/_emulator/lobbies/${lobbyId}/env`), 400, 'MATCHMAKER_LOBBY_STOPPED');
   });
+
+  it("a version may name production's regions (lnd-sfo) beyond the game's own: its lobbies run there; an unknown region is still refused", async () => {
+    const bad = await cloud('POST', '/versions/validate', { display_name: 'west-0', config: { matchmaker: { docker: { image_id: VERSION_ID }, game_modes: { west: { regions: { 'lnd-nowhere': {} } } } } } });
+    expect(bad.json.errors.map((e: { path: string[] }) => e.path.join('.'))).toEqual(['config.matchmaker.game-modes.*west*.regions.0.invalid']);
+    const created = await cloud('POST', '/builds', { display_name: 'west', image_tag: 'server:west', image_file: { path: 'server.tar', content_length: 4 } });
+    expect((await fetch(created.json.image_presigned_requests[0].url, { method: 'PUT', body: Buffer.alloc(4, 2) })).status).toBe(200);
+    expect((await emu.call('POST', `/cloud/uploads/${created.json.upload_id}/complete`, { token: emu.tokens.cloud, body: {} })).status).toBe(200);
+    const config = { matchmaker: { docker: { image_id: created.json.build_id }, game_modes: { west: { regions: { 'lnd-sfo': {}, 'lnd-syd': {} } } } } };
+    const v = await cloud('POST', '/versions', { display_name: 'west-1', config });
+    expect(v.status, v.text).toBe(200);
+    const staging = (await cloud('GET', '')).json.game.namespaces.find((n: { name_id: string }) => n.name_id === 'staging').namespace_id as string;
+    expect((await cloud('PUT', `/namespaces/${staging}/version`, { version_id: v.json.version_id })).status).toBe(200);
+    const token = (await cloud('POST', `/namespaces/${staging}/tokens/public`)).json.token as string;
+    const found = await emu.call('POST', '/matchmaker/lobbies/find', { token, body: { game_modes: ['west'], regions: ['lnd-sfo'] } });
+    expect(found.status, found.text).toBe(200);
+    expect(await envOf(found.json.lobby.lobby_id)).toMatchObject({ RIVET_REGION_NAME: 'lnd-sfo', RIVET_NAMESPACE_NAME: 'staging' });
+    // With no region named, the game mode's first.
+    const any = await emu.call('POST', '/matchmaker/lobbies/find', { token, body: { game_modes: ['west'] } });
+    expect(any.status, any.text).toBe(200);
+    expect((await envOf(any.json.lobby.lobby_id)).RIVET_REGION_NAME).toMatch(/^lnd-(sfo|syd)$/);
+    expectErrorShape(await emu.call('POST', '/matchmaker/lobbies/find', { token, body: { game_modes: ['west'], regions: ['lnd-nowhere'] } }), 400, 'MATCHMAKER_REGION_NOT_FOUND');
+  });
 });

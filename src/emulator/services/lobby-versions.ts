@@ -5,6 +5,7 @@ import type { LobbyRow, Store } from '../stores/store.js';
 import type { LobbyVersion } from './environment.js';
 import type { Game } from './games.js';
 import { VERSION_ID, stagingNamespaceId } from './ids.js';
+import { regionContext } from './regions.js';
 import { DEFAULT_TIER } from './tiers.js';
 import { readMatchmaker, type GameModeConfig, type JsonObject } from './version-config.js';
 import { seededVersion } from './versions.js';
@@ -46,7 +47,7 @@ export class LobbyVersions {
       const seeded = versionId === VERSION_ID;
       const row = seeded ? seededVersion(game) : await this.deps.store.getVersion(versionId);
       const config = row === undefined ? {} : (JSON.parse(row.config) as JsonObject);
-      const mm = readMatchmaker(config, { regions: game.regions.map((r) => r.id) });
+      const mm = readMatchmaker(config, regionContext(game));
       version = { versionId, name: row?.display_name ?? versionId, seeded, gameModes: mm?.gameModes ?? [] };
       if (this.parsed.size >= CACHE_MAX) this.parsed.clear();
       this.parsed.set(key, version);

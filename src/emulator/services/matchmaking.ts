@@ -11,7 +11,7 @@ import type { Game } from './games.js';
 import { checkAction, checkGameModes, checkLobbyConfig, checkMaxPlayers, checkTags, defaultPublicity, nameList } from './lobby-checks.js';
 import { describe, type LobbyVersions, type RunningVersion } from './lobby-versions.js';
 import { newLobbyPorts } from './ports.js';
-import { DEV_REGION, regionOf } from './regions.js';
+import { DEV_REGION, knownRegions, regionOf } from './regions.js';
 import type { GameModeConfig } from './version-config.js';
 import { signPlayerToken } from './tokens.js';
 
@@ -135,7 +135,7 @@ export class Matchmaking {
     // No regions named: the first (the emulator's "closest") that a game mode asked for is in.
     const regions =
       request.regionIds === undefined
-        ? [game.regions.find((r) => gameModes.some((gm) => has(gm, r.id))) ?? game.regions[0]!]
+        ? [knownRegions(game).find((r) => gameModes.some((gm) => has(gm, r.id))) ?? game.regions[0]!]
         : request.regionIds.map((id) => regionOf(game, id));
     // The lobby a find would make: the first game mode asked for with a region asked for (production's pair).
     const autoMode = gameModes.find((gm) => regions.some((r) => has(gm, r.id)));

@@ -199,7 +199,11 @@ function actions(v: unknown, at: string): ActionsConfig | null {
  * The game modes of a config, each with what it leaves out taken from `matchmaker.*`, then from production's
  * defaults. Undefined when the config has no matchmaker.
  */
-export function readMatchmaker(config: JsonObject, ctx: { regions: readonly string[] }): MatchmakerConfig | undefined {
+/**
+ * `regions`: the game's, what a game mode naming none runs in; `known`: every region a version may name (the game's
+ * and production's; default the game's).
+ */
+export function readMatchmaker(config: JsonObject, ctx: { regions: readonly string[]; known?: readonly string[] }): MatchmakerConfig | undefined {
   const mm = object(config.matchmaker, 'config.matchmaker');
   if (mm === undefined) return undefined;
   if (mm.lobby_groups !== undefined && mm.lobby_groups !== null) bad('config.matchmaker.lobby_groups', 'left out (deprecated: the emulator reads game_modes only)');
@@ -223,7 +227,7 @@ export function readMatchmaker(config: JsonObject, ctx: { regions: readonly stri
     const regionEntries = regionMap && Object.keys(regionMap).length > 0 ? Object.entries(regionMap) : ctx.regions.map((r) => [r, {}] as const);
     const regions = regionEntries.map(([name, r], i): RegionConfig => {
       const o = object(r, `${gat}.regions.${name}`) ?? {};
-      const known = ctx.regions.includes(name);
+      const known = (ctx.known ?? ctx.regions).includes(name);
       return { nameId: known ? name : String(i), known, tier: string(o.tier, `${gat}.regions.${name}.tier`) ?? tier, idleLobbies: idleLobbies(o.idle_lobbies, `${gat}.regions.${name}.idle_lobbies`) ?? idle };
     });
     const maxPlayers = count(gm.max_players, `${gat}.max_players`, 'max_players') ?? top.maxPlayers ?? DEFAULT_MAX_PLAYERS;

@@ -37,6 +37,8 @@ const MAX_HOST_PORT = 31999;
 export interface VersionContext {
   /** The game's regions, by name id. */
   regions: readonly string[];
+  /** Every region a version may name (the game's and production's); default the game's. */
+  known?: readonly string[];
   /** Its versions' display names. */
   displayNames: readonly string[];
 }

@@ -2,6 +2,7 @@
 // builds of the game that completed, read back with their config normalised, and their names reserved by day.
 import { randomUUID } from 'node:crypto';
 import { fail } from '../errors.js';
+import { regionContext } from './regions.js';
 import type { Store, VersionRow } from '../stores/store.js';
 import type { Clock } from './clock.js';
 import type { Game } from './games.js';
@@ -29,7 +30,7 @@ export class Versions {
   /** What production's validation finds in a version (none: valid); the builds it names are not looked at. */
   async validate(game: Game, displayName: string, config: JsonObject): Promise<ValidationPath[]> {
     const names = (await this.list(game)).map((v) => v.display_name);
-    return validateVersion(displayName, config, { regions: game.regions.map((r) => r.id), displayNames: names });
+    return validateVersion(displayName, config, { ...regionContext(game), displayNames: names });
   }
 
   /**
@@ -39,7 +40,7 @@ export class Versions {
   async create(game: Game, displayName: string, config: JsonObject): Promise<string> {
     const errors = await this.validate(game, displayName, config);
     if (errors.length > 0) fail('VALIDATION_ERROR', { paths: errors.map((p) => p.join('.')).join(', ') }, { errors: errors.map((path) => ({ path })) });
-    const mm = readMatchmaker(config, { regions: game.regions.map((r) => r.id) })!;
+    const mm = readMatchmaker(config, regionContext(game))!;
     const builds = new Map((await this.deps.store.listBuilds(game.gameId)).map((b) => [b.build_id, b]));
     for (const gm of mm.gameModes) {
       const id = gm.docker!.imageId!;
@@ -56,7 +57,7 @@ export class Versions {
     const row = versionId === VERSION_ID ? seededVersion(game) : await this.deps.store.getVersion(versionId);
     if (row === undefined || row.game_id !== game.gameId) fail('API_NOT_FOUND', { what: `Version ${versionId}` });
     const config = JSON.parse(row.config) as JsonObject;
-    const mm = readMatchmaker(config, { regions: game.regions.map((r) => r.id) })!;
+    const mm = readMatchmaker(config, regionContext(game))!;
     return { version_id: row.version_id, create_ts: row.create_ts, display_name: row.display_name, config: normalised(config, mm) };
   }
 
