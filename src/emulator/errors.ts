@@ -29,7 +29,7 @@ export const ERRORS = {
   MATCHMAKER_NO_GAME_MODE_PROVIDED: { status: 400, message: 'No game mode provided: game_modes must list at least one.' },
   MATCHMAKER_NO_AVAILABLE_LOBBIES: { status: 400, message: 'No lobby available with room for one more, and prevent_auto_create_lobby is set.' },
   MATCHMAKER_TOO_MANY_LOBBIES: { status: 400, message: 'Too many lobbies: {reason}' },
-  MATCHMAKER_TOO_MANY_PLAYERS_FROM_SOURCE: { status: 400, message: 'Too many players from this address have not connected yet ({max} at most).' },
+  MATCHMAKER_TOO_MANY_PLAYERS_FROM_SOURCE: { status: 400, message: 'Too many players from this address in this namespace ({max} at most, pending or connected).' },
   MATCHMAKER_PLAYER_IN_DIFFERENT_LOBBY: { status: 400, message: 'The player belongs to another lobby.' },
   MATCHMAKER_PLAYER_ALREADY_CONNECTED: { status: 400, message: 'The player has already connected: a player token connects once.' },
   MATCHMAKER_PLAYER_REGISTRATION_EXPIRED: { status: 400, message: 'The player did not connect in time ({seconds} s after find, join or the lobby\'s ready).' },

@@ -49,6 +49,8 @@ function lobby(overrides: Partial<LobbyRow> = {}): LobbyRow {
     player_count: 1,
     owner: null, owner_pid: null, owner_start: null, server_pid: null, server_start: null,
     version_id: VERSION_ID,
+    idle_max: 0,
+    idle_ts: null,
     ...overrides,
   };
 }
