@@ -44,6 +44,8 @@ export const ERRORS = {
   MATCHMAKER_CUSTOM_LOBBIES_DISABLED: { status: 400, message: 'Custom lobbies are not enabled for this game mode.' },
   MATCHMAKER_IDENTITY_REQUIRED: { status: 400, message: 'This resource can not be accessed without an identity.' },
   MATCHMAKER_AUTO_CREATE_FAILED: { status: 400, message: 'Could not find a valid game mode and region pair for automatic lobby creation.' },
+  MATCHMAKER_VERIFICATION_FAILED: { status: 400, message: 'Verification failed.' },
+  MATCHMAKER_VERIFICATION_REQUEST_FAILED: { status: 400, message: 'Verification request failed.' },
   MATCHMAKER_CUSTOM_LOBBY_CONFIG_INVALID: { status: 400, message: 'Custom lobby config invalid: {reason}' },
   MATCHMAKER_INVALID_VERSION_CONFIG: { status: 400, message: 'The given version config was invalid: `{field}` out of bounds' },
   VALIDATION_ERROR: { status: 400, message: 'The given resource did not pass validation: {paths}' },

@@ -2,6 +2,8 @@
 // the official client: idle lobbies made by a deploy answer the first find and are made again to keep the min; a lobby
 // that empties stays up idle up to the max, the longest-idle beyond it stop; the namespace's lobby_count_max and
 // per-client bound from its mm-config.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { RivetClient } from '@rivet-gg/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/emulator/services/clock.js';
@@ -155,5 +157,77 @@ describe('idle lobbies and the namespace bounds', () => {
     expectErrorShape(tooMany, 400, 'MATCHMAKER_TOO_MANY_PLAYERS_FROM_SOURCE');
     expect(tooMany.json.message).toContain(`${players + 1} at most`);
     expectErrorShape(await create({ game_mode: 'open' }), 400, 'MATCHMAKER_TOO_MANY_PLAYERS_FROM_SOURCE');
+  });
+});
+
+describe('the verification call of find, join and create', () => {
+  let emu: TestEmulator;
+  let server: http.Server;
+  let base: string;
+  const received: { url: string; headers: http.IncomingHttpHeaders; body: unknown }[] = [];
+
+  beforeAll(async () => {
+    server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        received.push({ url: req.url!, headers: req.headers, body: JSON.parse(Buffer.concat(chunks).toString()) });
+        res.writeHead(req.url === '/allow' ? 204 : 403).end('no');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    // A verification server on this host: allowed only with verificationLoopback (production refuses the address).
+    emu = await startTestEmulator({ verificationLoopback: true });
+  });
+  afterAll(async () => {
+    await emu?.stop();
+    server?.close();
+  });
+
+  it('a 2xx allows with production body, a refusal is VERIFICATION_FAILED, an unreachable URL VERIFICATION_REQUEST_FAILED', async () => {
+    const cloud = (method: string, path: string, body?: unknown) => emu.call(method, `/cloud/games/${GAME_ID}${path}`, { token: emu.tokens.cloud, ...(body === undefined ? {} : { body }) });
+    const created = await cloud('POST', '/builds', { display_name: 'v', image_tag: 'server:v', image_file: { path: 'server.tar', content_length: 4 } });
+    await fetch(created.json.image_presigned_requests[0].url, { method: 'PUT', body: Buffer.alloc(4, 1) });
+    await emu.call('POST', `/cloud/uploads/${created.json.upload_id}/complete`, { token: emu.tokens.cloud, body: {} });
+    const docker = { image_id: created.json.build_id, ports: { game: { port: 7777, protocol: 'udp' } } };
+    const verification = (path: string) => ({ verification: { url: `${base}${path}`, headers: { 'x-game-key': 'secret' } } });
+    const game_modes = {
+      open: { docker, regions: { 'lnd-atl': {} }, taggable: true, actions: { find: verification('/allow'), join: verification('/refuse'), create: { enable_public: true, ...verification('/allow') } } },
+      closed: { docker, regions: { 'lnd-atl': {} }, actions: { find: verification('/refuse') } },
+      gone: { docker, regions: { 'lnd-atl': {} }, actions: { find: { verification: { url: 'http://127.0.0.1:1/', headers: {} } } } },
+    };
+    const v = await cloud('POST', '/versions', { display_name: 'verified', config: { matchmaker: { game_modes } } });
+    expect(v.status, v.text).toBe(200);
+    const client = new RivetClient({ environment: emu.endpoint, token: emu.tokens.cloud });
+    await client.cloud.games.namespaces.updateGameNamespaceVersion(GAME_ID, NAMESPACE_ID, { versionId: v.json.version_id });
+    const call = (path: string, body: unknown) => emu.call('POST', `/matchmaker/lobbies/${path}`, { token: emu.tokens.public, body, headers: { 'user-agent': 'test-agent/1' } });
+
+    const found = await call('find', { game_modes: ['open'], tags: { map: 'dust' }, verification_data: { ticket: 7 } });
+    expect(found.status, found.text).toBe(200);
+    const seen = received.at(-1)!;
+    expect(seen.url).toBe('/allow');
+    expect(seen.headers['x-game-key']).toBe('secret');
+    expect(seen.headers['content-type']).toBeUndefined();
+    expect(seen.body).toEqual({
+      verification_data: { ticket: 7 },
+      game: {
+        namespace_id: NAMESPACE_ID, game_mode_id: expect.any(String), game_mode_name_id: 'open', lobby: null, state: null, config: null,
+        tags: { map: 'dust' }, dynamic_max_players: null,
+      },
+      clients: { '127.0.0.1': { user_agent: 'test-agent/1', latitude: null, longitude: null } },
+      join_kind: 'Normal',
+      kind: 'Find',
+    });
+    // Join: the lobby's own join config, which refuses; the body names the lobby.
+    const joined = await call('join', { lobby_id: found.json.lobby.lobby_id });
+    expectErrorShape(joined, 400, 'MATCHMAKER_VERIFICATION_FAILED');
+    expect(received.at(-1)!.body).toMatchObject({ kind: 'Join', game: { lobby: { lobby_id: found.json.lobby.lobby_id, region_name_id: 'lnd-atl', is_closed: false } } });
+    // Create: its config is sent.
+    const made = await call('create', { game_mode: 'open', lobby_config: { round: 1 } });
+    expect(made.status, made.text).toBe(200);
+    expect(received.at(-1)!.body).toMatchObject({ kind: 'Create', game: { config: { round: 1 } } });
+    expectErrorShape(await call('find', { game_modes: ['closed'] }), 400, 'MATCHMAKER_VERIFICATION_FAILED');
+    expectErrorShape(await call('find', { game_modes: ['gone'] }), 400, 'MATCHMAKER_VERIFICATION_REQUEST_FAILED');
   });
 });

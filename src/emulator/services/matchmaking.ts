@@ -13,6 +13,7 @@ import { describe, type LobbyVersions, type RunningVersion } from './lobby-versi
 import { newLobbyPorts } from './ports.js';
 import { DEV_REGION, regionOf } from './regions.js';
 import type { IdleLobbies } from './idle-lobbies.js';
+import { verificationBody, verify, type VerificationRequest } from './verification.js';
 import type { GameModeConfig } from './version-config.js';
 import { signPlayerToken } from './tokens.js';
 
@@ -39,6 +40,9 @@ export interface LobbyRequest {
   publicity: 'public' | 'private' | undefined;
   tags: Record<string, string>;
   lobbyConfig: unknown;
+  /** What the version's verification call is given (verification_data), and the client's User-Agent. */
+  verificationData?: unknown;
+  userAgent?: string | null;
 }
 
 /** A find as the client asked for it, its shape already checked (game_modes not empty). */
@@ -48,6 +52,14 @@ export interface FindRequest {
   preventAutoCreate: boolean;
   tags: Record<string, string>;
   maxPlayers: number | undefined;
+  verificationData?: unknown;
+  userAgent?: string | null;
+}
+
+/** What a join by id gives its verification call beside the lobby. */
+export interface JoinRequest {
+  verificationData?: unknown;
+  userAgent?: string | null;
 }
 
 /** A player in a lobby: the answer to a create, find or join. */
@@ -110,6 +122,8 @@ export class Matchmaking {
     const publicity = request.publicity ?? defaultPublicity(gameMode);
     checkAction('create', gameModes, publicity);
     checkLobbyConfig(request.lobbyConfig);
+    if (mode !== 'dev')
+      await this.verify(game, 'create', gameModes, sourceIp, request, { lobby: null, lobbyConfig: request.lobbyConfig, tags: request.tags, dynamicMaxPlayers: request.maxPlayers ?? null });
     const region = regionOf(game, request.regionId ?? gameMode.regions.find((r) => r.known)?.nameId);
     // Production never answers for a region the game mode lacks (its create waits on a lobby never made): this says so.
     if (!gameMode.regions.some((r) => r.nameId === region.id)) regionNotInGameMode(region.id, gameMode);
@@ -157,6 +171,8 @@ export class Matchmaking {
     // Only the game mode a lobby would be made of, unless none may be (production's).
     checkAction('find', request.preventAutoCreate ? gameModes : [autoMode]);
     if (mode === 'dev') return this.devSeat(game);
+    const verified = { lobby: null, lobbyConfig: undefined, tags: request.tags, dynamicMaxPlayers: request.maxPlayers ?? null };
+    await this.verify(game, 'find', request.preventAutoCreate ? gameModes : [autoMode], sourceIp, request, verified);
     await this.deps.idleLobbies?.ensure(game);
     const player = this.newPlayer(sourceIp);
     const query = {
@@ -205,7 +221,7 @@ export class Matchmaking {
   }
 
   /** Join a lobby of the namespace by id (closed ones too), answered once it is ready. */
-  async joinById(game: Game, mode: 'public' | 'dev', lobbyId: string, sourceIp: string): Promise<LobbySeat> {
+  async joinById(game: Game, mode: 'public' | 'dev', lobbyId: string, sourceIp: string, request: JoinRequest = {}): Promise<LobbySeat> {
     if (mode === 'dev') return this.devSeat(game);
     const { store } = this.deps;
     const now = this.deps.clock.now();
@@ -214,7 +230,9 @@ export class Matchmaking {
     if (known === undefined || known.namespace_id !== game.namespaceId) return notFound();
     // The lobby's own version's join config, however old it is.
     const version = await this.deps.lobbyVersions.version(game, known.version_id);
-    checkAction('join', version.gameModes.filter((m) => m.nameId === known.game_mode));
+    const joinModes = version.gameModes.filter((m) => m.nameId === known.game_mode);
+    checkAction('join', joinModes);
+    await this.verify(game, 'join', joinModes, sourceIp, request, { lobby: known, lobbyConfig: undefined, tags: {}, dynamicMaxPlayers: null });
     const { maxPlayersPerClient } = await this.deps.lobbyVersions.current(game);
     const player = this.newPlayer(sourceIp);
     const sourceLimit = this.sourceLimit(maxPlayersPerClient);
@@ -268,6 +286,27 @@ export class Matchmaking {
 
   private newPlayer(sourceIp: string): NewPlayer {
     return { player_id: randomUUID(), source_ip: sourceIp, registration_ms: this.deps.config.registrationWindowMs, connected: false };
+  }
+
+  /**
+   * The verification call of each game mode's action, where its version configures one (production's order: each
+   * listed game mode in turn); a create's creator then joins without the join's call.
+   */
+  private async verify(
+    game: Game,
+    action: 'find' | 'join' | 'create',
+    gameModes: GameModeConfig[],
+    clientIp: string,
+    request: JoinRequest,
+    what: Pick<VerificationRequest, 'lobby' | 'lobbyConfig' | 'tags' | 'dynamicMaxPlayers'>,
+  ): Promise<void> {
+    const kind = ({ find: 'Find', join: 'Join', create: 'Create' } as const)[action];
+    for (const gm of gameModes) {
+      const config = gm.actions?.[action]?.verification;
+      if (config === null || config === undefined) continue;
+      const body = verificationBody({ ...what, kind, namespaceId: game.namespaceId, gameMode: gm.nameId, verificationData: request.verificationData, clientIp, userAgent: request.userAgent ?? null });
+      await verify([config], body, { allowLoopback: this.deps.config.verificationLoopback });
+    }
   }
 
   /**
