@@ -3,7 +3,6 @@
 // The URL is the developer's, called from the emulator's host: redirects are never followed, the answer is not read
 // past a few bytes, and a loopback or private address is refused as production's validation refuses it, unless the
 // emulator was started with verificationLoopback (a local emulator verifying against a server on the same host).
-import { request } from 'undici';
 import { fail } from '../errors.js';
 import type { LobbyRow } from '../stores/store.js';
 import { lobbyGroupUuid, regionUuid } from './ids.js';
@@ -75,6 +74,9 @@ export async function verify(configs: VerificationConfig[], body: Record<string,
 
 async function call(config: VerificationConfig, body: Record<string, unknown>, timeoutMs: number): Promise<number> {
   const signal = AbortSignal.timeout(timeoutMs);
+  // Loaded on the first call only: undici installs its dispatcher as the process's global one (fetch's) when loaded,
+  // which an emulator whose versions verify nothing has no need to change.
+  const { request } = await import('undici');
   try {
     // Exactly the configured headers (no content-type added, as production); undici follows no redirect by default.
     const res = await request(config.url, { method: 'POST', headers: config.headers, body: JSON.stringify(body), signal });
