@@ -55,6 +55,12 @@ export interface EmulatorConfig {
   readyWindowMs: number;
   /** The service's per-IP rate limits and its limit of unconnected players from one address (off by default). */
   rateLimits: boolean;
+  /**
+   * Lets a version's verification URL (find, join, create) name a loopback or private address, which production
+   * refuses: for a local emulator and a verification server on the same host. Off by default: a shared emulator
+   * would otherwise call into its own network for whoever creates a version (SSRF).
+   */
+  verificationLoopback: boolean;
   /** Multipart part size. */
   partSize: number;
   /** Files below this get one presigned entry. */
@@ -120,6 +126,7 @@ export const DEFAULT_CONFIG: EmulatorConfig = Object.freeze({
   registrationWindowMs: 2 * 60 * 1000,
   readyWindowMs: 5 * 60 * 1000,
   rateLimits: false,
+  verificationLoopback: false,
   partSize: 100 * MiB,
   singlePartMax: 5 * MiB,
   maxUploadBytes: 8_000_000_000,
@@ -144,7 +151,7 @@ const NUMBER_FIELDS = [
 ] as const;
 // Delays may be zero; sizes, windows and the store's bound may not (a singlePartMax of 0 would plan an empty file in zero parts).
 const POSITIVE = new Set<string>(['partSize', 'singlePartMax', 'maxUploadBytes', 'maxImageBytes', 'registrationWindowMs', 'readyWindowMs', 'storeTimeoutMs', 'maxRunningLobbies', 'logRetentionMs']);
-const FIELDS = new Set<string>([...NUMBER_FIELDS, 'tokenless', 'rateLimits', 'readiness', 'run', 'runBuild', 'replica', 'passEnv', 'gameModes', 'gameModeSettings', 'regions']);
+const FIELDS = new Set<string>([...NUMBER_FIELDS, 'tokenless', 'rateLimits', 'verificationLoopback', 'readiness', 'run', 'runBuild', 'replica', 'passEnv', 'gameModes', 'gameModeSettings', 'regions']);
 
 /** What a replica id may be (`--replica`, the config's `replica`): a name fit for a label and a log line. */
 export const REPLICA_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
@@ -191,6 +198,10 @@ export function checkConfig(raw: unknown): Partial<EmulatorConfig> {
   if (cfg.tokenless !== undefined) {
     if (typeof cfg.tokenless !== 'boolean') throw new EmulatorConfigError('tokenless must be true or false');
     out.tokenless = cfg.tokenless;
+  }
+  if (cfg.verificationLoopback !== undefined) {
+    if (typeof cfg.verificationLoopback !== 'boolean') throw new EmulatorConfigError('verificationLoopback must be true or false');
+    out.verificationLoopback = cfg.verificationLoopback;
   }
   if (cfg.rateLimits !== undefined) {
     if (typeof cfg.rateLimits !== 'boolean') throw new EmulatorConfigError('rateLimits must be true or false');

@@ -290,6 +290,8 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
       clearInterval(sweeper);
       clearInterval(serverSweeper);
       closing ??= (async () => {
+        // Idle updates under way finish (and no more start), so none starts a server or writes after this.
+        await services.idleLobbies.close();
         // The lobbies' servers first, while the API they call still answers; their exits record their lobbies stopped.
         await servers?.close();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));

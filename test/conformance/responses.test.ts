@@ -124,7 +124,7 @@ describe.skipIf(!SPEC_PRESENT)('the emulator answers as rivet-openapi.yml says',
       try {
         const now = Date.now();
         await store.insertLobby(
-          { lobby_id: measured, namespace_id: NAMESPACE_ID, game_mode: 'default', region_id: 'lnd-atl', region_name: 'Atlanta', max_players: 8, publicity: 'public', tags: '{}', lobby_config: null, create_ts: now, start_ts: now, ready_ts: now, stop_ts: null, exit_code: null, failed: null, idle_lifetime_ms: null, idle_stop_ts: null, ports: '{}', auto_created: 0, is_closed: 0, state: null, ready_deadline_ts: null, player_count: 1, owner: 'r-elsewhere', owner_pid: 1, owner_start: 1, server_pid: null, server_start: null, version_id: VERSION_ID },
+          { lobby_id: measured, namespace_id: NAMESPACE_ID, game_mode: 'default', region_id: 'lnd-atl', region_name: 'Atlanta', max_players: 8, publicity: 'public', tags: '{}', lobby_config: null, create_ts: now, start_ts: now, ready_ts: now, stop_ts: null, exit_code: null, failed: null, idle_lifetime_ms: null, idle_stop_ts: null, ports: '{}', auto_created: 0, is_closed: 0, state: null, ready_deadline_ts: null, player_count: 1, owner: 'r-elsewhere', owner_pid: 1, owner_start: 1, server_pid: null, server_start: null, version_id: VERSION_ID, idle_max: 0, idle_ts: null },
           { player_id: randomUUID(), source_ip: '', registration_ms: 120_000, connected: true },
         );
         await store.setLobbySamples(measured, JSON.stringify([{ ts: now, cpu: 1.5, memory: 40_000_000 }]));

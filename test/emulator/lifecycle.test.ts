@@ -176,13 +176,13 @@ describe('a data directory from an older gamehost', () => {
     const db = openDatabase(join(dir, 'emulator.db'), { timeout: 5000 });
     db.exec(`DROP TRIGGER connected_players_insert; DROP TRIGGER connected_players_update; DROP TRIGGER connected_players_delete;
              DROP TRIGGER connected_players_stop; DROP TRIGGER connected_players_lobby_delete; DROP TABLE running_players; DROP INDEX lobbies_running_mode;
-             DROP INDEX lobbies_find; DROP INDEX lobbies_ready_deadline; DROP INDEX players_pending; DROP INDEX players_pending_source;
+             DROP INDEX lobbies_find; DROP INDEX lobbies_ready_deadline; DROP INDEX players_pending; DROP INDEX players_source;
              DROP INDEX lobbies_owner; ALTER TABLE lobbies DROP COLUMN owner; ALTER TABLE lobbies DROP COLUMN owner_pid;
              ALTER TABLE lobbies DROP COLUMN owner_start; ALTER TABLE lobbies DROP COLUMN server_pid; ALTER TABLE lobbies DROP COLUMN server_start;
              ALTER TABLE lobbies DROP COLUMN ports; ALTER TABLE lobbies DROP COLUMN auto_created; ALTER TABLE lobbies DROP COLUMN is_closed;
              ALTER TABLE lobbies DROP COLUMN state; ALTER TABLE lobbies DROP COLUMN ready_deadline_ts; ALTER TABLE lobbies DROP COLUMN player_count;
              ALTER TABLE players DROP COLUMN source_ip; ALTER TABLE players DROP COLUMN register_by_ts; ALTER TABLE players DROP COLUMN connect_ts;
-             ALTER TABLE players DROP COLUMN remove_ts; ALTER TABLE lobbies DROP COLUMN version_id;
+             ALTER TABLE players DROP COLUMN remove_ts; ALTER TABLE lobbies DROP COLUMN version_id; ALTER TABLE lobbies DROP COLUMN idle_max; ALTER TABLE lobbies DROP COLUMN idle_ts;
              DROP TABLE games; DROP INDEX lobbies_namespace; DROP INDEX exports_game;
              DROP INDEX lobbies_idle; ALTER TABLE lobbies DROP COLUMN idle_stop_ts; ALTER TABLE lobbies DROP COLUMN idle_lifetime_ms;
              UPDATE meta SET value = '1' WHERE key = 'schema_version'`);

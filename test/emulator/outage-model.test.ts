@@ -74,7 +74,7 @@ function lobbyRow(owner: { replica: string; pid: number; start: number }, now: n
     lobby_id: randomUUID(), namespace_id: GAME.namespaceId, game_mode: 'default', region_id: 'lnd-atl', region_name: 'Atlanta',
     max_players: 8, publicity: 'public', tags: '{}', lobby_config: null, create_ts: now, start_ts: now, ready_ts: now, stop_ts: null,
     exit_code: null, failed: null, idle_lifetime_ms: null, idle_stop_ts: null, ports: '{}', auto_created: 0, is_closed: 0, state: null,
-    ready_deadline_ts: null, player_count: 1, owner: owner.replica, owner_pid: owner.pid, owner_start: owner.start, server_pid: null, server_start: null, version_id: VERSION_ID,
+    ready_deadline_ts: null, player_count: 1, owner: owner.replica, owner_pid: owner.pid, owner_start: owner.start, server_pid: null, server_start: null, version_id: VERSION_ID, idle_max: 0, idle_ts: null,
   };
 }
 

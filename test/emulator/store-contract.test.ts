@@ -49,6 +49,8 @@ function lobby(overrides: Partial<LobbyRow> = {}): LobbyRow {
     player_count: 1,
     owner: null, owner_pid: null, owner_start: null, server_pid: null, server_start: null,
     version_id: VERSION_ID,
+    idle_max: 0,
+    idle_ts: null,
     ...overrides,
   };
 }
@@ -124,6 +126,46 @@ describe.each(ENGINES)('the Store contract on %s', (_name, present, open) => {
     expect((await store.getLobby(older.lobby_id))!.stop_ts).toBeNull();
     expect((await store.getLobby(current.lobby_id))!.stop_ts).toBeNull();
     expect(await store.stopIdleOutdated(ns, 'v-2', T0 + 6)).toEqual([]);
+  });
+
+  it_('idle lobbies: top-ups racing never pass the min nor lobby_count_max; an emptied lobby stays up to idle_max, the longest idle beyond it stop', async () => {
+    const ns = randomUUID();
+    const key = { namespace_id: ns, version_id: VERSION_ID, game_mode: 'default', region_id: 'lnd-atl' };
+    const idleLobby = () => lobby({ namespace_id: ns, idle_max: 2, player_count: 0, tags: '{}' });
+    // Eight updates at once (two replicas on PostgreSQL race the same way): the min, 2, is made once.
+    const made = await Promise.all(Array.from({ length: 8 }, () => store.insertIdleLobby(idleLobby(), 2, 128, T0)));
+    expect(made.filter((o) => o === 'inserted')).toHaveLength(2);
+    expect(made.filter((o) => o === 'enough')).toHaveLength(6);
+    expect(await store.idleCount(key, T0)).toBe(2);
+    // The namespace's bound counts every running lobby.
+    expect(await store.insertIdleLobby(idleLobby(), 3, 2, T0)).toBe('too_many_lobbies');
+    // An idle lobby is a find candidate like any other (chosen last: emptiest) and leaves the idle set.
+    const query = { namespace_id: ns, version_id: VERSION_ID, game_modes: ['default'], region_ids: ['lnd-atl'], tags: {}, now: T0 + 1, source_limit: null, max_lobbies: 128, served_since: 0 };
+    const seat = pending();
+    const found = await store.findLobby(query, seat, null);
+    expect(found).toMatchObject({ kind: 'joined', created: false });
+    expect(await store.idleCount(key, T0 + 1)).toBe(1);
+    // Its player leaves: idle again (2, the max), not stopped.
+    const foundId = (found as { lobby: LobbyRow }).lobby.lobby_id;
+    await store.disconnectPlayer(seat.player_id, foundId, T0 + 2);
+    expect(await store.getLobby(foundId)).toMatchObject({ stop_ts: null, player_count: 0, idle_ts: T0 + 2 });
+    // A third lobby empties: past the max, the longest idle (the other, idle since T0) stops.
+    const third = lobby({ namespace_id: ns, idle_max: 2 });
+    const player = pending();
+    await store.insertLobby(third, player);
+    await store.disconnectPlayer(player.player_id, third.lobby_id, T0 + 3);
+    expect(await store.idleCount(key, T0 + 3)).toBe(2);
+    expect((await store.getLobby(third.lobby_id))!.stop_ts).toBeNull();
+    expect((await store.getLobby(foundId))!.stop_ts).toBeNull();
+    // trimIdle stops the longest idle beyond a max.
+    expect(await store.trimIdle(key, 1, T0 + 4)).toEqual([foundId]);
+    // A deploy: the occupied lobbies of older versions stop once they empty (their idle_max 0).
+    const occupied = lobby({ namespace_id: ns, idle_max: 2 });
+    const last = pending();
+    await store.insertLobby(occupied, last);
+    expect(await store.stopIdleOutdated(ns, 'v-next', T0 + 5)).toEqual([third.lobby_id]);
+    await store.disconnectPlayer(last.player_id, occupied.lobby_id, T0 + 6);
+    expect((await store.getLobby(occupied.lobby_id))!.stop_ts).toBe(T0 + 6);
   });
 
   it_('insertLobby keeps every field and the creating player; getLobby reads it back', async () => {
@@ -1101,8 +1143,9 @@ END;
 
   /** Writes what a version 5 emulator held: pending, connected and removed players, and a stopped lobby. */
   async function writeVersion5Rows(exec: Exec): Promise<void> {
-    // The columns a version 5 store had: none of the later steps' (version_id is version 13's).
-    const columns = (LOBBY_INSERT_COLUMNS.split(', ') as (keyof LobbyRow)[]).filter((c) => c !== 'version_id');
+    // The columns a version 5 store had: none of the later steps' (version_id is version 13's, idle_max and idle_ts 14's).
+    const later = new Set(['version_id', 'idle_max', 'idle_ts']);
+    const columns = (LOBBY_INSERT_COLUMNS.split(', ') as (keyof LobbyRow)[]).filter((c) => !later.has(c));
     for (const l of [running, stopped, onlyPending])
       await exec(`INSERT INTO lobbies (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`, columns.map((c) => l[c]));
     const player = (id: string, lobbyId: string, connectTs: number | null) =>
@@ -1148,7 +1191,9 @@ END;
     try {
       for (const name of triggers()) db.exec(`DROP TRIGGER ${name}`);
       db.exec(SQLITE_VERSION_5_TRIGGERS);
-      db.exec("ALTER TABLE lobbies DROP COLUMN version_id; UPDATE meta SET value = '6' WHERE key = 'schema_version'");
+      db.exec(`ALTER TABLE lobbies DROP COLUMN version_id; ALTER TABLE lobbies DROP COLUMN idle_max; ALTER TABLE lobbies DROP COLUMN idle_ts;
+               DROP INDEX players_source; CREATE INDEX players_pending_source ON players (source_ip) WHERE connect_ts IS NULL AND remove_ts IS NULL;
+               UPDATE meta SET value = '6' WHERE key = 'schema_version'`);
       await writeVersion5Rows(async (sql, values = []) => {
         const statement = db.prepare<unknown[], unknown>(sql);
         return /^\s*SELECT/i.test(sql) ? statement.all(...values) : (statement.run(...values), []);
@@ -1208,7 +1253,9 @@ describe('SQLite on this Node.js', () => {
     const db = openDatabase(file, { timeout: 5000 });
     db.exec(`DROP INDEX lobbies_owner; ALTER TABLE lobbies DROP COLUMN owner; ALTER TABLE lobbies DROP COLUMN owner_pid;
              ALTER TABLE lobbies DROP COLUMN owner_start; ALTER TABLE lobbies DROP COLUMN server_pid; ALTER TABLE lobbies DROP COLUMN server_start;
-             ALTER TABLE lobbies DROP COLUMN version_id; UPDATE meta SET value = '5' WHERE key = 'schema_version'`);
+             ALTER TABLE lobbies DROP COLUMN version_id; ALTER TABLE lobbies DROP COLUMN idle_max; ALTER TABLE lobbies DROP COLUMN idle_ts;
+             DROP INDEX players_source; CREATE INDEX players_pending_source ON players (source_ip) WHERE connect_ts IS NULL AND remove_ts IS NULL;
+             UPDATE meta SET value = '5' WHERE key = 'schema_version'`);
     db.close();
     const store = SqliteStore.open(file);
     try {
@@ -1235,7 +1282,10 @@ describe('SQLite on this Node.js', () => {
     db.exec(`CREATE TABLE old_logs (lobby_id TEXT NOT NULL, stream TEXT NOT NULL, ts INTEGER NOT NULL, line BLOB NOT NULL,
                PRIMARY KEY (lobby_id, stream, ts)) WITHOUT ROWID;
              INSERT INTO old_logs SELECT lobby_id, stream, ts, line FROM lobby_logs; DROP TABLE lobby_logs;
-             ALTER TABLE old_logs RENAME TO lobby_logs; ALTER TABLE lobbies DROP COLUMN version_id; UPDATE meta SET value = '8' WHERE key = 'schema_version'`);
+             ALTER TABLE old_logs RENAME TO lobby_logs; ALTER TABLE lobbies DROP COLUMN version_id; ALTER TABLE lobbies DROP COLUMN idle_max;
+             ALTER TABLE lobbies DROP COLUMN idle_ts; DROP INDEX players_source;
+             CREATE INDEX players_pending_source ON players (source_ip) WHERE connect_ts IS NULL AND remove_ts IS NULL;
+             UPDATE meta SET value = '8' WHERE key = 'schema_version'`);
     db.close();
     const store = SqliteStore.open(file);
     try {

@@ -73,7 +73,7 @@ async function fill(store: Store, g: GameRow, tag: string): Promise<void> {
       state: null,
       ready_deadline_ts: null,
       player_count: 1,
-      owner: null, owner_pid: null, owner_start: null, server_pid: null, server_start: null, version_id: VERSION_ID,
+      owner: null, owner_pid: null, owner_start: null, server_pid: null, server_start: null, version_id: VERSION_ID, idle_max: 0, idle_ts: null,
     },
     { player_id: randomUUID(), source_ip: '', registration_ms: 120_000, connected: true },
   );

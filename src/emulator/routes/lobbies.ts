@@ -55,7 +55,7 @@ function lobbyRequest(body: JsonObject): LobbyRequest {
   const maxPlayers = optInteger(body, 'max_players');
   const tags = tagsOf(body);
   checkCaptcha(body);
-  return { gameMode, regionId, maxPlayers, publicity, tags, lobbyConfig: body.lobby_config };
+  return { gameMode, regionId, maxPlayers, publicity, tags, lobbyConfig: body.lobby_config, verificationData: body.verification_data };
 }
 
 /** The shape of a find body; an empty game_modes is the service's first check, before auth. */
@@ -68,7 +68,7 @@ function findRequest(body: JsonObject): FindRequest {
   const tags = tagsOf(body);
   checkCaptcha(body);
   if (gameModes.length === 0) fail('MATCHMAKER_NO_GAME_MODE_PROVIDED');
-  return { gameModes, regionIds: regionIds?.length ? regionIds : undefined, preventAutoCreate, tags, maxPlayers };
+  return { gameModes, regionIds: regionIds?.length ? regionIds : undefined, preventAutoCreate, tags, maxPlayers, verificationData: body.verification_data };
 }
 
 /** The lobby's ports as the join answers give them (MatchmakerJoinPort). */
@@ -133,6 +133,12 @@ function limit(rc: RequestContext, counter: RateCounter): string {
   return address;
 }
 
+/** The client's User-Agent, as the verification call is told it. */
+function userAgent(rc: RequestContext): string | null {
+  const ua = rc.req.headers['user-agent'];
+  return typeof ua === 'string' ? ua : null;
+}
+
 /** The routes with nothing to answer send `{}`, as the server does (the spec says 204). */
 const EMPTY: Reply = { status: 200, json: {} };
 
@@ -140,7 +146,7 @@ export async function createLobby(rc: RequestContext): Promise<Reply> {
   const address = limit(rc, 'create');
   const { auth, config, matchmaking } = rc.services;
   const { mode, game } = await auth.namespace(authorization(rc), config.tokenless);
-  const seat = await matchmaking.create(game, mode, lobbyRequest(await readJson(rc)), address);
+  const seat = await matchmaking.create(game, mode, { ...lobbyRequest(await readJson(rc)), userAgent: userAgent(rc) }, address);
   return { status: 200, json: seatView(seat) };
 }
 
@@ -149,7 +155,7 @@ export async function findLobby(rc: RequestContext): Promise<Reply> {
   const request = findRequest(await readJson(rc));
   const { auth, config, matchmaking } = rc.services;
   const { mode, game } = await auth.namespace(authorization(rc), config.tokenless);
-  return { status: 200, json: seatView(await matchmaking.find(game, mode, request, address)) };
+  return { status: 200, json: seatView(await matchmaking.find(game, mode, { ...request, userAgent: userAgent(rc) }, address)) };
 }
 
 export async function joinLobby(rc: RequestContext): Promise<Reply> {
@@ -162,7 +168,8 @@ export async function joinLobby(rc: RequestContext): Promise<Reply> {
   // Not a UUID: no such lobby, as the service answers.
   if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(lobbyId) && mode !== 'dev')
     fail('MATCHMAKER_LOBBY_NOT_FOUND', { lobby_id: lobbyId });
-  return { status: 200, json: seatView(await matchmaking.joinById(game, mode, lobbyId.toLowerCase(), address)) };
+  const join = { verificationData: body.verification_data, userAgent: userAgent(rc) };
+  return { status: 200, json: seatView(await matchmaking.joinById(game, mode, lobbyId.toLowerCase(), address, join)) };
 }
 
 export async function listLobbies(rc: RequestContext): Promise<Reply> {

@@ -12,6 +12,7 @@ import type { Clock } from './clock.js';
 import { Games } from './games.js';
 import { Health } from './health.js';
 import { History } from './history.js';
+import { IdleLobbies } from './idle-lobbies.js';
 import { Lobbies } from './lobbies.js';
 import { LobbyCalls } from './lobby-calls.js';
 import { LobbyVersions } from './lobby-versions.js';
@@ -49,6 +50,7 @@ export interface Services {
   lobbies: Lobbies;
   lobbyCalls: LobbyCalls;
   matchmaking: Matchmaking;
+  idleLobbies: IdleLobbies;
   logs: LobbyLogs;
   rateLimits: RateLimits;
   statistics: Statistics;
@@ -63,8 +65,9 @@ export function createServices(deps: ServiceDeps): Services {
   const games = new Games(deps);
   const versions = new Versions(deps);
   const lobbyVersions = new LobbyVersions(deps);
-  const lobbies = new Lobbies({ ...deps, lobbyVersions });
-  const namespaces = new Namespaces({ ...deps, versions, afterDeploy: (ns, version) => lobbies.afterDeploy(ns, version) });
+  const idleLobbies = new IdleLobbies({ ...deps, lobbyVersions, warn: (message) => console.error(`[emulator] ${message}`) });
+  const lobbies = new Lobbies({ ...deps, lobbyVersions, idleLobbies });
+  const namespaces = new Namespaces({ ...deps, versions, afterDeploy: (game, version) => lobbies.afterDeploy(game, version) });
   return {
     config: deps.config,
     admin: new AdminGuard(deps.adminToken, deps.clock),
@@ -72,7 +75,8 @@ export function createServices(deps: ServiceDeps): Services {
     games,
     lobbies,
     lobbyCalls: new LobbyCalls({ ...deps, lobbyVersions }),
-    matchmaking: new Matchmaking({ ...deps, lobbyVersions }),
+    matchmaking: new Matchmaking({ ...deps, lobbyVersions, idleLobbies }),
+    idleLobbies,
     logs: deps.logs,
     rateLimits: new RateLimits(deps.config.rateLimits, deps.clock),
     statistics: new Statistics(deps),

@@ -5,6 +5,7 @@ import type { LobbyRow, Store } from '../stores/store.js';
 import type { LobbyServerRunner } from './capacity.js';
 import type { Clock } from './clock.js';
 import type { Game } from './games.js';
+import type { IdleLobbies } from './idle-lobbies.js';
 import { DEFAULT_MAX_PLAYERS } from './lobby-checks.js';
 import type { LobbyVersions } from './lobby-versions.js';
 import { NIL_UUID } from './matchmaking.js';
@@ -51,6 +52,7 @@ export interface LobbyDeps {
   /** What runs lobbies' servers, in readiness `run`: a stop stops its lobby's server, a lobby's metrics are its samples. */
   runner?: LobbyServerRunner;
   lobbyVersions: LobbyVersions;
+  idleLobbies?: IdleLobbies;
 }
 
 export class Lobbies {
@@ -119,12 +121,13 @@ export class Lobbies {
 
   /**
    * What a deploy of `versionId` to the game's namespace does to its lobbies (production's idle-lobby update, run
-   * after a deploy): the idle lobbies of older versions stop now; occupied ones run on and stop when they empty.
-   * (Keeping each game mode's idle lobbies between its min and max would go here; the emulator keeps none.)
+   * after a deploy): the idle lobbies of older versions stop now, occupied ones run on and stop when they empty; then
+   * each game mode's idle lobbies are brought between its min and max in every region of the game.
    */
-  async afterDeploy(namespaceId: string, versionId: string): Promise<void> {
-    const stopped = await this.deps.store.stopIdleOutdated(namespaceId, versionId, this.deps.clock.now());
+  async afterDeploy(game: Game, versionId: string): Promise<void> {
+    const stopped = await this.deps.store.stopIdleOutdated(game.namespaceId, versionId, this.deps.clock.now());
     for (const lobbyId of stopped) await this.runner?.stop(lobbyId);
+    await this.deps.idleLobbies?.update(game, game.regions.map((r) => r.id));
   }
 
   /** Stops a lobby of the game (the cloud API's delete): false when it had already stopped. */

@@ -6,6 +6,7 @@ import type { LobbyVersion } from './environment.js';
 import type { Game } from './games.js';
 import { VERSION_ID, stagingNamespaceId } from './ids.js';
 import { regionContext } from './regions.js';
+import { LOBBY_COUNT_MAX } from './namespaces.js';
 import { DEFAULT_TIER } from './tiers.js';
 import { readMatchmaker, type GameModeConfig, type JsonObject } from './version-config.js';
 import { seededVersion } from './versions.js';
@@ -17,6 +18,16 @@ export interface RunningVersion {
   /** The 0.0.1 every game starts with, whose lobbies behave as the emulator's always did. */
   seeded: boolean;
   gameModes: GameModeConfig[];
+}
+
+/** The namespace's current version, with its matchmaker config (mm-config) read in the same row. */
+export interface CurrentVersion {
+  namespaceName: string;
+  version: RunningVersion;
+  /** Every running lobby of the namespace counts against it (production's default 128). */
+  lobbyCountMax: number;
+  /** Players from one address not yet removed, at most; null: never set (production's default, 8). */
+  maxPlayersPerClient: number | null;
 }
 
 /** Parsed versions kept at most (a version never changes, so only the count needs a bound). */
@@ -31,11 +42,12 @@ export class LobbyVersions {
    * The namespace's current version and its name id: one read of the namespace's row each time, so a deploy
    * through any replica counts at once; the version itself parsed once.
    */
-  async current(game: Game): Promise<{ namespaceName: string; version: RunningVersion }> {
+  async current(game: Game): Promise<CurrentVersion> {
     const row = await this.deps.store.getNamespace(game.namespaceId);
     // The two every game starts with are rows only once something of them changed.
     const namespaceName = row?.name_id ?? (game.namespaceId === stagingNamespaceId(game.gameId) ? 'staging' : 'prod');
-    return { namespaceName, version: await this.version(game, row?.version_id ?? VERSION_ID) };
+    const limits = { lobbyCountMax: row?.lobby_count_max ?? LOBBY_COUNT_MAX, maxPlayersPerClient: row?.max_players_per_client ?? null };
+    return { namespaceName, version: await this.version(game, row?.version_id ?? VERSION_ID), ...limits };
   }
 
   /** A version of the game as its lobbies run it. */

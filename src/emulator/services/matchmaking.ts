@@ -12,16 +12,16 @@ import { checkAction, checkGameModes, checkLobbyConfig, checkMaxPlayers, checkTa
 import { describe, type LobbyVersions, type RunningVersion } from './lobby-versions.js';
 import { newLobbyPorts } from './ports.js';
 import { DEV_REGION, knownRegions, regionOf } from './regions.js';
+import type { IdleLobbies } from './idle-lobbies.js';
+import { verificationBody, verify, type VerificationRequest } from './verification.js';
 import type { GameModeConfig } from './version-config.js';
 import { signPlayerToken } from './tokens.js';
 
 export const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 /** Find and join answer once their lobby is ready, waiting at most this long (the service's request timeout). */
 export const FIND_TIMEOUT_MS = 50_000;
-/** Lobbies a namespace runs at most before find stops creating more. */
-export const MAX_LOBBIES = 128;
-/** Unconnected players from one address at most (with rate limits on). */
-export const MAX_UNCONNECTED_FROM_SOURCE = 8;
+/** Players from one address not yet removed, at most, in a namespace whose mm-config set none (production's default). */
+export const DEFAULT_MAX_PLAYERS_PER_CLIENT = 8;
 /**
  * A lobby whose server an emulator runs is handed out only while that emulator said its records were current
  * (every exit of its servers written) this recently: it says so every second (LobbyServers.sweep), and stops
@@ -40,6 +40,9 @@ export interface LobbyRequest {
   publicity: 'public' | 'private' | undefined;
   tags: Record<string, string>;
   lobbyConfig: unknown;
+  /** What the version's verification call is given (verification_data), and the client's User-Agent. */
+  verificationData?: unknown;
+  userAgent?: string | null;
 }
 
 /** A find as the client asked for it, its shape already checked (game_modes not empty). */
@@ -49,6 +52,14 @@ export interface FindRequest {
   preventAutoCreate: boolean;
   tags: Record<string, string>;
   maxPlayers: number | undefined;
+  verificationData?: unknown;
+  userAgent?: string | null;
+}
+
+/** What a join by id gives its verification call beside the lobby. */
+export interface JoinRequest {
+  verificationData?: unknown;
+  userAgent?: string | null;
 }
 
 /** A player in a lobby: the answer to a create, find or join. */
@@ -76,8 +87,13 @@ export interface MatchmakingDeps {
   lobbyVersions: LobbyVersions;
 }
 
+/** What find, join and create are given beside: the idle update they start. */
+export interface MatchmakingServices extends MatchmakingDeps {
+  idleLobbies?: IdleLobbies;
+}
+
 /** What a new lobby is made of, beside what the config and the runner give every lobby. */
-interface NewLobby {
+export interface NewLobby {
   version: RunningVersion;
   gameMode: GameModeConfig;
   region: { id: string; name: string };
@@ -89,7 +105,7 @@ interface NewLobby {
 }
 
 export class Matchmaking {
-  constructor(private readonly deps: MatchmakingDeps) {}
+  constructor(private readonly deps: MatchmakingServices) {}
 
   /**
    * Checks in the production order (game mode, tags, max players, region) against the game's own game modes and
@@ -97,7 +113,7 @@ export class Matchmaking {
    */
   async create(game: Game, mode: 'public' | 'dev', request: LobbyRequest, sourceIp: string): Promise<LobbySeat> {
     const now = this.deps.clock.now();
-    const { namespaceName, version } = await this.deps.lobbyVersions.current(game);
+    const { namespaceName, version, lobbyCountMax, maxPlayersPerClient } = await this.deps.lobbyVersions.current(game);
     const gameModes = checkGameModes(version, [request.gameMode]);
     const gameMode = gameModes[0]!;
     checkTags(request.tags, gameModes);
@@ -106,17 +122,28 @@ export class Matchmaking {
     const publicity = request.publicity ?? defaultPublicity(gameMode);
     checkAction('create', gameModes, publicity);
     checkLobbyConfig(request.lobbyConfig);
+    if (mode !== 'dev')
+      await this.verify(game, 'create', gameModes, sourceIp, request, { lobby: null, lobbyConfig: request.lobbyConfig, tags: request.tags, dynamicMaxPlayers: request.maxPlayers ?? null });
     const region = regionOf(game, request.regionId ?? gameMode.regions.find((r) => r.known)?.nameId);
     // Production never answers for a region the game mode lacks (its create waits on a lobby never made): this says so.
     if (!gameMode.regions.some((r) => r.nameId === region.id)) regionNotInGameMode(region.id, gameMode);
     if (mode === 'dev') return this.devSeat(game);
-    const lobby = await this.newLobby(game, now, { ...request, version, gameMode, publicity, region, autoCreated: false });
+    await this.deps.idleLobbies?.ensure(game);
+    const { store } = this.deps;
+    const limit = this.sourceLimit(maxPlayersPerClient);
+    // Production's per-client check comes before the lobby is made (its create adds the creator as a find would).
+    if (limit !== null && (await store.playersFromSource(game.namespaceId, sourceIp, now)) >= limit) tooManyFromSource(limit);
+    const lobby = await newLobbyRow(this.deps, game, now, { ...request, version, gameMode, publicity, region, autoCreated: false });
     const player = this.newPlayer(sourceIp);
+    let inserted = false;
     const placed = await startInPlace(this.deps.runner, game, async () => {
-      await this.deps.store.insertLobby(lobby, player);
-      return lobby;
+      // A custom lobby counts against lobby_count_max with every running lobby, itself included: up to max.
+      inserted = await store.insertLobby(lobby, player, lobbyCountMax);
+      return inserted ? lobby : null;
     }, (l) => describe(version, namespaceName, l));
     if (!placed) noPlace(this.deps.config.maxRunningLobbies);
+    if (!inserted) tooManyLobbies(lobbyCountMax);
+    this.deps.idleLobbies?.schedule(game, region.id);
     return this.seat(lobby, player.player_id, now);
   }
 
@@ -127,7 +154,7 @@ export class Matchmaking {
   async find(game: Game, mode: 'public' | 'dev', request: FindRequest, sourceIp: string): Promise<LobbySeat> {
     const { config, store } = this.deps;
     const now = this.deps.clock.now();
-    const { namespaceName, version } = await this.deps.lobbyVersions.current(game);
+    const { namespaceName, version, lobbyCountMax, maxPlayersPerClient } = await this.deps.lobbyVersions.current(game);
     const gameModes = checkGameModes(version, request.gameModes);
     checkTags(request.tags, gameModes);
     checkMaxPlayers(request.maxPlayers, gameModes, version);
@@ -144,6 +171,9 @@ export class Matchmaking {
     // Only the game mode a lobby would be made of, unless none may be (production's).
     checkAction('find', request.preventAutoCreate ? gameModes : [autoMode]);
     if (mode === 'dev') return this.devSeat(game);
+    const verified = { lobby: null, lobbyConfig: undefined, tags: request.tags, dynamicMaxPlayers: request.maxPlayers ?? null };
+    await this.verify(game, 'find', request.preventAutoCreate ? gameModes : [autoMode], sourceIp, request, verified);
+    await this.deps.idleLobbies?.ensure(game);
     const player = this.newPlayer(sourceIp);
     const query = {
       namespace_id: game.namespaceId,
@@ -152,8 +182,9 @@ export class Matchmaking {
       region_ids: regions.map((r) => r.id),
       tags: request.tags,
       now,
-      source_limit: config.rateLimits ? MAX_UNCONNECTED_FROM_SOURCE : null,
-      max_lobbies: MAX_LOBBIES,
+      source_limit: this.sourceLimit(maxPlayersPerClient),
+      // The lobby a find would make is counted before the check (production's): finds make up to max - 1.
+      max_lobbies: lobbyCountMax - 1,
       served_since: now - SERVED_WITHIN_MS,
     };
     // A lobby to create (its port taken from the system) only once the search found none: the store searches
@@ -161,7 +192,7 @@ export class Matchmaking {
     let outcome = await store.findLobby(query, player, null);
     if (outcome.kind === 'none' && !request.preventAutoCreate) {
       const placed = await startInPlace(this.deps.runner, game, async () => {
-        const create = await this.newLobby(game, now, {
+        const create = await newLobbyRow(this.deps, game, now, {
           version,
           gameMode: autoMode,
           region: autoRegion,
@@ -182,26 +213,33 @@ export class Matchmaking {
       }
     }
     if (outcome.kind === 'none') fail('MATCHMAKER_NO_AVAILABLE_LOBBIES');
-    if (outcome.kind === 'too_many_lobbies') fail('MATCHMAKER_TOO_MANY_LOBBIES', { reason: `this namespace runs ${MAX_LOBBIES} already.` });
-    if (outcome.kind === 'too_many_from_source') tooManyFromSource();
+    if (outcome.kind === 'too_many_lobbies') tooManyLobbies(lobbyCountMax);
+    if (outcome.kind === 'too_many_from_source') tooManyFromSource(query.source_limit!);
+    this.deps.idleLobbies?.schedule(game, outcome.lobby.region_id);
     const lobby = await this.untilReady(outcome.lobby, now + FIND_TIMEOUT_MS);
     return this.seat(lobby, player.player_id, this.deps.clock.now());
   }
 
   /** Join a lobby of the namespace by id (closed ones too), answered once it is ready. */
-  async joinById(game: Game, mode: 'public' | 'dev', lobbyId: string, sourceIp: string): Promise<LobbySeat> {
+  async joinById(game: Game, mode: 'public' | 'dev', lobbyId: string, sourceIp: string, request: JoinRequest = {}): Promise<LobbySeat> {
     if (mode === 'dev') return this.devSeat(game);
-    const { config, store } = this.deps;
+    const { store } = this.deps;
     const now = this.deps.clock.now();
     const notFound = (): never => fail('MATCHMAKER_LOBBY_NOT_FOUND', { lobby_id: lobbyId });
     const known = await store.getLobby(lobbyId);
     if (known === undefined || known.namespace_id !== game.namespaceId) return notFound();
     // The lobby's own version's join config, however old it is.
     const version = await this.deps.lobbyVersions.version(game, known.version_id);
-    checkAction('join', version.gameModes.filter((m) => m.nameId === known.game_mode));
+    const joinModes = version.gameModes.filter((m) => m.nameId === known.game_mode);
+    checkAction('join', joinModes);
+    await this.verify(game, 'join', joinModes, sourceIp, request, { lobby: known, lobbyConfig: undefined, tags: {}, dynamicMaxPlayers: null });
+    const { maxPlayersPerClient } = await this.deps.lobbyVersions.current(game);
     const player = this.newPlayer(sourceIp);
-    const outcome = await store.joinLobby(lobbyId, player, now, config.rateLimits ? MAX_UNCONNECTED_FROM_SOURCE : null);
-    const lobby = await this.untilReady(joined(outcome, lobbyId, notFound).lobby, now + FIND_TIMEOUT_MS);
+    const sourceLimit = this.sourceLimit(maxPlayersPerClient);
+    const outcome = await store.joinLobby(lobbyId, player, now, sourceLimit);
+    const entered = joined(outcome, lobbyId, notFound, sourceLimit).lobby;
+    this.deps.idleLobbies?.schedule(game, entered.region_id);
+    const lobby = await this.untilReady(entered, now + FIND_TIMEOUT_MS);
     return this.seat(lobby, player.player_id, this.deps.clock.now());
   }
 
@@ -211,7 +249,7 @@ export class Matchmaking {
     // A player whose client found the lobby and whose server admitted it: connected at once.
     const player: NewPlayer = { ...this.newPlayer(''), connected: true };
     const outcome = await this.deps.store.joinLobby(lobbyId, player, now, null);
-    const { lobby, players } = joined(outcome, lobbyId, () => fail('API_NOT_FOUND', { what: `Lobby ${lobbyId}` }));
+    const { lobby, players } = joined(outcome, lobbyId, () => fail('API_NOT_FOUND', { what: `Lobby ${lobbyId}` }), null);
     const playerToken = this.playerToken(player.player_id, lobbyId, lobby.namespace_id, now);
     return { lobbyId, playerToken, players, maxPlayers: lobby.max_players };
   }
@@ -250,48 +288,33 @@ export class Matchmaking {
     return { player_id: randomUUID(), source_ip: sourceIp, registration_ms: this.deps.config.registrationWindowMs, connected: false };
   }
 
-  private async newLobby(game: Game, now: number, l: NewLobby): Promise<LobbyRow> {
-    const { config, runner } = this.deps;
-    const lobbyId = randomUUID();
-    // A server this emulator runs starts now (its lines and its exit count from here, however short its life).
-    const startTs = runner === undefined ? now + config.startDelayMs : now;
-    // A lobby whose server calls ready: started by hand (manual) or by the emulator (run).
-    const manual = config.readiness !== 'delay';
-    const readyTs = manual ? NOT_READY : startTs + config.readyDelayMs;
-    const idle = config.idleLifetimeMs > 0 ? config.idleLifetimeMs : null;
-    const ports = await newLobbyPorts(lobbyId, this.deps.lobbyVersions.portSettings(l.gameMode));
-    return {
-      lobby_id: lobbyId,
-      namespace_id: game.namespaceId,
-      version_id: l.version.versionId,
-      game_mode: l.gameMode.nameId,
-      region_id: l.region.id,
-      region_name: l.region.name,
-      // Find and join count against the game mode's normal count (or the find's or create's own).
-      max_players: l.maxPlayers ?? l.gameMode.maxPlayers,
-      publicity: l.publicity,
-      tags: JSON.stringify(l.tags),
-      lobby_config: l.lobbyConfig === undefined ? null : JSON.stringify(l.lobbyConfig),
-      create_ts: now,
-      start_ts: startTs,
-      ready_ts: readyTs,
-      stop_ts: null,
-      exit_code: null,
-      failed: null,
-      idle_lifetime_ms: idle,
-      idle_stop_ts: idle === null || manual ? null : readyTs + idle,
-      ports: JSON.stringify(ports),
-      auto_created: l.autoCreated ? 1 : 0,
-      is_closed: 0,
-      state: null,
-      ready_deadline_ts: manual ? now + config.readyWindowMs : null,
-      player_count: 1,
-      owner: runner?.owner.replica ?? null,
-      owner_pid: runner?.owner.pid ?? null,
-      owner_start: runner?.owner.start ?? null,
-      server_pid: null,
-      server_start: null,
-    };
+  /**
+   * The verification call of each game mode's action, where its version configures one (production's order: each
+   * listed game mode in turn); a create's creator then joins without the join's call.
+   */
+  private async verify(
+    game: Game,
+    action: 'find' | 'join' | 'create',
+    gameModes: GameModeConfig[],
+    clientIp: string,
+    request: JoinRequest,
+    what: Pick<VerificationRequest, 'lobby' | 'lobbyConfig' | 'tags' | 'dynamicMaxPlayers'>,
+  ): Promise<void> {
+    const kind = ({ find: 'Find', join: 'Join', create: 'Create' } as const)[action];
+    for (const gm of gameModes) {
+      const config = gm.actions?.[action]?.verification;
+      if (config === null || config === undefined) continue;
+      const body = verificationBody({ ...what, kind, namespaceId: game.namespaceId, gameMode: gm.nameId, verificationData: request.verificationData, clientIp, userAgent: request.userAgent ?? null });
+      await verify([config], body, { allowLoopback: this.deps.config.verificationLoopback });
+    }
+  }
+
+  /**
+   * The per-client bound of the namespace: its mm-config's where set, always; else production's default of 8 where
+   * rate limits are on (off, as a local emulator runs by default, every client is 127.0.0.1: no bound).
+   */
+  private sourceLimit(maxPlayersPerClient: number | null): number | null {
+    return maxPlayersPerClient ?? (this.deps.config.rateLimits ? DEFAULT_MAX_PLAYERS_PER_CLIENT : null);
   }
 
   /** A player's token, bound to its lobby; a development token's mock player is labelled `dev_player`. */
@@ -312,11 +335,11 @@ export class Matchmaking {
 }
 
 /** The lobby a join put its player in, or the service's answer why not (`notFound`: for a lobby it does not know). */
-function joined(outcome: JoinOutcome, lobbyId: string, notFound: () => never): { lobby: LobbyRow; players: number } {
+function joined(outcome: JoinOutcome, lobbyId: string, notFound: () => never, sourceLimit: number | null): { lobby: LobbyRow; players: number } {
   if (outcome.kind === 'not_found') notFound();
   if (outcome.kind === 'stopped') fail('MATCHMAKER_LOBBY_STOPPED', { lobby_id: lobbyId });
   if (outcome.kind === 'full') fail('MATCHMAKER_LOBBY_FULL', { lobby_id: lobbyId, max: outcome.lobby.max_players });
-  if (outcome.kind === 'too_many_from_source') tooManyFromSource();
+  if (outcome.kind === 'too_many_from_source') tooManyFromSource(sourceLimit ?? 0);
   return outcome;
 }
 
@@ -325,6 +348,58 @@ function regionNotInGameMode(regionId: string, gameMode: GameModeConfig): never 
   fail('MATCHMAKER_REGION_NOT_FOUND', { region: regionId, known: `${nameList(known)} for game mode ${gameMode.nameId}` });
 }
 
-function tooManyFromSource(): never {
-  fail('MATCHMAKER_TOO_MANY_PLAYERS_FROM_SOURCE', { max: MAX_UNCONNECTED_FROM_SOURCE });
+function tooManyFromSource(max: number): never {
+  fail('MATCHMAKER_TOO_MANY_PLAYERS_FROM_SOURCE', { max });
+}
+
+function tooManyLobbies(max: number): never {
+  fail('MATCHMAKER_TOO_MANY_LOBBIES', { reason: `this namespace runs ${max} at most (its lobby_count_max).` });
+}
+
+/** A new lobby's row (not yet written): what find, create and the idle update make. */
+export async function newLobbyRow(deps: MatchmakingDeps, game: Game, now: number, l: NewLobby): Promise<LobbyRow> {
+  const { config, runner } = deps;
+  const lobbyId = randomUUID();
+  // A server this emulator runs starts now (its lines and its exit count from here, however short its life).
+  const startTs = runner === undefined ? now + config.startDelayMs : now;
+  // A lobby whose server calls ready: started by hand (manual) or by the emulator (run).
+  const manual = config.readiness !== 'delay';
+  const readyTs = manual ? NOT_READY : startTs + config.readyDelayMs;
+  const idle = config.idleLifetimeMs > 0 ? config.idleLifetimeMs : null;
+  const ports = await newLobbyPorts(lobbyId, deps.lobbyVersions.portSettings(l.gameMode));
+  return {
+    lobby_id: lobbyId,
+    namespace_id: game.namespaceId,
+    version_id: l.version.versionId,
+    game_mode: l.gameMode.nameId,
+    region_id: l.region.id,
+    region_name: l.region.name,
+    // Find and join count against the game mode's normal count (or the find's or create's own).
+    max_players: l.maxPlayers ?? l.gameMode.maxPlayers,
+    publicity: l.publicity,
+    tags: JSON.stringify(l.tags),
+    lobby_config: l.lobbyConfig === undefined ? null : JSON.stringify(l.lobbyConfig),
+    create_ts: now,
+    start_ts: startTs,
+    ready_ts: readyTs,
+    stop_ts: null,
+    exit_code: null,
+    failed: null,
+    idle_lifetime_ms: idle,
+    idle_stop_ts: idle === null || manual ? null : readyTs + idle,
+    ports: JSON.stringify(ports),
+    auto_created: l.autoCreated ? 1 : 0,
+    is_closed: 0,
+    state: null,
+    ready_deadline_ts: manual ? now + config.readyWindowMs : null,
+    player_count: 1,
+    owner: runner?.owner.replica ?? null,
+    owner_pid: runner?.owner.pid ?? null,
+    owner_start: runner?.owner.start ?? null,
+    server_pid: null,
+    server_start: null,
+    // Its version's idle lobbies of the game mode in the region: it stays up idle when emptied while fewer are.
+    idle_max: l.gameMode.regions.find((r) => r.nameId === l.region.id)?.idleLobbies.max ?? 0,
+    idle_ts: null,
+  };
 }

@@ -34,7 +34,7 @@ export interface NamespacesDeps {
   clock: Clock;
   versions: Versions;
   /** What a deploy does to the namespace's lobbies, once it is written (Lobbies.afterDeploy). */
-  afterDeploy?: (namespaceId: string, versionId: string) => Promise<void>;
+  afterDeploy?: (game: Game, versionId: string) => Promise<void>;
 }
 
 
@@ -155,7 +155,8 @@ export class Namespaces {
     await this.version(game, versionId);
     if (ns.versionId === versionId) return false;
     const deployed = await this.deps.store.deployVersion(toRow({ ...ns, versionId }), this.deps.clock.now());
-    if (deployed) await this.deps.afterDeploy?.(namespaceId, versionId);
+    // The game as seen from the namespace deployed to (its lobbies, its version).
+    if (deployed) await this.deps.afterDeploy?.({ ...game, namespaceId }, versionId);
     return deployed;
   }
 

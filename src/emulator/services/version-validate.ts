@@ -2,6 +2,7 @@
 // config read as production reads it (version-config.ts), each a path of strings, in the order it finds them.
 import { object, readMatchmaker, type CaptchaConfig, type DockerConfig, type GameModeConfig, type JsonObject, type Protocol, type VerificationConfig } from './version-config.js';
 import { tierNamed } from './tiers.js';
+import { globallyRoutable, isIpHost } from './verification.js';
 
 /** The variables production gives every lobby: a version's env may not set them. */
 const DEFAULT_ENV_KEYS = new Set([
@@ -39,6 +40,8 @@ export interface VersionContext {
   regions: readonly string[];
   /** Every region a version may name (the game's and production's); default the game's. */
   known?: readonly string[];
+  /** A verification URL may name a loopback or private address (the emulator's verificationLoopback). */
+  loopbackVerification?: boolean;
   /** Its versions' display names. */
   displayNames: readonly string[];
 }
@@ -80,7 +83,7 @@ export function validateVersion(displayName: string, config: JsonObject, ctx: Ve
   if (mm.captcha) errors.push(...captchaErrors(mm.captcha));
   if (mm.gameModes.length === 0) errors.push(['config', 'matchmaker', 'game-modes-meta', 'too-few']);
   else if (mm.gameModes.length > 32) errors.push(['config', 'matchmaker', 'game-modes-meta', 'too-many']);
-  for (const gm of mm.gameModes.slice(0, 32)) errors.push(...gameModeErrors(gm).map((p) => ['config', 'matchmaker', 'game-modes', `*${gm.nameId}*`, ...p]));
+  for (const gm of mm.gameModes.slice(0, 32)) errors.push(...gameModeErrors(gm, ctx.loopbackVerification === true).map((p) => ['config', 'matchmaker', 'game-modes', `*${gm.nameId}*`, ...p]));
   return errors;
 }
 
@@ -107,7 +110,7 @@ function captchaErrors(c: CaptchaConfig): ValidationPath[] {
 }
 
 /** One game mode's errors, each path below `config.matchmaker.game-modes.*<name>*`. */
-function gameModeErrors(gm: GameModeConfig): ValidationPath[] {
+function gameModeErrors(gm: GameModeConfig, loopback: boolean): ValidationPath[] {
   const errors: ValidationPath[] = [];
   if (!gameModeName(gm.nameId)) errors.push(['name-id-invalid']);
   for (const [field, n] of [['max-players-normal', gm.maxPlayers], ['max-players-direct', gm.maxPlayersDirect], ['max-players-party', gm.maxPlayersParty]] as const) {
@@ -129,7 +132,7 @@ function gameModeErrors(gm: GameModeConfig): ValidationPath[] {
   else errors.push(['no-runtime']);
   for (const [action, cfg] of [['find-config', gm.actions?.find], ['join-config', gm.actions?.join], ['join-config', gm.actions?.create]] as const) {
     // (server) a create block's errors are said under join-config, as production says them.
-    if (cfg?.verification) errors.push(...verificationErrors(cfg.verification).map((p) => [action, 'verification-config', ...p]));
+    if (cfg?.verification) errors.push(...verificationErrors(cfg.verification, loopback).map((p) => [action, 'verification-config', ...p]));
   }
   return errors;
 }
@@ -192,7 +195,7 @@ function dockerErrors(d: DockerConfig): ValidationPath[] {
 }
 
 /** A verification call's URL and headers, checked as production checks them before it calls the URL. */
-function verificationErrors(v: VerificationConfig): ValidationPath[] {
+function verificationErrors(v: VerificationConfig, loopback: boolean): ValidationPath[] {
   const errors: ValidationPath[] = [];
   let url: URL | undefined;
   try {
@@ -202,8 +205,8 @@ function verificationErrors(v: VerificationConfig): ValidationPath[] {
   }
   if (url === undefined || url.hostname === '') errors.push(['url', 'no-host']);
   else if (url.protocol !== 'http:' && url.protocol !== 'https:') errors.push(['url', 'invalid-scheme']);
-  else if (isIpHost(url.hostname) && !globallyRoutable(url.hostname)) errors.push(['url', 'invalid-ip']);
-  else if (url.hostname.endsWith('.local')) errors.push(['url', 'invalid']);
+  else if (!loopback && isIpHost(url.hostname) && !globallyRoutable(url.hostname)) errors.push(['url', 'invalid-ip']);
+  else if (!loopback && url.hostname.endsWith('.local')) errors.push(['url', 'invalid']);
   const headers = Object.entries(v.headers);
   if (headers.length > 32) errors.push(['headers-meta', 'too-many']);
   for (const [name, value] of headers.slice(0, 32)) {
@@ -212,16 +215,4 @@ function verificationErrors(v: VerificationConfig): ValidationPath[] {
     else if (/[\x00-\x08\x0a-\x1f\x7f]/.test(value)) errors.push(['headers', `*${name}*`, 'invalid-value']);
   }
   return errors;
-}
-
-const isIpHost = (host: string): boolean => /^\d+\.\d+\.\d+\.\d+$/.test(host) || host.startsWith('[');
-
-/** Whether an IP address is one the public internet routes: not loopback, private, link-local, shared or reserved. */
-function globallyRoutable(host: string): boolean {
-  if (host.startsWith('[')) {
-    const h = host.slice(1, -1).toLowerCase();
-    return !(h === '::' || h === '::1' || /^f[cd]/.test(h) || /^fe[89ab]/.test(h) || h.startsWith('::ffff:') || h.startsWith('2001:db8'));
-  }
-  const [a, b] = host.split('.').map(Number) as [number, number];
-  return !(a === 0 || a === 10 || a === 127 || (a === 100 && b >= 64 && b < 128) || (a === 169 && b === 254) || (a === 172 && b >= 16 && b < 32) || (a === 192 && b === 168) || (a === 198 && (b === 18 || b === 19)) || a >= 224);
 }

@@ -13,6 +13,7 @@ import { validateVersion, type ValidationPath } from './version-validate.js';
 export interface VersionsDeps {
   store: Store;
   clock: Clock;
+  config?: { verificationLoopback: boolean };
 }
 
 /** A version as the game lists it. */
@@ -30,7 +31,7 @@ export class Versions {
   /** What production's validation finds in a version (none: valid); the builds it names are not looked at. */
   async validate(game: Game, displayName: string, config: JsonObject): Promise<ValidationPath[]> {
     const names = (await this.list(game)).map((v) => v.display_name);
-    return validateVersion(displayName, config, { ...regionContext(game), displayNames: names });
+    return validateVersion(displayName, config, { ...regionContext(game), displayNames: names, loopbackVerification: this.deps.config?.verificationLoopback });
   }
 
   /**

@@ -639,6 +639,23 @@ CREATE TABLE IF NOT EXISTS namespace_versions (
     sqlite: `ALTER TABLE lobbies ADD COLUMN version_id TEXT NOT NULL DEFAULT 'f2cd7525-490e-592c-8d39-7c4711c09058';`,
     postgres: `ALTER TABLE lobbies ADD COLUMN IF NOT EXISTS version_id text NOT NULL DEFAULT 'f2cd7525-490e-592c-8d39-7c4711c09058';`,
   },
+  // Version 14: idle lobbies (SERVICE-FACTS "Versions…" §3): how many idle lobbies a lobby's version keeps of its game
+  // mode in its region (0, as every lobby before: an emptied lobby stops), and since when a lobby has held no player.
+  // The per-client bound counts a source's players not yet removed, connected ones too (§6), as production does.
+  {
+    sqlite: `
+ALTER TABLE lobbies ADD COLUMN idle_max INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE lobbies ADD COLUMN idle_ts INTEGER;
+DROP INDEX IF EXISTS players_pending_source;
+CREATE INDEX IF NOT EXISTS players_source ON players (source_ip) WHERE remove_ts IS NULL;
+`,
+    postgres: `
+ALTER TABLE lobbies ADD COLUMN IF NOT EXISTS idle_max integer NOT NULL DEFAULT 0;
+ALTER TABLE lobbies ADD COLUMN IF NOT EXISTS idle_ts bigint;
+DROP INDEX IF EXISTS players_pending_source;
+CREATE INDEX IF NOT EXISTS players_source ON players (source_ip) WHERE remove_ts IS NULL;
+`,
+  },
 ];
 
 /** The schema version this code writes and reads, on either engine. */

@@ -3,7 +3,7 @@
 // driver (sqlite.ts, postgres.ts), which keeps its own transactions and locking and the few pieces of SQL that differ.
 import { DummyDriver, Kysely, sql, type Compilable, type DialectAdapter, type Expression, type QueryCompiler, type RawBuilder } from 'kysely';
 import type { DatabaseIntrospector, SelectQueryBuilder, SqlBool } from 'kysely';
-import type { BuildObject, BuildRow, ConnectOutcome, FindOutcome, FindQuery, GameObjects, GameRow, JoinOutcome, LobbyRow, ListedLobby } from './store.js';
+import type { BuildObject, BuildRow, ConnectOutcome, FindOutcome, FindQuery, GameObjects, GameRow, IdleInsert, IdleKey, JoinOutcome, LobbyRow, ListedLobby } from './store.js';
 import type { LocalObjectIndex, LogBounds, LogLine, LogStream, LogStreamState, NewPlayer, NewUpload, PartRow, PlayerCountRow } from './store.js';
 import type { NamespaceRow, NamespaceVersionRow, PlayerRow, PurgedGame, Store, UploadRow, VersionRow } from './store.js';
 import { LOBBY_INSERT_COLUMNS, LOG_BOUNDS, MAX_LOG_LINE_BYTES, NOT_READY, TRIM_PAGE, nextLogTs, trimLogs } from './store.js';
@@ -153,7 +153,9 @@ const INSERT_PLAYER = query<PlayerValues>()((db, p) =>
   }),
 );
 const ENTER_LOBBY = query<{ id: string; idle: number | null }>()((db, p) =>
-  db.updateTable('lobbies').set((eb) => ({ player_count: eb('player_count', '+', 1), idle_stop_ts: eb.fn.coalesce(eb.val(p.idle), 'idle_stop_ts') })).where('lobby_id', '=', p.id),
+  db.updateTable('lobbies')
+    .set((eb) => ({ player_count: eb('player_count', '+', 1), idle_stop_ts: eb.fn.coalesce(eb.val(p.idle), 'idle_stop_ts'), idle_ts: null }))
+    .where('lobby_id', '=', p.id),
 );
 const LEAVE_LOBBY = query<{ id: string; n: number }>()((db, p) =>
   db.updateTable('lobbies').set((eb) => ({ player_count: eb('player_count', '-', p.n) })).where('lobby_id', '=', p.id),
@@ -161,14 +163,36 @@ const LEAVE_LOBBY = query<{ id: string; n: number }>()((db, p) =>
 const STOP_IF_EMPTY = query<{ id: string; now: number }>()((db, p) =>
   db.updateTable('lobbies').set({ stop_ts: p.now, exit_code: 0, failed: 0 }).where('lobby_id', '=', p.id).where('stop_ts', 'is', null).where('player_count', '<=', 0),
 );
-const PENDING_FROM_SOURCE = query<{ ip: string; ns: string }>()((db, p) =>
-  db.selectFrom('players as players_pending_source').innerJoin('lobbies as l', 'l.lobby_id', 'players_pending_source.lobby_id')
+// Production's per-client count: the source's players of the namespace not yet removed, pending or connected.
+const PLAYERS_FROM_SOURCE = query<{ ip: string; ns: string }>()((db, p) =>
+  db.selectFrom('players as players_source').innerJoin('lobbies as l', 'l.lobby_id', 'players_source.lobby_id')
     .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('players_pending_source.source_ip', '=', p.ip).where('players_pending_source.connect_ts', 'is', null)
-    .where('players_pending_source.remove_ts', 'is', null).where('l.namespace_id', '=', p.ns).where('l.stop_ts', 'is', null),
+    .where('players_source.source_ip', '=', p.ip)
+    .where('players_source.remove_ts', 'is', null).where('l.namespace_id', '=', p.ns).where('l.stop_ts', 'is', null),
 );
 const RUNNING_LOBBIES = query<{ ns: string }>()((db, p) =>
   db.selectFrom('lobbies as lobbies_running').select((eb) => eb.fn.countAll<number>().as('n')).where('namespace_id', '=', p.ns).where('stop_ts', 'is', null),
+);
+
+// A lobby its last player left stops, unless its version keeps idle lobbies of its game mode in its region.
+const STOP_EMPTIED = query<{ id: string; now: number }>()((db, p) =>
+  db.updateTable('lobbies').set({ stop_ts: p.now, exit_code: 0, failed: 0 }).where('lobby_id', '=', p.id).where('stop_ts', 'is', null)
+    .where('player_count', '<=', 0).where('idle_max', '<=', 0),
+);
+// Else it is idle from now (an idle one keeps the time it became so).
+const MARK_IDLE = query<{ id: string; now: number }>()((db, p) =>
+  db.updateTable('lobbies').set({ idle_ts: p.now }).where('lobby_id', '=', p.id).where('stop_ts', 'is', null).where('player_count', '<=', 0).where('idle_ts', 'is', null),
+);
+// The idle lobbies of a key, longest idle first.
+const IDLE_OF = query<IdleKey>()((db, p, d) =>
+  db.selectFrom('lobbies as lobbies_running').select('lobby_id')
+    .where('namespace_id', '=', p.namespace_id).where('version_id', '=', p.version_id).where('game_mode', '=', p.game_mode).where('region_id', '=', p.region_id)
+    .where('stop_ts', 'is', null).where('player_count', '<=', 0)
+    .orderBy((eb) => eb.fn.coalesce('idle_ts', 'create_ts')).orderBy('create_ts').orderBy(d.binary('lobby_id')),
+);
+// What a deploy does to the occupied lobbies of older versions: they stop once they empty.
+const KEEP_NO_IDLE = query<{ ns: string; version: string }>()((db, p) =>
+  db.updateTable('lobbies').set({ idle_max: 0 }).where('namespace_id', '=', p.ns).where('stop_ts', 'is', null).where('version_id', '<>', p.version).where('idle_max', '>', 0),
 );
 
 // A deploy's outdated idle lobbies: running, empty, of another version.
@@ -478,6 +502,8 @@ const find = (one: boolean) =>
 const FIND_ONE = find(true);
 const FIND_ANY = find(false);
 
+const idleKey = (k: IdleKey): IdleKey => ({ namespace_id: k.namespace_id, version_id: k.version_id, game_mode: k.game_mode, region_id: k.region_id });
+
 async function first<P extends object, R>(c: Connection, q: Query<P, R>, args: P): Promise<R | undefined> {
   return (await c.all(q, args))[0];
 }
@@ -559,8 +585,59 @@ export class SqlStore implements Store, LocalObjectIndex {
     }
     for (const [id, { n, last }] of gone) {
       await c.run(LEAVE_LOBBY, { id, n });
-      await c.run(STOP_IF_EMPTY, { id, now: last });
+      await this.emptied(c, id, last);
     }
+  }
+
+  /**
+   * A lobby that may have lost its last player: it stops, or (its version keeping idle lobbies) stays up idle and the
+   * longest-idle of its key beyond its idle_max stop. Not under the namespace's find lock (expiries of any namespace
+   * run in any transaction): a race may leave one idle lobby too many, which the next idle update stops.
+   */
+  private async emptied(c: Connection, lobbyId: string, now: number): Promise<void> {
+    if ((await c.run(STOP_EMPTIED, { id: lobbyId, now })) === 1) return;
+    if ((await c.run(MARK_IDLE, { id: lobbyId, now })) === 0) return;
+    const lobby = (await first(c, GET_LOBBY, { id: lobbyId }))!;
+    await this.trim(c, lobby, lobby.idle_max, now);
+  }
+
+  /** Stops the longest-idle lobbies of the key beyond `max`, each by the conditional stop (a join may take one). */
+  private async trim(c: Connection, key: IdleKey, max: number, now: number): Promise<string[]> {
+    const idle = await c.all(IDLE_OF, idleKey(key));
+    const stopped: string[] = [];
+    for (const { lobby_id } of idle.slice(0, Math.max(0, idle.length - max)))
+      if ((await c.run(STOP_IF_EMPTY, { id: lobby_id, now })) === 1) stopped.push(lobby_id);
+    return stopped;
+  }
+
+  async playersFromSource(namespaceId: string, sourceIp: string, now: number): Promise<number> {
+    await this.expireIdle(now);
+    return Number((await first(this.engine, PLAYERS_FROM_SOURCE, { ip: sourceIp, ns: namespaceId }))!.n);
+  }
+
+  async idleCount(key: IdleKey, now: number): Promise<number> {
+    await this.expireIdle(now);
+    return (await this.engine.all(IDLE_OF, idleKey(key))).length;
+  }
+
+  async trimIdle(key: IdleKey, max: number, now: number): Promise<string[]> {
+    return this.engine.transaction(async (c) => {
+      await this.engine.lockFinds(c, key.namespace_id);
+      await this.expire(c, now);
+      return this.trim(c, key, max, now);
+    });
+  }
+
+  async insertIdleLobby(lobby: LobbyRow, min: number, maxLobbies: number, now: number): Promise<IdleInsert> {
+    return this.engine.transaction(async (c): Promise<IdleInsert> => {
+      // Under the find lock: of two replicas topping up one key at once, the second counts the first's lobbies.
+      await this.engine.lockFinds(c, lobby.namespace_id);
+      await this.expire(c, now);
+      if ((await c.all(IDLE_OF, idleKey(lobby))).length >= min) return 'enough';
+      if ((await first(c, RUNNING_LOBBIES, { ns: lobby.namespace_id }))!.n >= maxLobbies) return 'too_many_lobbies';
+      await c.run(INSERT_LOBBY, { ...lobby, player_count: 0, idle_ts: lobby.create_ts });
+      return 'inserted';
+    });
   }
 
   async expireIdle(now: number): Promise<void> {
@@ -578,7 +655,7 @@ export class SqlStore implements Store, LocalObjectIndex {
 
   private async tooManyFromSource(c: Connection, namespaceId: string, player: NewPlayer, limit: number | null): Promise<boolean> {
     if (limit === null || player.connected) return false;
-    return (await first(c, PENDING_FROM_SOURCE, { ip: player.source_ip, ns: namespaceId }))!.n >= limit;
+    return Number((await first(c, PLAYERS_FROM_SOURCE, { ip: player.source_ip, ns: namespaceId }))!.n) >= limit;
   }
 
   /** Adds the player to a lobby whose row this transaction holds. */
@@ -592,6 +669,7 @@ export class SqlStore implements Store, LocalObjectIndex {
   async stopIdleOutdated(namespaceId: string, versionId: string, now: number): Promise<string[]> {
     return this.engine.transaction(async (c) => {
       await this.expire(c, now);
+      await c.run(KEEP_NO_IDLE, { ns: namespaceId, version: versionId });
       const stopped: string[] = [];
       // Each by the conditional stop, so a lobby a join took meanwhile (or another stop) is left as it is.
       for (const { lobby_id } of await c.all(IDLE_OUTDATED, { ns: namespaceId, version: versionId }))
@@ -600,10 +678,16 @@ export class SqlStore implements Store, LocalObjectIndex {
     });
   }
 
-  async insertLobby(lobby: LobbyRow, player: NewPlayer): Promise<void> {
-    await this.engine.transaction(async (c) => {
-      await c.run(INSERT_LOBBY, { ...lobby, player_count: 1 });
+  async insertLobby(lobby: LobbyRow, player: NewPlayer, maxLobbies?: number): Promise<boolean> {
+    return this.engine.transaction(async (c) => {
+      if (maxLobbies !== undefined) {
+        // Counted with the namespace's finds and idle updates held off, so together they never pass the bound.
+        await this.engine.lockFinds(c, lobby.namespace_id);
+        if ((await first(c, RUNNING_LOBBIES, { ns: lobby.namespace_id }))!.n >= maxLobbies) return false;
+      }
+      await c.run(INSERT_LOBBY, { ...lobby, player_count: 1, idle_ts: null });
       await c.run(INSERT_PLAYER, playerValues(lobby, player, lobby.create_ts));
+      return true;
     });
   }
 
@@ -639,7 +723,7 @@ export class SqlStore implements Store, LocalObjectIndex {
       }
       if (create === null) return { kind: 'none' };
       if ((await first(c, RUNNING_LOBBIES, { ns: q.namespace_id }))!.n >= q.max_lobbies) return { kind: 'too_many_lobbies' };
-      const lobby = { ...create, player_count: 1 };
+      const lobby = { ...create, player_count: 1, idle_ts: null };
       await c.run(INSERT_LOBBY, lobby);
       await c.run(INSERT_PLAYER, playerValues(lobby, player, q.now));
       return { kind: 'joined', lobby, created: true };
@@ -676,7 +760,7 @@ export class SqlStore implements Store, LocalObjectIndex {
       if (player.lobby_id !== lobbyId) return 'different_lobby';
       if ((await c.run(REMOVE_PLAYER, { id: playerId, now })) === 1) {
         await c.run(LEAVE_LOBBY, { id: lobbyId, n: 1 });
-        await c.run(STOP_IF_EMPTY, { id: lobbyId, now });
+        await this.emptied(c, lobbyId, now);
       }
       return 'removed';
     });

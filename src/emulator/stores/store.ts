@@ -51,7 +51,24 @@ export interface LobbyRow {
   server_start: number | null;
   /** The version the lobby was made with (its namespace's then): it runs that version's game mode to its stop. */
   version_id: string;
+  /**
+   * The idle lobbies its version keeps of its game mode in its region (idle_lobbies.max): an emptied lobby stays up
+   * (idle) while its key holds no more than this many, else stops; 0 once its version is no longer the namespace's.
+   */
+  idle_max: number;
+  /** Since when the lobby has held no player (made empty by the idle update, or emptied); null while it holds one. */
+  idle_ts: number | null;
 }
+
+/** What idle lobbies are kept per: a namespace's version, one of its game modes, one region. */
+export interface IdleKey {
+  namespace_id: string;
+  version_id: string;
+  game_mode: string;
+  region_id: string;
+}
+
+export type IdleInsert = 'inserted' | 'enough' | 'too_many_lobbies';
 
 /** ready_ts of a lobby whose server has not called ready yet: the latest time a Date holds, never reached. */
 export const NOT_READY = 8_640_000_000_000_000;
@@ -88,9 +105,9 @@ export interface FindQuery {
   region_ids: string[];
   tags: Record<string, string>;
   now: number;
-  /** MATCHMAKER_TOO_MANY_PLAYERS_FROM_SOURCE past this many unconnected players from the source; null: no limit. */
+  /** MATCHMAKER_TOO_MANY_PLAYERS_FROM_SOURCE at this many players from the source not yet removed; null: no limit. */
   source_limit: number | null;
-  /** MATCHMAKER_TOO_MANY_LOBBIES instead of creating when the namespace runs this many lobbies. */
+  /** MATCHMAKER_TOO_MANY_LOBBIES instead of creating when the namespace runs this many lobbies (or more). */
   max_lobbies: number;
   /**
    * A lobby whose server an emulator runs (owner set) is a candidate only while that replica's records are current:
@@ -117,7 +134,7 @@ export interface ListedLobby extends LobbyRow {
 export const LOBBY_INSERT_COLUMNS =
   'lobby_id, namespace_id, game_mode, region_id, region_name, max_players, publicity, tags, lobby_config, create_ts, ' +
   'start_ts, ready_ts, idle_lifetime_ms, idle_stop_ts, ports, auto_created, ready_deadline_ts, player_count, ' +
-  'owner, owner_pid, owner_start, server_pid, server_start, version_id';
+  'owner, owner_pid, owner_start, server_pid, server_start, version_id, idle_max, idle_ts';
 
 export interface BuildRow {
   build_id: string;
@@ -345,8 +362,24 @@ export interface Store {
    * `keepGame`), in one transaction.
    */
   purgeGame(gameId: string, namespaceIds: string[], keepGame?: boolean): Promise<PurgedGame>;
-  /** Inserts a lobby (its player_count counting the player) and its creating player in one transaction. */
-  insertLobby(lobby: LobbyRow, player: NewPlayer): Promise<void>;
+  /**
+   * Inserts a lobby (its player_count counting the player) and its creating player in one transaction; with
+   * `maxLobbies`, only while the namespace runs fewer lobbies than that (false: nothing written).
+   */
+  insertLobby(lobby: LobbyRow, player: NewPlayer, maxLobbies?: number): Promise<boolean>;
+  /**
+   * The idle update's new lobby (no player), serialised with the namespace's finds: inserted only while its key holds
+   * fewer than `min` idle lobbies ('enough' otherwise) and the namespace runs fewer than `maxLobbies`.
+   */
+  insertIdleLobby(lobby: LobbyRow, min: number, maxLobbies: number, now: number): Promise<IdleInsert>;
+  /** The players from `sourceIp` in the namespace's running lobbies not yet removed (pending or connected). */
+  playersFromSource(namespaceId: string, sourceIp: string, now: number): Promise<number>;
+  /** The running lobbies of the key that hold no player. */
+  idleCount(key: IdleKey, now: number): Promise<number>;
+  /**
+   * Stops the longest-idle lobbies of the key beyond `max`, serialised with the namespace's finds; answers their ids.
+   */
+  trimIdle(key: IdleKey, max: number, now: number): Promise<string[]>;
   /**
    * Adds a player unless the lobby is unknown, stopped or at max_players, or the source holds `sourceLimit`
    * unconnected players already (null: no limit), in one transaction.
@@ -361,7 +394,8 @@ export interface Store {
   /**
    * What time alone decides, for every reader alike, before reading lobby state: idle lobbies stop at their idle
    * deadline, lobbies never made ready at their ready deadline; pending players past their registration time are
-   * removed, and a lobby stops once that leaves it empty (production's idle rule with its default of no idle lobbies).
+   * removed, and a lobby that leaves empty stops, unless its version keeps idle lobbies (LobbyRow.idle_max): then it
+   * stays up, idle, and the longest-idle of its key beyond that many stop.
    */
   expireIdle(now: number): Promise<void>;
   /**
@@ -376,7 +410,8 @@ export interface Store {
   /** A pending player of this lobby becomes connected, once; the outcome says why not otherwise. */
   connectPlayer(playerId: string, lobbyId: string, now: number): Promise<ConnectOutcome>;
   /**
-   * Removes a player of this lobby (a removed or unknown one is no error); the lobby stops when that leaves it empty. 'different_lobby' when the player is another lobby's.
+   * Removes a player of this lobby (a removed or unknown one is no error); when that leaves it empty, it stops or
+   * stays up idle as expireIdle says. 'different_lobby' when the player is another lobby's.
    */
   disconnectPlayer(playerId: string, lobbyId: string, now: number): Promise<'removed' | 'different_lobby'>;
   /** The public running lobbies of a namespace, oldest first, with their connected players. */
@@ -412,7 +447,8 @@ export interface Store {
   lobbySamples(lobbyId: string): Promise<string | undefined>;
   /**
    * Stops, now, the running lobbies of a namespace that hold no player and were made with a version other than
-   * `versionId` (what a deploy does to its outdated idle lobbies); answers their ids.
+   * `versionId` (what a deploy does to its outdated idle lobbies), and makes the occupied ones stop once they empty
+   * (their idle_max 0); answers the ids of those stopped.
    */
   stopIdleOutdated(namespaceId: string, versionId: string, now: number): Promise<string[]>;
   /** False when the lobby was already stopped (or does not exist). */

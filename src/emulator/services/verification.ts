@@ -1,0 +1,123 @@
+// The external verification call of find, join and create (SERVICE-FACTS "Versions, namespaces…" §1): a POST of
+// production's body to the game mode's configured URL with exactly its headers; any 2xx allows, anything else refuses.
+// The URL is the developer's, called from the emulator's host: redirects are never followed, the answer is not read
+// past a few bytes, and a loopback or private address is refused as production's validation refuses it, unless the
+// emulator was started with verificationLoopback (a local emulator verifying against a server on the same host).
+import { fail } from '../errors.js';
+import type { LobbyRow } from '../stores/store.js';
+import { lobbyGroupUuid, regionUuid } from './ids.js';
+import type { VerificationConfig } from './version-config.js';
+
+/** Production's timeout of the call; a call past it counts as a 408 answer. */
+export const VERIFICATION_TIMEOUT_MS = 10_000;
+/** The answer's body is ignored: read at most this much of it, so the connection can be reused or dropped. */
+const ANSWER_READ_BYTES = 4096;
+
+/** What a find, join or create tells the verification server (production's `game` and its siblings). */
+export interface VerificationRequest {
+  kind: 'Find' | 'Join' | 'Create';
+  namespaceId: string;
+  gameMode: string;
+  verificationData: unknown;
+  /** Join: the lobby joined. */
+  lobby: LobbyRow | null;
+  /** Create: its lobby_config. */
+  lobbyConfig: unknown;
+  /** Find and create: the tags asked for. */
+  tags: Record<string, string>;
+  dynamicMaxPlayers: number | null;
+  clientIp: string;
+  userAgent: string | null;
+}
+
+/** Production's JSON body, field for field. */
+export function verificationBody(r: VerificationRequest): Record<string, unknown> {
+  const lobby = r.lobby;
+  return {
+    verification_data: r.verificationData ?? null,
+    game: {
+      namespace_id: r.namespaceId,
+      game_mode_id: lobbyGroupUuid(r.gameMode),
+      game_mode_name_id: r.gameMode,
+      lobby:
+        lobby === null
+          ? null
+          : {
+              lobby_id: lobby.lobby_id,
+              region_id: regionUuid(lobby.region_id),
+              region_name_id: lobby.region_id,
+              create_ts: new Date(lobby.create_ts).toISOString(),
+              is_closed: lobby.is_closed === 1,
+            },
+      state: lobby?.state === null || lobby === null ? null : (JSON.parse(lobby.state) as unknown),
+      config: r.lobbyConfig ?? null,
+      tags: r.tags,
+      dynamic_max_players: r.dynamicMaxPlayers,
+    },
+    clients: { [r.clientIp]: { user_agent: r.userAgent, latitude: null, longitude: null } },
+    join_kind: 'Normal',
+    kind: r.kind,
+  };
+}
+
+/**
+ * Calls each configured verification (find: one game mode's, or every listed one's), in order: a non-2xx answer is
+ * MATCHMAKER_VERIFICATION_FAILED, a call that reached no server MATCHMAKER_VERIFICATION_REQUEST_FAILED.
+ */
+export async function verify(configs: VerificationConfig[], body: Record<string, unknown>, opts: { allowLoopback: boolean; timeoutMs?: number }): Promise<void> {
+  for (const config of configs) {
+    if (!opts.allowLoopback && !publicUrl(config.url)) fail('MATCHMAKER_VERIFICATION_REQUEST_FAILED');
+    const status = await call(config, body, opts.timeoutMs ?? VERIFICATION_TIMEOUT_MS);
+    if (status < 200 || status > 299) fail('MATCHMAKER_VERIFICATION_FAILED');
+  }
+}
+
+async function call(config: VerificationConfig, body: Record<string, unknown>, timeoutMs: number): Promise<number> {
+  const signal = AbortSignal.timeout(timeoutMs);
+  // Loaded on the first call only: undici installs its dispatcher as the process's global one (fetch's) when loaded,
+  // which an emulator whose versions verify nothing has no need to change.
+  const { request } = await import('undici');
+  try {
+    // Exactly the configured headers (no content-type added, as production); undici follows no redirect by default.
+    const res = await request(config.url, { method: 'POST', headers: config.headers, body: JSON.stringify(body), signal });
+    let read = 0;
+    for await (const chunk of res.body) {
+      read += (chunk as Buffer).length;
+      if (read >= ANSWER_READ_BYTES) {
+        res.body.destroy();
+        break;
+      }
+    }
+    return res.statusCode;
+  } catch (err) {
+    // A timeout is an answer (408), as production counts it; anything else reached no server.
+    if (signal.aborted) return 408;
+    void err;
+    return fail('MATCHMAKER_VERIFICATION_REQUEST_FAILED');
+  }
+}
+
+/** Production's rule for the URL's host (version-validate.ts checks it the same way when a version is created). */
+function publicUrl(text: string): boolean {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return false;
+  }
+  const host = url.hostname;
+  if (host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.local')) return false;
+  return !isIpHost(host) || globallyRoutable(host);
+}
+
+export const isIpHost = (host: string): boolean => /^\d+\.\d+\.\d+\.\d+$/.test(host) || host.startsWith('[');
+
+/** Whether an IP address is one the public internet routes: not loopback, private, link-local, shared or reserved. */
+export function globallyRoutable(host: string): boolean {
+  if (host.startsWith('[')) {
+    const h = host.slice(1, -1).toLowerCase();
+    return !(h === '::' || h === '::1' || /^f[cd]/.test(h) || /^fe[89ab]/.test(h) || h.startsWith('::ffff:') || h.startsWith('2001:db8'));
+  }
+  const [a, b] = host.split('.').map(Number) as [number, number];
+  return !(a === 0 || a === 10 || a === 127 || (a === 100 && b >= 64 && b < 128) || (a === 169 && b === 254) || (a === 172 && b >= 16 && b < 32) || (a === 192 && b === 168) || (a === 198 && (b === 18 || b === 19)) || a >= 224);
+}
