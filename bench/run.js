@@ -6,6 +6,7 @@ import { runContainerBench } from './container.js';
 import { runDeployBench } from './deploy.js';
 import { runEmulatorBench } from './emulator.js';
 import { runFindBench } from './find.js';
+import { runIdleFindBench } from './idle-find.js';
 import { runGamesBench } from './games.js';
 import { runInstalledBench } from './installed.js';
 import { runLobbyReadsBench } from './lobby-reads.js';
@@ -31,6 +32,7 @@ const results = [
   await runEmulatorBench(),
   await runEmulatorPostgresBench(),
   await runFindBench(),
+  await runIdleFindBench(),
   await runGamesBench(),
   await runLobbyReadsBench(),
   await runUploadBench(),

@@ -6,7 +6,7 @@ import type { IdleInsert, IdleKey } from '../stores/store.js';
 import { startInPlace } from './capacity.js';
 import type { Game } from './games.js';
 import { describe } from './lobby-versions.js';
-import { newLobbyRow, type MatchmakingDeps } from './matchmaking.js';
+import { newLobbyRow, type MatchmakingDeps } from './lobby-row.js';
 import { regionOf } from './regions.js';
 
 export interface IdleDeps extends MatchmakingDeps {

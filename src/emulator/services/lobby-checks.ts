@@ -3,6 +3,7 @@
 import { fail } from '../errors.js';
 import type { RunningVersion } from './lobby-versions.js';
 import type { GameModeConfig } from './version-config.js';
+import { nameList } from './names.js';
 
 export const DEFAULT_MAX_PLAYERS = 32;
 export const MAX_PLAYERS_LIMIT = 256;
@@ -11,13 +12,6 @@ const MAX_TAG_NAME_BYTES = 128;
 const MAX_TAG_VALUE_BYTES = 512;
 /** The largest `lobby_config` a create takes, in bytes of its JSON as re-serialised: production's bound. */
 export const MAX_LOBBY_CONFIG_BYTES = 16 * 1024;
-const NAMED = 10;
-
-/** `a, b and c`; past ten, `… and 12 more` (never `1 more`: the one is named instead). */
-export function nameList(names: readonly string[]): string {
-  const shown = names.length <= NAMED + 1 ? [...names] : [...names.slice(0, NAMED), `${names.length - NAMED} more`];
-  return shown.length === 1 ? shown[0]! : `${shown.slice(0, -1).join(', ')} and ${shown.at(-1)}`;
-}
 
 /** The version's game modes by the names asked for, in their order. */
 export function checkGameModes(version: RunningVersion, modes: string[]): GameModeConfig[] {

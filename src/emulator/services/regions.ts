@@ -1,7 +1,7 @@
 // A game's regions: the one a create or find names (or the first), and the regions list.
 import { fail } from '../errors.js';
 import type { Game } from './games.js';
-import { nameList } from './lobby-checks.js';
+import { nameList } from './names.js';
 
 /** Where a development token's mock lobbies are. */
 export const DEV_REGION = { id: 'dev-lcl', name: 'Local' };
