@@ -65,6 +65,7 @@ const TREE: readonly TreeNode[] = [
     [
       command('list', () => import('./commands/version/list.js')),
       command('show', () => import('./commands/version/show.js')),
+      command('validate', () => import('./commands/version/validate.js')),
       command('cli', () => import('./commands/version/cli.js')),
     ],
     'cli',

@@ -4,6 +4,8 @@
 // name, get each build (an image_id as is, a local image or a Dockerfile through the Docker daemon), create the
 // version, deploy it.
 import path from 'node:path';
+import type { ApiClient } from '../api/client.js';
+import type { DockerSource } from '../config/rivet-project.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
 import { NAME_ID } from '../uuid.js';
@@ -134,43 +136,13 @@ interface DeployedBuild {
 }
 
 async function run(ctx: Context, o: DeployOptions): Promise<void> {
-  const [{ loadProjectConfig, dockerSources }, ops, { readGame, findNamespace }, { sanitizeLine }] = await Promise.all([
-    import('../config/rivet-project.js'),
-    import('../api/operations.js'),
-    import('../api/resolve.js'),
-    import('../output/sanitize.js'),
-  ]);
-  const { config, files } = await loadProjectConfig({ dir: ctx.cwd, cwd: ctx.cwd, namespace: o.namespace, configFile: o.configFile, overrides: o.overrides });
-  ctx.verbose(`config: ${files.join(' + ')}`);
-  const sources = dockerSources(config);
-  // What the service is sent: the sections it deploys, each docker block with its image id once known.
-  const sent = structuredClone(config) as Record<string, unknown>;
-  for (const [section, what] of Object.entries(NOT_DEPLOYED)) {
-    if (sent[section] === undefined) continue;
-    delete sent[section];
-    ctx.info(`${section}: not deployed: gamehost deploys the matchmaker, not ${what}`);
-  }
+  const [ops, { readGame, findNamespace }] = await Promise.all([import('../api/operations.js'), import('../api/resolve.js')]);
+  const { sent, sources, files } = await readProject(ctx, o);
   const api = await ctx.api();
   // The namespace first: a mistyped one is said before anything else is asked.
   const game = await readGame(api);
   const namespace = o.namespace === undefined ? undefined : findNamespace(game, o.namespace);
-  // Validated before anything is built or pushed, as the Rivet CLI does: a block still to build has the nil id.
-  const NIL = '00000000-0000-0000-0000-000000000000';
-  const probe = withImageIds(sent, sources.map((s) => [blockKeys(s), s.kind === 'image_id' ? s.imageId : NIL] as const));
-  const { errors } = await ops.validateVersion(api, { display_name: o.name ?? 'Mock Display Name', config: probe });
-  // The display name is checked with the real name only when one is given (a reserved one is unique).
-  const problems = (Array.isArray(errors) ? errors : []).map((e) => (Array.isArray(e?.path) ? e.path : [String(e?.path)]));
-  if (problems.length > 0) {
-    const n = `${problems.length} error${problems.length === 1 ? '' : 's'}`;
-    if (ctx.global.json) {
-      const { writeJson } = await import('../output/json.js');
-      writeJson(ctx, { errors: problems.map((p) => ({ path: p, reason: describePath(p).split(': ').slice(1).join(': ') })) });
-    } else {
-      // Each error a line of its own, then the one error line.
-      ctx.io.stderr.write(problems.map((p) => `  ${sanitizeLine(describePath(p))}\n`).join(''));
-    }
-    throw new UsageError(`the config is invalid (${n}${ctx.global.json ? ' on stdout' : ' above'}); nothing was pushed`);
-  }
+  await validateProject(ctx, api, { sent, sources, name: o.name, what: 'nothing was pushed' });
   const displayName = o.name ?? (await ops.reserveVersionName(api)).version_display_name;
   if (typeof displayName !== 'string' || displayName === '') throw new UsageError('the service reserved no version name; pass --name');
 
@@ -212,6 +184,51 @@ async function run(ctx: Context, o: DeployOptions): Promise<void> {
       ...builds.map((b) => ({ label: b.game_mode === null ? 'Build' : `Build (${b.game_mode})`, key: `build_${b.game_mode ?? 'default'}`, value: `${b.build_id} (${b.source})` })),
     ]),
   );
+}
+
+/** A project's config as read (files, -o), what the service is sent of it, and its docker blocks. */
+export interface Project {
+  files: string[];
+  sources: DockerSource[];
+  /** The sections the service deploys (the others named on stderr and left out). */
+  sent: Record<string, unknown>;
+}
+
+/** Reads the project's config as `rivet deploy` does, names each section the service does not serve. */
+export async function readProject(ctx: Context, o: { namespace?: string; configFile?: string; overrides: string[] }): Promise<Project> {
+  const { loadProjectConfig, dockerSources } = await import('../config/rivet-project.js');
+  const { config, files } = await loadProjectConfig({ dir: ctx.cwd, cwd: ctx.cwd, namespace: o.namespace, configFile: o.configFile, overrides: o.overrides });
+  ctx.verbose(`config: ${files.join(' + ')}`);
+  const sources = dockerSources(config);
+  const sent = structuredClone(config) as Record<string, unknown>;
+  for (const [section, what] of Object.entries(NOT_DEPLOYED)) {
+    if (sent[section] === undefined) continue;
+    delete sent[section];
+    ctx.info(`${section}: not deployed: gamehost deploys the matchmaker, not ${what}`);
+  }
+  return { files, sources, sent };
+}
+
+/**
+ * The service's validation of the project, as the Rivet CLI asks it: a block still to build stands in with the nil
+ * id, the name is `name` or a mock one. Every error a line of its own (--json: `{errors}` on stdout), then one error
+ * line ending with `what`, exit 2.
+ */
+export async function validateProject(ctx: Context, api: ApiClient, p: { sent: Record<string, unknown>; sources: DockerSource[]; name?: string; what: string }): Promise<void> {
+  const [{ validateVersion }, { sanitizeLine }] = await Promise.all([import('../api/operations.js'), import('../output/sanitize.js')]);
+  const NIL = '00000000-0000-0000-0000-000000000000';
+  const probe = withImageIds(p.sent, p.sources.map((s) => [blockKeys(s), s.kind === 'image_id' ? s.imageId : NIL] as const));
+  const { errors } = await validateVersion(api, { display_name: p.name ?? 'Mock Display Name', config: probe });
+  const problems = (Array.isArray(errors) ? errors : []).map((e) => (Array.isArray(e?.path) ? e.path : [String(e?.path)]));
+  if (problems.length === 0) return;
+  const n = `${problems.length} error${problems.length === 1 ? '' : 's'}`;
+  if (ctx.global.json) {
+    const { writeJson } = await import('../output/json.js');
+    writeJson(ctx, { errors: problems.map((path) => ({ path, reason: describePath(path).split(': ').slice(1).join(': ') })) });
+  } else {
+    ctx.io.stderr.write(problems.map((path) => `  ${sanitizeLine(describePath(path))}\n`).join(''));
+  }
+  throw new UsageError(`the config is invalid (${n}${ctx.global.json ? ' on stdout' : ' above'}); ${p.what}`);
 }
 
 /** The folder a Dockerfile's context is relative to: the config file's. */

@@ -166,6 +166,21 @@ describe('gamehost deploy', () => {
     expect([none.code, none.stderr.split('\n').filter((l) => l.startsWith('error:')).length]).toEqual([2, 1]);
   });
 
+  it('version validate: the same reading and validation as deploy, nothing created; valid is one line, exit 0', async () => {
+    const dir = project({ 'rivet.yaml': `matchmaker:\n  docker:\n    image_id: ${build}\n  game_modes:\n    default: {}\n`, 'rivet.qa.yaml': 'matchmaker:\n  max_players: 0\n' });
+    const versions = async () => (await gameOf()).versions.length;
+    const before = await versions();
+    const ok = await runCli(['version', 'validate'], { env: fx.env, cwd: dir });
+    expect([ok.code, ok.stdout]).toEqual([0, `The config is valid (${path.join(dir, 'rivet.yaml')}).\n`]);
+    const overlay = await runCli(['version', 'validate', 'qa'], { env: fx.env, cwd: dir });
+    expect(overlay.code).toBe(2);
+    expect(overlay.stderr).toContain('  config.matchmaker.game-modes.*default*.player-counts.max-players-normal.too-low: too low\n');
+    expect(overlay.stderr.split('\n').filter((l) => l.startsWith('error:'))).toEqual(['error: the config is invalid (3 errors above); gamehost deploy would refuse it']);
+    const json = await runCli(['version', 'validate', '-o', 'matchmaker.max_players=4', '--json'], { env: fx.env, cwd: dir });
+    expect([json.code, JSON.parse(json.stdout)]).toEqual([0, { errors: [] }]);
+    expect(await versions()).toBe(before);
+  });
+
   it('a path is named with the reason of its last segment', () => {
     expect(describePath(['config', 'matchmaker', 'game-modes', '*a*', 'no-build'])).toBe('config.matchmaker.game-modes.*a*.no-build: no image: give image_id, image or dockerfile');
     expect(describePath(['x', 'something-new'])).toBe('x.something-new: something new');
