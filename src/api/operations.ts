@@ -187,7 +187,7 @@ export function createVersion(api: ApiClient, body: { display_name: string; conf
 
 /** cloud.games.versions.reserveVersionName: the day's next name. Not idempotent: each call reserves one more. */
 export function reserveVersionName(api: ApiClient): Promise<{ version_display_name: string }> {
-  return api.call({ method: 'POST', path: `/cloud/games/${seg(api.gameId())}/versions/reserve-name`, body: {}, auth: 'cloud', idempotent: false });
+  return api.call({ method: 'POST', path: `/cloud/games/${seg(api.gameId())}/versions/reserve-name`, auth: 'cloud', idempotent: false });
 }
 
 /** games.matchmaker.exportMatchmakerLobbyHistory; times in ms since the epoch. Asking twice is harmless. */

@@ -144,7 +144,10 @@ describe.skipIf(!SPEC_PRESENT)('the requests the CLI sends conform to rivet-open
     expect(fs.readFileSync(path.join(dir, 'history.csv'), 'utf8')).toMatch(/^lobby_id,namespace_id,/);
     fs.writeFileSync(path.join(dir, 'small.tar'), Buffer.alloc(1000, 1));
     fs.writeFileSync(path.join(dir, 'large.tar'), Buffer.alloc(150 * 1024 + 7, 2));
-    await run(['build', 'push', 'small.tar', '--tag', 'game:small', '--json']);
+    const small = await run(['build', 'push', 'small.tar', '--tag', 'game:small', '--json']);
+    // A deploy of that build: validate, reserve a name, create the version, deploy it.
+    fs.writeFileSync(path.join(dir, 'rivet.yaml'), `matchmaker:\n  docker:\n    image_id: ${JSON.parse(small.stdout).build_id}\n  game_modes:\n    default: {}\n`);
+    await run(['deploy', 'staging']);
     await run(['build', 'push', 'large.tar', '--tag', 'game:large', '--name', 'Large build', '--kind', 'oci_bundle', '--content-type', 'application/octet-stream', '--json']);
     const parts = proxy.exchanges.filter((x) => x.method === 'PUT' && !spec.find(x.method, x.url));
     expect(parts).toHaveLength(1 + 3);

@@ -48,6 +48,9 @@ export const OPERATIONS = [
   'cloud_games_namespaces_updateGameNamespaceMatchmakerConfig',
   'cloud_games_namespaces_createGameNamespaceTokenDevelopment',
   'cloud_games_versions_getGameVersionById',
+  'cloud_games_versions_validateGameVersion',
+  'cloud_games_versions_reserveVersionName',
+  'cloud_games_versions_createGameVersion',
 ] as const;
 
 /** What only a lobby's server calls (with its lobby token): the CLI never does. */

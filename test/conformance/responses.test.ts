@@ -251,6 +251,23 @@ describe.skipIf(!SPEC_PRESENT)('the emulator answers as rivet-openapi.yml says',
       await replay('cloud_games_versions_getGameVersionById', 401, `/cloud/games/${GAME_ID}/versions/${versionId}`, { token: null });
     });
 
+    it('validate, reserve a name and create a version: the errors as paths, the day\'s next name, a version of an uploaded build', async () => {
+      const cloud = { token: tokens().cloud };
+      const versions = `/cloud/games/${GAME_ID}/versions`;
+      const invalid = await replay('cloud_games_versions_validateGameVersion', 200, `${versions}/validate`, { ...cloud, body: { display_name: 'conf', config: { matchmaker: { game_modes: { default: {} } } } } });
+      expect(invalid.json.errors).toEqual([{ path: ['config', 'matchmaker', 'game-modes', '*default*', 'no-runtime'] }]);
+      await replay('cloud_games_versions_validateGameVersion', 400, `${versions}/validate`, { ...cloud, body: { config: {} } });
+      const name = await replay('cloud_games_versions_reserveVersionName', 200, `${versions}/reserve-name`, cloud);
+      expect(name.json.version_display_name).toMatch(/^\d{4}\.\d{2}\.\d{2}-\d+$/);
+      await replay('cloud_games_versions_reserveVersionName', 401, `${versions}/reserve-name`, { token: null });
+      const made = await replay('cloud_games_builds_createGameBuild', 200, buildsPath(), { ...cloud, body: { display_name: 'conf', image_tag: 'conf:v1', image_file: { path: 'a.tar', content_length: 4 } } });
+      expect((await fetch(made.json.image_presigned_requests[0].url, { method: 'PUT', body: Buffer.alloc(4, 1) })).status).toBe(200);
+      await replay('cloud_uploads_completeUpload', 200, completePath(made.json.upload_id), { ...cloud, body: {} });
+      const config = { matchmaker: { docker: { image_id: made.json.build_id }, game_modes: { default: {} } } };
+      await replay('cloud_games_versions_createGameVersion', 200, versions, { ...cloud, body: { display_name: name.json.version_display_name, config } });
+      await replay('cloud_games_versions_createGameVersion', 400, versions, { ...cloud, body: { display_name: name.json.version_display_name, config } });
+    });
+
     it('create, read, set a version, its history, its matchmaker config; the failures each answer', async () => {
       const cloud = { token: tokens().cloud };
       const made = await replay('cloud_games_namespaces_createGameNamespace', 200, `/cloud/games/${GAME_ID}/namespaces`, { ...cloud, body: { display_name: 'Conf', name_id: 'conf', version_id: versionId } });
