@@ -4,7 +4,6 @@ import { createHash } from 'node:crypto';
 
 export const GAME_ID = '6b1f4a2e-3c5d-4e7f-8a9b-0c1d2e3f4a5b';
 export const NAMESPACE_ID = '9d2c7e41-5b6a-4f3e-9c8d-7a6b5c4d3e2f';
-export const NAMESPACE_NAME = 'prod';
 export const VERSION_NAME = '0.0.1';
 /** When the seeded game (and its version) "was created": fixed, so answers are the same from one run to the next. */
 export const SEEDED_CREATE_TS = Date.UTC(2024, 0, 1);

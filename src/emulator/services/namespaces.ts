@@ -93,11 +93,6 @@ export class Namespaces {
     return fail('API_NOT_FOUND', { what: `Namespace ${namespaceId}` });
   }
 
-  /** A namespace of the game by its name id (`prod`), or undefined. */
-  async named(game: Game, nameId: string): Promise<Namespace | undefined> {
-    return (await this.list(game)).find((n) => n.nameId === nameId);
-  }
-
   /** Whether a namespace token's namespace is one of the game's: its own two cost no lookup. */
   async belongs(game: Game, namespaceId: string): Promise<boolean> {
     if (namespaceId === game.namespaceId || namespaceId === stagingNamespaceId(game.gameId)) return true;
