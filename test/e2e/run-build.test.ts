@@ -199,4 +199,41 @@ describe.skipIf(!DOCKER_PRESENT || process.platform !== 'linux')('emulator serve
     // The image it loaded for the build went too: by its ID, which the record (now deleted) held.
     expect(await docker.hasImage(image)).toBe(false);
   });
+
+  it("with no tag, each lobby runs the build its version names: after a deploy new lobbies run B, the old one keeps A", async () => {
+    const r = await start(['--run-build']);
+    const env = replicaEnv(home, r);
+    const push = async (tag: string) => {
+      const pushed = await runBin(['build', 'push', imageTar, '--tag', tag, '-q', '--progress', 'none'], env);
+      expect(pushed.code, pushed.stderr).toBe(0);
+      return pushed.stdout.trim();
+    };
+    const [a, b] = [await push('game-server:a'), await push('game-server:b')];
+    const project = tempDir();
+    const deploy = async (build: string, name: string) => {
+      fs.writeFileSync(path.join(project, 'rivet.yaml'), `matchmaker:\n  docker:\n    image_id: ${build}\n    ports:\n      default: { port: 7777, protocol: tcp }\n  game_modes:\n    default: {}\n`);
+      const deployed = await runBin(['deploy', 'prod', '--name', name, '-c', path.join(project, 'rivet.yaml')], env);
+      expect(deployed.code, deployed.stderr).toBe(0);
+    };
+    // Which build each loaded image is, as the data directory records it (builds of the same bytes share one).
+    const loadedBuilds = () => {
+      const record = JSON.parse(fs.readFileSync(path.join(dataDir, 'images.json'), 'utf8')) as { daemons: Record<string, Record<string, unknown>> };
+      return Object.values(record.daemons).flatMap((builds) => Object.keys(builds));
+    };
+    await deploy(a, 'run-a');
+    const first = await findLobby(r);
+    const seat = await first.found;
+    expect(await say(seat.ports.default!.port!, seat.player.token)).toBe('ok');
+    expect(loadedBuilds()).toEqual([a]);
+    await deploy(b, 'run-b');
+    const second = await findLobby(r);
+    const other = await second.found;
+    expect(other.lobby.lobbyId).not.toBe(first.lobbyId);
+    expect(await say(other.ports.default!.port!, other.player.token)).toBe('ok');
+    expect(loadedBuilds().sort()).toEqual([a, b].sort());
+    // Both run: the old lobby (build A, its player in it) and the new one.
+    expect((await containers({ running: true })).map((c) => c.Labels[LABELS.lobby]).sort()).toEqual([first.lobbyId, second.lobbyId].sort());
+    await stopReplica(r);
+    expect(await containers()).toEqual([]);
+  });
 });
