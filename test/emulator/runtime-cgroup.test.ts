@@ -28,10 +28,10 @@ async function open(hierarchies: Hierarchy[], pids = 64): Promise<Cgroups | unde
   return cgroups;
 }
 
-async function start(cgroups: Cgroups, command: string): Promise<{ server: RunningServer; lines: string[]; dirs: string[] }> {
+async function start(cgroups: Cgroups, command: string, memory?: number): Promise<{ server: RunningServer; lines: string[]; dirs: string[] }> {
   const lobby = `lobby-${owners++}`;
   const lines: string[] = [];
-  const server = await new ProcessRunner(command, cgroups.lobby(lobby)).start({
+  const server = await new ProcessRunner(command, cgroups.lobby(lobby, memory === undefined ? {} : { memory })).start({
     env: { PATH: process.env.PATH ?? '' },
     workDir: tempDir('gamehost-lobby-'),
     ports: [],
@@ -55,6 +55,11 @@ describe.each(KINDS)('a server in its cgroup, %s', (kind, hierarchies) => {
     const files = s.dirs.flatMap((d) => ['memory.max', 'memory.limit_in_bytes', 'pids.max'].map((f) => path.join(d, f)).filter((f) => fs.existsSync(f)));
     const limits = files.map((f) => `${path.basename(f)}=${fs.readFileSync(f, 'utf8').trim()}`);
     if (kind === 'cgroup v1 alone') expect(limits.sort()).toEqual(['memory.limit_in_bytes=268435456', 'pids.max=64']);
+    // A lobby whose version names another tier is held to that tier's memory.
+    const tiered = await start(cgroups, 'echo ready; sleep 300', 128 * 1024 * 1024);
+    const tieredLimits = tiered.dirs.flatMap((d) => ['memory.max', 'memory.limit_in_bytes'].map((f) => path.join(d, f)).filter((f) => fs.existsSync(f)).map((f) => fs.readFileSync(f, 'utf8').trim()));
+    if (kind === 'cgroup v1 alone') expect(tieredLimits).toEqual(['134217728']);
+    await tiered.server.stop(2_000);
     const exit = await s.server.stop(2_000);
     expect(exit).toEqual({ code: null, signal: 'SIGTERM' });
     expect(pids.filter(isRunning)).toEqual([]);

@@ -10,7 +10,7 @@ import { access, mkdir, readdir, readFile, rmdir, writeFile } from 'node:fs/prom
 import { join, posix } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-/** The tier's limits a lobby's cgroup gets (basic-1d1 until versions exist: SERVICE-FACTS "Tiers"). */
+/** The limits a lobby's cgroup gets: its tier's memory (the default tier's unless its version names another) and pids. */
 export interface CgroupLimits {
   /** Bytes: the tier's hard limit (RIVET_MEMORY_OVERSUBSCRIBE). */
   memory: number;
@@ -277,8 +277,9 @@ export class Cgroups {
   }
 
   /** A lobby's cgroup (made by its create). */
-  lobby(lobbyId: string): LobbyCgroup {
-    return new LobbyCgroup(this.parts.map((p) => ({ ...p, dir: join(p.ownerDir, lobbyId) })), this.limits);
+  /** A lobby's cgroup; `limits` its tier's where they differ from the emulator's default tier. */
+  lobby(lobbyId: string, limits: Partial<CgroupLimits> = {}): LobbyCgroup {
+    return new LobbyCgroup(this.parts.map((p) => ({ ...p, dir: join(p.ownerDir, lobbyId) })), { ...this.limits, ...limits });
   }
 
   /** A process placed in a cgroup of this emulator and ended there, once, proves the way works before any lobby. */

@@ -4,7 +4,7 @@
 import { constants } from 'node:os';
 import type { Game } from '../services/games.js';
 import type { StopOptions } from '../services/lobbies.js';
-import { lobbyEnvironment, lobbyPorts, type LobbyVersion } from '../services/environment.js';
+import { lobbyEnvironment, lobbyPorts, lobbyTier, type LobbyVersion } from '../services/environment.js';
 import type { LobbyRow, Store } from '../stores/store.js';
 import { collectGarbage } from './collect.js';
 import type { Cgroups } from './cgroup.js';
@@ -230,7 +230,8 @@ export class LobbyServers {
               network: how.network,
             }
           : this.opts.cgroups !== undefined
-            ? { ...how, cgroup: this.opts.cgroups.lobby(id) }
+            ? // Held to its tier's hard memory limit, as a container is.
+              { ...how, cgroup: this.opts.cgroups.lobby(id, { memory: lobbyTier(version.tier).memoryMax }) }
             : how;
       run = await startLobbyServer({
         lobbyId: lobby.lobby_id,
