@@ -129,12 +129,13 @@ async function engine(docker, method, pathname, body, progress = false) {
   return res;
 }
 
-async function startServe(args) {
+/** `gamehost emulator serve --port 0 --json` with `args`: its start line, and a stop that waits for its exit. */
+export async function startServe(args) {
   const child = spawn(process.execPath, [BIN, 'emulator', 'serve', '--port', '0', '--json', ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: process.env });
   const exited = new Promise((resolve) => child.once('exit', resolve));
   const line = await new Promise((resolve, reject) => {
     readline.createInterface({ input: child.stdout }).once('line', resolve);
-    child.once('exit', (code) => reject(new Error(`gamehost emulator serve --run-build exited ${code} before it listened`)));
+    child.once('exit', (code) => reject(new Error(`gamehost emulator serve exited ${code} before it listened`)));
   });
   return {
     info: JSON.parse(line),

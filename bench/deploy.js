@@ -4,13 +4,13 @@
 // name, the version's creation and the deploy to a namespace: those are what the budget holds small. The image is
 // made here with no registry (FROM scratch, 100 MiB of random bytes, so nothing compresses), against one
 // `emulator serve`, each run a new version and a new build.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomFillSync } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { startServe } from './container.js';
 
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = path.join(ROOT, 'bin', 'gamehost.js');
@@ -83,22 +83,6 @@ export async function runDeployBench() {
     await docker.close();
     fs.rmSync(dir, { recursive: true, force: true });
   }
-}
-
-async function startServe(args) {
-  const child = spawn(process.execPath, [BIN, 'emulator', 'serve', '--port', '0', '--json', ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: process.env });
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  const line = await new Promise((resolve, reject) => {
-    readline.createInterface({ input: child.stdout }).once('line', resolve);
-    child.once('exit', (code) => reject(new Error(`gamehost emulator serve exited ${code} before it listened`)));
-  });
-  return {
-    info: JSON.parse(line),
-    async stop() {
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) process.exitCode = (await runDeployBench()) ? 0 : 1;

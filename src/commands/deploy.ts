@@ -9,6 +9,7 @@ import type { DockerSource } from '../config/rivet-project.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
 import { NAME_ID } from '../uuid.js';
+import { integer } from './args.js';
 import { defineCommand } from './command.js';
 
 export interface DeployOptions {
@@ -39,7 +40,7 @@ export default defineCommand({
     { flags: '--name <display name>', description: 'the version\'s name (default: the next of today, YYYY.MM.DD-N)' },
     { flags: '--no-namespace', description: 'create the version only, deploy it nowhere' },
     { flags: '--build-arg <name=value>', description: 'a build argument for every Dockerfile built (repeatable)', repeatable: true },
-    { flags: '--concurrency <n>', description: 'parts of each build uploaded at once (1-64)', default: '8', value: integerOption },
+    { flags: '--concurrency <n>', description: 'parts of each build uploaded at once (1-64)', default: '8', value: integer({ min: 1, max: 64 }) },
   ],
   notes:
     'Name the namespace (prod, staging, …) or pass --no-namespace. An invalid config prints every error as its path and exits 2, ' +
@@ -50,12 +51,6 @@ export default defineCommand({
   parse: (v) => parseDeploy(v as unknown as Parameters<typeof parseDeploy>[0]),
   run,
 });
-
-function integerOption(raw: string, flag: string): number {
-  const n = Number(raw);
-  if (!/^\d+$/.test(raw) || n < 1 || n > 64) throw new UsageError(`${flag} must be a whole number from 1 to 64, not "${raw}"`);
-  return n;
-}
 
 function parseDeploy(v: { namespace?: string | false; config?: string; override?: string[]; name?: string; buildArg?: string[]; concurrency: number }): DeployOptions {
   const namespace = typeof v.namespace === 'string' ? v.namespace : undefined;

@@ -56,6 +56,11 @@ export function appendBuildSummary(ctx: BaseContext, tag: string, build: PushedB
     '',
     '',
   ].join('\n');
+  appendSummary(ctx, file, text);
+}
+
+/** Appends to the job summary; one that cannot be written is a warning, never a failed command. */
+function appendSummary(ctx: BaseContext, file: string, text: string): void {
   try {
     fs.appendFileSync(file, text);
   } catch (err) {
@@ -86,11 +91,7 @@ export function appendDeploySummary(ctx: BaseContext, d: DeploySummary): void {
     '',
     '',
   ].join('\n');
-  try {
-    fs.appendFileSync(file, text);
-  } catch (err) {
-    ctx.warn(`could not append to $GITHUB_STEP_SUMMARY (${file}): ${(err as Error).message}`);
-  }
+  appendSummary(ctx, file, text);
 }
 
 /**

@@ -4,9 +4,9 @@ import type { EmulatorConfig, PortSetting } from '../config.js';
 import type { LobbyRow, Store } from '../stores/store.js';
 import type { LobbyVersion } from './environment.js';
 import type { Game } from './games.js';
-import { VERSION_ID, stagingNamespaceId } from './ids.js';
+import { VERSION_ID } from './ids.js';
 import { regionContext } from './regions.js';
-import { LOBBY_COUNT_MAX } from './namespaces.js';
+import { LOBBY_COUNT_MAX, startingNameId } from './namespaces.js';
 import { DEFAULT_TIER } from './tiers.js';
 import { readMatchmaker, type GameModeConfig, type JsonObject } from './version-config.js';
 import { seededVersion } from './versions.js';
@@ -45,7 +45,7 @@ export class LobbyVersions {
   async current(game: Game): Promise<CurrentVersion> {
     const row = await this.deps.store.getNamespace(game.namespaceId);
     // The two every game starts with are rows only once something of them changed.
-    const namespaceName = row?.name_id ?? (game.namespaceId === stagingNamespaceId(game.gameId) ? 'staging' : 'prod');
+    const namespaceName = row?.name_id ?? startingNameId(game, game.namespaceId);
     const limits = { lobbyCountMax: row?.lobby_count_max ?? LOBBY_COUNT_MAX, maxPlayersPerClient: row?.max_players_per_client ?? null };
     return { namespaceName, version: await this.version(game, row?.version_id ?? VERSION_ID), ...limits };
   }

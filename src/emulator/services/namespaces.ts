@@ -71,8 +71,8 @@ export class Namespaces {
     const createTs = game.seeded ? SEEDED_CREATE_TS : game.createTs;
     const base = { gameId: game.gameId, versionId: VERSION_ID, createTs, lobbyCountMax: LOBBY_COUNT_MAX, maxPlayersPerClient: null };
     return [
-      { ...base, namespaceId: game.namespaceId, nameId: 'prod', displayName: 'Production' },
-      { ...base, namespaceId: stagingNamespaceId(game.gameId), nameId: 'staging', displayName: 'Staging' },
+      { ...base, namespaceId: game.namespaceId, nameId: startingNameId(game, game.namespaceId), displayName: 'Production' },
+      { ...base, namespaceId: stagingNamespaceId(game.gameId), nameId: startingNameId(game, stagingNamespaceId(game.gameId)), displayName: 'Staging' },
     ];
   }
 
@@ -182,6 +182,11 @@ export class Namespaces {
     const ns = await this.get(game, namespaceId);
     await this.deps.store.putNamespace(toRow({ ...ns, lobbyCountMax: config.lobbyCountMax, maxPlayersPerClient: config.maxPlayers }));
   }
+}
+
+/** The name id of one of the two namespaces a game starts with: staging's id is derived, prod's is the game's. */
+export function startingNameId(game: Pick<Game, 'gameId'>, namespaceId: string): 'prod' | 'staging' {
+  return namespaceId === stagingNamespaceId(game.gameId) ? 'staging' : 'prod';
 }
 
 /** A namespace's matchmaker config as production answers it. */
