@@ -1,6 +1,6 @@
 // One contract for every Store: each method's meaning, run against SQLite and PostgreSQL alike (the store is the
 // parameter). What only one engine has (PostgreSQL's migrations, its int8 limit) is at the end.
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mulberry32 } from '../../src/emulator/faults.js';
@@ -11,7 +11,7 @@ import { PostgresStore } from '../../src/emulator/stores/postgres.js';
 import { query as statement, type SqlEngine } from '../../src/emulator/stores/sql.js';
 import { SqliteStore } from '../../src/emulator/stores/sqlite.js';
 import { hasNodeSqlite, openDatabase, sqliteDriverName } from '../../src/emulator/stores/sqlite-driver.js';
-import { LOBBY_INSERT_COLUMNS, MAX_LOG_LINE_BYTES, NOT_READY, type BuildRow, type GameRow, type LobbyRow, type LocalObjectIndex, type NewPlayer, type NewUpload, type Store } from '../../src/emulator/stores/store.js';
+import { LOBBY_INSERT_COLUMNS, LOG_BOUNDS, LOG_DISK_BYTES, MAX_LOG_LINE_BYTES, NOT_READY, type BuildRow, type GameRow, type LobbyRow, type LocalObjectIndex, type LogLine, type NewPlayer, type NewUpload, type Store } from '../../src/emulator/stores/store.js';
 import { createTestDatabase, PG_PRESENT, queryDatabase } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/cli.js';
 
@@ -711,6 +711,39 @@ describe.each(ENGINES)('the Store contract on %s', (_name, present, open) => {
     expect((await store.lobbyLogs(id, 'std_out', 1))[0]!.line.length).toBe(MAX_LOG_LINE_BYTES);
   });
 
+  it_('appendLobbyLogs stores an append as rows of lines: reads, pages and trims cross their edges line by line; each row counted rowBytes', async () => {
+    const id = randomUUID();
+    // 3,000 short lines and 6 of 16 KiB in one append: more lines and more bytes than one row holds.
+    const big = Array.from({ length: 6 }, (_, i) => Buffer.alloc(MAX_LOG_LINE_BYTES, String(i)));
+    const sent = [...Array.from({ length: 3000 }, (_, i) => Buffer.from(`l${i}`)), ...big];
+    await store.appendLobbyLogs(id, 'std_out', sent, T0, { lines: 5000, bytes: 1_000_000 });
+    const all = await store.lobbyLogs(id, 'std_out', 5000);
+    expect(all.map((l) => l.line)).toEqual(sent);
+    expect(all.map((l) => l.ts)).toEqual(sent.map((_, i) => T0 * 1000 + i));
+    expect((await store.lobbyLogs(id, 'std_out', 2)).map((l) => l.line)).toEqual(big.slice(-2));
+    // Paged by stamp, 97 at a time: every line once, in order.
+    const paged: LogLine[] = [];
+    for (let after = -1; ; ) {
+      const page = await store.lobbyLogs(id, 'std_out', 97, after);
+      if (page.length === 0) break;
+      expect(page.length).toBeLessThanOrEqual(97);
+      paged.push(...page);
+      after = page.at(-1)!.ts;
+    }
+    expect(paged).toEqual(all);
+    // Trimmed to 1,200 lines: the oldest go, from the middle of a row.
+    await store.appendLobbyLogs(id, 'std_out', [Buffer.from('last')], T0 + 1, { lines: 1200, bytes: 1_000_000 });
+    const kept = await store.lobbyLogs(id, 'std_out', 5000);
+    expect(kept.map((l) => l.line)).toEqual([...sent.slice(-1199), Buffer.from('last')]);
+    // A row costs rowBytes beside its lines: 2 + 2 + 50, then 60 + 50 is past 120, and the first row goes whole.
+    const rows = randomUUID();
+    const bounds = { lines: 100, bytes: 120, rowBytes: 50 };
+    await store.appendLobbyLogs(rows, 'std_err', [Buffer.from('aa'), Buffer.from('bb')], T0, bounds);
+    expect(await store.lobbyLogs(rows, 'std_err', 10)).toHaveLength(2);
+    await store.appendLobbyLogs(rows, 'std_err', [Buffer.alloc(60, 'c')], T0 + 1, bounds);
+    expect((await store.lobbyLogs(rows, 'std_err', 10)).map((l) => l.line.length)).toEqual([60]);
+  });
+
   it_('purgeGame removes the output of the namespace\'s lobbies, and only theirs', async () => {
     const ns = `ns-${randomUUID()}`;
     const gone = lobby({ namespace_id: ns });
@@ -1048,6 +1081,34 @@ describe.skipIf(!PG_PRESENT)('PostgreSQL only', () => {
     }
   });
 
+  it('keeps a stream within its bound on disk: a flood takes at most LOG_DISK_BYTES a stream, its dropped rows reclaimed as it goes', async () => {
+    const url = await createTestDatabase();
+    const store = await PostgresStore.open({ connectionString: url });
+    // As the bench measures it: after a VACUUM, the table with its TOAST and indexes.
+    const size = async () => {
+      await queryDatabase(url, 'VACUUM lobby_logs');
+      return Number((await queryDatabase(url, "SELECT pg_total_relation_size('lobby_logs') AS n"))[0].n);
+    };
+    try {
+      const before = await size();
+      // 2 lobbies printing 8 MiB each of random text (which PostgreSQL does not compress) in 16 KiB lines, 16 a write
+      // (the runner's batches), one after the other: the first alone is the case where the space a vacuum has not
+      // reclaimed yet counts most (4.1 MiB here, where a replica that vacuumed each 16 MiB dropped took 8.4).
+      for (let lobby = 1; lobby <= 2; lobby++) {
+        const id = randomUUID();
+        for (let batch = 0; batch < 32; batch++) {
+          const lines = Array.from({ length: 16 }, () => Buffer.from(randomBytes(12 * 1024).toString('base64')));
+          await store.appendLobbyLogs(id, 'std_out', lines, T0 + batch);
+        }
+        const kept = await store.lobbyLogs(id, 'std_out', LOG_BOUNDS.lines);
+        expect(kept.reduce((sum, l) => sum + l.line.length, 0)).toBeGreaterThan(LOG_BOUNDS.bytes - 64 * 1024 - 16 * (LOG_BOUNDS.rowBytes ?? 0));
+        expect((await size()) - before).toBeLessThanOrEqual(lobby * LOG_DISK_BYTES);
+      }
+    } finally {
+      await store.close();
+    }
+  });
+
   it('bigint columns read back exactly up to 2^53 - 1; beyond, the read fails instead of rounding', async () => {
     const url = await createTestDatabase();
     const store = await PostgresStore.open({ connectionString: url });
@@ -1276,7 +1337,8 @@ describe('SQLite on this Node.js', () => {
     const id = randomUUID();
     const lines = [Buffer.from('one'), Buffer.alloc(3000, 'x'), Buffer.from([0, 0xff])];
     const old = SqliteStore.open(file);
-    await old.appendLobbyLogs(id, 'std_out', lines, T0);
+    // An append a line: each a row of one line, as rows were before version 15.
+    for (const line of lines) await old.appendLobbyLogs(id, 'std_out', [line], T0);
     await old.close();
     const db = openDatabase(file, { timeout: 5000 });
     db.exec(`CREATE TABLE old_logs (lobby_id TEXT NOT NULL, stream TEXT NOT NULL, ts INTEGER NOT NULL, line BLOB NOT NULL,
@@ -1297,7 +1359,7 @@ describe('SQLite on this Node.js', () => {
     }
   });
 
-  it('keeps a stream near its bound on disk too: 1 KB lines do not overflow pages', async () => {
+  it('keeps a stream within its bound on disk: a flood of 1 KB lines takes at most LOG_DISK_BYTES a stream', async () => {
     const file = join(prepareDataDir(tempDir()).root, 'emulator.db');
     const store = SqliteStore.open(file);
     const size = () => {
@@ -1310,16 +1372,18 @@ describe('SQLite on this Node.js', () => {
     };
     try {
       const before = size();
-      // 4 lobbies printing 6 MiB each in 1 KB lines, 256 a write (the runner's batches): each keeps its 5 MiB.
+      // 4 lobbies printing 6 MiB each in 1 KB lines, 256 a write (the runner's batches): each keeps its newest 4 MiB,
+      // in rows of 64 lines that fill their pages (version 9's rows of one line took 7.1 MiB a stream, version 8's 23).
       const line = Buffer.alloc(1024, 'x');
       for (let lobby = 0; lobby < 4; lobby++) {
         const id = randomUUID();
         for (let batch = 0; batch < 24; batch++) await store.appendLobbyLogs(id, 'std_out', Array(256).fill(line), T0 + batch);
+        const kept = await store.lobbyLogs(id, 'std_out', LOG_BOUNDS.lines);
+        expect(kept.length * 1024).toBeGreaterThan(LOG_BOUNDS.bytes - 64 * 1024);
+        expect(kept.length * 1024).toBeLessThanOrEqual(LOG_BOUNDS.bytes);
       }
       const grown = size() - before;
-      // The bound's 5 MiB a lobby, plus what SQLite keeps beside each line (its row, its index entry, and the room a
-      // 4 KiB page has left once three such rows filled it): 7.1 MiB here, where version 8's table took 23 MiB.
-      expect(grown / 4).toBeLessThan(1.5 * 5 * 2 ** 20);
+      expect(grown / 4).toBeLessThanOrEqual(LOG_DISK_BYTES);
     } finally {
       await store.close();
     }

@@ -656,6 +656,20 @@ DROP INDEX IF EXISTS players_pending_source;
 CREATE INDEX IF NOT EXISTS players_source ON players (source_ip) WHERE remove_ts IS NULL;
 `,
   },
+  // Version 15: a lobby_logs row holds a run of lines (store.ts LogChunk): how many, and each one's length (NULL for
+  // one, as every row before). A stream's byte count counts its rows too (LOG_BOUNDS.rowBytes, 160, written out).
+  {
+    sqlite: `
+ALTER TABLE lobby_logs ADD COLUMN line_count INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE lobby_logs ADD COLUMN lengths BLOB;
+UPDATE lobby_log_streams SET byte_count = byte_count + 160 * line_count;
+`,
+    postgres: `
+ALTER TABLE lobby_logs ADD COLUMN IF NOT EXISTS line_count integer NOT NULL DEFAULT 1;
+ALTER TABLE lobby_logs ADD COLUMN IF NOT EXISTS lengths bytea;
+UPDATE lobby_log_streams SET byte_count = byte_count + 160 * line_count;
+`,
+  },
 ];
 
 /** The schema version this code writes and reads, on either engine. */

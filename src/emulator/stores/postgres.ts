@@ -7,7 +7,7 @@ import pg from 'pg';
 import { DEFAULT_CONFIG } from '../config.js';
 import { migratePostgres } from './migrations.js';
 import { SqlStore, compiler, mapSlot, query, type Connection, type Query, type SqlEngine } from './sql.js';
-import type { LogStream } from './store.js';
+import type { LogChunk, LogStream } from './store.js';
 
 const SECRET_BYTES = 32;
 
@@ -66,9 +66,10 @@ function explicitSslMode(connectionString: string): string {
 /**
  * Log bytes the appends of one replica drop (its streams past their bound) before it vacuums lobby_logs: the rows it
  * deletes stay on disk as dead tuples until a vacuum, and autovacuum looks at most once a minute, so a server
- * printing fast would grow the database by all it printed in that minute, not by the bound.
+ * printing fast would grow the database by all it printed in that minute, not by the bound. A vacuum here reads
+ * only the pages written since the last (the visibility map), so a small threshold costs little.
  */
-const VACUUM_AFTER_BYTES = 16 * 1024 * 1024;
+const VACUUM_AFTER_BYTES = 256 * 1024;
 
 const compile = compiler(
   { adapter: new PostgresAdapter(), introspector: (db) => new PostgresIntrospector(db), queryCompiler: () => new PostgresQueryCompiler() },
@@ -83,16 +84,18 @@ const compile = compiler(
 );
 
 const LOCK_FINDS = query<{ key: string }>()((db, p) => db.selectNoFrom(sql`pg_advisory_xact_lock(hashtextextended(${p.key}, 0))`.as('locked')));
-const INSERT_LINES = query<{ id: string; stream: LogStream; stamps: number[]; lines: Buffer[] }>()((db, p) =>
+const INSERT_LINES = query<{ id: string; stream: LogStream; stamps: number[]; lines: Buffer[]; counts: number[]; lengths: (Buffer | null)[] }>()((db, p) =>
   db
     .insertInto('lobby_logs')
-    .columns(['lobby_id', 'stream', 'ts', 'line'])
+    .columns(['lobby_id', 'stream', 'ts', 'line', 'line_count', 'lengths'])
     .expression(
       db.selectNoFrom([
         sql<string>`${p.id}`.as('lobby_id'),
         sql<LogStream>`${p.stream}`.as('stream'),
         sql<number>`unnest(${p.stamps}::bigint[])`.as('ts'),
         sql<Buffer>`unnest(${p.lines}::bytea[])`.as('line'),
+        sql<number>`unnest(${p.counts}::integer[])`.as('line_count'),
+        sql<Buffer | null>`unnest(${p.lengths}::bytea[])`.as('lengths'),
       ]),
     ),
 );
@@ -165,19 +168,33 @@ class PostgresEngine implements SqlEngine {
     await c.all(LOCK_FINDS, { key: `find:${namespaceId}` });
   }
 
-  async insertLines(c: Connection, lobbyId: string, stream: LogStream, stamps: number[], lines: Buffer[]): Promise<void> {
-    await c.run(INSERT_LINES, { id: lobbyId, stream, stamps, lines });
+  async insertLines(c: Connection, lobbyId: string, stream: LogStream, chunks: LogChunk[]): Promise<void> {
+    await c.run(INSERT_LINES, {
+      id: lobbyId,
+      stream,
+      stamps: chunks.map((k) => k.ts),
+      lines: chunks.map((k) => k.bytes),
+      counts: chunks.map((k) => k.count),
+      lengths: chunks.map((k) => k.lengths),
+    });
   }
 
-  droppedLogs(bytes: number): void {
+  async droppedLogs(bytes: number): Promise<void> {
     this.dropped += bytes;
-    if (this.dropped < VACUUM_AFTER_BYTES || this.vacuuming !== undefined) return;
-    this.dropped = 0;
-    // In the background, never failing the append: the space of the rows dropped is reused by the next ones.
-    this.vacuuming = this.pool
-      .query('VACUUM lobby_logs')
-      .then(ignore, ignore)
-      .finally(() => (this.vacuuming = undefined));
+    // The append that passes the threshold waits for the vacuum, and so do those that drop more while it runs: what
+    // waits to be reclaimed stays near the threshold however fast servers print (a flooding stream's writes slow
+    // down; its lines are dropped in memory instead).
+    while (this.dropped >= VACUUM_AFTER_BYTES) {
+      if (this.vacuuming === undefined) {
+        this.dropped = 0;
+        // Never failing the append: the space of the rows dropped is reused by the next ones.
+        this.vacuuming = this.pool
+          .query('VACUUM lobby_logs')
+          .then(ignore, ignore)
+          .finally(() => (this.vacuuming = undefined));
+      }
+      await this.vacuuming;
+    }
   }
 
   async close(): Promise<void> {

@@ -4,9 +4,9 @@
 import { DummyDriver, Kysely, sql, type Compilable, type DialectAdapter, type Expression, type QueryCompiler, type RawBuilder } from 'kysely';
 import type { DatabaseIntrospector, SelectQueryBuilder, SqlBool } from 'kysely';
 import type { BuildObject, BuildRow, ConnectOutcome, FindOutcome, FindQuery, GameObjects, GameRow, IdleInsert, IdleKey, JoinOutcome, LobbyRow, ListedLobby } from './store.js';
-import type { LocalObjectIndex, LogBounds, LogLine, LogStream, LogStreamState, NewPlayer, NewUpload, PartRow, PlayerCountRow } from './store.js';
+import type { LocalObjectIndex, LogBounds, LogChunk, LogLine, LogStream, LogStreamState, NewPlayer, NewUpload, PartRow, PlayerCountRow } from './store.js';
 import type { NamespaceRow, NamespaceVersionRow, PlayerRow, PurgedGame, Store, UploadRow, VersionRow } from './store.js';
-import { LOBBY_INSERT_COLUMNS, LOG_BOUNDS, MAX_LOG_LINE_BYTES, NOT_READY, TRIM_PAGE, nextLogTs, trimLogs } from './store.js';
+import { LOBBY_INSERT_COLUMNS, LOG_BOUNDS, MAX_LOG_LINE_BYTES, NOT_READY, TRIM_PAGE, fromChunk, nextLogTs, splitChunk, toChunks, trimLogs } from './store.js';
 
 /** The tables as the store reads and writes them (migrations.ts makes them). */
 export interface DB {
@@ -22,7 +22,8 @@ export interface DB {
   namespaces: NamespaceRow;
   namespace_versions: NamespaceVersionRow & { seq: number };
   replicas: { replica: string; seen_ts: number };
-  lobby_logs: { lobby_id: string; stream: LogStream; ts: number; line: Buffer };
+  // A row holds a run of lines (LogChunk): `ts` the stamp of its last, `line` their bytes, `lengths` each one's.
+  lobby_logs: { lobby_id: string; stream: LogStream; ts: number; line: Buffer; line_count: number; lengths: Buffer | null };
   lobby_log_streams: LogStreamState & { lobby_id: string; stream: LogStream };
   lobby_samples: { lobby_id: string; samples: string };
   running_players: PlayerCountRow & { namespace_id: string };
@@ -129,10 +130,10 @@ export interface SqlEngine extends Connection {
   transaction<T>(body: (c: Connection) => Promise<T>): Promise<T>;
   /** Serialises the finds of one namespace until the transaction ends (SQLite's write lock already does). */
   lockFinds(c: Connection, namespaceId: string): Promise<void>;
-  /** Inserts a stream's lines with their stamps (one statement where the engine takes arrays). */
-  insertLines(c: Connection, lobbyId: string, stream: LogStream, stamps: number[], lines: Buffer[]): Promise<void>;
-  /** Log bytes an append dropped, for an engine that reclaims their space itself. */
-  droppedLogs(bytes: number): void;
+  /** Inserts a stream's rows of lines (one statement where the engine takes arrays). */
+  insertLines(c: Connection, lobbyId: string, stream: LogStream, chunks: LogChunk[]): Promise<void>;
+  /** Log bytes an append dropped, for an engine that reclaims their space itself; an append waits for it. */
+  droppedLogs(bytes: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -455,22 +456,32 @@ const PUT_STREAM = query<LogStreamState & StreamKey>()((db, p) =>
   db.updateTable('lobby_log_streams').set({ last_ts: p.last_ts, line_count: p.line_count, byte_count: p.byte_count })
     .where('lobby_id', '=', p.id).where('stream', '=', p.stream),
 );
-export const INSERT_LINE = query<StreamKey & { ts: number; line: Buffer }>()((db, p) =>
-  db.insertInto('lobby_logs').values({ lobby_id: p.id, stream: p.stream, ts: p.ts, line: p.line }),
+type ChunkRow = { ts: number; line: Buffer | Uint8Array; line_count: number; lengths: Buffer | Uint8Array | null };
+export const INSERT_LINE = query<StreamKey & { ts: number; line: Buffer; line_count: number; lengths: Buffer | null }>()((db, p) =>
+  db.insertInto('lobby_logs').values({ lobby_id: p.id, stream: p.stream, ts: p.ts, line: p.line, line_count: p.line_count, lengths: p.lengths }),
 );
 const lines = (db: Kysely<DB>, p: StreamKey) => db.selectFrom('lobby_logs').where('lobby_id', '=', p.id).where('stream', '=', p.stream);
+const CHUNK = ['ts', 'line', 'line_count', 'lengths'] as const;
 const OLDEST_LINES = query<StreamKey & { after: number; limit: number }>()((db, p, d) =>
-  lines(db, p).select(['ts', d.byteLength('line').as('n')]).where('ts', '>', p.after).orderBy('ts').limit(p.limit),
+  lines(db, p).select(['ts', 'line_count as lines', d.byteLength('line').as('n')]).where('ts', '>', p.after).orderBy('ts').limit(p.limit),
+);
+const CHUNK_AT = query<StreamKey & { ts: number }>()((db, p) => lines(db, p).select(CHUNK).where('ts', '=', p.ts));
+const PUT_CHUNK = query<StreamKey & { ts: number; line: Buffer; line_count: number; lengths: Buffer | null }>()((db, p) =>
+  db.updateTable('lobby_logs').set({ line: p.line, line_count: p.line_count, lengths: p.lengths })
+    .where('lobby_id', '=', p.id).where('stream', '=', p.stream).where('ts', '=', p.ts),
 );
 const DROP_LINES = query<StreamKey & { cutoff: number }>()((db, p) =>
   db.deleteFrom('lobby_logs').where('lobby_id', '=', p.id).where('stream', '=', p.stream).where('ts', '<=', p.cutoff),
 );
+// A row holds one line at least, so `limit` rows hold the lines asked for.
 const RECENT_LINES = query<StreamKey & { limit: number }>()((db, p) =>
-  db.selectFrom(lines(db, p).select(['ts', 'line']).orderBy('ts', 'desc').limit(p.limit).as('recent')).select(['ts', 'line']).orderBy('ts'),
+  db.selectFrom(lines(db, p).select(CHUNK).orderBy('ts', 'desc').limit(p.limit).as('recent')).select(CHUNK).orderBy('ts'),
 );
 const LINES_AFTER = query<StreamKey & { after: number; limit: number }>()((db, p) =>
-  lines(db, p).select(['ts', 'line']).where('ts', '>', p.after).orderBy('ts').limit(p.limit),
+  lines(db, p).select(CHUNK).where('ts', '>', p.after).orderBy('ts').limit(p.limit),
 );
+const bytes = (b: Buffer | Uint8Array) => (Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+const toChunk = (r: ChunkRow): LogChunk => ({ ts: Number(r.ts), count: r.line_count, bytes: bytes(r.line), lengths: r.lengths === null ? null : bytes(r.lengths) });
 const STOPPED_WITH_OUTPUT = query<{ before: number; limit: number }>()((db, p) =>
   db.selectFrom(db.selectFrom('lobby_log_streams').select('lobby_id').union(db.selectFrom('lobby_samples').select('lobby_id')).as('x'))
     .innerJoin('lobbies as l', 'l.lobby_id', 'x.lobby_id').select('x.lobby_id').where('l.stop_ts', 'is not', null).where('l.stop_ts', '<', p.before).limit(p.limit),
@@ -842,32 +853,49 @@ export class SqlStore implements Store, LocalObjectIndex {
       const state = (await first(c, LOCK_STREAM, key))!;
       // A batch whose first stamp the stream already holds was stored before (a retry after a lost answer).
       if (firstTs !== undefined && state.last_ts >= firstTs) return 0;
-      const stamps: number[] = [];
       const cut = lines.map((raw) => (raw.length > MAX_LOG_LINE_BYTES ? raw.subarray(0, MAX_LOG_LINE_BYTES) : raw));
       for (const line of cut) {
-        stamps.push((state.last_ts = nextLogTs(state.last_ts, now, firstTs)));
+        state.last_ts = nextLogTs(state.last_ts, now, firstTs);
         state.line_count++;
         state.byte_count += line.length;
       }
-      await this.engine.insertLines(c, lobbyId, stream, stamps, cut);
-      const bytes = state.byte_count;
+      const chunks = toChunks(cut, state.last_ts);
+      state.byte_count += chunks.length * (bounds.rowBytes ?? 0);
+      await this.engine.insertLines(c, lobbyId, stream, chunks);
+      const before = state.byte_count;
       let cutoff: number | null = null;
+      let split: number | null = null;
       for (let more = true; more; ) {
         const step = trimLogs(state, bounds, await c.all(OLDEST_LINES, { ...key, after: cutoff ?? -1, limit: TRIM_PAGE }));
         cutoff = step.cutoff ?? cutoff;
+        split = step.split;
         more = step.more;
+      }
+      // Rewritten, a row leaves its old bytes to reclaim too.
+      let rewritten = 0;
+      if (split !== null) {
+        const chunk = toChunk((await first(c, CHUNK_AT, { ...key, ts: split }))!);
+        const gone = splitChunk(state, bounds, chunk);
+        if (gone === chunk.count) cutoff = split;
+        else if (gone > 0) {
+          const [rest] = toChunks(fromChunk(chunk).slice(gone).map((l) => l.line), chunk.ts);
+          await c.run(PUT_CHUNK, { ...key, ts: split, line: rest!.bytes, line_count: rest!.count, lengths: rest!.lengths });
+          rewritten = rest!.bytes.length;
+        }
       }
       if (cutoff !== null) await c.run(DROP_LINES, { ...key, cutoff });
       await c.run(PUT_STREAM, { ...key, ...state });
-      return bytes - state.byte_count;
+      return before - state.byte_count + rewritten;
     });
-    this.engine.droppedLogs(dropped);
+    await this.engine.droppedLogs(dropped);
   }
 
   async lobbyLogs(lobbyId: string, stream: LogStream, limit: number, after?: number): Promise<LogLine[]> {
     const key = { id: lobbyId, stream, limit };
-    const rows = after === undefined ? await this.engine.all(RECENT_LINES, key) : await this.engine.all(LINES_AFTER, { ...key, after });
-    return rows.map((r) => ({ ts: r.ts, line: Buffer.isBuffer(r.line) ? r.line : Buffer.from(r.line as Uint8Array) }));
+    if (limit <= 0) return [];
+    if (after === undefined) return (await this.engine.all(RECENT_LINES, key)).flatMap((r) => fromChunk(toChunk(r))).slice(-limit);
+    const rows = await this.engine.all(LINES_AFTER, { ...key, after });
+    return rows.flatMap((r) => fromChunk(toChunk(r)).filter((l) => l.ts > after)).slice(0, limit);
   }
 
   async purgeStoppedLogs(before: number, limit: number): Promise<number> {

@@ -6,7 +6,7 @@ import { sleepSync } from '../datadir.js';
 import { migrateSqlite } from './migrations.js';
 import { INSERT_LINE, SqlStore, compiler, mapSlot, type AnyQuery, type Compiled, type Connection, type Query, type SqlEngine } from './sql.js';
 import { openDatabase, type SqliteDatabase, type SqliteStatement } from './sqlite-driver.js';
-import type { LogStream } from './store.js';
+import type { LogChunk, LogStream } from './store.js';
 
 const BUSY_RETRY_MS = 15_000;
 const ignore = (): void => {};
@@ -124,11 +124,11 @@ class SqliteEngine implements SqlEngine {
 
   async lockFinds(): Promise<void> {}
 
-  async insertLines(c: Connection, lobbyId: string, stream: LogStream, stamps: number[], lines: Buffer[]): Promise<void> {
-    for (let i = 0; i < lines.length; i++) await c.run(INSERT_LINE, { id: lobbyId, stream, ts: stamps[i]!, line: lines[i]! });
+  async insertLines(c: Connection, lobbyId: string, stream: LogStream, chunks: LogChunk[]): Promise<void> {
+    for (const k of chunks) await c.run(INSERT_LINE, { id: lobbyId, stream, ts: k.ts, line: k.bytes, line_count: k.count, lengths: k.lengths });
   }
 
-  droppedLogs(): void {}
+  async droppedLogs(): Promise<void> {}
 
   async close(): Promise<void> {
     while (this.turn !== undefined) await this.turn.catch(ignore);

@@ -265,49 +265,129 @@ export interface LogLine {
   line: Buffer;
 }
 
-/** How much of a stream is kept: past either bound the oldest lines are dropped first. */
+/**
+ * How much of a stream is kept: past either bound the oldest lines are dropped first. `bytes` counts the lines' own
+ * bytes and `rowBytes` for each stored row (a row holds a run of lines: LogChunk), which is what the engine keeps
+ * beside them, so the bound is close to what the stream takes on disk.
+ */
 export interface LogBounds {
   lines: number;
   bytes: number;
+  rowBytes?: number;
 }
 
 /** A line longer than this is cut into pieces of this size as it is read (Docker's own log driver splits at 16 KiB). */
 export const MAX_LOG_LINE_BYTES = 16 * 1024;
-export const LOG_BOUNDS: LogBounds = Object.freeze({ lines: 10_000, bytes: 5 * 1024 * 1024 });
+/**
+ * 3.5 MiB of lines (a row counted 160 bytes beside them: its columns, header and index entry on either engine) leave
+ * room within LOG_DISK_BYTES for what the engine keeps beside the bytes (PostgreSQL's TOAST: about 3%) and for lines
+ * dropped but not yet reclaimed (a replica's appends in flight and those waiting for its vacuum: 1 MiB a lobby with
+ * four servers flooding at once, measured by bench/log-flood.js).
+ */
+export const LOG_BOUNDS: LogBounds = Object.freeze({ lines: 10_000, bytes: 3.5 * 1024 * 1024, rowBytes: 160 });
+/** What a stream takes on disk at most, in either engine (the per-stream bound docs/emulator.md gives). */
+export const LOG_DISK_BYTES = 5 * 1024 * 1024;
 
 /**
  * The timestamps of lines appended at `now` (milliseconds) after a stream's last line at `lastTs` (microseconds):
- * the clock in microseconds, but always past the one before, so a watch index never skips a line.
+ * the clock in microseconds, but always past the one before, so a watch index never skips a line. The lines of one
+ * append so have consecutive stamps after the first, which is what lets a stored row (LogChunk) keep one stamp.
  */
 export function nextLogTs(lastTs: number, now: number, firstTs = 0): number {
   return Math.max(lastTs + 1, now * 1000, firstTs);
 }
 
-/** What is kept of a stream: its newest stamp, and how many lines and bytes it holds. */
+/**
+ * Lines stored as one row: `count` lines of consecutive stamps, the last `ts`; their bytes one after the other in
+ * `bytes`, and their lengths in `lengths` (uint32 LE each; null for a row of one line).
+ */
+export interface LogChunk {
+  ts: number;
+  count: number;
+  bytes: Buffer;
+  lengths: Buffer | null;
+}
+
+/** The most lines and bytes of one row: big enough that a flood's rows fill the engine's pages, small to rewrite. */
+const CHUNK_LINES = 1024;
+const CHUNK_BYTES = 64 * 1024;
+
+/** Lines with consecutive stamps (the last `lastTs`) as rows of at most CHUNK_LINES and CHUNK_BYTES (one line at least). */
+export function toChunks(lines: Buffer[], lastTs: number): LogChunk[] {
+  const chunks: LogChunk[] = [];
+  for (let i = 0; i < lines.length; ) {
+    let end = i + 1;
+    let size = lines[i]!.length;
+    while (end < lines.length && end - i < CHUNK_LINES && size + lines[end]!.length <= CHUNK_BYTES) size += lines[end++]!.length;
+    const run = lines.slice(i, end);
+    let lengths: Buffer | null = null;
+    if (run.length > 1) {
+      lengths = Buffer.allocUnsafe(4 * run.length);
+      run.forEach((line, j) => lengths!.writeUInt32LE(line.length, 4 * j));
+    }
+    chunks.push({ ts: lastTs - (lines.length - end), count: run.length, bytes: run.length === 1 ? run[0]! : Buffer.concat(run, size), lengths });
+    i = end;
+  }
+  return chunks;
+}
+
+/** The lines of a stored row, oldest first, each with its stamp. */
+export function fromChunk(chunk: LogChunk): LogLine[] {
+  if (chunk.lengths === null) return [{ ts: chunk.ts, line: chunk.bytes }];
+  const lines: LogLine[] = [];
+  for (let j = 0, off = 0; j < chunk.count; j++) {
+    const len = chunk.lengths.readUInt32LE(4 * j);
+    lines.push({ ts: chunk.ts - (chunk.count - 1 - j), line: chunk.bytes.subarray(off, off + len) });
+    off += len;
+  }
+  return lines;
+}
+
+/** What is kept of a stream: its newest stamp, and how many lines and bytes it holds (rows counted: LogBounds). */
 export interface LogStreamState {
   last_ts: number;
   line_count: number;
   byte_count: number;
 }
 
+const within = (bounds: LogBounds, lines: number, bytes: number) => lines <= bounds.lines && bytes <= bounds.bytes;
+
 /**
- * Drops a stream's oldest lines from `state` (one page of them: ts and byte length, oldest first) until it is within
- * `bounds`. Answers the stamp of the last line to delete (null: none), and whether the next page is needed too.
+ * Drops a stream's oldest rows from `state` (one page of them, oldest first: the stamp of each one's last line,
+ * its lines and their bytes) until it is within `bounds`. Answers the stamp of the last row to delete (null: none);
+ * the row that only some of its first lines may need to leave (`split`: the caller reads it, then splitChunk); and
+ * whether the next page is needed too.
  */
 export function trimLogs(
   state: LogStreamState,
   bounds: LogBounds,
-  page: { ts: number; n: number }[],
-): { cutoff: number | null; more: boolean } {
-  const within = () => state.line_count <= bounds.lines && state.byte_count <= bounds.bytes;
+  page: { ts: number; lines: number; n: number }[],
+): { cutoff: number | null; split: number | null; more: boolean } {
   let cutoff: number | null = null;
   for (const row of page) {
-    if (within()) return { cutoff, more: false };
-    state.line_count--;
-    state.byte_count -= row.n;
+    if (within(bounds, state.line_count, state.byte_count)) return { cutoff, split: null, more: false };
+    // Kept with its last line alone (of whatever length), the row might do: which lines go is the split's to say.
+    if (row.lines > 1 && within(bounds, state.line_count - row.lines + 1, state.byte_count - row.n)) return { cutoff, split: row.ts, more: false };
+    state.line_count -= row.lines;
+    state.byte_count -= row.n + (bounds.rowBytes ?? 0);
     cutoff = row.ts;
   }
-  return { cutoff, more: !within() && page.length === TRIM_PAGE };
+  return { cutoff, split: null, more: !within(bounds, state.line_count, state.byte_count) && page.length === TRIM_PAGE };
+}
+
+/**
+ * How many of a row's first lines leave so `state` is within `bounds` (all of them: the row goes, its rowBytes too),
+ * taken off `state`.
+ */
+export function splitChunk(state: LogStreamState, bounds: LogBounds, chunk: LogChunk): number {
+  const lines = fromChunk(chunk);
+  let k = 0;
+  while (k < lines.length && !within(bounds, state.line_count, state.byte_count)) {
+    state.line_count--;
+    state.byte_count -= lines[k++]!.line.length;
+  }
+  if (k === lines.length) state.byte_count -= bounds.rowBytes ?? 0;
+  return k;
 }
 
 /** The page size trimLogs is fed with. */
