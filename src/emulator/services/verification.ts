@@ -2,7 +2,11 @@
 // production's body to the game mode's configured URL with exactly its headers; any 2xx allows, anything else refuses.
 // The URL is the developer's, called from the emulator's host: redirects are never followed, the answer is not read
 // past a few bytes, and a loopback or private address is refused as production's validation refuses it, unless the
-// emulator was started with verificationLoopback (a local emulator verifying against a server on the same host).
+// emulator was started with verificationLoopback (a local emulator verifying against a server on the same host): an
+// address written in the URL before the call, a name's addresses as the connection is made (publicLookup).
+import dns from 'node:dns';
+import type { LookupFunction } from 'node:net';
+import type { Dispatcher } from 'undici';
 import { fail } from '../errors.js';
 import type { LobbyRow } from '../stores/store.js';
 import { lobbyGroupUuid, regionUuid } from './ids.js';
@@ -64,22 +68,56 @@ export function verificationBody(r: VerificationRequest): Record<string, unknown
  * Calls each configured verification (find: one game mode's, or every listed one's), in order: a non-2xx answer is
  * MATCHMAKER_VERIFICATION_FAILED, a call that reached no server MATCHMAKER_VERIFICATION_REQUEST_FAILED.
  */
-export async function verify(configs: VerificationConfig[], body: Record<string, unknown>, opts: { allowLoopback: boolean; timeoutMs?: number }): Promise<void> {
+export async function verify(
+  configs: VerificationConfig[],
+  body: Record<string, unknown>,
+  opts: { allowLoopback: boolean; timeoutMs?: number; lookup?: LookupFunction },
+): Promise<void> {
   for (const config of configs) {
     if (!opts.allowLoopback && !publicUrl(config.url)) fail('MATCHMAKER_VERIFICATION_REQUEST_FAILED');
-    const status = await call(config, body, opts.timeoutMs ?? VERIFICATION_TIMEOUT_MS);
+    const status = await call(config, body, opts.timeoutMs ?? VERIFICATION_TIMEOUT_MS, await dispatcher(opts.allowLoopback, opts.lookup ?? dns.lookup));
     if (status < 200 || status > 299) fail('MATCHMAKER_VERIFICATION_FAILED');
   }
 }
 
-async function call(config: VerificationConfig, body: Record<string, unknown>, timeoutMs: number): Promise<number> {
-  const signal = AbortSignal.timeout(timeoutMs);
+/** One connection pool per way of resolving names: public addresses only, or (verificationLoopback) any. */
+const dispatchers = new Map<string, Map<LookupFunction, Dispatcher>>();
+
+async function dispatcher(allowLoopback: boolean, lookup: LookupFunction): Promise<Dispatcher> {
   // Loaded on the first call only: undici installs its dispatcher as the process's global one (fetch's) when loaded,
   // which an emulator whose versions verify nothing has no need to change.
+  const { Agent } = await import('undici');
+  const key = allowLoopback ? 'any' : 'public';
+  const byLookup = dispatchers.get(key) ?? dispatchers.set(key, new Map()).get(key)!;
+  let agent = byLookup.get(lookup);
+  if (agent === undefined) byLookup.set(lookup, (agent = new Agent({ connect: { lookup: allowLoopback ? lookup : publicLookup(lookup) } })));
+  return agent;
+}
+
+/**
+ * Resolves a name as `lookup` does, and fails the connection when any of its addresses is not public: checked as
+ * the connection is made, with the addresses it is made to, so a name that answers a public address to a first look
+ * and a private one to the next (DNS rebinding) gains nothing.
+ */
+export function publicLookup(lookup: LookupFunction): LookupFunction {
+  return (hostname, options, callback) =>
+    lookup(hostname, options, (err, address, family) => {
+      if (err) return callback(err, address, family);
+      const all = typeof address === 'string' ? [{ address, family: family ?? 4 }] : address;
+      const refused = all.find((a) => !globallyRoutable(a.family === 6 ? `[${a.address}]` : a.address));
+      if (refused === undefined) return callback(null, address, family);
+      const error: NodeJS.ErrnoException = new Error(`${hostname} resolves to ${refused.address}, which is not a public address`);
+      error.code = 'ENOTPUBLIC';
+      callback(error, address, family);
+    });
+}
+
+async function call(config: VerificationConfig, body: Record<string, unknown>, timeoutMs: number, dispatcher: Dispatcher): Promise<number> {
+  const signal = AbortSignal.timeout(timeoutMs);
   const { request } = await import('undici');
   try {
     // Exactly the configured headers (no content-type added, as production); undici follows no redirect by default.
-    const res = await request(config.url, { method: 'POST', headers: config.headers, body: JSON.stringify(body), signal });
+    const res = await request(config.url, { method: 'POST', headers: config.headers, body: JSON.stringify(body), signal, dispatcher });
     let read = 0;
     for await (const chunk of res.body) {
       read += (chunk as Buffer).length;
@@ -116,7 +154,9 @@ export const isIpHost = (host: string): boolean => /^\d+\.\d+\.\d+\.\d+$/.test(h
 export function globallyRoutable(host: string): boolean {
   if (host.startsWith('[')) {
     const h = host.slice(1, -1).toLowerCase();
-    return !(h === '::' || h === '::1' || /^f[cd]/.test(h) || /^fe[89ab]/.test(h) || h.startsWith('::ffff:') || h.startsWith('2001:db8'));
+    // ::/96 and its neighbours (unspecified, loopback, IPv4-mapped and -compatible), unique local, link- and
+    // site-local, multicast, NAT64's well-known prefix (it reaches IPv4 addresses), documentation.
+    return !(h.startsWith('::') || /^f[cd]/.test(h) || /^fe[89a-f]/.test(h) || h.startsWith('ff') || h.startsWith('64:ff9b:') || h.startsWith('2001:db8'));
   }
   const [a, b] = host.split('.').map(Number) as [number, number];
   return !(a === 0 || a === 10 || a === 127 || (a === 100 && b >= 64 && b < 128) || (a === 169 && b === 254) || (a === 172 && b >= 16 && b < 32) || (a === 192 && b === 168) || (a === 198 && (b === 18 || b === 19)) || a >= 224);
