@@ -7,7 +7,6 @@
 // postpack: put it back. A pack stopped in between is mended by the next prepack.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -23,8 +22,7 @@ function prepack() {
   restore();
   // GAMEHOST_PACK_SKIP_BUILD=1: dist/ is already built (the package test packs a copy after `npm test` built it).
   if (process.env.GAMEHOST_PACK_SKIP_BUILD !== '1') {
-    const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-    execFileSync(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: ROOT, stdio: 'inherit' });
+    execFileSync(process.execPath, [path.join(ROOT, 'scripts', 'build.js')], { cwd: ROOT, stdio: 'inherit' });
   }
   const text = fs.readFileSync(MANIFEST, 'utf8');
   const manifest = JSON.parse(text);

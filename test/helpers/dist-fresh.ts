@@ -4,7 +4,6 @@
 // when one is newer or has none, dist/ is compiled again (what `npm run build` does), with one line saying so.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -31,8 +30,7 @@ export default function setup(): void {
   const stale = staleSource();
   if (stale === undefined) return;
   process.stdout.write(`dist/ is older than ${stale}: compiling src/ into dist/ (npm run build) for the tests that run bin/gamehost.js\n`);
-  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-  const run = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: ROOT, encoding: 'utf8' });
+  const run = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'build.js')], { cwd: ROOT, encoding: 'utf8' });
   if (run.status !== 0) {
     const first = `${run.stdout}${run.stderr}`.split('\n').find((line) => line.trim() !== '') ?? `tsc exited ${run.status}`;
     throw new Error(`dist/ is stale and compiling it failed (npm run build shows all): ${first}`);

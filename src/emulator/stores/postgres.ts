@@ -2,7 +2,7 @@
 // (a pool, transactions on one connection, row and advisory locks) and what PostgreSQL writes its own way. Like
 // SQLite's, it also keeps the local blob store's index and the signing secret, so replicas agree on all of it.
 import { randomBytes } from 'node:crypto';
-import { PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, sql } from 'kysely';
+import { PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, sql } from './kysely.js';
 import pg from 'pg';
 import { DEFAULT_CONFIG } from '../config.js';
 import { migratePostgres } from './migrations.js';

@@ -1,8 +1,8 @@
 // The Store written once for SQLite and PostgreSQL. Each query is built with Kysely from the row types, compiled
 // once per engine (Kysely only prints SQL here: it has no connection of its own), and run over the engine's own
 // driver (sqlite.ts, postgres.ts), which keeps its own transactions and locking and the few pieces of SQL that differ.
-import { DummyDriver, Kysely, sql, type Compilable, type DialectAdapter, type Expression, type QueryCompiler, type RawBuilder } from 'kysely';
-import type { DatabaseIntrospector, SelectQueryBuilder, SqlBool } from 'kysely';
+import { DummyDriver, Kysely, sql, type Compilable, type DialectAdapter, type Expression, type QueryCompiler, type RawBuilder } from './kysely.js';
+import type { DatabaseIntrospector, SelectQueryBuilder, SqlBool } from './kysely.js';
 import type { BuildObject, BuildRow, ConnectOutcome, FindOutcome, FindQuery, GameObjects, GameRow, IdleInsert, IdleKey, JoinOutcome, LobbyRow, ListedLobby } from './store.js';
 import type { LocalObjectIndex, LogBounds, LogChunk, LogLine, LogStream, LogStreamState, NewPlayer, NewUpload, PartRow, PlayerCountRow } from './store.js';
 import type { NamespaceRow, NamespaceVersionRow, PlayerRow, PurgedGame, Store, UploadRow, VersionRow } from './store.js';

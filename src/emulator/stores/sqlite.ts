@@ -1,6 +1,6 @@
 // The Store in SQLite, shared by every emulator process over one data directory: the engine under sql.ts's store
 // (statements, transactions) and what SQLite writes its own way.
-import { IdentifierNode, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler, TableNode, sql, type AliasNode } from 'kysely';
+import { IdentifierNode, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler, TableNode, sql, type AliasNode } from './kysely.js';
 import { DEFAULT_CONFIG } from '../config.js';
 import { sleepSync } from '../datadir.js';
 import { migrateSqlite } from './migrations.js';
