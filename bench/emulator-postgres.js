@@ -2,7 +2,9 @@
 // database, against the same load on two processes of a bare skeleton (bench/pg-skeleton.js: node:http + pg, the
 // same two inserts in one transaction, nothing else) on the same database. Budget: at least 0.7x the skeleton's
 // requests per second, 0 errors, p99 within 1.5x the skeleton's. The pairs take turns (E S E S …, BENCH_PG_ROUNDS
-// each) so drift in machine speed hits both alike; medians are compared.
+// each) so drift in machine speed hits both alike; medians are compared. The emulator's creates are spread over
+// NAMESPACES namespaces of the game, in turn, as a shared staging emulator's CI jobs each use their own: a namespace
+// runs at most 128 lobbies (production's lobby_count_max), and the run makes some 25,000.
 // The server: GAMEHOST_BENCH_DATABASE_URL (an empty database), else an embedded one started here (its database postgres).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -10,8 +12,8 @@ import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import autocannon from 'autocannon';
 import { startEmbeddedPostgres } from './embedded-postgres.js';
+import { createLoad, namespaceTokens } from './namespaces.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const BIN = path.join(HERE, '..', 'bin', 'gamehost.js');
@@ -20,6 +22,7 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const ROUNDS = Number(process.env.BENCH_PG_ROUNDS ?? 2);
 const BUDGET_RATIO = 0.7;
 const BUDGET_P99 = 1.5;
+const NAMESPACES = 512;
 
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -49,20 +52,13 @@ async function start(args) {
   };
 }
 
-function load(info, duration) {
-  return autocannon({
-    url: `${info.endpoint}/matchmaker/lobbies/create`,
-    method: 'POST',
-    headers: { ...(info.tokens ? { authorization: `Bearer ${info.tokens.public}` } : {}), 'content-type': 'application/json' },
-    body: JSON.stringify({ game_mode: 'default', region: 'lnd-fra', tags: { map: 'dust' } }),
-    connections: CONNECTIONS,
-    duration,
-  });
+function load(info, duration, tokens) {
+  return createLoad(info.endpoint, { tokens, connections: CONNECTIONS, duration });
 }
 
 /** The same load on both processes of a pair at once: total req/s, the worse p99, every failure counted. */
 async function loadPair(pair, duration) {
-  const [x, y] = await Promise.all(pair.map((p) => load(p.info, duration)));
+  const [x, y] = await Promise.all(pair.map((p) => load(p.info, duration, p.tokens)));
   return {
     rps: x.requests.average + y.requests.average,
     p99: Math.max(x.latency.p99, y.latency.p99),
@@ -80,6 +76,10 @@ export async function runEmulatorPostgresBench() {
     // The replicas create the schema the skeleton writes into.
     const emulators = await Promise.all([replica(), replica()]);
     pairs.push(emulators);
+    // One set of namespaces for both replicas (they share the database and its secret), each starting at its own.
+    const tokens = await namespaceTokens(emulators[0].info, NAMESPACES);
+    emulators[0].tokens = tokens;
+    emulators[1].tokens = [...tokens.slice(NAMESPACES / 2), ...tokens.slice(0, NAMESPACES / 2)];
     const skeletons = await Promise.all([0, 1].map(() => start([path.join(HERE, 'pg-skeleton.js'), db.url])));
     pairs.push(skeletons);
     // Warm-up (JIT, connections, the database's caches), then the measured turns.

@@ -6,23 +6,15 @@ import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import autocannon from 'autocannon';
+import { createLoad, namespaceTokens } from './namespaces.js';
 
 const BIN = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'gamehost.js');
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const BUDGET_RPS = 2000;
 
-function load(info, duration) {
-  return autocannon({
-    url: `${info.endpoint}/matchmaker/lobbies/create`,
-    method: 'POST',
-    headers: { authorization: `Bearer ${info.tokens.public}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ game_mode: 'default', region: 'lnd-fra', tags: { map: 'dust' } }),
-    connections: CONNECTIONS,
-    duration,
-  });
-}
+// Creates spread over namespaces: one runs at most 128 lobbies (production's lobby_count_max), and a run makes 30,000.
+const NAMESPACES = 512;
 
 export async function runEmulatorBench() {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'gamehost-bench-'));
@@ -36,9 +28,11 @@ export async function runEmulatorBench() {
       server.once('exit', (code) => reject(new Error(`gamehost emulator serve exited ${code} before it listened`)));
     });
     const info = JSON.parse(line);
+    const tokens = await namespaceTokens(info, NAMESPACES);
+    const load = (duration) => createLoad(info.endpoint, { tokens, connections: CONNECTIONS, duration });
     // A short warm-up (JIT, SQLite page cache), then the measured run.
-    await load(info, 2);
-    const r = await load(info, DURATION_S);
+    await load(2);
+    const r = await load(DURATION_S);
     const ok = r.requests.average >= BUDGET_RPS && r.non2xx === 0 && r.errors === 0 && r.timeouts === 0;
     console.log(`emulator lobby create (${CONNECTIONS} connections, ${DURATION_S} s, server in its own process):`);
     console.log(

@@ -128,6 +128,27 @@ describe.each(ENGINES)('the Store contract on %s', (_name, present, open) => {
     expect(await store.stopIdleOutdated(ns, 'v-2', T0 + 6)).toEqual([]);
   });
 
+  it_('lobby_count_max counts a namespace\'s running lobbies as they are made, stopped and deleted; racing creates never pass it', async () => {
+    const ns = randomUUID();
+    const other = randomUUID();
+    const mine = () => lobby({ namespace_id: ns });
+    // Six creates at once against a bound of 4 (two replicas on PostgreSQL race the same way): four are made.
+    const made = await Promise.all(Array.from({ length: 6 }, () => store.insertLobby(mine(), pending(), 4)));
+    expect(made.filter(Boolean)).toHaveLength(4);
+    expect(await store.insertLobby(lobby({ namespace_id: other }), pending(), 4)).toBe(true);
+    const running = (await store.listLobbies(ns)).filter((l) => l.stop_ts === null);
+    expect(running).toHaveLength(4);
+    // A stop gives its place back, once (a second stop of it changes nothing).
+    await store.stopLobby(running[0]!.lobby_id, T0 + 1, 0, false);
+    await store.stopLobby(running[0]!.lobby_id, T0 + 2, 0, false);
+    expect(await store.insertLobby(mine(), pending(), 4)).toBe(true);
+    expect(await store.insertLobby(mine(), pending(), 4)).toBe(false);
+    // Deleted with its namespace, a running lobby counts no more: the namespace starts again from none.
+    await store.purgeGame(randomUUID(), [ns]);
+    const again = await Promise.all(Array.from({ length: 5 }, () => store.insertLobby(mine(), pending(), 4)));
+    expect(again.filter(Boolean)).toHaveLength(4);
+  });
+
   it_('idle lobbies: top-ups racing never pass the min nor lobby_count_max; an emptied lobby stays up to idle_max, the longest idle beyond it stop', async () => {
     const ns = randomUUID();
     const key = { namespace_id: ns, version_id: VERSION_ID, game_mode: 'default', region_id: 'lnd-atl' };
@@ -1273,6 +1294,9 @@ END;
           'connected_players_lobby_delete',
           'connected_players_stop',
           'connected_players_update',
+          'running_lobbies_delete',
+          'running_lobbies_insert',
+          'running_lobbies_stop',
         ]);
       } finally {
         check.close();

@@ -5,7 +5,7 @@
 import type { IdleInsert, IdleKey } from '../stores/store.js';
 import { startInPlace } from './capacity.js';
 import type { Game } from './games.js';
-import { describe } from './lobby-versions.js';
+import { describe, type RunningVersion } from './lobby-versions.js';
 import { newLobbyRow, type MatchmakingDeps } from './lobby-row.js';
 import { regionOf } from './regions.js';
 
@@ -41,9 +41,13 @@ export class IdleLobbies {
     for (const regionId of regionIds) await this.updateRegion(game, regionId);
   }
 
-  /** After a find, join or create in the region: the update in the background, one at a time per namespace and region. */
-  schedule(game: Game, regionId: string): void {
-    if (this.closed) return;
+  /**
+   * After a find, join or create in the region: the update in the background, one at a time per namespace and region.
+   * With the namespace's current `version` the caller read, none when it keeps no idle lobby in the region: the update
+   * would find nothing to do (a deploy since runs its own), and a create or find is spared its reads.
+   */
+  schedule(game: Game, regionId: string, version?: RunningVersion): void {
+    if (this.closed || (version !== undefined && !keepsIdle(version, regionId))) return;
     const key = `${game.namespaceId}/${regionId}`;
     if (this.running.has(key)) {
       this.again.add(key);
@@ -80,9 +84,9 @@ export class IdleLobbies {
     const { store, runner, clock } = this.deps;
     const { version, namespaceName, lobbyCountMax } = await this.deps.lobbyVersions.current(game);
     for (const gameMode of version.gameModes) {
-      const idle = gameMode.regions.find((r) => r.known && r.nameId === regionId)?.idleLobbies;
+      const idle = idleOf(gameMode, regionId);
       // With none kept, an emptied lobby stops at once: the region holds no idle lobby of the game mode.
-      if (idle === undefined || (idle.min === 0 && idle.max === 0)) continue;
+      if (idle === undefined) continue;
       const key: IdleKey = { namespace_id: game.namespaceId, version_id: version.versionId, game_mode: gameMode.nameId, region_id: regionId };
       for (const lobbyId of await store.trimIdle(key, idle.max, clock.now())) await runner?.stop(lobbyId);
       const region = regionOf(game, regionId);
@@ -107,3 +111,11 @@ export class IdleLobbies {
     }
   }
 }
+
+/** The idle lobbies a game mode keeps in a region (undefined: none, min and max 0 alike). */
+function idleOf(gameMode: RunningVersion['gameModes'][number], regionId: string) {
+  const idle = gameMode.regions.find((r) => r.known && r.nameId === regionId)?.idleLobbies;
+  return idle === undefined || (idle.min === 0 && idle.max === 0) ? undefined : idle;
+}
+
+const keepsIdle = (version: RunningVersion, regionId: string): boolean => version.gameModes.some((m) => idleOf(m, regionId) !== undefined);

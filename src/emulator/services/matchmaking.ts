@@ -122,7 +122,7 @@ export class Matchmaking {
     }, (l) => describe(version, namespaceName, l));
     if (!placed) noPlace(this.deps.config.maxRunningLobbies);
     if (!inserted) tooManyLobbies(lobbyCountMax);
-    this.deps.idleLobbies?.schedule(game, region.id);
+    this.deps.idleLobbies?.schedule(game, region.id, version);
     return this.seat(lobby, player.player_id, now);
   }
 
@@ -194,7 +194,7 @@ export class Matchmaking {
     if (outcome.kind === 'none') fail('MATCHMAKER_NO_AVAILABLE_LOBBIES');
     if (outcome.kind === 'too_many_lobbies') tooManyLobbies(lobbyCountMax);
     if (outcome.kind === 'too_many_from_source') tooManyFromSource(query.source_limit!);
-    this.deps.idleLobbies?.schedule(game, outcome.lobby.region_id);
+    this.deps.idleLobbies?.schedule(game, outcome.lobby.region_id, version);
     const lobby = await this.untilReady(outcome.lobby, now + FIND_TIMEOUT_MS);
     return this.seat(lobby, player.player_id, this.deps.clock.now());
   }

@@ -670,6 +670,49 @@ ALTER TABLE lobby_logs ADD COLUMN IF NOT EXISTS lengths bytea;
 UPDATE lobby_log_streams SET byte_count = byte_count + 160 * line_count;
 `,
   },
+  // Version 16: the running lobbies of each namespace, counted (running_lobbies), kept by every write that changes
+  // them (a lobby made, stopped or deleted): lobby_count_max was checked by counting the namespace's running lobbies
+  // on each create, a read that grew with them. (IF NOT EXISTS: the tests that take a store back to an older version
+  // keep the newer tables; the counts are made again from the lobbies.)
+  {
+    sqlite: `
+CREATE TABLE IF NOT EXISTS running_lobbies (namespace_id TEXT PRIMARY KEY, lobby_count INTEGER NOT NULL);
+DELETE FROM running_lobbies;
+INSERT INTO running_lobbies (namespace_id, lobby_count) SELECT namespace_id, count(*) FROM lobbies WHERE stop_ts IS NULL GROUP BY namespace_id;
+CREATE TRIGGER IF NOT EXISTS running_lobbies_insert AFTER INSERT ON lobbies WHEN NEW.stop_ts IS NULL
+BEGIN
+  INSERT INTO running_lobbies (namespace_id, lobby_count) SELECT NEW.namespace_id, 1 WHERE true
+    ON CONFLICT (namespace_id) DO UPDATE SET lobby_count = lobby_count + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS running_lobbies_stop AFTER UPDATE OF stop_ts ON lobbies WHEN OLD.stop_ts IS NULL AND NEW.stop_ts IS NOT NULL
+BEGIN
+  UPDATE running_lobbies SET lobby_count = lobby_count - 1 WHERE namespace_id = OLD.namespace_id;
+END;
+CREATE TRIGGER IF NOT EXISTS running_lobbies_delete AFTER DELETE ON lobbies WHEN OLD.stop_ts IS NULL
+BEGIN
+  UPDATE running_lobbies SET lobby_count = lobby_count - 1 WHERE namespace_id = OLD.namespace_id;
+END;
+`,
+    postgres: `
+CREATE TABLE IF NOT EXISTS running_lobbies (namespace_id text PRIMARY KEY, lobby_count integer NOT NULL);
+DELETE FROM running_lobbies;
+INSERT INTO running_lobbies (namespace_id, lobby_count) SELECT namespace_id, count(*) FROM lobbies WHERE stop_ts IS NULL GROUP BY namespace_id;
+CREATE OR REPLACE FUNCTION running_lobbies_on_lobby() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    IF NEW.stop_ts IS NULL THEN
+      INSERT INTO running_lobbies (namespace_id, lobby_count) VALUES (NEW.namespace_id, 1)
+        ON CONFLICT (namespace_id) DO UPDATE SET lobby_count = running_lobbies.lobby_count + 1;
+    END IF;
+  ELSIF OLD.stop_ts IS NULL AND (TG_OP = 'DELETE' OR NEW.stop_ts IS NOT NULL) THEN
+    UPDATE running_lobbies SET lobby_count = lobby_count - 1 WHERE namespace_id = OLD.namespace_id;
+  END IF;
+  RETURN NULL;
+END $$;
+DROP TRIGGER IF EXISTS running_lobbies_lobby ON lobbies;
+CREATE TRIGGER running_lobbies_lobby AFTER INSERT OR DELETE OR UPDATE OF stop_ts ON lobbies FOR EACH ROW EXECUTE FUNCTION running_lobbies_on_lobby();
+`,
+  },
 ];
 
 /** The schema version this code writes and reads, on either engine. */

@@ -27,6 +27,7 @@ export interface DB {
   lobby_log_streams: LogStreamState & { lobby_id: string; stream: LogStream };
   lobby_samples: { lobby_id: string; samples: string };
   running_players: PlayerCountRow & { namespace_id: string };
+  running_lobbies: { namespace_id: string; lobby_count: number };
   meta: { key: string; value: string };
 }
 
@@ -153,6 +154,22 @@ const INSERT_PLAYER = query<PlayerValues>()((db, p) =>
     player_id: p.id, lobby_id: p.lobby, create_ts: p.now, source_ip: p.ip, register_by_ts: p.registerBy, connect_ts: p.connectTs, remove_ts: null,
   }),
 );
+// A new lobby's first player, inserted only while its namespace runs at most `max` lobbies, the new one counted (schema
+// 16's trigger ran at its insert): no row inserted, the namespace is past its bound. The check costs no statement of
+// its own, which a create on PostgreSQL pays a round trip for.
+const int8 = (value: number | null) => sql<number>`cast(${value} as bigint)`;
+const INSERT_PLAYER_WITHIN = query<PlayerValues & { ns: string; max: number }>()((db, p) =>
+  db.insertInto('players')
+    .columns(['player_id', 'lobby_id', 'create_ts', 'source_ip', 'register_by_ts', 'connect_ts', 'remove_ts'])
+    .expression(
+      db.selectFrom('running_lobbies')
+        .select([
+          sql<string>`${p.id}`.as('player_id'), sql<string>`${p.lobby}`.as('lobby_id'), int8(p.now).as('create_ts'), sql<string>`${p.ip}`.as('source_ip'),
+          int8(p.registerBy).as('register_by_ts'), int8(p.connectTs).as('connect_ts'), int8(null).as('remove_ts'),
+        ])
+        .where('namespace_id', '=', p.ns).where('lobby_count', '<=', p.max),
+    ),
+);
 const ENTER_LOBBY = query<{ id: string; idle: number | null }>()((db, p) =>
   db.updateTable('lobbies')
     .set((eb) => ({ player_count: eb('player_count', '+', 1), idle_stop_ts: eb.fn.coalesce(eb.val(p.idle), 'idle_stop_ts'), idle_ts: null }))
@@ -171,8 +188,9 @@ const PLAYERS_FROM_SOURCE = query<{ ip: string; ns: string }>()((db, p) =>
     .where('players_source.source_ip', '=', p.ip)
     .where('players_source.remove_ts', 'is', null).where('l.namespace_id', '=', p.ns).where('l.stop_ts', 'is', null),
 );
+// The namespace's running lobbies, as the triggers of schema 16 keep them (no row: none yet).
 const RUNNING_LOBBIES = query<{ ns: string }>()((db, p) =>
-  db.selectFrom('lobbies as lobbies_running').select((eb) => eb.fn.countAll<number>().as('n')).where('namespace_id', '=', p.ns).where('stop_ts', 'is', null),
+  db.selectFrom('running_lobbies').select((eb) => eb.fn.coalesce(eb.fn.max('lobby_count'), eb.lit(0)).as('n')).where('namespace_id', '=', p.ns),
 );
 
 // A lobby its last player left stops, unless its version keeps idle lobbies of its game mode in its region.
@@ -515,6 +533,9 @@ const FIND_ANY = find(false);
 
 const idleKey = (k: IdleKey): IdleKey => ({ namespace_id: k.namespace_id, version_id: k.version_id, game_mode: k.game_mode, region_id: k.region_id });
 
+/** What withinBound throws to roll a transaction back (bounded answers its refusal). */
+const PAST_BOUND = new Error('past the namespace\'s lobby_count_max');
+
 async function first<P extends object, R>(c: Connection, q: Query<P, R>, args: P): Promise<R | undefined> {
   return (await c.all(q, args))[0];
 }
@@ -640,15 +661,15 @@ export class SqlStore implements Store, LocalObjectIndex {
   }
 
   async insertIdleLobby(lobby: LobbyRow, min: number, maxLobbies: number, now: number): Promise<IdleInsert> {
-    return this.engine.transaction(async (c): Promise<IdleInsert> => {
+    return this.bounded(async (c): Promise<IdleInsert> => {
       // Under the find lock: of two replicas topping up one key at once, the second counts the first's lobbies.
       await this.engine.lockFinds(c, lobby.namespace_id);
       await this.expire(c, now);
       if ((await c.all(IDLE_OF, idleKey(lobby))).length >= min) return 'enough';
-      if ((await first(c, RUNNING_LOBBIES, { ns: lobby.namespace_id }))!.n >= maxLobbies) return 'too_many_lobbies';
       await c.run(INSERT_LOBBY, { ...lobby, player_count: 0, idle_ts: lobby.create_ts });
+      await this.withinBound(c, lobby.namespace_id, maxLobbies);
       return 'inserted';
-    });
+    }, 'too_many_lobbies');
   }
 
   async expireIdle(now: number): Promise<void> {
@@ -690,16 +711,41 @@ export class SqlStore implements Store, LocalObjectIndex {
   }
 
   async insertLobby(lobby: LobbyRow, player: NewPlayer, maxLobbies?: number): Promise<boolean> {
-    return this.engine.transaction(async (c) => {
-      if (maxLobbies !== undefined) {
-        // Counted with the namespace's finds and idle updates held off, so together they never pass the bound.
-        await this.engine.lockFinds(c, lobby.namespace_id);
-        if ((await first(c, RUNNING_LOBBIES, { ns: lobby.namespace_id }))!.n >= maxLobbies) return false;
-      }
+    return this.bounded(async (c) => {
       await c.run(INSERT_LOBBY, { ...lobby, player_count: 1, idle_ts: null });
-      await c.run(INSERT_PLAYER, playerValues(lobby, player, lobby.create_ts));
+      await this.firstPlayer(c, lobby, player, lobby.create_ts, maxLobbies);
       return true;
-    });
+    }, false);
+  }
+
+  /**
+   * `body` in a transaction, rolled back when a lobby it made took its namespace past a bound (withinBound):
+   * then `refused`.
+   */
+  private async bounded<T>(body: (c: Connection) => Promise<T>, refused: T): Promise<T> {
+    try {
+      return await this.engine.transaction(body);
+    } catch (err) {
+      if (err === PAST_BOUND) return refused;
+      throw err;
+    }
+  }
+
+  /** A new lobby's first player; with `maxLobbies`, throws PAST_BOUND (see withinBound) instead when past it. */
+  private async firstPlayer(c: Connection, lobby: LobbyRow, player: NewPlayer, now: number, maxLobbies?: number): Promise<void> {
+    const values = playerValues(lobby, player, now);
+    if (maxLobbies === undefined) await c.run(INSERT_PLAYER, values);
+    else if ((await c.run(INSERT_PLAYER_WITHIN, { ...values, ns: lobby.namespace_id, max: maxLobbies })) === 0) throw PAST_BOUND;
+  }
+
+  /**
+   * Throws PAST_BOUND when the namespace runs more than `max` lobbies, counted after this transaction made its own:
+   * the count (schema 16's trigger) is a row every insert of the namespace's lobbies updates, which PostgreSQL holds
+   * for the transaction until it ends (SQLite's write lock holds everything), so creates, finds and idle top-ups
+   * racing on any replica never pass the bound together, and none has to lock the namespace for it.
+   */
+  private async withinBound(c: Connection, namespaceId: string, max: number): Promise<void> {
+    if ((await first(c, RUNNING_LOBBIES, { ns: namespaceId }))!.n > max) throw PAST_BOUND;
   }
 
   async joinLobby(lobbyId: string, player: NewPlayer, now: number, sourceLimit: number | null): Promise<JoinOutcome> {
@@ -716,7 +762,7 @@ export class SqlStore implements Store, LocalObjectIndex {
   }
 
   async findLobby(q: FindQuery, player: NewPlayer, create: LobbyRow | null): Promise<FindOutcome> {
-    return this.engine.transaction(async (c): Promise<FindOutcome> => {
+    return this.bounded(async (c): Promise<FindOutcome> => {
       // Finds of one namespace take turns (its lobbies are what they compare and create); the expiries after, under it.
       await this.engine.lockFinds(c, q.namespace_id);
       await this.expire(c, q.now);
@@ -733,12 +779,11 @@ export class SqlStore implements Store, LocalObjectIndex {
           return { kind: 'joined', lobby: await this.enter(c, lobby, player, q.now), created: false };
       }
       if (create === null) return { kind: 'none' };
-      if ((await first(c, RUNNING_LOBBIES, { ns: q.namespace_id }))!.n >= q.max_lobbies) return { kind: 'too_many_lobbies' };
       const lobby = { ...create, player_count: 1, idle_ts: null };
       await c.run(INSERT_LOBBY, lobby);
-      await c.run(INSERT_PLAYER, playerValues(lobby, player, q.now));
+      await this.firstPlayer(c, lobby, player, q.now, q.max_lobbies);
       return { kind: 'joined', lobby, created: true };
-    });
+    }, { kind: 'too_many_lobbies' });
   }
 
   async readyLobby(lobbyId: string, now: number, registrationMs: number): Promise<LobbyRow | undefined> {
