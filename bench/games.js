@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import autocannon from 'autocannon';
+import { createLoad, namespaceTokens } from './namespaces.js';
 
 const BIN = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'gamehost.js');
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 10) / 2;
@@ -59,15 +59,12 @@ async function churn(endpoint, durationS) {
   }
 }
 
-function load(endpoint, token, duration) {
-  return autocannon({
-    url: `${endpoint}/matchmaker/lobbies/create`,
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ game_mode: 'default', region: 'lnd-fra', tags: { map: 'dust' } }),
-    connections: CONNECTIONS,
-    duration,
-  });
+// The load's creates go to namespaces of its game in turn: one runs at most 128 lobbies (production's
+// lobby_count_max), and the run makes some 60,000.
+const NAMESPACES = 1024;
+
+function load(endpoint, tokens, duration) {
+  return createLoad(endpoint, { tokens, connections: CONNECTIONS, duration });
 }
 
 export async function runGamesBench() {
@@ -82,15 +79,18 @@ export async function runGamesBench() {
       readline.createInterface({ input: server.stdout }).once('line', resolve);
       server.once('exit', (code) => reject(new Error(`gamehost emulator serve exited ${code} before it listened`)));
     });
-    const { endpoint, tokens: seeded } = JSON.parse(line);
+    const info = JSON.parse(line);
+    const { endpoint } = info;
     // The load goes to a created game, so every request also looks its game up.
     const game = await call(endpoint, 'POST', '/_emulator/games', { body: { name: 'load' } });
-    await load(endpoint, game.tokens.public, 2);
+    const tokens = await namespaceTokens({ ...game, endpoint }, NAMESPACES);
+    const seeded = await namespaceTokens(info, NAMESPACES / 8);
+    await load(endpoint, tokens, 2);
     const plain = [];
     const churned = [];
     let failures = 0;
-    const plainRun = () => load(endpoint, game.tokens.public, DURATION_S);
-    const churnRun = async () => (await Promise.all([load(endpoint, game.tokens.public, DURATION_S), churn(endpoint, DURATION_S * 0.9)]))[0];
+    const plainRun = () => load(endpoint, tokens, DURATION_S);
+    const churnRun = async () => (await Promise.all([load(endpoint, tokens, DURATION_S), churn(endpoint, DURATION_S * 0.9)]))[0];
     for (let i = 0; i < PAIRS; i++) {
       // Each pair in the other order from the last, so neither side always runs warmer.
       const a = i % 2 === 0 ? await plainRun() : undefined;
@@ -101,7 +101,7 @@ export async function runGamesBench() {
       failures += a2.non2xx + a2.errors + a2.timeouts + b.non2xx + b.errors + b.timeouts;
     }
     // For the record: the same load with the seeded game's token (no game lookup).
-    const seededRun = await load(endpoint, seeded.public, DURATION_S);
+    const seededRun = await load(endpoint, seeded, DURATION_S);
     const ratio = median(churned) / median(plain);
     const ok = ratio >= BUDGET_RATIO && failures === 0;
     const fmt = (xs) => xs.map((x) => x.toFixed(0)).join(', ');

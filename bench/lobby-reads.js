@@ -32,13 +32,20 @@ export const MEASURES = [
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /**
- * A game with `lobbies` running lobbies spread over its game modes and regions, each with its creating player in
+ * A game with `lobbies` running lobbies (at most 32,767) spread over its game modes and regions, each with its creating player in
  * game: admitted by the lobby's server (players/connected with the lobby token) right after the create, as the
  * statistics count connected players (admitted all after every create, the first would outlast the 2-minute
  * registration window on a loaded machine).
  */
 async function gameWith(endpoint, lobbies) {
   const game = await call(endpoint, 'POST', '/_emulator/games', { body: { name: `${lobbies} lobbies`, ttl_seconds: 3600 } });
+  // Past production's 128 running lobbies a namespace (lobby_count_max): its highest bound, which sets the per-client
+  // bounds too (a client here is this host).
+  const bound = 32_767;
+  await call(endpoint, 'POST', `/cloud/games/${game.game_id}/namespaces/${game.namespace_id}/mm-config`, {
+    token: game.tokens.cloud,
+    body: { lobby_count_max: bound, max_players: bound },
+  });
   const modes = ['default', 'duos', 'squads'];
   const regions = ['lnd-atl', 'lnd-fra', 'lnd-sgp'];
   let n = 0;
