@@ -2,9 +2,12 @@
 // client: after a deploy, find, create and list use the namespace's new version (its game modes, max players,
 // regions, tags, actions, env, ports and tier); a lobby made before keeps its own version, is joinable by id, is no
 // longer listed, and stops when it empties.
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
 import { RivetClient } from '@rivet-gg/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GAME_ID, NAMESPACE_ID, VERSION_ID } from '../../src/emulator/services/ids.js';
+import { SqliteStore } from '../../src/emulator/stores/sqlite.js';
 import { admit, expectErrorShape, startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 
 describe('lobbies run their version', () => {
@@ -95,6 +98,26 @@ describe('lobbies run their version', () => {
     const row = (id: string) => rows.find((r) => r[0] === id)!;
     expect(row(found.lobby.lobbyId).slice(2, 8)).toEqual(['prod', expect.any(String), 'lnd-fra', 'basic-1d2', ranked, 'ranked-1']);
     expect(row(olderId).slice(5, 8)).toEqual(['basic-1d1', VERSION_ID, '0.0.1']);
+
+    // A measured lobby's allocated memory is its own tier's: 919 MiB for ranked in lnd-fra (basic-1d2), 1,838 for
+    // 0.0.1's (basic-1d1). Each is written as a replica that ran its server keeps it: an owner, and samples.
+    const store = SqliteStore.open(join(emu.dataDir, 'emulator.db'));
+    const measured = { ranked: randomUUID(), older: randomUUID() };
+    try {
+      const now = Date.now();
+      const row = { namespace_id: NAMESPACE_ID, region_name: 'Frankfurt', max_players: 2, publicity: 'public', tags: '{}', lobby_config: null, create_ts: now, start_ts: now, ready_ts: now, stop_ts: null, exit_code: null, failed: null, idle_lifetime_ms: null, idle_stop_ts: null, ports: '{}', auto_created: 0, is_closed: 0, state: null, ready_deadline_ts: null, player_count: 1, owner: 'r-elsewhere', owner_pid: 1, owner_start: 1, server_pid: null, server_start: null, idle_max: 0, idle_ts: null } as const;
+      const seat = () => ({ player_id: randomUUID(), source_ip: '', registration_ms: 120_000, connected: true });
+      await store.insertLobby({ ...row, lobby_id: measured.ranked, game_mode: 'ranked', region_id: 'lnd-fra', version_id: ranked }, seat());
+      await store.insertLobby({ ...row, lobby_id: measured.older, game_mode: 'default', region_id: 'lnd-atl', version_id: VERSION_ID }, seat());
+      for (const id of Object.values(measured)) await store.setLobbySamples(id, JSON.stringify([{ ts: now, cpu: 1.5, memory: 40_000_000 }]));
+    } finally {
+      await store.close();
+    }
+    const metrics = async (id: string) => (await cloud('GET', `/namespaces/${NAMESPACE_ID}/logs/lobbies/${id}`)).json.metrics;
+    expect(await metrics(measured.ranked)).toMatchObject({ allocated_memory: 919 });
+    expect(await metrics(measured.older)).toMatchObject({ allocated_memory: 1838 });
+    // Stopped through the admin route, it answers the same.
+    expect((await emu.call('POST', `/_emulator/lobbies/${measured.ranked}/stop`, { body: {} })).json).toMatchObject({ metrics: { allocated_memory: 919 } });
   });
 
   it('the deploy leaves an occupied older lobby running; it stops once its last player is gone', async () => {

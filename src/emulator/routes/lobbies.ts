@@ -281,7 +281,7 @@ export async function adminStopLobby(rc: RequestContext): Promise<Reply> {
   const opts: StopOptions = {};
   if (exitCode !== undefined) opts.exitCode = exitCode;
   if (failed !== undefined) opts.failed = failed;
-  const state = await rc.services.lobbies.stop(rc.params.lobby_id!, opts);
+  const state = await rc.services.lobbies.stop(rc.params.lobby_id!, opts, await rc.services.games.ofLobby(rc.params.lobby_id!));
   if (state === null) fail('API_NOT_FOUND', { what: `Lobby ${rc.params.lobby_id}` });
   return { status: 200, json: stopView(state) };
 }

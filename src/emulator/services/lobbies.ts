@@ -9,7 +9,8 @@ import type { IdleLobbies } from './idle-lobbies.js';
 import { DEFAULT_MAX_PLAYERS } from './lobby-checks.js';
 import type { LobbyVersions } from './lobby-versions.js';
 import { NIL_UUID } from './matchmaking.js';
-import { sampledMetrics, type JobMetrics } from './metrics.js';
+import { lobbyTier } from './environment.js';
+import { allocatedMemoryMb, sampledMetrics, type JobMetrics } from './metrics.js';
 import { DEV_REGION, regionInfo, type RegionInfo } from './regions.js';
 
 export interface ListedLobbies {
@@ -101,7 +102,7 @@ export class Lobbies {
     const now = this.deps.clock.now();
     const lobby = await this.deps.store.currentLobby(lobbyId, now);
     if (lobby === undefined || lobby.namespace_id !== namespaceId) fail('API_NOT_FOUND', { what: `Lobby ${lobbyId}` });
-    return this.withSamples({ lobby, now });
+    return this.withSamples({ lobby, now }, game);
   }
 
   /** The lobbies of the game's namespace created before `before` (ms), newest first, at most `limit`. */
@@ -142,28 +143,30 @@ export class Lobbies {
    * Stops a lobby (idempotent: a stopped lobby keeps its first stop) and returns it, with alreadyStopped true when
    * this call changed nothing; null when the lobby is unknown.
    */
-  async stop(lobbyId: string, opts: StopOptions = {}): Promise<StoppedLobby | null> {
+  async stop(lobbyId: string, opts: StopOptions = {}, game?: Game): Promise<StoppedLobby | null> {
     const { store } = this.deps;
     const stopped = await recordStop(store, this.deps.clock.now(), lobbyId, opts);
     // Its server (if this emulator runs one) goes with it: SIGTERM, then SIGKILL after the grace period.
     // (Asked even when it had stopped already: a lobby stopped by time, or elsewhere, may still have one here.)
     await this.runner?.stop(lobbyId);
     const lobby = await store.getLobby(lobbyId);
-    return lobby === undefined ? null : { ...(await this.withSamples({ lobby, now: this.deps.clock.now() })), alreadyStopped: !stopped };
+    return lobby === undefined ? null : { ...(await this.withSamples({ lobby, now: this.deps.clock.now() }, game)), alreadyStopped: !stopped };
   }
 
   /**
    * A lobby's metrics: its server's samples where an emulator ran one (this emulator's own while it runs the server,
    * else those its owner, this replica or another, kept in the store; none yet: empty). A lobby no emulator runs a
-   * server for (readiness delay or manual) has no metrics: nothing measures a server there, and none is made up.
+   * server for (readiness delay or manual) has no metrics: nothing measures a server there, and none is made up. The
+   * allocated memory is the tier of the lobby's version's game mode in its region (`game`'s), as its server was given.
    */
-  private async withSamples(state: LobbyState): Promise<LobbyState> {
+  private async withSamples(state: LobbyState, game?: Game): Promise<LobbyState> {
     const { lobby } = state;
     // Once started; a stopped lobby keeps the samples of its run up to the stop, as the service still answers the
     // job's recent metrics after it ended (its window is the last 15 minutes).
     if (lobby.owner === null || lobby.start_ts > (lobby.stop_ts ?? state.now)) return state;
     const samples = this.runner?.samples(lobby.lobby_id) ?? parseSamples(await this.deps.store.lobbySamples(lobby.lobby_id));
-    state.metrics = sampledMetrics(lobby.lobby_id, samples ?? []);
+    const tier = game === undefined ? undefined : lobbyTier((await this.deps.lobbyVersions.ofLobby(game, lobby)).tier);
+    state.metrics = sampledMetrics(lobby.lobby_id, samples ?? [], allocatedMemoryMb(tier?.memory));
     return state;
   }
 }
