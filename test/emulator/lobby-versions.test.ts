@@ -160,3 +160,46 @@ describe('lobbies run their version', () => {
     expectErrorShape(await emu.call('POST', '/matchmaker/lobbies/find', { token, body: { game_modes: ['west'], regions: ['lnd-nowhere'] } }), 400, 'MATCHMAKER_REGION_NOT_FOUND');
   });
 });
+
+describe('a create after another process deployed or set the mm-config', () => {
+  let emu: TestEmulator;
+  const cloud = (method: string, path: string, body?: unknown) => emu.call(method, `/cloud/games/${GAME_ID}${path}`, { token: emu.tokens.cloud, ...(body === undefined ? {} : { body }) });
+  const create = (body: unknown) => emu.call('POST', '/matchmaker/lobbies/create', { token: emu.tokens.public, body });
+
+  beforeAll(async () => {
+    emu = await startTestEmulator();
+  });
+  afterAll(() => emu?.stop());
+
+  it('uses them at once: the row a create was made from is checked as it inserts, and a refusal from an older one is checked again', async () => {
+    const build = await cloud('POST', '/builds', { display_name: 'arena', image_tag: 'server:arena', image_file: { path: 'server.tar', content_length: 4 } });
+    expect((await fetch(build.json.image_presigned_requests[0].url, { method: 'PUT', body: Buffer.alloc(4, 1) })).status).toBe(200);
+    expect((await emu.call('POST', `/cloud/uploads/${build.json.upload_id}/complete`, { token: emu.tokens.cloud, body: {} })).status).toBe(200);
+    const arenaMode = { docker: { image_id: build.json.build_id }, actions: { create: { enable_public: true } } };
+    const v = await cloud('POST', '/versions', { display_name: 'arena-1', config: { matchmaker: { game_modes: { arena: arenaMode } } } });
+    expect(v.status, v.text).toBe(200);
+    const versionId = v.json.version_id as string;
+    // This process reads the namespace's row (0.0.1, no row yet) with its first create.
+    expect((await create({ game_mode: 'default' })).status).toBe(200);
+    // Another process (a replica on the same store) deploys arena-1 and, later, lowers lobby_count_max.
+    const other = SqliteStore.open(join(emu.dataDir, 'emulator.db'));
+    const row = { namespace_id: NAMESPACE_ID, game_id: GAME_ID, name_id: 'prod', display_name: 'Production', version_id: versionId, create_ts: Date.now(), lobby_count_max: 128, max_players_per_client: null };
+    try {
+      expect(await other.deployVersion(row, Date.now())).toBe(true);
+      // arena is not in the row this process read last: the refusal is checked against a fresh read, which has it.
+      const arena = await create({ game_mode: 'arena' });
+      expect(arena.status, arena.text).toBe(200);
+      const env = (await emu.call('GET', `/_emulator/lobbies/${arena.json.lobby.lobby_id}/env`)).json.env;
+      expect(env).toMatchObject({ RIVET_VERSION_ID: versionId, RIVET_GAME_MODE_NAME: 'arena' });
+      expectErrorShape(await create({ game_mode: 'default' }), 400, 'MATCHMAKER_GAME_MODE_NOT_FOUND');
+      // Two lobbies run (default's and arena's): a bound of 2 set elsewhere refuses the next, though this process
+      // read 128; the insert saw the row change and the create was made again from a fresh read.
+      await other.putNamespace({ ...row, lobby_count_max: 2 });
+      expectErrorShape(await create({ game_mode: 'arena' }), 400, 'MATCHMAKER_TOO_MANY_LOBBIES');
+      await other.putNamespace({ ...row, lobby_count_max: 3 });
+      expect((await create({ game_mode: 'arena' })).status).toBe(200);
+    } finally {
+      await other.close();
+    }
+  });
+});

@@ -11,7 +11,7 @@ import { PostgresStore } from '../../src/emulator/stores/postgres.js';
 import { query as statement, type SqlEngine } from '../../src/emulator/stores/sql.js';
 import { SqliteStore } from '../../src/emulator/stores/sqlite.js';
 import { hasNodeSqlite, openDatabase, sqliteDriverName } from '../../src/emulator/stores/sqlite-driver.js';
-import { LOBBY_INSERT_COLUMNS, LOG_BOUNDS, LOG_DISK_BYTES, MAX_LOG_LINE_BYTES, NOT_READY, type BuildRow, type GameRow, type LobbyRow, type LocalObjectIndex, type LogLine, type NewPlayer, type NewUpload, type Store } from '../../src/emulator/stores/store.js';
+import { LOBBY_INSERT_COLUMNS, LOG_BOUNDS, LOG_DISK_BYTES, MAX_LOG_LINE_BYTES, NOT_READY, NamespaceChanged, namespaceStamp, type BuildRow, type GameRow, type LobbyRow, type LocalObjectIndex, type LogLine, type NewPlayer, type NewUpload, type Store } from '../../src/emulator/stores/store.js';
 import { createTestDatabase, PG_PRESENT, queryDatabase } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/cli.js';
 
@@ -147,6 +147,28 @@ describe.each(ENGINES)('the Store contract on %s', (_name, present, open) => {
     await store.purgeGame(randomUUID(), [ns]);
     const again = await Promise.all(Array.from({ length: 5 }, () => store.insertLobby(mine(), pending(), 4)));
     expect(again.filter(Boolean)).toHaveLength(4);
+  });
+
+  it_('insertLobby with `seen`: written only while the namespace\'s row is still the one its lobby was made from', async () => {
+    const ns = randomUUID();
+    const mine = () => lobby({ namespace_id: ns });
+    // No row yet (a namespace every game starts with): its stamp is ''.
+    expect(namespaceStamp(undefined)).toBe('');
+    expect(await store.insertLobby(mine(), pending(), 4, '')).toBe(true);
+    const row = { namespace_id: ns, game_id: randomUUID(), name_id: `ns-${ns.slice(0, 8)}`, display_name: 'N', version_id: VERSION_ID, create_ts: T0, lobby_count_max: 4, max_players_per_client: null };
+    await store.putNamespace(row);
+    // Made from the row before it: refused, nothing written; from the row as it is: written.
+    const stale = mine();
+    await expect(store.insertLobby(stale, pending(), 4, '')).rejects.toBeInstanceOf(NamespaceChanged);
+    expect(await store.getLobby(stale.lobby_id)).toBeUndefined();
+    expect(namespaceStamp(row)).toBe(`${VERSION_ID}|4|`);
+    expect(await store.insertLobby(mine(), pending(), 4, namespaceStamp(row))).toBe(true);
+    // Each part of the stamp counts: the per-client bound too. Past the lobby bound with the right stamp: false.
+    await store.putNamespace({ ...row, max_players_per_client: 3 });
+    await expect(store.insertLobby(mine(), pending(), 4, namespaceStamp(row))).rejects.toBeInstanceOf(NamespaceChanged);
+    const now = { ...row, max_players_per_client: 3 };
+    expect(await store.insertLobby(mine(), pending(), 3, namespaceStamp(now))).toBe(true);
+    expect(await store.insertLobby(mine(), pending(), 3, namespaceStamp(now))).toBe(false);
   });
 
   it_('idle lobbies: top-ups racing never pass the min nor lobby_count_max; an emptied lobby stays up to idle_max, the longest idle beyond it stop', async () => {

@@ -1,7 +1,7 @@
 // Which version a lobby runs (SERVICE-FACTS "Versions, namespaces…" §2): find, create and list read the namespace's
 // current version; a lobby keeps the one it was made with (its game mode's settings, env, ports and tier) to its stop.
 import type { EmulatorConfig, PortSetting } from '../config.js';
-import type { LobbyRow, Store } from '../stores/store.js';
+import { namespaceStamp, type LobbyRow, type NamespaceRow, type Store } from '../stores/store.js';
 import type { LobbyVersion } from './environment.js';
 import type { Game } from './games.js';
 import { VERSION_ID } from './ids.js';
@@ -28,26 +28,40 @@ export interface CurrentVersion {
   lobbyCountMax: number;
   /** Players from one address not yet removed, at most; null: never set (production's default, 8). */
   maxPlayersPerClient: number | null;
+  /** The row it was read from, as Store.insertLobby checks it (store.ts namespaceStamp). */
+  stamp: string;
 }
 
 /** Parsed versions kept at most (a version never changes, so only the count needs a bound). */
 const CACHE_MAX = 256;
+/** Namespace rows kept at most, for the reads that may use one a create then checks (current's `seen`). */
+const ROWS_MAX = 4096;
 
 export class LobbyVersions {
   private readonly parsed = new Map<string, RunningVersion>();
+  private readonly rows = new Map<string, NamespaceRow | undefined>();
 
   constructor(private readonly deps: { store: Store; config: EmulatorConfig }) {}
 
   /**
    * The namespace's current version and its name id: one read of the namespace's row each time, so a deploy
-   * through any replica counts at once; the version itself parsed once.
+   * through any replica counts at once; the version itself parsed once. With `seen`, the row this process read last
+   * instead (read once): for a create, whose insert checks the row is still that one (Store.insertLobby's `seen`)
+   * and, if not, makes its lobby again from a fresh read; it saves a create one round trip to the store.
    */
-  async current(game: Game): Promise<CurrentVersion> {
-    const row = await this.deps.store.getNamespace(game.namespaceId);
+  async current(game: Game, opts: { seen?: boolean } = {}): Promise<CurrentVersion> {
+    const ns = game.namespaceId;
+    let row: NamespaceRow | undefined;
+    if (opts.seen === true && this.rows.has(ns)) row = this.rows.get(ns);
+    else {
+      row = await this.deps.store.getNamespace(ns);
+      if (this.rows.size >= ROWS_MAX) this.rows.clear();
+      this.rows.set(ns, row);
+    }
     // The two every game starts with are rows only once something of them changed.
     const namespaceName = row?.name_id ?? startingNameId(game, game.namespaceId);
     const limits = { lobbyCountMax: row?.lobby_count_max ?? LOBBY_COUNT_MAX, maxPlayersPerClient: row?.max_players_per_client ?? null };
-    return { namespaceName, version: await this.version(game, row?.version_id ?? VERSION_ID), ...limits };
+    return { namespaceName, version: await this.version(game, row?.version_id ?? VERSION_ID), ...limits, stamp: namespaceStamp(row) };
   }
 
   /** A version of the game as its lobbies run it. */

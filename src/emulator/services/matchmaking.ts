@@ -2,13 +2,13 @@
 // once its lobby is ready; the new lobby's record, and the player's token.
 import { randomUUID } from 'node:crypto';
 import { fail } from '../errors.js';
-import { NOT_READY, type JoinOutcome, type LobbyRow, type NewPlayer } from '../stores/store.js';
+import { NOT_READY, NamespaceChanged, type JoinOutcome, type LobbyRow, type NewPlayer } from '../stores/store.js';
 import { noPlace, startInPlace } from './capacity.js';
 import { lobbyPorts, type LobbyPort } from './environment.js';
 import type { Game } from './games.js';
 import { checkAction, checkGameModes, checkLobbyConfig, checkMaxPlayers, checkTags, defaultPublicity } from './lobby-checks.js';
 import { nameList } from './names.js';
-import { describe } from './lobby-versions.js';
+import { describe, type CurrentVersion } from './lobby-versions.js';
 import { newLobbyRow, type MatchmakingDeps } from './lobby-row.js';
 import { DEV_REGION, knownRegions, regionOf } from './regions.js';
 import type { IdleLobbies } from './idle-lobbies.js';
@@ -91,8 +91,26 @@ export class Matchmaking {
    * regions, then creates in its namespace, or mocks for `dev`.
    */
   async create(game: Game, mode: 'public' | 'dev', request: LobbyRequest, sourceIp: string): Promise<LobbySeat> {
+    // From the namespace's row as this process read it last. A deploy or mm-config since (through any replica) is
+    // seen by the insert, or, when the row read last refused the create, by a fresh read; then the create is made
+    // again from the fresh read, checked as it always was.
+    // (Never once the lobby is written: a failure after that is the create's.)
+    const seen = await this.deps.lobbyVersions.current(game, { seen: true });
+    const first = { written: false };
+    try {
+      return await this.createFrom(seen, first, game, mode, request, sourceIp);
+    } catch (err) {
+      if (first.written) throw err;
+      const fresh = await this.deps.lobbyVersions.current(game);
+      if (!(err instanceof NamespaceChanged) && fresh.stamp === seen.stamp) throw err;
+      return this.createFrom(fresh, undefined, game, mode, request, sourceIp);
+    }
+  }
+
+  /** A create from `current`; with `seen`, its insert checks the namespace's row is still `current`'s, and says when it wrote. */
+  private async createFrom(current: CurrentVersion, seen: { written: boolean } | undefined, game: Game, mode: 'public' | 'dev', request: LobbyRequest, sourceIp: string): Promise<LobbySeat> {
     const now = this.deps.clock.now();
-    const { namespaceName, version, lobbyCountMax, maxPlayersPerClient } = await this.deps.lobbyVersions.current(game);
+    const { namespaceName, version, lobbyCountMax, maxPlayersPerClient } = current;
     const gameModes = checkGameModes(version, [request.gameMode]);
     const gameMode = gameModes[0]!;
     checkTags(request.tags, gameModes);
@@ -117,7 +135,8 @@ export class Matchmaking {
     let inserted = false;
     const placed = await startInPlace(this.deps.runner, game, async () => {
       // A custom lobby counts against lobby_count_max with every running lobby, itself included: up to max.
-      inserted = await store.insertLobby(lobby, player, lobbyCountMax);
+      inserted = await store.insertLobby(lobby, player, lobbyCountMax, seen && current.stamp);
+      if (seen) seen.written = inserted;
       return inserted ? lobby : null;
     }, (l) => describe(version, namespaceName, l));
     if (!placed) noPlace(this.deps.config.maxRunningLobbies);

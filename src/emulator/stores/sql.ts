@@ -6,7 +6,7 @@ import type { DatabaseIntrospector, SelectQueryBuilder, SqlBool } from './kysely
 import type { BuildObject, BuildRow, ConnectOutcome, FindOutcome, FindQuery, GameObjects, GameRow, IdleInsert, IdleKey, JoinOutcome, LobbyRow, ListedLobby } from './store.js';
 import type { LocalObjectIndex, LogBounds, LogChunk, LogLine, LogStream, LogStreamState, NewPlayer, NewUpload, PartRow, PlayerCountRow } from './store.js';
 import type { NamespaceRow, NamespaceVersionRow, PlayerRow, PurgedGame, Store, UploadRow, VersionRow } from './store.js';
-import { LOBBY_INSERT_COLUMNS, LOG_BOUNDS, MAX_LOG_LINE_BYTES, NOT_READY, TRIM_PAGE, fromChunk, nextLogTs, splitChunk, toChunks, trimLogs } from './store.js';
+import { LOBBY_INSERT_COLUMNS, LOG_BOUNDS, MAX_LOG_LINE_BYTES, NOT_READY, NamespaceChanged, TRIM_PAGE, fromChunk, namespaceStamp, nextLogTs, splitChunk, toChunks, trimLogs } from './store.js';
 
 /** The tables as the store reads and writes them (migrations.ts makes them). */
 export interface DB {
@@ -155,10 +155,13 @@ const INSERT_PLAYER = query<PlayerValues>()((db, p) =>
   }),
 );
 // A new lobby's first player, inserted only while its namespace runs at most `max` lobbies, the new one counted (schema
-// 16's trigger ran at its insert): no row inserted, the namespace is past its bound. The check costs no statement of
-// its own, which a create on PostgreSQL pays a round trip for.
+// 16's trigger ran at its insert), and (`seen`, unless null) while the namespace's row is still the one the lobby was
+// made from (store.ts namespaceStamp, written here in SQL): no row inserted, one of the two is not so. The checks cost
+// no statement of their own, which a create on PostgreSQL pays a round trip for each.
 const int8 = (value: number | null) => sql<number>`cast(${value} as bigint)`;
-const INSERT_PLAYER_WITHIN = query<PlayerValues & { ns: string; max: number }>()((db, p) =>
+const STAMP = sql<string>`coalesce((select version_id || '|' || cast(lobby_count_max as text) || '|' || coalesce(cast(max_players_per_client as text), '')
+  from namespaces where namespaces.namespace_id = running_lobbies.namespace_id), '')`;
+const INSERT_PLAYER_WITHIN = query<PlayerValues & { ns: string; max: number; seen: string | null }>()((db, p) =>
   db.insertInto('players')
     .columns(['player_id', 'lobby_id', 'create_ts', 'source_ip', 'register_by_ts', 'connect_ts', 'remove_ts'])
     .expression(
@@ -167,7 +170,8 @@ const INSERT_PLAYER_WITHIN = query<PlayerValues & { ns: string; max: number }>()
           sql<string>`${p.id}`.as('player_id'), sql<string>`${p.lobby}`.as('lobby_id'), int8(p.now).as('create_ts'), sql<string>`${p.ip}`.as('source_ip'),
           int8(p.registerBy).as('register_by_ts'), int8(p.connectTs).as('connect_ts'), int8(null).as('remove_ts'),
         ])
-        .where('namespace_id', '=', p.ns).where('lobby_count', '<=', p.max),
+        .where('namespace_id', '=', p.ns).where('lobby_count', '<=', p.max)
+        .where(sql<boolean>`(cast(${p.seen} as text) is null or ${STAMP} = ${p.seen})`),
     ),
 );
 const ENTER_LOBBY = query<{ id: string; idle: number | null }>()((db, p) =>
@@ -710,10 +714,10 @@ export class SqlStore implements Store, LocalObjectIndex {
     });
   }
 
-  async insertLobby(lobby: LobbyRow, player: NewPlayer, maxLobbies?: number): Promise<boolean> {
+  async insertLobby(lobby: LobbyRow, player: NewPlayer, maxLobbies?: number, seen?: string): Promise<boolean> {
     return this.bounded(async (c) => {
       await c.run(INSERT_LOBBY, { ...lobby, player_count: 1, idle_ts: null });
-      await this.firstPlayer(c, lobby, player, lobby.create_ts, maxLobbies);
+      await this.firstPlayer(c, lobby, player, lobby.create_ts, maxLobbies, seen);
       return true;
     }, false);
   }
@@ -731,11 +735,17 @@ export class SqlStore implements Store, LocalObjectIndex {
     }
   }
 
-  /** A new lobby's first player; with `maxLobbies`, throws PAST_BOUND (see withinBound) instead when past it. */
-  private async firstPlayer(c: Connection, lobby: LobbyRow, player: NewPlayer, now: number, maxLobbies?: number): Promise<void> {
+  /**
+   * A new lobby's first player; with `maxLobbies`, throws PAST_BOUND (see withinBound) instead when past it, and with
+   * `seen`, NamespaceChanged when the namespace's row is no longer that.
+   */
+  private async firstPlayer(c: Connection, lobby: LobbyRow, player: NewPlayer, now: number, maxLobbies?: number, seen?: string): Promise<void> {
     const values = playerValues(lobby, player, now);
     if (maxLobbies === undefined) await c.run(INSERT_PLAYER, values);
-    else if ((await c.run(INSERT_PLAYER_WITHIN, { ...values, ns: lobby.namespace_id, max: maxLobbies })) === 0) throw PAST_BOUND;
+    else if ((await c.run(INSERT_PLAYER_WITHIN, { ...values, ns: lobby.namespace_id, max: maxLobbies, seen: seen ?? null })) === 0) {
+      if (seen !== undefined && namespaceStamp(await first(c, GET_NAMESPACE, { id: lobby.namespace_id })) !== seen) throw new NamespaceChanged(lobby.namespace_id);
+      throw PAST_BOUND;
+    }
   }
 
   /**

@@ -254,6 +254,21 @@ export interface PurgedGame {
   exports: number;
 }
 
+/**
+ * What of a namespace's row a new lobby is made from (its version and bounds), as one string; '' for a namespace
+ * with no row (the two every game starts with, before anything of them changed).
+ */
+export function namespaceStamp(row: Pick<NamespaceRow, 'version_id' | 'lobby_count_max' | 'max_players_per_client'> | undefined): string {
+  return row === undefined ? '' : `${row.version_id}|${row.lobby_count_max}|${row.max_players_per_client ?? ''}`;
+}
+
+/** insertLobby's answer when the namespace's row is no longer the one its lobby was made from: nothing was written. */
+export class NamespaceChanged extends Error {
+  constructor(namespaceId: string) {
+    super(`namespace ${namespaceId} changed since its lobby was made`);
+  }
+}
+
 /** A lobby's output streams, as the logs routes name them. */
 export type LogStream = 'std_out' | 'std_err';
 export const LOG_STREAMS: readonly LogStream[] = ['std_out', 'std_err'];
@@ -444,9 +459,11 @@ export interface Store {
   purgeGame(gameId: string, namespaceIds: string[], keepGame?: boolean): Promise<PurgedGame>;
   /**
    * Inserts a lobby (its player_count counting the player) and its creating player in one transaction; with
-   * `maxLobbies`, only while the namespace runs fewer lobbies than that (false: nothing written).
+   * `maxLobbies`, only while the namespace runs fewer lobbies than that (false: nothing written). With `seen` (the
+   * namespaceStamp of the namespace's row the lobby was made from), only while the row is still that: else nothing
+   * is written and NamespaceChanged is thrown.
    */
-  insertLobby(lobby: LobbyRow, player: NewPlayer, maxLobbies?: number): Promise<boolean>;
+  insertLobby(lobby: LobbyRow, player: NewPlayer, maxLobbies?: number, seen?: string): Promise<boolean>;
   /**
    * The idle update's new lobby (no player), serialised with the namespace's finds: inserted only while its key holds
    * fewer than `min` idle lobbies ('enough' otherwise) and the namespace runs fewer than `maxLobbies`.
