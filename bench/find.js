@@ -10,6 +10,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { startEmulator } from '../dist/emulator/index.js';
 import { prepareDataDir } from '../dist/emulator/datadir.js';
+import { VERSION_ID } from '../dist/emulator/services/ids.js';
 import { SqliteStore } from '../dist/emulator/stores/sqlite.js';
 
 const BUDGET = 2;
@@ -29,6 +30,8 @@ async function seeded(lobbies) {
         max_players: 256, publicity: 'public', tags: '{}', lobby_config: null, create_ts: now, start_ts: now, ready_ts: now,
         stop_ts: null, exit_code: null, failed: null, idle_lifetime_ms: null, idle_stop_ts: null, ports: '{"default":{"port":20000}}',
         auto_created: 1, is_closed: 0, state: null, ready_deadline_ts: null, player_count: 1,
+        owner: null, owner_pid: null, owner_start: null, server_pid: null, server_start: null,
+        version_id: VERSION_ID, idle_max: 0, idle_ts: null,
       },
       { player_id: randomUUID(), source_ip: '127.0.0.1', registration_ms: 3_600_000, connected: true },
     );

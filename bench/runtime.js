@@ -107,7 +107,9 @@ async function noticeListener() {
 
 /** `gamehost emulator serve --run <command>` in its own process, its --json start line read. */
 async function serve(dataDir, configFile, command, env) {
-  const child = spawn(process.execPath, [BIN, 'emulator', 'serve', '--port', '0', '--json', '--quiet', '--data-dir', dataDir, '--config', configFile, '--run', command], {
+  // A server gets its lobby's environment only: the notice URL is passed on by name.
+  const passed = Object.keys(env).flatMap((name) => ['--pass-env', name]);
+  const child = spawn(process.execPath, [BIN, 'emulator', 'serve', '--port', '0', '--json', '--quiet', '--data-dir', dataDir, '--config', configFile, '--run', command, ...passed], {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, GAMEHOST_EMULATOR_ADMIN_TOKEN: ADMIN, ...env },
   });
