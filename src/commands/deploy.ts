@@ -30,13 +30,18 @@ const NOT_DEPLOYED: Record<string, string> = {
   scripts: 'scripts',
 };
 
+/** How a command names the project's config: deploy's and `version validate`'s. */
+export const PROJECT_OPTIONS = [
+  { flags: '-c, --config <file>', description: 'the config file (default: rivet.yaml, .yml, .toml or .json here, with rivet.<namespace>.* over it)' },
+  { flags: '-o, --override <key=json>', description: 'set a config value, e.g. -o matchmaker.max_players=16 (repeatable)', repeatable: true },
+] as const;
+
 export default defineCommand({
   writes: true,
   operands: ['[namespace]'],
   summary: "Deploy the project's rivet.yaml: push its builds, create a version, deploy it to a namespace",
   options: [
-    { flags: '-c, --config <file>', description: 'the config file (default: rivet.yaml, .yml, .toml or .json here, with rivet.<namespace>.* over it)' },
-    { flags: '-o, --override <key=json>', description: 'set a config value, e.g. -o matchmaker.max_players=16 (repeatable)', repeatable: true },
+    ...PROJECT_OPTIONS,
     { flags: '--name <display name>', description: 'the version\'s name (default: the next of today, YYYY.MM.DD-N)' },
     { flags: '--no-namespace', description: 'create the version only, deploy it nowhere' },
     { flags: '--build-arg <name=value>', description: 'a build argument for every Dockerfile built (repeatable)', repeatable: true },

@@ -2,6 +2,7 @@
 // would check it (rivet.<namespace>.* over it, -o), nothing built, pushed or created.
 import type { Context } from '../../context.js';
 import { defineCommand } from '../command.js';
+import { PROJECT_OPTIONS } from '../deploy.js';
 
 interface ValidateOptions {
   namespace?: string;
@@ -14,8 +15,7 @@ export default defineCommand({
   operands: ['[namespace]'],
   summary: "Check the project's rivet.yaml with the service, as deploy would: every error as its path",
   options: [
-    { flags: '-c, --config <file>', description: 'the config file (default: rivet.yaml, .yml, .toml or .json here, with rivet.<namespace>.* over it)' },
-    { flags: '-o, --override <key=json>', description: 'set a config value, e.g. -o matchmaker.max_players=16 (repeatable)', repeatable: true },
+    ...PROJECT_OPTIONS,
     { flags: '--name <display name>', description: "check this version name too (taken or not; default: a name that is never taken)" },
   ],
   notes: "namespace: whose rivet.<namespace>.* is laid over the config. Valid: one line on stdout, exit 0 (--json: {\"errors\": []}). Invalid: each error as its path and reason, exit 2.",
