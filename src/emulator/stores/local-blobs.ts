@@ -174,7 +174,10 @@ export class LocalBlobStore implements BlobStore {
       await finished(out);
       await rename(temp, target);
     } catch (err) {
+      // A write may still be in flight: it settles (with the error this destroy gives it, which is ours to drop)
+      // before the file goes, so nothing is left unhandled and nothing writes to a removed file.
       out.destroy();
+      await finished(out).catch(() => {});
       await rm(temp, { force: true });
       throw err;
     }
