@@ -101,9 +101,7 @@ describe.skipIf(!DOCKER_PRESENT || process.platform !== 'linux' || SOCKET === un
     await sleep(1.5 * READY_WINDOW_MS);
     expect((await lobbyJson(r, lobbyId)).lobby.status.stopped).toBeUndefined();
     holder.release();
-    const seat = await found.catch(async (err: Error) => {
-      throw new Error(`the find failed (${err.message} ${JSON.stringify((err as { body?: unknown }).body)}): serve said ${r!.stderr()}; the lobby's std_err: ${(await logLines(r!, lobbyId, 'std_err')).join(' | ')}; std_out: ${(await logLines(r!, lobbyId, 'std_out')).join(' | ')}; status ${JSON.stringify((await lobbyJson(r!, lobbyId)).lobby.status)}`);
-    });
+    const seat = await found;
     expect(seat.lobby.lobbyId).toBe(lobbyId);
     expect(await until('the ready line', async () => ((await logLines(r!, lobbyId, 'std_out')).includes('ready') ? true : undefined))).toBe(true);
     // Past the window of its creation, and still running: the window started with its container.

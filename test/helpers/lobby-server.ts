@@ -53,9 +53,15 @@ export async function lobbyJson(r: Replica, lobbyId: string): Promise<any> {
 export async function findLobby(r: Replica): Promise<{ lobbyId: string; found: ReturnType<RivetClient['matchmaker']['lobbies']['find']> }> {
   const client = new RivetClient({ environment: r.info.endpoint, token: r.info.tokens.public });
   const before = new Set((await client.matchmaker.lobbies.list()).lobbies.map((l) => l.lobbyId));
-  const found = client.matchmaker.lobbies.find({ gameModes: ['default'] });
+  let lobbyId: string | undefined;
+  // A find that fails says why: its answer, what serve printed and the lobby's lines (a failure under load that
+  // cannot be rerun must explain itself).
+  const found = client.matchmaker.lobbies.find({ gameModes: ['default'] }).catch(async (err: Error) => {
+    const said = lobbyId === undefined ? 'no lobby seen' : `the lobby's std_err: ${(await logLines(r, lobbyId, 'std_err').catch((e: Error) => [e.message])).join(' | ')}`;
+    throw new Error(`the find failed (${err.message} ${JSON.stringify((err as { body?: unknown }).body)}); serve said: ${r.stderr()}; ${said}`);
+  });
   found.catch(() => {});
-  const lobbyId = await until('the lobby find made', async () => {
+  lobbyId = await until('the lobby find made', async () => {
     const [fresh] = (await client.matchmaker.lobbies.list()).lobbies.filter((l) => !before.has(l.lobbyId));
     return fresh?.lobbyId;
   });
