@@ -27,7 +27,7 @@ async function seeded(lobbies) {
     await store.insertLobby(
       {
         lobby_id: randomUUID(), namespace_id: NAMESPACE_ID, game_mode: 'default', region_id: 'lnd-atl', region_name: 'Atlanta',
-        max_players: 256, publicity: 'public', tags: '{}', lobby_config: null, create_ts: now, start_ts: now, ready_ts: now,
+        max_players: 256, max_players_direct: 256, max_players_party: 256, publicity: 'public', tags: '{}', lobby_config: null, create_ts: now, start_ts: now, ready_ts: now,
         stop_ts: null, exit_code: null, failed: null, idle_lifetime_ms: null, idle_stop_ts: null, ports: '{"default":{"port":20000}}',
         auto_created: 1, is_closed: 0, state: null, ready_deadline_ts: null, player_count: 1,
         owner: null, owner_pid: null, owner_start: null, server_pid: null, server_start: null,

@@ -3,12 +3,12 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path, { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { VERSION_ID } from '../../src/emulator/services/ids.js';
 import { DEVIATIONS } from '../../src/emulator/deviations.js';
 import { GAME_ID, NAMESPACE_ID } from '../../src/emulator/index.js';
 import { SqliteStore } from '../../src/emulator/stores/sqlite.js';
 import { OPERATIONS, REPO_ROOT, SPEC_PRESENT, Spec } from './openapi.js';
 import { admit, type Call, startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
+import { lobbyRow } from '../helpers/lobby-row.js';
 
 const UNKNOWN = '12345678-1234-4234-8234-123456789abc';
 
@@ -124,7 +124,7 @@ describe.skipIf(!SPEC_PRESENT)('the emulator answers as rivet-openapi.yml says',
       try {
         const now = Date.now();
         await store.insertLobby(
-          { lobby_id: measured, namespace_id: NAMESPACE_ID, game_mode: 'default', region_id: 'lnd-atl', region_name: 'Atlanta', max_players: 8, publicity: 'public', tags: '{}', lobby_config: null, create_ts: now, start_ts: now, ready_ts: now, stop_ts: null, exit_code: null, failed: null, idle_lifetime_ms: null, idle_stop_ts: null, ports: '{}', auto_created: 0, is_closed: 0, state: null, ready_deadline_ts: null, player_count: 1, owner: 'r-elsewhere', owner_pid: 1, owner_start: 1, server_pid: null, server_start: null, version_id: VERSION_ID, idle_max: 0, idle_ts: null },
+          lobbyRow({ lobby_id: measured, namespace_id: NAMESPACE_ID, owner: 'r-elsewhere', owner_pid: 1, owner_start: 1 }, now),
           { player_id: randomUUID(), source_ip: '', registration_ms: 120_000, connected: true },
         );
         await store.setLobbySamples(measured, JSON.stringify([{ ts: now, cpu: 1.5, memory: 40_000_000 }]));

@@ -7,12 +7,12 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { openDatabase } from '../../src/emulator/stores/sqlite-driver.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { VERSION_ID } from '../../src/emulator/services/ids.js';
 import { GAME_ID, ManualClock, startEmulator } from '../../src/emulator/index.js';
 import { ADMIN_LOCKOUT_MS, ADMIN_MAX_FAILURES, ADMIN_TOKEN_MIN_LENGTH } from '../../src/emulator/services/admin.js';
 import { createTestDatabase, PG_PRESENT, queryDatabase } from '../helpers/postgres.js';
 import { admit, expectErrorShape, startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { tempDir } from '../helpers/cli.js';
+import { lobbyRow } from '../helpers/lobby-row.js';
 
 interface CreatedGame {
   game_id: string;
@@ -185,7 +185,7 @@ describe('two games side by side', () => {
     // A lobby create of a's, checked before the deletion, inserting after it.
     const lobbyId = crypto.randomUUID();
     await store.insertLobby(
-      { lobby_id: lobbyId, namespace_id: a.namespace_id, game_mode: 'ctf', region_id: 'lnd-fra', region_name: 'Frankfurt', max_players: 8, publicity: 'public', tags: '{}', lobby_config: null, create_ts: clock.now(), start_ts: clock.now(), ready_ts: clock.now(), stop_ts: null, exit_code: null, failed: null, idle_lifetime_ms: null, idle_stop_ts: null, ports: '{}', auto_created: 0, is_closed: 0, state: null, ready_deadline_ts: null, player_count: 1, owner: null, owner_pid: null, owner_start: null, server_pid: null, server_start: null, version_id: VERSION_ID, idle_max: 0, idle_ts: null },
+      lobbyRow({ lobby_id: lobbyId, namespace_id: a.namespace_id, game_mode: 'ctf', region_id: 'lnd-fra', region_name: 'Frankfurt' }, clock.now()),
       { player_id: crypto.randomUUID(), source_ip: '', registration_ms: 120_000, connected: true },
     );
     await t.services.games.sweep();

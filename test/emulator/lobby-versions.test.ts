@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GAME_ID, NAMESPACE_ID, VERSION_ID } from '../../src/emulator/services/ids.js';
 import { SqliteStore } from '../../src/emulator/stores/sqlite.js';
 import { admit, expectErrorShape, startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
+import { lobbyRow } from '../helpers/lobby-row.js';
 
 describe('lobbies run their version', () => {
   let emu: TestEmulator;
@@ -105,10 +106,10 @@ describe('lobbies run their version', () => {
     const measured = { ranked: randomUUID(), older: randomUUID() };
     try {
       const now = Date.now();
-      const row = { namespace_id: NAMESPACE_ID, region_name: 'Frankfurt', max_players: 2, publicity: 'public', tags: '{}', lobby_config: null, create_ts: now, start_ts: now, ready_ts: now, stop_ts: null, exit_code: null, failed: null, idle_lifetime_ms: null, idle_stop_ts: null, ports: '{}', auto_created: 0, is_closed: 0, state: null, ready_deadline_ts: null, player_count: 1, owner: 'r-elsewhere', owner_pid: 1, owner_start: 1, server_pid: null, server_start: null, idle_max: 0, idle_ts: null } as const;
+      const row = { namespace_id: NAMESPACE_ID, region_name: 'Frankfurt', max_players: 2, owner: 'r-elsewhere', owner_pid: 1, owner_start: 1 };
       const seat = () => ({ player_id: randomUUID(), source_ip: '', registration_ms: 120_000, connected: true });
-      await store.insertLobby({ ...row, lobby_id: measured.ranked, game_mode: 'ranked', region_id: 'lnd-fra', version_id: ranked }, seat());
-      await store.insertLobby({ ...row, lobby_id: measured.older, game_mode: 'default', region_id: 'lnd-atl', version_id: VERSION_ID }, seat());
+      await store.insertLobby(lobbyRow({ ...row, lobby_id: measured.ranked, game_mode: 'ranked', region_id: 'lnd-fra', version_id: ranked }, now), seat());
+      await store.insertLobby(lobbyRow({ ...row, lobby_id: measured.older }, now), seat());
       for (const id of Object.values(measured)) await store.setLobbySamples(id, JSON.stringify([{ ts: now, cpu: 1.5, memory: 40_000_000 }]));
     } finally {
       await store.close();
@@ -201,5 +202,57 @@ describe('a create after another process deployed or set the mm-config', () => {
     } finally {
       await other.close();
     }
+  });
+});
+
+describe("a lobby's three player counts (SERVICE-FACTS, client routes)", () => {
+  let emu: TestEmulator;
+  const cloud = (method: string, path: string, body?: unknown) => emu.call(method, `/cloud/games/${GAME_ID}${path}`, { token: emu.tokens.cloud, ...(body === undefined ? {} : { body }) });
+  const client = (path: string, body?: unknown) => emu.call(body === undefined ? 'GET' : 'POST', `/matchmaker/lobbies/${path}`, { token: emu.tokens.public, ...(body === undefined ? {} : { body }) });
+  const envOf = async (lobbyId: string) => (await emu.call('GET', `/_emulator/lobbies/${lobbyId}/env`)).json.env as Record<string, string>;
+
+  beforeAll(async () => {
+    emu = await startTestEmulator();
+  });
+  afterAll(() => emu?.stop());
+
+  it('find fills a lobby to max_players, a join by id to max_players_direct; env and list give all three; a dynamic max sets normal and direct', async () => {
+    const build = await cloud('POST', '/builds', { display_name: 'duel', image_tag: 'server:duel', image_file: { path: 'server.tar', content_length: 4 } });
+    expect((await fetch(build.json.image_presigned_requests[0].url, { method: 'PUT', body: Buffer.alloc(4, 3) })).status).toBe(200);
+    expect((await emu.call('POST', `/cloud/uploads/${build.json.upload_id}/complete`, { token: emu.tokens.cloud, body: {} })).status).toBe(200);
+    const duel = {
+      max_players: 2, max_players_direct: 3, max_players_party: 5, allow_dynamic_max_players: true,
+      docker: { image_id: build.json.build_id }, actions: { create: { enable_public: true } },
+    };
+    const v = await cloud('POST', '/versions', { display_name: 'duel-1', config: { matchmaker: { game_modes: { duel } } } });
+    expect(v.status, v.text).toBe(200);
+    expect((await cloud('PUT', `/namespaces/${NAMESPACE_ID}/version`, { version_id: v.json.version_id })).status).toBe(200);
+
+    // Two finds fill the lobby for finds; the third makes another.
+    const finds = [];
+    for (let i = 0; i < 3; i++) {
+      const found = await client('find', { game_modes: ['duel'] });
+      expect(found.status, found.text).toBe(200);
+      await admit(emu.endpoint, found.json);
+      finds.push(found.json.lobby.lobby_id as string);
+    }
+    const [lobbyId] = finds;
+    expect(finds[1]).toBe(lobbyId);
+    expect(finds[2]).not.toBe(lobbyId);
+    // A join by id takes the third place (direct), and is refused the fourth.
+    expect((await client('join', { lobby_id: lobbyId })).status).toBe(200);
+    const full = expectErrorShape(await client('join', { lobby_id: lobbyId }), 400, 'MATCHMAKER_LOBBY_FULL');
+    expect(full.message).toBe(`Lobby ${lobbyId} is full: 3 players at most.`);
+    expect(await envOf(lobbyId!)).toMatchObject({ RIVET_MAX_PLAYERS_NORMAL: '2', RIVET_MAX_PLAYERS_DIRECT: '3', RIVET_MAX_PLAYERS_PARTY: '5' });
+    const listed = (await client('list')).json.lobbies.find((l: { lobby_id: string }) => l.lobby_id === lobbyId);
+    expect(listed).toMatchObject({ max_players_normal: 2, max_players_direct: 3, max_players_party: 5 });
+
+    // A create's own max_players (at most the larger of the two, 3) is its normal and direct count; party stays.
+    expectErrorShape(await client('create', { game_mode: 'duel', max_players: 4 }), 400, 'MATCHMAKER_DYNAMIC_MAX_PLAYERS_INVALID');
+    const solo = await client('create', { game_mode: 'duel', max_players: 1 });
+    expect(solo.status, solo.text).toBe(200);
+    const soloId = solo.json.lobby.lobby_id as string;
+    expect(await envOf(soloId)).toMatchObject({ RIVET_MAX_PLAYERS_NORMAL: '1', RIVET_MAX_PLAYERS_DIRECT: '1', RIVET_MAX_PLAYERS_PARTY: '5' });
+    expectErrorShape(await client('join', { lobby_id: soloId }), 400, 'MATCHMAKER_LOBBY_FULL');
   });
 });

@@ -21,6 +21,7 @@ import { SqliteStore } from '../../src/emulator/stores/sqlite.js';
 import type { BlobStore, LobbyRow, Store } from '../../src/emulator/stores/store.js';
 import { storeUnavailable } from '../../src/emulator/stores/unavailable.js';
 import { tempDir } from '../helpers/cli.js';
+import { lobbyRow as storedLobby } from '../helpers/lobby-row.js';
 
 const POSIX = process.platform !== 'win32';
 
@@ -70,12 +71,7 @@ const GAME: Game = {
 };
 
 function lobbyRow(owner: { replica: string; pid: number; start: number }, now: number): LobbyRow {
-  return {
-    lobby_id: randomUUID(), namespace_id: GAME.namespaceId, game_mode: 'default', region_id: 'lnd-atl', region_name: 'Atlanta',
-    max_players: 8, publicity: 'public', tags: '{}', lobby_config: null, create_ts: now, start_ts: now, ready_ts: now, stop_ts: null,
-    exit_code: null, failed: null, idle_lifetime_ms: null, idle_stop_ts: null, ports: '{}', auto_created: 0, is_closed: 0, state: null,
-    ready_deadline_ts: null, player_count: 1, owner: owner.replica, owner_pid: owner.pid, owner_start: owner.start, server_pid: null, server_start: null, version_id: VERSION_ID, idle_max: 0, idle_ts: null,
-  };
+  return storedLobby({ namespace_id: GAME.namespaceId, owner: owner.replica, owner_pid: owner.pid, owner_start: owner.start }, now);
 }
 
 describe.skipIf(!POSIX)('the records of running servers through a flapping store', () => {

@@ -14,6 +14,7 @@ import { hasNodeSqlite, openDatabase, sqliteDriverName } from '../../src/emulato
 import { LOBBY_INSERT_COLUMNS, LOG_BOUNDS, LOG_DISK_BYTES, MAX_LOG_LINE_BYTES, NOT_READY, NamespaceChanged, namespaceStamp, type BuildRow, type GameRow, type LobbyRow, type LocalObjectIndex, type LogLine, type NewPlayer, type NewUpload, type Store } from '../../src/emulator/stores/store.js';
 import { createTestDatabase, PG_PRESENT, queryDatabase } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/cli.js';
+import { lobbyRow } from '../helpers/lobby-row.js';
 
 type ContractStore = Store & LocalObjectIndex;
 
@@ -23,36 +24,7 @@ const NS = 'ns-1';
 const BIG = 7_999_999_999;
 
 function lobby(overrides: Partial<LobbyRow> = {}): LobbyRow {
-  return {
-    lobby_id: randomUUID(),
-    namespace_id: NS,
-    game_mode: 'default',
-    region_id: 'lnd-atl',
-    region_name: 'Atlanta',
-    max_players: 4,
-    publicity: 'public',
-    tags: '{"map":"dust"}',
-    lobby_config: null,
-    create_ts: T0,
-    start_ts: T0 + 1000,
-    ready_ts: T0 + 2000,
-    stop_ts: null,
-    exit_code: null,
-    failed: null,
-    idle_lifetime_ms: null,
-    idle_stop_ts: null,
-    ports: '{"default":{"port":41000}}',
-    auto_created: 0,
-    is_closed: 0,
-    state: null,
-    ready_deadline_ts: null,
-    player_count: 1,
-    owner: null, owner_pid: null, owner_start: null, server_pid: null, server_start: null,
-    version_id: VERSION_ID,
-    idle_max: 0,
-    idle_ts: null,
-    ...overrides,
-  };
+  return lobbyRow({ namespace_id: NS, max_players: 4, tags: '{"map":"dust"}', start_ts: T0 + 1000, ready_ts: T0 + 2000, ports: '{"default":{"port":41000}}', ...overrides }, T0);
 }
 
 const HOUR = 3_600_000;
@@ -484,6 +456,16 @@ describe.each(ENGINES)('the Store contract on %s', (_name, present, open) => {
     expect(await store.findLobby(query(ns, { source_limit: 1 }), pending(HOUR, '127.0.0.1'), null)).toEqual({ kind: 'too_many_from_source' });
     expect(await store.findLobby(query(ns, { source_limit: 1, game_modes: ['squads'] }), pending(HOUR, '10.0.0.2'), null)).toMatchObject({ kind: 'joined' });
     expect(await store.joinLobby(made.lobby_id, pending(HOUR, '10.0.0.2'), T0, 1)).toEqual({ kind: 'too_many_from_source' });
+  });
+
+  it_('a find counts a lobby full at max_players, a join by id at max_players_direct', async () => {
+    const ns = `ns-${randomUUID()}`;
+    const l = lobby({ namespace_id: ns, max_players: 1, max_players_direct: 2, max_players_party: 7 });
+    await store.insertLobby(l, pending());
+    expect(await store.findLobby(query(ns), pending(), null)).toEqual({ kind: 'none' });
+    expect(await store.joinLobby(l.lobby_id, pending(), T0, null)).toMatchObject({ kind: 'joined', players: 2 });
+    expect(await store.joinLobby(l.lobby_id, pending(), T0, null)).toMatchObject({ kind: 'full', players: 2 });
+    expect(await store.getLobby(l.lobby_id)).toMatchObject({ max_players: 1, max_players_direct: 2, max_players_party: 7, player_count: 2 });
   });
 
   it_('concurrent finds never put more players in a lobby than it holds', async () => {
@@ -1247,8 +1229,9 @@ END;
 
   /** Writes what a version 5 emulator held: pending, connected and removed players, and a stopped lobby. */
   async function writeVersion5Rows(exec: Exec): Promise<void> {
-    // The columns a version 5 store had: none of the later steps' (version_id is version 13's, idle_max and idle_ts 14's).
-    const later = new Set(['version_id', 'idle_max', 'idle_ts']);
+    // The columns a version 5 store had: none of the later steps' (version_id is version 13's, idle_max and idle_ts
+    // 14's, the direct and party counts 17's).
+    const later = new Set(['version_id', 'idle_max', 'idle_ts', 'max_players_direct', 'max_players_party']);
     const columns = (LOBBY_INSERT_COLUMNS.split(', ') as (keyof LobbyRow)[]).filter((c) => !later.has(c));
     for (const l of [running, stopped, onlyPending])
       await exec(`INSERT INTO lobbies (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`, columns.map((c) => l[c]));
@@ -1295,7 +1278,7 @@ END;
     try {
       for (const name of triggers()) db.exec(`DROP TRIGGER ${name}`);
       db.exec(SQLITE_VERSION_5_TRIGGERS);
-      db.exec(`ALTER TABLE lobbies DROP COLUMN version_id; ALTER TABLE lobbies DROP COLUMN idle_max; ALTER TABLE lobbies DROP COLUMN idle_ts;
+      db.exec(`ALTER TABLE lobbies DROP COLUMN version_id; ALTER TABLE lobbies DROP COLUMN idle_max; ALTER TABLE lobbies DROP COLUMN idle_ts; ALTER TABLE lobbies DROP COLUMN max_players_direct; ALTER TABLE lobbies DROP COLUMN max_players_party;
                DROP INDEX players_source; CREATE INDEX players_pending_source ON players (source_ip) WHERE connect_ts IS NULL AND remove_ts IS NULL;
                UPDATE meta SET value = '6' WHERE key = 'schema_version'`);
       await writeVersion5Rows(async (sql, values = []) => {
@@ -1360,7 +1343,7 @@ describe('SQLite on this Node.js', () => {
     const db = openDatabase(file, { timeout: 5000 });
     db.exec(`DROP INDEX lobbies_owner; ALTER TABLE lobbies DROP COLUMN owner; ALTER TABLE lobbies DROP COLUMN owner_pid;
              ALTER TABLE lobbies DROP COLUMN owner_start; ALTER TABLE lobbies DROP COLUMN server_pid; ALTER TABLE lobbies DROP COLUMN server_start;
-             ALTER TABLE lobbies DROP COLUMN version_id; ALTER TABLE lobbies DROP COLUMN idle_max; ALTER TABLE lobbies DROP COLUMN idle_ts;
+             ALTER TABLE lobbies DROP COLUMN version_id; ALTER TABLE lobbies DROP COLUMN idle_max; ALTER TABLE lobbies DROP COLUMN idle_ts; ALTER TABLE lobbies DROP COLUMN max_players_direct; ALTER TABLE lobbies DROP COLUMN max_players_party;
              DROP INDEX players_source; CREATE INDEX players_pending_source ON players (source_ip) WHERE connect_ts IS NULL AND remove_ts IS NULL;
              UPDATE meta SET value = '5' WHERE key = 'schema_version'`);
     db.close();
@@ -1391,7 +1374,7 @@ describe('SQLite on this Node.js', () => {
                PRIMARY KEY (lobby_id, stream, ts)) WITHOUT ROWID;
              INSERT INTO old_logs SELECT lobby_id, stream, ts, line FROM lobby_logs; DROP TABLE lobby_logs;
              ALTER TABLE old_logs RENAME TO lobby_logs; ALTER TABLE lobbies DROP COLUMN version_id; ALTER TABLE lobbies DROP COLUMN idle_max;
-             ALTER TABLE lobbies DROP COLUMN idle_ts; DROP INDEX players_source;
+             ALTER TABLE lobbies DROP COLUMN idle_ts; ALTER TABLE lobbies DROP COLUMN max_players_direct; ALTER TABLE lobbies DROP COLUMN max_players_party; DROP INDEX players_source;
              CREATE INDEX players_pending_source ON players (source_ip) WHERE connect_ts IS NULL AND remove_ts IS NULL;
              UPDATE meta SET value = '8' WHERE key = 'schema_version'`);
     db.close();

@@ -3,12 +3,12 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { VERSION_ID } from '../../src/emulator/services/ids.js';
 import { PostgresStore } from '../../src/emulator/stores/postgres.js';
 import { SqliteStore } from '../../src/emulator/stores/sqlite.js';
 import type { GameRow, LocalObjectIndex, Store } from '../../src/emulator/stores/store.js';
 import { createTestDatabase, PG_PRESENT } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/cli.js';
+import { lobbyRow } from '../helpers/lobby-row.js';
 
 /** Two connections to one store, as two replicas (or processes) hold; whether the store can be had here. */
 const STORES: [name: string, present: boolean, open: () => Promise<[Store, Store]>][] = [
@@ -49,32 +49,7 @@ function game(over: Partial<GameRow> = {}): GameRow {
 async function fill(store: Store, g: GameRow, tag: string): Promise<void> {
   const lobbyId = randomUUID();
   await store.insertLobby(
-    {
-      lobby_id: lobbyId,
-      namespace_id: g.namespace_id,
-      game_mode: 'default',
-      region_id: 'lnd-atl',
-      region_name: 'Atlanta',
-      max_players: 8,
-      publicity: 'public',
-      tags: '{}',
-      lobby_config: null,
-      create_ts: 1_000,
-      start_ts: 1_000,
-      ready_ts: 1_000,
-      stop_ts: null,
-      exit_code: null,
-      failed: null,
-      idle_lifetime_ms: null,
-      idle_stop_ts: null,
-      ports: '{}',
-      auto_created: 0,
-      is_closed: 0,
-      state: null,
-      ready_deadline_ts: null,
-      player_count: 1,
-      owner: null, owner_pid: null, owner_start: null, server_pid: null, server_start: null, version_id: VERSION_ID, idle_max: 0, idle_ts: null,
-    },
+    lobbyRow({ lobby_id: lobbyId, namespace_id: g.namespace_id }, 1_000),
     { player_id: randomUUID(), source_ip: '', registration_ms: 120_000, connected: true },
   );
   await store.joinLobby(lobbyId, { player_id: randomUUID(), source_ip: '', registration_ms: 120_000, connected: true }, 1_001, null);

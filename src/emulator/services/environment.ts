@@ -64,7 +64,6 @@ export interface EnvironmentInput {
  */
 export function lobbyEnvironment({ lobby, endpoint, token, ports = lobbyPorts(lobby), version }: EnvironmentInput): Record<string, string> {
   const gameModeId = lobbyGroupUuid(lobby.game_mode);
-  const max = String(lobby.max_players);
   const tier = lobbyTier(version.tier);
   const env: Record<string, string> = {
     ...version.env,
@@ -82,9 +81,9 @@ export function lobbyEnvironment({ lobby, endpoint, token, ports = lobbyPorts(lo
     RIVET_LOBBY_GROUP_NAME: lobby.game_mode,
     RIVET_REGION_ID: regionUuid(lobby.region_id),
     RIVET_REGION_NAME: lobby.region_id,
-    RIVET_MAX_PLAYERS_NORMAL: max,
-    RIVET_MAX_PLAYERS_DIRECT: max,
-    RIVET_MAX_PLAYERS_PARTY: max,
+    RIVET_MAX_PLAYERS_NORMAL: String(lobby.max_players),
+    RIVET_MAX_PLAYERS_DIRECT: String(lobby.max_players_direct),
+    RIVET_MAX_PLAYERS_PARTY: String(lobby.max_players_party),
     RIVET_CPU: String(tier.cpu),
     RIVET_MEMORY: String(tier.memory),
     RIVET_MEMORY_OVERSUBSCRIBE: String(tier.memoryMax),

@@ -72,7 +72,7 @@ export class Lobbies {
     const gameModes = version.gameModes.map((m) => ({ game_mode_id: m.nameId }));
     if (mode === 'dev') {
       // Production's mock: one empty lobby per game mode, in the local region.
-      const lobbies = version.gameModes.map((m) => ({ ...listEntry(DEV_REGION.id, m.nameId, NIL_UUID, DEFAULT_MAX_PLAYERS, 0) }));
+      const lobbies = version.gameModes.map((m) => ({ ...listEntry(DEV_REGION.id, m.nameId, NIL_UUID, DEV_COUNTS, 0) }));
       return { game_modes: gameModes, regions: [regionInfo(DEV_REGION)], lobbies };
     }
     const { store } = this.deps;
@@ -86,7 +86,7 @@ export class Lobbies {
       .filter((row) => listable.has(row.game_mode))
       .filter((row) => row.connected > 0 || perMode.get(row.game_mode) === 1)
       .map((row) => {
-        const entry: ListedLobbies['lobbies'][number] = listEntry(row.region_id, row.game_mode, row.lobby_id, row.max_players, row.connected);
+        const entry: ListedLobbies['lobbies'][number] = listEntry(row.region_id, row.game_mode, row.lobby_id, row, row.connected);
         if (includeState) entry.state = row.state === null ? null : (JSON.parse(row.state) as unknown);
         return entry;
       });
@@ -197,14 +197,17 @@ function parseSamples(text: string | undefined): { cpu: number; memory: number }
   }
 }
 
-function listEntry(regionId: string, gameMode: string, lobbyId: string, max: number, connected: number): ListedLobbies['lobbies'][number] {
+type PlayerCounts = Pick<LobbyRow, 'max_players' | 'max_players_direct' | 'max_players_party'>;
+const DEV_COUNTS: PlayerCounts = { max_players: DEFAULT_MAX_PLAYERS, max_players_direct: DEFAULT_MAX_PLAYERS, max_players_party: DEFAULT_MAX_PLAYERS };
+
+function listEntry(regionId: string, gameMode: string, lobbyId: string, counts: PlayerCounts, connected: number): ListedLobbies['lobbies'][number] {
   return {
     region_id: regionId,
     game_mode_id: gameMode,
     lobby_id: lobbyId,
-    max_players_normal: max,
-    max_players_direct: max,
-    max_players_party: max,
+    max_players_normal: counts.max_players,
+    max_players_direct: counts.max_players_direct,
+    max_players_party: counts.max_players_party,
     total_player_count: connected,
   };
 }

@@ -50,8 +50,11 @@ export async function newLobbyRow(deps: MatchmakingDeps, game: Game, now: number
     game_mode: l.gameMode.nameId,
     region_id: l.region.id,
     region_name: l.region.name,
-    // Find and join count against the game mode's normal count (or the find's or create's own).
+    // Find counts against the normal count, join against the direct one; a find's or create's own max_players sets
+    // both (SERVICE-FACTS, dynamic max_players), the party count stays the game mode's.
     max_players: l.maxPlayers ?? l.gameMode.maxPlayers,
+    max_players_direct: l.maxPlayers ?? l.gameMode.maxPlayersDirect,
+    max_players_party: l.gameMode.maxPlayersParty,
     publicity: l.publicity,
     tags: JSON.stringify(l.tags),
     lobby_config: l.lobbyConfig === undefined ? null : JSON.stringify(l.lobbyConfig),

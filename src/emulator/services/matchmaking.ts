@@ -249,7 +249,7 @@ export class Matchmaking {
     const outcome = await this.deps.store.joinLobby(lobbyId, player, now, null);
     const { lobby, players } = joined(outcome, lobbyId, () => fail('API_NOT_FOUND', { what: `Lobby ${lobbyId}` }), null);
     const playerToken = this.playerToken(player.player_id, lobbyId, lobby.namespace_id, now);
-    return { lobbyId, playerToken, players, maxPlayers: lobby.max_players };
+    return { lobbyId, playerToken, players, maxPlayers: lobby.max_players_direct };
   }
 
   /** Waits (reading the store, so a ready call on any replica counts) until the lobby is ready or stopped. */
@@ -336,7 +336,7 @@ export class Matchmaking {
 function joined(outcome: JoinOutcome, lobbyId: string, notFound: () => never, sourceLimit: number | null): { lobby: LobbyRow; players: number } {
   if (outcome.kind === 'not_found') notFound();
   if (outcome.kind === 'stopped') fail('MATCHMAKER_LOBBY_STOPPED', { lobby_id: lobbyId });
-  if (outcome.kind === 'full') fail('MATCHMAKER_LOBBY_FULL', { lobby_id: lobbyId, max: outcome.lobby.max_players });
+  if (outcome.kind === 'full') fail('MATCHMAKER_LOBBY_FULL', { lobby_id: lobbyId, max: outcome.lobby.max_players_direct });
   if (outcome.kind === 'too_many_from_source') tooManyFromSource(sourceLimit ?? 0);
   return outcome;
 }

@@ -713,6 +713,20 @@ DROP TRIGGER IF EXISTS running_lobbies_lobby ON lobbies;
 CREATE TRIGGER running_lobbies_lobby AFTER INSERT OR DELETE OR UPDATE OF stop_ts ON lobbies FOR EACH ROW EXECUTE FUNCTION running_lobbies_on_lobby();
 `,
   },
+  // Version 17: a lobby's three player counts, as production's lobby keeps them (SERVICE-FACTS "Client routes"): join
+  // counts against max_players_direct, find against max_players (normal). Lobbies made before had one count for all.
+  {
+    sqlite: `
+ALTER TABLE lobbies ADD COLUMN max_players_direct INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE lobbies ADD COLUMN max_players_party INTEGER NOT NULL DEFAULT 0;
+UPDATE lobbies SET max_players_direct = max_players, max_players_party = max_players;
+`,
+    postgres: `
+ALTER TABLE lobbies ADD COLUMN IF NOT EXISTS max_players_direct integer NOT NULL DEFAULT 0;
+ALTER TABLE lobbies ADD COLUMN IF NOT EXISTS max_players_party integer NOT NULL DEFAULT 0;
+UPDATE lobbies SET max_players_direct = max_players, max_players_party = max_players;
+`,
+  },
 ];
 
 /** The schema version this code writes and reads, on either engine. */

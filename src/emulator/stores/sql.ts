@@ -765,7 +765,7 @@ export class SqlStore implements Store, LocalObjectIndex {
       if (lobby === undefined) return { kind: 'not_found' };
       if (lobby.stop_ts !== null) return { kind: 'stopped', lobby };
       const players = lobby.player_count;
-      if (players >= lobby.max_players) return { kind: 'full', lobby, players };
+      if (players >= lobby.max_players_direct) return { kind: 'full', lobby, players };
       if (await this.tooManyFromSource(c, lobby.namespace_id, player, sourceLimit)) return { kind: 'too_many_from_source' };
       return { kind: 'joined', lobby: await this.enter(c, lobby, player, now), players: players + 1 };
     });

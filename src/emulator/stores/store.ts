@@ -10,7 +10,12 @@ export interface LobbyRow {
   /** Region name id, e.g. lnd-atl. */
   region_id: string;
   region_name: string;
+  /** Find counts its players against this (max_players_normal: the game mode's, or the find's or create's own). */
   max_players: number;
+  /** Join counts against this: the game mode's max_players_direct, or the find's or create's own max_players. */
+  max_players_direct: number;
+  /** The game mode's max_players_party (no call of the emulator counts against it: there are no parties). */
+  max_players_party: number;
   publicity: 'public' | 'private';
   /** JSON object of tags. */
   tags: string;
@@ -134,7 +139,7 @@ export interface ListedLobby extends LobbyRow {
 export const LOBBY_INSERT_COLUMNS =
   'lobby_id, namespace_id, game_mode, region_id, region_name, max_players, publicity, tags, lobby_config, create_ts, ' +
   'start_ts, ready_ts, idle_lifetime_ms, idle_stop_ts, ports, auto_created, ready_deadline_ts, player_count, ' +
-  'owner, owner_pid, owner_start, server_pid, server_start, version_id, idle_max, idle_ts';
+  'owner, owner_pid, owner_start, server_pid, server_start, version_id, idle_max, idle_ts, max_players_direct, max_players_party';
 
 export interface BuildRow {
   build_id: string;
@@ -478,7 +483,7 @@ export interface Store {
    */
   trimIdle(key: IdleKey, max: number, now: number): Promise<string[]>;
   /**
-   * Adds a player unless the lobby is unknown, stopped or at max_players, or the source holds `sourceLimit`
+   * Adds a player unless the lobby is unknown, stopped or at max_players_direct, or the source holds `sourceLimit`
    * unconnected players already (null: no limit), in one transaction.
    */
   joinLobby(lobbyId: string, player: NewPlayer, now: number, sourceLimit: number | null): Promise<JoinOutcome>;
