@@ -159,6 +159,11 @@ describe('lobbies run their version', () => {
     expect(any.status, any.text).toBe(200);
     expect((await envOf(any.json.lobby.lobby_id)).RIVET_REGION_NAME).toMatch(/^lnd-(sfo|syd)$/);
     expectErrorShape(await emu.call('POST', '/matchmaker/lobbies/find', { token, body: { game_modes: ['west'], regions: ['lnd-nowhere'] } }), 400, 'MATCHMAKER_REGION_NOT_FOUND');
+    // The regions list and the lobby list give the regions the version's game modes run in, not the game's.
+    const regions = (await emu.call('GET', '/matchmaker/regions', { token })).json.regions as { region_id: string; region_display_name: string }[];
+    expect(regions.map((r) => [r.region_id, r.region_display_name])).toEqual([['lnd-sfo', 'San Francisco'], ['lnd-syd', 'Sydney']]);
+    const listed = (await emu.call('GET', '/matchmaker/lobbies/list', { token })).json.regions as { region_id: string }[];
+    expect(listed.map((r) => r.region_id)).toEqual(['lnd-sfo', 'lnd-syd']);
   });
 });
 

@@ -7,7 +7,6 @@ import type { LobbyState, StopOptions, StoppedLobby } from '../services/lobbies.
 import type { FindRequest, LobbyRequest, LobbySeat } from '../services/matchmaking.js';
 import { LOBBY_HOSTNAME } from '../services/ports.js';
 import type { RateCounter } from '../services/ratelimit.js';
-import { regionList } from '../services/regions.js';
 import type { Reply, RequestContext } from './context.js';
 import {
   authorization,
@@ -182,9 +181,9 @@ export async function listLobbies(rc: RequestContext): Promise<Reply> {
 
 export async function listRegions(rc: RequestContext): Promise<Reply> {
   limit(rc, 'regions');
-  const { auth, config } = rc.services;
+  const { auth, config, lobbies } = rc.services;
   const { mode, game } = await auth.namespace(authorization(rc), config.tokenless);
-  return { status: 200, json: { regions: regionList(game, mode) } };
+  return { status: 200, json: { regions: await lobbies.regions(game, mode) } };
 }
 
 export async function lobbyReady(rc: RequestContext): Promise<Reply> {

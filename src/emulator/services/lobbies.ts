@@ -11,7 +11,7 @@ import type { LobbyVersions } from './lobby-versions.js';
 import { NIL_UUID } from './matchmaking.js';
 import { lobbyTier } from './environment.js';
 import { allocatedMemoryMb, sampledMetrics, type JobMetrics } from './metrics.js';
-import { DEV_REGION, regionInfo, type RegionInfo } from './regions.js';
+import { DEV_REGION, regionInfo, versionRegions, type RegionInfo } from './regions.js';
 
 export interface ListedLobbies {
   game_modes: { game_mode_id: string }[];
@@ -90,7 +90,13 @@ export class Lobbies {
         if (includeState) entry.state = row.state === null ? null : (JSON.parse(row.state) as unknown);
         return entry;
       });
-    return { game_modes: gameModes, regions: game.regions.map(regionInfo), lobbies };
+    return { game_modes: gameModes, regions: versionRegions(game, version.gameModes), lobbies };
+  }
+
+  /** The regions list: those of the namespace's version (the local one for a development token). */
+  async regions(game: Game, mode: 'public' | 'dev'): Promise<RegionInfo[]> {
+    if (mode === 'dev') return [regionInfo(DEV_REGION)];
+    return versionRegions(game, (await this.deps.lobbyVersions.current(game)).version.gameModes);
   }
 
   /**

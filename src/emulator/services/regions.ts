@@ -10,7 +10,7 @@ export const DEV_REGION = { id: 'dev-lcl', name: 'Local' };
  * short name, with its display name and where its datacenter is, as rivet-gg/rivet's region-get has them
  * (svc/pkg/region/ops/get: universal_region, universal_region_short, _display_name, _coords). A version may name any
  * of them: a game mode in lnd-sfo runs its lobbies there, though the game's own regions (the config's) are what a
- * game mode naming none runs in and what the regions list shows.
+ * game mode naming none runs in.
  */
 export const PRODUCTION_REGIONS: readonly { id: string; name: string; latitude: number; longitude: number }[] = Object.freeze([
   { id: 'lnd-atl', name: 'Atlanta', latitude: 33.74819, longitude: -84.39086 },
@@ -58,9 +58,13 @@ export function regionOf(game: Game, regionId: string | undefined): { id: string
   return region;
 }
 
-/** The regions list: the game's, or the local one for a development token. */
-export function regionList(game: Game, mode: 'public' | 'dev'): RegionInfo[] {
-  return mode === 'dev' ? [regionInfo(DEV_REGION)] : game.regions.map(regionInfo);
+/**
+ * The regions of the regions list and the lobby list, as production's: every region a game mode of the namespace's
+ * version runs in (the game's first, then production's others, each once).
+ */
+export function versionRegions(game: Game, gameModes: readonly { regions: readonly { nameId: string }[] }[]): RegionInfo[] {
+  const enabled = new Set(gameModes.flatMap((m) => m.regions.map((r) => r.nameId)));
+  return knownRegions(game).filter((r) => enabled.has(r.id)).map(regionInfo);
 }
 
 export function regionInfo(region: { id: string; name: string }): RegionInfo {
