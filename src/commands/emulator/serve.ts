@@ -287,6 +287,7 @@ async function run(ctx: Context, o: ServeOptions): Promise<void> {
   const emu = await startEmulator({
     dataDir: o.dataDir,
     database: o.database,
+    checkpointThread: true,
     bucket: o.bucket,
     secret: o.secret,
     host: o.host,

@@ -19,6 +19,8 @@ export interface StoreOptions {
   bucket?: BucketSettings;
   /** The longest a query or a bucket request may take (EmulatorConfig.storeTimeoutMs); default that default. */
   timeoutMs?: number;
+  /** A long-running serve's SQLite store checkpoints its WAL on a thread of its own (SqliteStore.open). */
+  checkpointThread?: boolean;
 }
 
 /** What is in use, for the start line and --verbose: a kind, and where (credentials removed). */
@@ -103,7 +105,7 @@ export async function openStores(opts: StoreOptions): Promise<OpenStores> {
     }
   }
   const secret = given ?? onDataDir(paths.root, () => loadSecret(paths.secret));
-  const opened = onDataDir(paths.root, () => SqliteStore.open(paths.db, opts.timeoutMs));
+  const opened = onDataDir(paths.root, () => SqliteStore.open(paths.db, opts.timeoutMs, opts.checkpointThread ? 'thread' : 'commit'));
   try {
     const store = reportUnavailable(opened, 'data directory', sqliteUnavailable);
     const { blobs, bytes } = await openBlobs(opts, paths, secret, store);

@@ -5,7 +5,7 @@ import { DEFAULT_CONFIG } from '../config.js';
 import { sleepSync } from '../datadir.js';
 import { migrateSqlite } from './migrations.js';
 import { INSERT_LINE, SqlStore, compiler, mapSlot, type AnyQuery, type Compiled, type Connection, type Query, type SqlEngine } from './sql.js';
-import { openDatabase, type SqliteDatabase, type SqliteStatement } from './sqlite-driver.js';
+import { WAL_FALLBACK_PAGES, openDatabase, startCheckpointer, type Checkpointer, type SqliteDatabase, type SqliteStatement } from './sqlite-driver.js';
 import type { LogChunk, LogStream } from './store.js';
 
 const BUSY_RETRY_MS = 15_000;
@@ -74,7 +74,10 @@ class SqliteEngine implements SqlEngine {
     },
   };
 
-  constructor(private readonly db: SqliteDatabase) {}
+  constructor(
+    private readonly db: SqliteDatabase,
+    private readonly checkpointer?: Checkpointer,
+  ) {}
 
   private statement(q: AnyQuery) {
     let s = this.statements.get(q);
@@ -132,13 +135,18 @@ class SqliteEngine implements SqlEngine {
 
   async close(): Promise<void> {
     while (this.turn !== undefined) await this.turn.catch(ignore);
+    // Its connection first: the last one to close checkpoints the whole WAL and removes it.
+    await this.checkpointer?.stop();
     if (this.db.open) this.db.close();
   }
 }
 
 export class SqliteStore extends SqlStore {
-  /** `timeoutMs`: how long a statement waits for another process's lock before it fails (SQLITE_BUSY). */
-  static open(file: string, timeoutMs: number = DEFAULT_CONFIG.storeTimeoutMs): SqliteStore {
+  /**
+   * `timeoutMs`: how long a statement waits for another process's lock before it fails (SQLITE_BUSY).
+   * `checkpoints: 'thread'` (a long-running serve): the WAL is checkpointed on a thread of its own (startCheckpointer).
+   */
+  static open(file: string, timeoutMs: number = DEFAULT_CONFIG.storeTimeoutMs, checkpoints: 'commit' | 'thread' = 'commit'): SqliteStore {
     const db = openDatabase(file, { timeout: timeoutMs });
     try {
       db.pragma(`busy_timeout = ${Math.floor(timeoutMs)}`);
@@ -147,7 +155,9 @@ export class SqliteStore extends SqlStore {
       db.pragma('foreign_keys = ON');
       // Each step's writer takes the lock; the others wait on it and then find the step taken.
       retryBusy(() => migrateSqlite(db, file));
-      return new SqliteStore(new SqliteEngine(db));
+      if (checkpoints === 'commit') return new SqliteStore(new SqliteEngine(db));
+      db.pragma(`wal_autocheckpoint = ${WAL_FALLBACK_PAGES}`);
+      return new SqliteStore(new SqliteEngine(db, startCheckpointer(file)));
     } catch (err) {
       db.close();
       throw err;
