@@ -179,6 +179,9 @@ export function startCheckpointer(file: string): Checkpointer {
   });
   return {
     async stop() {
+      // Held while it stops: with nothing else alive, an unref'd worker's exit would never come and the process
+      // would end with the close still pending (serve on a port in use exited 0, its error unsaid).
+      worker.ref();
       worker.postMessage('stop');
       await exited;
     },
