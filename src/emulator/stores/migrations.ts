@@ -727,6 +727,22 @@ ALTER TABLE lobbies ADD COLUMN IF NOT EXISTS max_players_party integer NOT NULL 
 UPDATE lobbies SET max_players_direct = max_players, max_players_party = max_players;
 `,
   },
+  // Version 18: three indexes every create wrote and no query needs. lobbies_stop_ts (every running lobby under one
+  // NULL key) was what SQLite chose to look for due idle stops and ready deadlines, a walk over every running lobby
+  // where lobbies_idle and lobbies_ready_deadline hold only what may be due; lobbies_create_ts is read by nothing
+  // (lists and the history are per namespace); lobbies_running is lobbies_running_mode's first column.
+  {
+    sqlite: `
+DROP INDEX IF EXISTS lobbies_create_ts;
+DROP INDEX IF EXISTS lobbies_stop_ts;
+DROP INDEX IF EXISTS lobbies_running;
+`,
+    postgres: `
+DROP INDEX IF EXISTS lobbies_create_ts;
+DROP INDEX IF EXISTS lobbies_stop_ts;
+DROP INDEX IF EXISTS lobbies_running;
+`,
+  },
 ];
 
 /** The schema version this code writes and reads, on either engine. */

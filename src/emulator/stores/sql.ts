@@ -208,7 +208,7 @@ const MARK_IDLE = query<{ id: string; now: number }>()((db, p) =>
 );
 // The idle lobbies of a key, longest idle first.
 const IDLE_OF = query<IdleKey>()((db, p, d) =>
-  db.selectFrom('lobbies as lobbies_running').select('lobby_id')
+  db.selectFrom('lobbies as lobbies_running_mode').select('lobby_id')
     .where('namespace_id', '=', p.namespace_id).where('version_id', '=', p.version_id).where('game_mode', '=', p.game_mode).where('region_id', '=', p.region_id)
     .where('stop_ts', 'is', null).where('player_count', '<=', 0)
     .orderBy((eb) => eb.fn.coalesce('idle_ts', 'create_ts')).orderBy('create_ts').orderBy(d.binary('lobby_id')),
@@ -280,13 +280,13 @@ const STOP_LOBBY = query<{ id: string; stop: number; exit: number; failed: numbe
   db.updateTable('lobbies').set({ stop_ts: p.stop, exit_code: p.exit, failed: p.failed }).where('lobby_id', '=', p.id).where('stop_ts', 'is', null),
 );
 const LIST_LOBBIES = query<{ ns: string }>()((db, p, d) =>
-  db.selectFrom('lobbies as lobbies_running').selectAll('lobbies_running')
+  db.selectFrom('lobbies as lobbies_running_mode').selectAll('lobbies_running_mode')
     .select((eb) =>
-      eb.selectFrom('players as pl').select(eb.fn.countAll<number>().as('n')).whereRef('pl.lobby_id', '=', 'lobbies_running.lobby_id')
+      eb.selectFrom('players as pl').select(eb.fn.countAll<number>().as('n')).whereRef('pl.lobby_id', '=', 'lobbies_running_mode.lobby_id')
         .where('pl.connect_ts', 'is not', null).where('pl.remove_ts', 'is', null).as('connected'),
     )
-    .where('lobbies_running.namespace_id', '=', p.ns).where('lobbies_running.stop_ts', 'is', null).where('lobbies_running.publicity', '=', sql.lit('public'))
-    .orderBy('lobbies_running.create_ts').orderBy(d.binary('lobbies_running.lobby_id')),
+    .where('lobbies_running_mode.namespace_id', '=', p.ns).where('lobbies_running_mode.stop_ts', 'is', null).where('lobbies_running_mode.publicity', '=', sql.lit('public'))
+    .orderBy('lobbies_running_mode.create_ts').orderBy(d.binary('lobbies_running_mode.lobby_id')),
 );
 const OWNED_LOBBIES = query<{ owner: string }>()((db, p, d) =>
   db.selectFrom('lobbies as lobbies_owner').selectAll().where('owner', '=', p.owner).where('stop_ts', 'is', null).where('owner', 'is not', null)
@@ -504,9 +504,11 @@ const LINES_AFTER = query<StreamKey & { after: number; limit: number }>()((db, p
 );
 const bytes = (b: Buffer | Uint8Array) => (Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength));
 const toChunk = (r: ChunkRow): LogChunk => ({ ts: Number(r.ts), count: r.line_count, bytes: bytes(r.line), lengths: r.lengths === null ? null : bytes(r.lengths) });
+// Driven by the lobbies with output (each looked up by its key), not by the lobbies' stop times: no index holds those.
 const STOPPED_WITH_OUTPUT = query<{ before: number; limit: number }>()((db, p) =>
-  db.selectFrom(db.selectFrom('lobby_log_streams').select('lobby_id').union(db.selectFrom('lobby_samples').select('lobby_id')).as('x'))
-    .innerJoin('lobbies as l', 'l.lobby_id', 'x.lobby_id').select('x.lobby_id').where('l.stop_ts', 'is not', null).where('l.stop_ts', '<', p.before).limit(p.limit),
+  db.selectFrom('lobbies').select('lobby_id')
+    .where('lobby_id', 'in', db.selectFrom('lobby_log_streams').select('lobby_id').union(db.selectFrom('lobby_samples').select('lobby_id')))
+    .where('stop_ts', 'is not', null).where('stop_ts', '<', p.before).limit(p.limit),
 );
 const DROP_OUTPUT = OUTPUT_TABLES.map((t) => query<{ id: string }>()((db, p) => db.deleteFrom(t).where('lobby_id', '=', p.id)));
 // Reads the stored data, so a database that is gone fails here.

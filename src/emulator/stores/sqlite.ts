@@ -33,7 +33,7 @@ function retryBusy<T>(step: () => T): T {
  * A table aliased as one of these indexes is read through it: SQLite's planner preferred the namespace index, which
  * holds every stopped lobby too.
  */
-const INDEX_HINTS = new Set(['lobbies_running', 'lobbies_find', 'lobbies_owner', 'players_source']);
+const INDEX_HINTS = new Set(['lobbies_running_mode', 'lobbies_find', 'lobbies_owner', 'players_source']);
 
 class HintingCompiler extends SqliteQueryCompiler {
   protected override visitAlias(node: AliasNode): void {
