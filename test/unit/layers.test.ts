@@ -1,6 +1,7 @@
 // Imports point one way, down this table, and never in a circle (type-only and dynamic imports count too): the
 // shared leaves import nothing of src/; the emulator, a service of its own, imports only itself and them; the CLI's
 // layers never import the commands nor the context that builds on them. docs/development.md says why.
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { importCircles, layerViolations, type Layer } from '../helpers/layers.js';
@@ -31,6 +32,14 @@ describe('src/', () => {
 
   it('has no import circles', () => {
     expect(importCircles(SRC)).toEqual([]);
+  });
+
+  // The lobby service in rooms (issue 33): a file that outgrows this is doing a second job, to be given its own.
+  it('no file of the emulator\'s services is over 300 lines', () => {
+    const dir = path.join(SRC, 'emulator/services');
+    const lines = readdirSync(dir).map((f) => [f, readFileSync(path.join(dir, f), 'utf8').split('\n').length - 1] as const);
+    expect(lines.length).toBeGreaterThan(10);
+    expect(lines.filter(([, n]) => n > 300)).toEqual([]);
   });
 });
 

@@ -2,7 +2,7 @@
 // once its lobby is ready; the new lobby's record, and the player's token.
 import { randomUUID } from 'node:crypto';
 import { fail } from '../errors.js';
-import { NOT_READY, NamespaceChanged, type JoinOutcome, type LobbyRow, type NewPlayer } from '../stores/store.js';
+import { NamespaceChanged, type JoinOutcome, type LobbyRow, type NewPlayer } from '../stores/store.js';
 import { noPlace, startInPlace } from './capacity.js';
 import { lobbyPorts, type LobbyPort } from './environment.js';
 import type { Game } from './games.js';
@@ -12,21 +12,14 @@ import { describe, type CurrentVersion } from './lobby-versions.js';
 import { newLobbyRow, type MatchmakingDeps } from './lobby-row.js';
 import { DEV_REGION, knownRegions, regionOf } from './regions.js';
 import type { IdleLobbies } from './idle-lobbies.js';
-import { verificationBody, verify, type VerificationRequest } from './verification.js';
+import { verifyAction } from './verification.js';
 import type { GameModeConfig } from './version-config.js';
+import { FIND_TIMEOUT_MS, SERVED_WITHIN_MS, untilReady } from './readiness.js';
 import { signPlayerToken } from './tokens.js';
 
 export const NIL_UUID = '00000000-0000-0000-0000-000000000000';
-/** Find and join answer once their lobby is ready, waiting at most this long (the service's request timeout). */
-export const FIND_TIMEOUT_MS = 50_000;
 /** Players from one address not yet removed, at most, in a namespace whose mm-config set none (production's default). */
 export const DEFAULT_MAX_PLAYERS_PER_CLIENT = 8;
-/**
- * A lobby whose server an emulator runs is handed out only while that emulator said its records were current
- * (every exit of its servers written) this recently: it says so every second (LobbyServers.sweep), and stops
- * saying so while its store does not take what it has to write, or once it is gone.
- */
-export const SERVED_WITHIN_MS = 5_000;
 // Where a development token's mock lobby says its server listens: the token was made for no hostname here.
 const DEV_PORTS: Record<string, LobbyPort> = { default: { port: 8080 } };
 
@@ -120,7 +113,7 @@ export class Matchmaking {
     checkAction('create', gameModes, publicity);
     checkLobbyConfig(request.lobbyConfig);
     if (mode !== 'dev')
-      await this.verify(game, 'create', gameModes, sourceIp, request, { lobby: null, lobbyConfig: request.lobbyConfig, tags: request.tags, dynamicMaxPlayers: request.maxPlayers ?? null });
+      await verifyAction(this.deps.config, game, 'create', gameModes, sourceIp, request, { lobby: null, lobbyConfig: request.lobbyConfig, tags: request.tags, dynamicMaxPlayers: request.maxPlayers ?? null });
     const region = regionOf(game, request.regionId ?? gameMode.regions.find((r) => r.known)?.nameId);
     // Production never answers for a region the game mode lacks (its create waits on a lobby never made): this says so.
     if (!gameMode.regions.some((r) => r.nameId === region.id)) regionNotInGameMode(region.id, gameMode);
@@ -170,7 +163,7 @@ export class Matchmaking {
     checkAction('find', request.preventAutoCreate ? gameModes : [autoMode]);
     if (mode === 'dev') return this.devSeat(game);
     const verified = { lobby: null, lobbyConfig: undefined, tags: request.tags, dynamicMaxPlayers: request.maxPlayers ?? null };
-    await this.verify(game, 'find', request.preventAutoCreate ? gameModes : [autoMode], sourceIp, request, verified);
+    await verifyAction(this.deps.config, game, 'find', request.preventAutoCreate ? gameModes : [autoMode], sourceIp, request, verified);
     await this.deps.idleLobbies?.ensure(game);
     const player = this.newPlayer(sourceIp);
     const query = {
@@ -214,7 +207,7 @@ export class Matchmaking {
     if (outcome.kind === 'too_many_lobbies') tooManyLobbies(lobbyCountMax);
     if (outcome.kind === 'too_many_from_source') tooManyFromSource(query.source_limit!);
     this.deps.idleLobbies?.schedule(game, outcome.lobby.region_id, version);
-    const lobby = await this.untilReady(outcome.lobby, now + FIND_TIMEOUT_MS);
+    const lobby = await untilReady(this.deps, outcome.lobby, now + FIND_TIMEOUT_MS);
     return this.seat(lobby, player.player_id, this.deps.clock.now());
   }
 
@@ -230,14 +223,14 @@ export class Matchmaking {
     const version = await this.deps.lobbyVersions.version(game, known.version_id);
     const joinModes = version.gameModes.filter((m) => m.nameId === known.game_mode);
     checkAction('join', joinModes);
-    await this.verify(game, 'join', joinModes, sourceIp, request, { lobby: known, lobbyConfig: undefined, tags: {}, dynamicMaxPlayers: null });
+    await verifyAction(this.deps.config, game, 'join', joinModes, sourceIp, request, { lobby: known, lobbyConfig: undefined, tags: {}, dynamicMaxPlayers: null });
     const { maxPlayersPerClient } = await this.deps.lobbyVersions.current(game);
     const player = this.newPlayer(sourceIp);
     const sourceLimit = this.sourceLimit(maxPlayersPerClient);
     const outcome = await store.joinLobby(lobbyId, player, now, sourceLimit);
     const entered = joined(outcome, lobbyId, notFound, sourceLimit).lobby;
     this.deps.idleLobbies?.schedule(game, entered.region_id);
-    const lobby = await this.untilReady(entered, now + FIND_TIMEOUT_MS);
+    const lobby = await untilReady(this.deps, entered, now + FIND_TIMEOUT_MS);
     return this.seat(lobby, player.player_id, this.deps.clock.now());
   }
 
@@ -252,59 +245,8 @@ export class Matchmaking {
     return { lobbyId, playerToken, players, maxPlayers: lobby.max_players_direct };
   }
 
-  /** Waits (reading the store, so a ready call on any replica counts) until the lobby is ready or stopped. */
-  private async untilReady(found: LobbyRow, deadline: number): Promise<LobbyRow> {
-    const { clock, store } = this.deps;
-    let lobby = found;
-    for (;;) {
-      const now = clock.now();
-      if (lobby.stop_ts !== null && lobby.stop_ts <= now) fail('MATCHMAKER_LOBBY_STOPPED', { lobby_id: lobby.lobby_id });
-      // Ready, and (where an emulator runs its server) that emulator's records current: its server is there.
-      if (lobby.ready_ts <= now && (await this.served(lobby, now))) return lobby;
-      if (now >= deadline) fail('API_REQUEST_TIMEOUT', { reason: `lobby ${lobby.lobby_id} was not ready within ${FIND_TIMEOUT_MS / 1000} s.` });
-      // A lobby ready at a known time is waited for until then; one waiting for its server is looked at often.
-      const wait = lobby.ready_ts === NOT_READY ? 50 : Math.min(Math.max(lobby.ready_ts - now, 5), 250);
-      await new Promise((resolve) => setTimeout(resolve, wait));
-      const current = await store.currentLobby(lobby.lobby_id, clock.now());
-      if (current === undefined) fail('MATCHMAKER_LOBBY_STOPPED', { lobby_id: lobby.lobby_id });
-      lobby = current;
-    }
-  }
-
-  /**
-   * Whether the emulator that runs the lobby's server (if one does) says its records are current: every exit of its
-   * servers written, so a lobby it shows running has its server. One cut off from the store, or dead, does not.
-   */
-  private async served(lobby: LobbyRow, now: number): Promise<boolean> {
-    const { runner } = this.deps;
-    if (lobby.owner === null || lobby.owner === runner?.owner.replica) return lobby.owner === null || runner!.current();
-    const seen = await this.deps.store.replicaSeen(lobby.owner);
-    return seen !== undefined && seen >= now - SERVED_WITHIN_MS;
-  }
-
   private newPlayer(sourceIp: string): NewPlayer {
     return { player_id: randomUUID(), source_ip: sourceIp, registration_ms: this.deps.config.registrationWindowMs, connected: false };
-  }
-
-  /**
-   * The verification call of each game mode's action, where its version configures one (production's order: each
-   * listed game mode in turn); a create's creator then joins without the join's call.
-   */
-  private async verify(
-    game: Game,
-    action: 'find' | 'join' | 'create',
-    gameModes: GameModeConfig[],
-    clientIp: string,
-    request: JoinRequest,
-    what: Pick<VerificationRequest, 'lobby' | 'lobbyConfig' | 'tags' | 'dynamicMaxPlayers'>,
-  ): Promise<void> {
-    const kind = ({ find: 'Find', join: 'Join', create: 'Create' } as const)[action];
-    for (const gm of gameModes) {
-      const config = gm.actions?.[action]?.verification;
-      if (config === null || config === undefined) continue;
-      const body = verificationBody({ ...what, kind, namespaceId: game.namespaceId, gameMode: gm.nameId, verificationData: request.verificationData, clientIp, userAgent: request.userAgent ?? null });
-      await verify([config], body, { allowLoopback: this.deps.config.verificationLoopback });
-    }
   }
 
   /**

@@ -10,7 +10,9 @@ import type { Dispatcher } from 'undici';
 import { fail } from '../errors.js';
 import type { LobbyRow } from '../stores/store.js';
 import { lobbyGroupUuid, regionUuid } from './ids.js';
-import type { VerificationConfig } from './version-config.js';
+import type { EmulatorConfig } from '../config.js';
+import type { Game } from './games.js';
+import type { GameModeConfig, VerificationConfig } from './version-config.js';
 
 /** Production's timeout of the call; a call past it counts as a 408 answer. */
 export const VERIFICATION_TIMEOUT_MS = 10_000;
@@ -77,6 +79,28 @@ export async function verify(
     if (!opts.allowLoopback && !publicUrl(config.url)) fail('MATCHMAKER_VERIFICATION_REQUEST_FAILED');
     const status = await call(config, body, opts.timeoutMs ?? VERIFICATION_TIMEOUT_MS, await dispatcher(opts.allowLoopback, opts.lookup ?? dns.lookup));
     if (status < 200 || status > 299) fail('MATCHMAKER_VERIFICATION_FAILED');
+  }
+}
+
+/**
+ * The verification call of each game mode's action, where its version configures one (production's order: each
+ * listed game mode in turn); a create's creator then joins without the join's call.
+ */
+export async function verifyAction(
+  config: Pick<EmulatorConfig, 'verificationLoopback'>,
+  game: Pick<Game, 'namespaceId'>,
+  action: 'find' | 'join' | 'create',
+  gameModes: GameModeConfig[],
+  clientIp: string,
+  request: { verificationData?: unknown; userAgent?: string | null },
+  what: Pick<VerificationRequest, 'lobby' | 'lobbyConfig' | 'tags' | 'dynamicMaxPlayers'>,
+): Promise<void> {
+  const kind = ({ find: 'Find', join: 'Join', create: 'Create' } as const)[action];
+  for (const gm of gameModes) {
+    const verification = gm.actions?.[action]?.verification;
+    if (verification === null || verification === undefined) continue;
+    const body = verificationBody({ ...what, kind, namespaceId: game.namespaceId, gameMode: gm.nameId, verificationData: request.verificationData, clientIp, userAgent: request.userAgent ?? null });
+    await verify([verification], body, { allowLoopback: config.verificationLoopback });
   }
 }
 
