@@ -145,8 +145,12 @@ describe('network', () => {
       expect(r.stderr).not.toContain('error');
       expect(r.code).toBe(0);
       expect(JSON.parse(r.stdout).sha256).toBe(crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex'));
-      // One set of connections for the process: the API calls and the part, one after the other, share one tunnel.
-      expect(proxy.seen).toHaveLength(1);
+      // Every connection is a tunnel through the proxy (the part's too: only the proxy resolves emulator.test), kept
+      // alive across the three calls (create, part, complete) one after the other; as for stats above, undici may
+      // open a second one for a call that follows another at once, before the first is back in its pool (1 in 136
+      // files' worth of a full run saw 2), never one per call.
+      expect(proxy.seen.length).toBeGreaterThanOrEqual(1);
+      expect(proxy.seen.length).toBeLessThanOrEqual(2);
       expect(new Set(proxy.seen)).toEqual(new Set([`CONNECT ${hidden}`]));
       proxy.seen.length = 0;
       const bypass = await runCli(['build', 'push', file, '--tag', 'proxied:v2'], { env: { ...fx.env, HTTP_PROXY: proxy.url, NO_PROXY: 'localhost, 127.0.0.1' } });
