@@ -1,14 +1,11 @@
 // The data directory's assembly of a build from its parts, met directly: what a refused assembly leaves behind.
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { LocalBlobStore } from '../../src/emulator/stores/local-blobs.js';
 import type { LocalObjectIndex, ReceivedPart, UploadRow } from '../../src/emulator/stores/store.js';
-
-const root = mkdtempSync(join(tmpdir(), 'gamehost-blobs-'));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+import { tempDir } from '../helpers/cli.js';
 
 // The index is not what is tested here: assemble() is handed the parts' records.
 const index: LocalObjectIndex = {
@@ -19,6 +16,7 @@ const index: LocalObjectIndex = {
 };
 
 it('an assembly refused at a part it has written leaves no temp file and nothing unhandled, however the disk is paced', async () => {
+  const root = tempDir('gamehost-blobs-');
   const paths = { root, db: join(root, 'db'), secret: join(root, 'secret'), uploads: join(root, 'uploads'), builds: join(root, 'builds') };
   mkdirSync(paths.builds, { recursive: true });
   const blobs = new LocalBlobStore(paths, Buffer.alloc(32), index);

@@ -1,17 +1,16 @@
 // Rivet project configs as `gamehost deploy` reads them: real files in a temporary folder, shaped like the Rivet
 // CLI's own (rivet-gg/cli v1.3.4 cli/tests/static/basic/rivet.yaml and rivet.my-ns.yaml, cli/tpl/unreal_config).
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
 import { dockerSources, loadProjectConfig, type LoadProjectConfigOptions } from '../../src/config/rivet-project.js';
+import { tempDir } from '../helpers/cli.js';
 
 let dir: string;
 beforeEach(() => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rivet-project-'));
+  dir = tempDir('rivet-project-');
 });
-afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 const write = (name: string, text: string) => fs.writeFileSync(path.join(dir, name), text);
 const load = (options: Partial<LoadProjectConfigOptions> = {}) => loadProjectConfig({ dir, overrides: [], ...options });
