@@ -147,8 +147,8 @@ describe('network', () => {
       expect(JSON.parse(r.stdout).sha256).toBe(crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex'));
       // Every connection is a tunnel through the proxy (the part's too: only the proxy resolves emulator.test), kept
       // alive across the three calls (create, part, complete) one after the other; as for stats above, undici may
-      // open a second one for a call that follows another at once, before the first is back in its pool (1 in 136
-      // files' worth of a full run saw 2), never one per call.
+      // open a second one for a call that follows another at once, before the first is back in its pool (one
+      // clean-clone run saw 2), never one per call.
       expect(proxy.seen.length).toBeGreaterThanOrEqual(1);
       expect(proxy.seen.length).toBeLessThanOrEqual(2);
       expect(new Set(proxy.seen)).toEqual(new Set([`CONNECT ${hidden}`]));
