@@ -21,6 +21,19 @@ describe(`each command group through bin/gamehost.js, on Node.js ${process.versi
   }, SLOW.timeout);
   afterAll(() => stopReplica(r));
 
+  it('where Node keeps a compile cache (22.1+), a command leaves its compiled modules there; NODE_DISABLE_COMPILE_CACHE=1 none', SLOW, async () => {
+    const { enableCompileCache } = await import('node:module');
+    const cached = (tmp: string) => {
+      const dir = path.join(tmp, 'node-compile-cache');
+      return fs.existsSync(dir) ? fs.readdirSync(dir, { recursive: true }).length : 0;
+    };
+    const [on, off] = [tempDir(), tempDir()];
+    expect((await runBin(['--json', 'stats', '--help'], { ...env, TMPDIR: on })).code).toBe(0);
+    expect((await runBin(['--json', 'stats', '--help'], { ...env, TMPDIR: off, NODE_DISABLE_COMPILE_CACHE: '1' })).code).toBe(0);
+    expect(cached(on) > 0).toBe(typeof enableCompileCache === 'function');
+    expect(cached(off)).toBe(0);
+  });
+
   it('login saves a profile from stdin; profile show prints it, tokens redacted', SLOW, async () => {
     const login = await runBin(
       ['login', '--endpoint', r.info.endpoint, '--game', r.info.game_id, '--namespace', r.info.namespace_id, '--token-stdin', '--namespace-token-stdin', '--no-input'],
