@@ -479,6 +479,9 @@ CREATE TABLE IF NOT EXISTS replicas (
 `,
 ];
 
+/** A step both engines read the same way, written once. */
+const both = (sql: string): Migration => ({ sqlite: sql, postgres: sql });
+
 /**
  * The schema, one entry per version on both engines: entry i takes a store from version i to i + 1. Append, never
  * edit: a store is migrated from whatever version it holds up to the last entry, and one newer is refused. Write a
@@ -731,18 +734,11 @@ UPDATE lobbies SET max_players_direct = max_players, max_players_party = max_pla
   // NULL key) was what SQLite chose to look for due idle stops and ready deadlines, a walk over every running lobby
   // where lobbies_idle and lobbies_ready_deadline hold only what may be due; lobbies_create_ts is read by nothing
   // (lists and the history are per namespace); lobbies_running is lobbies_running_mode's first column.
-  {
-    sqlite: `
+  both(`
 DROP INDEX IF EXISTS lobbies_create_ts;
 DROP INDEX IF EXISTS lobbies_stop_ts;
 DROP INDEX IF EXISTS lobbies_running;
-`,
-    postgres: `
-DROP INDEX IF EXISTS lobbies_create_ts;
-DROP INDEX IF EXISTS lobbies_stop_ts;
-DROP INDEX IF EXISTS lobbies_running;
-`,
-  },
+`),
 ];
 
 /** The schema version this code writes and reads, on either engine. */
