@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describePath } from '../../src/commands/deploy.js';
 import { runBin } from '../helpers/bin.js';
 import { runCli, tempDir } from '../helpers/cli.js';
-import { DOCKER_PRESENT, buildImage, engineJson } from '../helpers/docker.js';
+import { DOCKER, DOCKER_PRESENT, buildImage, engineJson } from '../helpers/docker.js';
 import { endpointEnv, listBuilds, useEmulator } from '../helpers/emulator.js';
 
 /** A project folder holding `files`. */
@@ -202,8 +202,11 @@ describe.skipIf(!DOCKER_PRESENT)('gamehost deploy with the Docker daemon: a Dock
     fs.writeFileSync(path.join(other, 'Dockerfile'), 'FROM scratch\nCOPY local.txt /local.txt\n');
     await buildImage(other, local);
   });
+  // The build argument that marks the image this run's deploy builds (as a label), so the clean-up finds it.
+  const marker = `${process.pid}-${Date.now()}`;
   afterAll(async () => {
-    for (const image of [local, base]) await engineJson(`/images/${encodeURIComponent(image)}?force=1`).catch(() => {});
+    const built = await engineJson<{ Id: string }[]>('/images/json?filters=' + encodeURIComponent(JSON.stringify({ label: [`extra=${marker}`] })));
+    for (const image of [...built.map((i) => i.Id), local, base]) await DOCKER!.removeImage(image).catch(() => {});
   });
 
   it('builds the Dockerfile (with --build-arg), pushes it and the local image, one build per block, through the real bin', async () => {
@@ -225,7 +228,7 @@ describe.skipIf(!DOCKER_PRESENT)('gamehost deploy with the Docker daemon: a Dock
       'server/game.txt': 'the game\n',
     });
     const env = { ...endpointEnv(fx.emu), ...(process.env.DOCKER_HOST ? { DOCKER_HOST: process.env.DOCKER_HOST } : {}) };
-    const r = await runBin(['deploy', 'staging', '-c', path.join(dir, 'rivet.yaml'), '--build-arg', 'EXTRA=yes', '--json'], env);
+    const r = await runBin(['deploy', 'staging', '-c', path.join(dir, 'rivet.yaml'), '--build-arg', `EXTRA=${marker}`, '--json'], env);
     expect(r.code, r.stderr).toBe(0);
     const result = JSON.parse(r.stdout);
     expect(result.builds.map((b: { path: string; source: string }) => [b.path, b.source])).toEqual([
@@ -239,7 +242,7 @@ describe.skipIf(!DOCKER_PRESENT)('gamehost deploy with the Docker daemon: a Dock
     expect(version.config.matchmaker.game_modes.local.docker.image_id).toBe(result.builds[1].build_id);
     // The build arguments reached the build: the config's and --build-arg's.
     const images = await engineJson<{ Id: string; Labels: Record<string, string> | null }[]>('/images/json?filters=' + encodeURIComponent(JSON.stringify({ label: ['flavour=plain'] })));
-    expect(images.some((i) => i.Labels?.extra === 'yes')).toBe(true);
+    expect(images.some((i) => i.Labels?.extra === marker)).toBe(true);
     // A RIVET_ build argument is the service's own: refused before anything is built.
     const refused = await runBin(['deploy', 'staging', '-c', path.join(dir, 'rivet.yaml'), '--build-arg', 'RIVET_TOKEN=x'], env);
     expect([refused.code, refused.stderr.split('\n').filter((l) => l.startsWith('error:'))]).toEqual([2, ['error: --build-arg RIVET_TOKEN: RIVET_* build args are the service\'s own']]);
