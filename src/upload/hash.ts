@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { Worker } from 'node:worker_threads';
 
 // The hash runs on its own thread so the upload's event loop never waits on it; a plain-JS eval worker works
@@ -20,6 +21,11 @@ parentPort.postMessage({ digest: hash.digest('hex') });
 `;
 
 export interface FileHash {
+  /** The file, and its size and modification time as the hash began: its digest is of the bytes a push sends only
+   * while these are still what the push stats (sameBytes). */
+  file: string;
+  size: number;
+  mtimeMs: number;
   /**
    * Settles once the worker has loaded what it hashes with. A worker should get there before the process's first
    * request: that loads undici, which changes a V8 flag (src/api/agents.ts), and Node then compiles its own modules
@@ -27,41 +33,52 @@ export interface FileHash {
    */
   ready: Promise<void>;
   digest: Promise<string>;
+  /** Terminates the worker (as an abort of the signal does); `digest` settles once the thread is gone. */
+  stop(reason?: unknown): void;
 }
 
 /**
  * SHA-256 of a file by one sequential read (served from the page cache while the parts upload). The worker is
- * terminated the moment `signal` aborts, and `digest` settles only once the thread is gone.
+ * terminated the moment `signal` aborts or stop() is called, and `digest` settles only once the thread is gone.
  */
 export function hashFile(file: string, signal?: AbortSignal): FileHash {
+  let size = -1;
+  let mtimeMs = -1;
+  try {
+    ({ size, mtimeMs } = fs.statSync(file));
+  } catch {
+    // The worker's open says what is wrong, through `digest`.
+  }
+  const stopper = new AbortController();
+  const stopped = signal === undefined ? stopper.signal : AbortSignal.any([signal, stopper.signal]);
   let ready!: () => void;
   const started = new Promise<void>((resolve) => (ready = resolve));
   const digest = new Promise<string>((resolve, reject) => {
-    if (signal?.aborted) {
+    if (stopped.aborted) {
       ready();
-      return reject(signal.reason);
+      return reject(stopped.reason);
     }
     const worker = new Worker(WORKER, { eval: true, workerData: { file } });
     let result: string | undefined;
     let failure: unknown;
     const onAbort = () => {
-      failure ??= signal!.reason;
+      failure ??= stopped.reason;
       void worker.terminate();
     };
-    signal?.addEventListener('abort', onAbort, { once: true });
+    stopped.addEventListener('abort', onAbort, { once: true });
     worker.on('message', (m: { ready?: true; digest?: string }) => (m.ready ? ready() : (result = m.digest)));
     worker.once('error', (err) => (failure ??= err));
     worker.once('exit', () => {
       ready();
-      signal?.removeEventListener('abort', onAbort);
+      stopped.removeEventListener('abort', onAbort);
       if (result !== undefined && failure === undefined) resolve(result);
       else reject(failure ?? new Error('the hash worker stopped without a result'));
     });
   });
-  return { ready: started, digest };
+  return { file, size, mtimeMs, ready: started, digest, stop: (reason = new Error('the hash was stopped')) => stopper.abort(reason) };
 }
 
-/** The SHA-256 of `file` (see hashFile). */
-export function sha256File(file: string, signal?: AbortSignal): Promise<string> {
-  return hashFile(file, signal).digest;
+/** Whether `hash` is of the bytes `input` holds: the same file, not changed since the hash began. */
+export function sameBytes(hash: FileHash, input: { file: string; size: number; mtimeMs: number }): boolean {
+  return hash.file === input.file && hash.size === input.size && hash.mtimeMs === input.mtimeMs;
 }

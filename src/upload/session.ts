@@ -14,7 +14,7 @@ import type { BaseContext } from '../base-context.js';
 import { ApiError, CliError, InterruptedError, NetworkError, UploadError } from '../errors.js';
 import { formatDuration, formatTime } from '../output/format.js';
 import { uploadParts } from './engine.js';
-import { hashFile } from './hash.js';
+import { hashFile, sameBytes, type FileHash } from './hash.js';
 import type { PreparedInput } from './input.js';
 import { Journal } from './journal.js';
 import { partsFrom, type Part } from './plan.js';
@@ -52,13 +52,19 @@ export interface PushResult {
   duration_ms: number;
 }
 
-export async function pushSession(ctx: BaseContext, api: ApiClient, o: SessionOptions, input: PreparedInput, started: number): Promise<PushResult> {
+/**
+ * Pushes `input` as a new build (or resumes its push). `early` is a hash the command began before the input was
+ * ready (build push starts it as it starts, so its worker boots while the rest loads): used when it is of the
+ * input's bytes, stopped when not; either way the session owns it from here.
+ */
+export async function pushSession(ctx: BaseContext, api: ApiClient, o: SessionOptions, input: PreparedInput, started: number, early?: FileHash): Promise<PushResult> {
   const progress = new TransferProgress(ctx, o.progress);
   // Stops what the session started (the hash, parts in flight) on failure, and when Ctrl-C aborts ctx.signal.
   const session = new AbortController();
   const journal = journalFor(ctx, api, o, input);
   let parts: Part[] = [];
   const done = new Set<number>();
+  let hash: FileHash | undefined;
   let hashing: Promise<string> | undefined;
   // Set once the service holds a build for this upload (created now, or by the run being resumed).
   let build: CreateBuildResponse | undefined;
@@ -75,7 +81,8 @@ export async function pushSession(ctx: BaseContext, api: ApiClient, o: SessionOp
   try {
     // Hashed alongside the upload on a worker (the same bytes once more, from the page cache); stopped on failure.
     // Started first, and ready before the first request (see FileHash.ready).
-    const hash = hashFile(input.file, session.signal);
+    hash = early !== undefined && sameBytes(early, input) ? early : hashFile(input.file, session.signal);
+    if (hash !== early) early?.stop();
     hashing = hash.digest;
     hashing.catch(() => {});
     await Promise.all([progress.open(), hash.ready]);
@@ -166,8 +173,9 @@ export async function pushSession(ctx: BaseContext, api: ApiClient, o: SessionOp
     throw err;
   } finally {
     session.abort();
-    // The hash worker is stopped by the abort; its thread is gone before the session returns.
-    await hashing?.catch(() => {});
+    // The hash worker is stopped (a finished one is gone already); its thread is gone before the session returns.
+    (hash ?? early)?.stop();
+    await (hashing ?? early?.digest)?.catch(() => {});
     ctx.signal.removeEventListener('abort', onAbort);
     api.onRetry = priorRetry;
     progress.stop();

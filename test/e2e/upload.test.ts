@@ -343,6 +343,9 @@ describe('build push: inputs', () => {
     const build = (await listBuilds(fx.emu.endpoint)).find((b) => b.image_tag === 'lz4:v1') as any;
     expect(build.compression).toBe('lz4');
     expect(lz4.decompressFrameSync(stored(result.build_id)).equals(data)).toBe(true);
+    // The hash is of what was sent: the frame, not the file (the hash begun on the file as the push started is dropped).
+    expect(result.sha256).toBe(sha(stored(result.build_id)));
+    expect(result.sha256).not.toBe(sha(data));
   });
 
   it('a file that is already LZ4 is sent as it is, marked lz4', async () => {

@@ -1,10 +1,10 @@
 // The upload's hash worker: its `ready` comes before its digest and settles on every path (the session waits on it
-// before its first request), and the digest is the file's.
+// before its first request), the digest is the file's, and a hash begun early is used only for the same bytes.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { hashFile } from '../../src/upload/hash.js';
+import { hashFile, sameBytes } from '../../src/upload/hash.js';
 import { tempDir } from '../helpers/cli.js';
 
 describe('hashFile', () => {
@@ -34,5 +34,23 @@ describe('hashFile', () => {
     const before = hashFile(file, controller.signal);
     await before.ready;
     await expect(before.digest).rejects.toThrow('stopped');
+    const dropped = hashFile(file);
+    dropped.stop();
+    await dropped.ready;
+    await expect(dropped.digest).rejects.toThrow('the hash was stopped');
+  });
+
+  it('says whether it is of the bytes a push sends: the same file, its size and time as when it began', async () => {
+    const file = path.join(tempDir(), 'build.tar');
+    fs.writeFileSync(file, 'one');
+    const hash = hashFile(file);
+    await hash.digest;
+    const stat = fs.statSync(file);
+    expect(sameBytes(hash, { file, size: stat.size, mtimeMs: stat.mtimeMs })).toBe(true);
+    expect(sameBytes(hash, { file: `${file}.lz4`, size: stat.size, mtimeMs: stat.mtimeMs })).toBe(false);
+    // Written again after the hash began: the same size, a later time.
+    fs.utimesSync(file, stat.atime, new Date(stat.mtimeMs + 1000));
+    const now = fs.statSync(file);
+    expect(sameBytes(hash, { file, size: now.size, mtimeMs: now.mtimeMs })).toBe(false);
   });
 });

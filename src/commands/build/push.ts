@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { Context } from '../../context.js';
 import { BUILD_COMPRESSIONS, BUILD_KINDS, type BuildCompression, type BuildKind } from '../../api/types.js';
 import { UsageError, describeFsError } from '../../errors.js';
+import type { FileHash } from '../../upload/hash.js';
 import type { PreparedInput } from '../../upload/input.js';
 import type { ProgressFlag } from '../../upload/progress.js';
 import { bytesPerSecond, integer } from '../args.js';
@@ -159,6 +160,21 @@ export default defineCommand({
 
 async function run(ctx: Context, o: PushOptions): Promise<void> {
   const started = performance.now();
+  // A file given by its path is hashed from the start: the worker boots (60-80 ms) while the rest of the push
+  // loads, rather than after it. The session takes it if the bytes are the ones it sends (not packed, compressed or
+  // changed since); otherwise it is stopped.
+  const { hashFile } = await import('../../upload/hash.js');
+  const early = o.image || o.source === '-' ? undefined : hashFile(path.resolve(ctx.cwd, o.source), ctx.signal);
+  early?.digest.catch(() => {});
+  try {
+    await push(ctx, o, started, early);
+  } finally {
+    early?.stop();
+    await early?.digest.catch(() => {});
+  }
+}
+
+async function push(ctx: Context, o: PushOptions, started: number, early: FileHash | undefined): Promise<void> {
   const [{ prepareInput }, { progressMode }, { pushSession }, { appendBuildSummary, writeStepOutputs }, { writeJson }, { renderPushed }] = await Promise.all([
     import('../../upload/input.js'),
     import('../../upload/progress.js'),
@@ -175,9 +191,9 @@ async function run(ctx: Context, o: PushOptions): Promise<void> {
   const input = await prepareInput(ctx, o.source, { kind: o.kind, compression: o.compression, dockerImage: o.image });
   try {
     await checkSize(o.source, input.size);
-    if (o.dryRun) return await dryRun(ctx, input);
+    if (o.dryRun) return await dryRun(ctx, input, early);
     const api = await ctx.api();
-    const result = await pushSession(ctx, api, { ...o, progress, kind: input.kind, compression: input.compression }, input, started);
+    const result = await pushSession(ctx, api, { ...o, progress, kind: input.kind, compression: input.compression }, input, started, early);
     appendBuildSummary(ctx, o.tag, result);
     writeStepOutputs(ctx, { build_id: result.build_id, upload_id: result.upload_id, sha256: result.sha256, bytes: String(result.bytes) });
     if (ctx.global.json) return writeJson(ctx, result);
@@ -187,14 +203,14 @@ async function run(ctx: Context, o: PushOptions): Promise<void> {
   }
 }
 
-async function dryRun(ctx: Context, input: PreparedInput): Promise<void> {
-  const [{ sha256File }, { expectedParts }, { writeJson }, { renderDryRun }] = await Promise.all([
+async function dryRun(ctx: Context, input: PreparedInput, early: FileHash | undefined): Promise<void> {
+  const [{ hashFile, sameBytes }, { expectedParts }, { writeJson }, { renderDryRun }] = await Promise.all([
     import('../../upload/hash.js'),
     import('../../upload/plan.js'),
     import('../../output/json.js'),
     import('../../output/views/build.js'),
   ]);
-  const sha256 = await sha256File(input.file, ctx.signal);
+  const sha256 = await (early !== undefined && sameBytes(early, input) ? early : hashFile(input.file, ctx.signal)).digest;
   const plan = expectedParts(input.size);
   const result = { dry_run: true as const, kind: input.kind, compression: input.compression, bytes: input.size, sha256, parts: plan.length, part_size: plan[0]!.length };
   if (ctx.global.json) return writeJson(ctx, result);
