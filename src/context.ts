@@ -4,6 +4,7 @@ import type { Agents } from './api/agents.js';
 import type { ApiClient } from './api/client.js';
 import type { BaseContext } from './base-context.js';
 import type { LocalEmulator, Target } from './config/target.js';
+import type { StartEmulatorOptions } from './emulator/index.js';
 import { DEFAULT_RETRY, type RetryPolicy } from './shared/retry.js';
 import { DEFAULT_GLOBALS, type GlobalOptions } from './globals.js';
 import { eventLine } from './output/json.js';
@@ -136,12 +137,14 @@ async function refusedStart(err: unknown): Promise<never> {
 }
 
 async function startEmulator(ctx: Context, dataDir: string | undefined): Promise<LocalEmulator> {
-  const [{ startEmulator }, { embeddedEmulatorOptions }] = await Promise.all([import('./emulator/index.js'), import('./config/target.js')]);
-  if (dataDir !== undefined) return (await servedEmulator(ctx, dataDir)) ?? startEmulator({ dataDir }).catch(refusedStart);
+  // The emulator's modules only when this process runs it: a command answered by a serve loads none of them.
+  const start = async (options: StartEmulatorOptions) => (await import('./emulator/index.js')).startEmulator(options).catch(refusedStart);
+  if (dataDir !== undefined) return (await servedEmulator(ctx, dataDir)) ?? start({ dataDir });
+  const { embeddedEmulatorOptions } = await import('./config/target.js');
   const options = await embeddedEmulatorOptions(ctx);
   const served = await servedEmulator(ctx, options.dataDir);
   if (served !== undefined) return served;
-  const emu = await startEmulator({ ...options, env: ctx.env }).catch(refusedStart);
+  const emu = await start({ ...options, env: ctx.env });
   // For a person, once per shell session (an hour at most); never in a script's -q or --json.
   if (!ctx.global.quiet && !ctx.global.json) {
     const { firstInSession } = await import('./config/notice-once.js');

@@ -95,6 +95,24 @@ describe.skipIf(!POSIX)('a serve the embedded command cannot use', () => {
     }
   });
 
+  it('one that does not answer (stopped with SIGSTOP) is refused in one line once the probe times out', SLOW, async () => {
+    const dataDir = tempDir();
+    const r = await serve(['--data-dir', dataDir]);
+    try {
+      process.kill(r.child.pid!, 'SIGSTOP');
+      const made = await runBin(['lobby', 'list', '-q'], embeddedEnv(dataDir));
+      expect([made.code, made.stdout, made.stderr]).toEqual([
+        1,
+        '',
+        `error: the data directory ${dataDir} is in use by \`gamehost emulator serve\` (pid ${r.child.pid} at ${r.info.endpoint}), ` +
+          `which does not answer (no answer within 3 s): give --endpoint ${r.info.endpoint} with its tokens, or stop it (kill ${r.child.pid})\n`,
+      ]);
+    } finally {
+      process.kill(r.child.pid!, 'SIGCONT');
+      await stopReplica(r);
+    }
+  });
+
   it('a serve killed with -9 holds nothing: the next command opens the emulator itself', SLOW, async () => {
     const dataDir = tempDir();
     const r = await serve(['--data-dir', dataDir]);

@@ -2,6 +2,7 @@
 // the whole tree, and every way of stopping leaving no process of the tree behind (checked by pid).
 import fs from 'node:fs';
 import path from 'node:path';
+import pidusage from 'pidusage';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkConfig } from '../../src/emulator/config.js';
 import { hostEnvironment, isRunning, killLeftover, processStart, ProcessRunner } from '../../src/emulator/runtime/process.js';
@@ -145,6 +146,13 @@ describe.skipIf(!POSIX)('the process runner', () => {
     expect([leader, child].filter((p) => isRunning(p!))).toEqual([]);
     expect(await s.server.exited).toEqual({ code: null, signal: 'SIGKILL' });
     expect(await processStart(leader)).toBeUndefined();
+  });
+
+  it.skipIf(process.platform !== 'linux')("reads a process's start time from /proc as pidusage computes it (a start an older serve recorded still matches)", async () => {
+    const usage = await pidusage(process.pid);
+    const began = (await processStart(process.pid))!;
+    expect(Math.abs(began - (usage.timestamp - usage.elapsed))).toBeLessThan(100);
+    expect(Math.abs(began - (Date.now() - process.uptime() * 1000))).toBeLessThan(1_000);
   });
 
   // pidusage keeps a process's /proc/<pid>/stat open between readings; processStart once forgot them (clear())
