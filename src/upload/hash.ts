@@ -44,8 +44,11 @@ export interface FileHash {
 export function hashFile(file: string, signal?: AbortSignal): FileHash {
   let size = -1;
   let mtimeMs = -1;
+  let regular = true;
   try {
-    ({ size, mtimeMs } = fs.statSync(file));
+    const stat = fs.statSync(file);
+    ({ size, mtimeMs } = stat);
+    regular = stat.isFile();
   } catch {
     // The worker's open says what is wrong, through `digest`.
   }
@@ -54,9 +57,10 @@ export function hashFile(file: string, signal?: AbortSignal): FileHash {
   let ready!: () => void;
   const started = new Promise<void>((resolve) => (ready = resolve));
   const digest = new Promise<string>((resolve, reject) => {
-    if (stopped.aborted) {
+    if (stopped.aborted || !regular) {
       ready();
-      return reject(stopped.reason);
+      // A directory (build push packs it into a tar, which is hashed instead): no thread for it.
+      return reject(regular ? stopped.reason : new Error(`${file}: not a regular file`));
     }
     const worker = new Worker(WORKER, { eval: true, workerData: { file } });
     let result: string | undefined;

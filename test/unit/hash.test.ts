@@ -34,6 +34,9 @@ describe('hashFile', () => {
     const before = hashFile(file, controller.signal);
     await before.ready;
     await expect(before.digest).rejects.toThrow('stopped');
+    const folder = hashFile(tempDir());
+    await folder.ready;
+    await expect(folder.digest).rejects.toThrow(/not a regular file$/);
     const dropped = hashFile(file);
     dropped.stop();
     await dropped.ready;
