@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { isolatedEnv, tempDir } from '../helpers/cli.js';
 import { useEmulator } from '../helpers/emulator.js';
 import { BIN } from '../helpers/bin.js';
+import { serve, SLOW, stopReplica } from '../helpers/replica.js';
 
 
 /** The modules that `gamehost ...args` loads, as paths under dist/, package names, or node's own that it imports by name. */
@@ -68,6 +69,20 @@ describe('start-up', () => {
     const modules = await loaded(['stats', '--json'], service.env);
     expect(modules).toContain('node:http');
     expect(modules.filter((m) => /^node:(http2|tls|https|crypto)$/.test(m))).toEqual([]);
+  });
+
+  it("a command that finds a serve on its data directory loads none of the emulator's store, routes or services", SLOW, async () => {
+    const dataDir = tempDir();
+    const r = await serve(['--data-dir', dataDir]);
+    try {
+      const modules = await loaded(['lobby', 'list', '--json'], isolatedEnv({ GAMEHOST_EMULATOR_DIR: dataDir }));
+      // What finding it takes: its record, the process that wrote it, the tokens of the directory's secret (and the
+      // store's types and constants those name); no store is opened.
+      expect(modules).toContain('emulator/serving.js');
+      expect(modules.filter((m) => /^emulator\/(index|routes\/)|^emulator\/stores\/(?!store\.js$)|^better-sqlite3$|^kysely$/.test(m))).toEqual([]);
+    } finally {
+      await stopReplica(r);
+    }
   });
 
   it('a command help loads that command, not its siblings nor what it runs with', async () => {
