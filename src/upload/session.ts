@@ -14,7 +14,7 @@ import type { BaseContext } from '../base-context.js';
 import { ApiError, CliError, InterruptedError, NetworkError, UploadError } from '../errors.js';
 import { formatDuration, formatTime } from '../output/format.js';
 import { uploadParts } from './engine.js';
-import { hashFile, sameBytes, type FileHash } from './hash.js';
+import { hashFile, type FileHash } from './hash.js';
 import type { PreparedInput } from './input.js';
 import { Journal } from './journal.js';
 import { partsFrom, type Part } from './plan.js';
@@ -53,11 +53,10 @@ export interface PushResult {
 }
 
 /**
- * Pushes `input` as a new build (or resumes its push). `early` is a hash the command began before the input was
- * ready (build push starts it as it starts, so its worker boots while the rest loads): used when it is of the
- * input's bytes, stopped when not; either way the session owns it from here.
+ * Pushes `input` as a new build (or resumes its push). `given` is a hash of the input's bytes already under way
+ * (build push starts one as it starts); without it the session starts its own. Either is stopped when it fails.
  */
-export async function pushSession(ctx: BaseContext, api: ApiClient, o: SessionOptions, input: PreparedInput, started: number, early?: FileHash): Promise<PushResult> {
+export async function pushSession(ctx: BaseContext, api: ApiClient, o: SessionOptions, input: PreparedInput, started: number, given?: FileHash): Promise<PushResult> {
   const progress = new TransferProgress(ctx, o.progress);
   // Stops what the session started (the hash, parts in flight) on failure, and when Ctrl-C aborts ctx.signal.
   const session = new AbortController();
@@ -65,7 +64,6 @@ export async function pushSession(ctx: BaseContext, api: ApiClient, o: SessionOp
   let parts: Part[] = [];
   const done = new Set<number>();
   let hash: FileHash | undefined;
-  let hashing: Promise<string> | undefined;
   // Set once the service holds a build for this upload (created now, or by the run being resumed).
   let build: CreateBuildResponse | undefined;
   const state = () => ({ journal, doneParts: done.size, totalParts: parts.length, tag: o.tag, created: build !== undefined });
@@ -81,10 +79,8 @@ export async function pushSession(ctx: BaseContext, api: ApiClient, o: SessionOp
   try {
     // Hashed alongside the upload on a worker (the same bytes once more, from the page cache); stopped on failure.
     // Started first, and ready before the first request (see FileHash.ready).
-    hash = early !== undefined && sameBytes(early, input) ? early : hashFile(input.file, session.signal);
-    if (hash !== early) early?.stop();
-    hashing = hash.digest;
-    hashing.catch(() => {});
+    hash = given ?? hashFile(input.file, session.signal);
+    hash.digest.catch(() => {});
     await Promise.all([progress.open(), hash.ready]);
     const resumed = resumable(ctx, journal, o, input, progress, done);
     if (!resumed) {
@@ -145,7 +141,7 @@ export async function pushSession(ctx: BaseContext, api: ApiClient, o: SessionOp
       },
     });
     progress.completing();
-    const sha256 = await hashing;
+    const sha256 = await hash.digest;
 
     const now = fs.statSync(input.file);
     if (now.size !== input.size || now.mtimeMs !== input.mtimeMs) {
@@ -174,8 +170,8 @@ export async function pushSession(ctx: BaseContext, api: ApiClient, o: SessionOp
   } finally {
     session.abort();
     // The hash worker is stopped (a finished one is gone already); its thread is gone before the session returns.
-    (hash ?? early)?.stop();
-    await (hashing ?? early?.digest)?.catch(() => {});
+    hash?.stop();
+    await hash?.digest.catch(() => {});
     ctx.signal.removeEventListener('abort', onAbort);
     api.onRetry = priorRetry;
     progress.stop();

@@ -161,8 +161,8 @@ export default defineCommand({
 async function run(ctx: Context, o: PushOptions): Promise<void> {
   const started = performance.now();
   // A file given by its path is hashed from the start: the worker boots (60-80 ms) while the rest of the push
-  // loads, rather than after it. The session takes it if the bytes are the ones it sends (not packed, compressed or
-  // changed since); otherwise it is stopped.
+  // loads, rather than after it. It is used when the bytes sent are that file's (not packed, compressed or changed
+  // since); otherwise it is stopped once the input is ready.
   const { hashFile } = await import('../../upload/hash.js');
   const early = o.image || o.source === '-' ? undefined : hashFile(path.resolve(ctx.cwd, o.source), ctx.signal);
   early?.digest.catch(() => {});
@@ -175,7 +175,8 @@ async function run(ctx: Context, o: PushOptions): Promise<void> {
 }
 
 async function push(ctx: Context, o: PushOptions, started: number, early: FileHash | undefined): Promise<void> {
-  const [{ prepareInput }, { progressMode }, { pushSession }, { appendBuildSummary, writeStepOutputs }, { writeJson }, { renderPushed }] = await Promise.all([
+  const [{ sameBytes }, { prepareInput }, { progressMode }, { pushSession }, { appendBuildSummary, writeStepOutputs }, { writeJson }, { renderPushed }] = await Promise.all([
+    import('../../upload/hash.js'),
     import('../../upload/input.js'),
     import('../../upload/progress.js'),
     import('../../upload/session.js'),
@@ -189,11 +190,13 @@ async function push(ctx: Context, o: PushOptions, started: number, early: FileHa
   // Where it goes is settled before a byte of stdin is read (in CI, no endpoint is refused).
   if (!o.dryRun) await ctx.target();
   const input = await prepareInput(ctx, o.source, { kind: o.kind, compression: o.compression, dockerImage: o.image });
+  const hash = early !== undefined && sameBytes(early, input) ? early : undefined;
+  if (hash === undefined) early?.stop();
   try {
     await checkSize(o.source, input.size);
-    if (o.dryRun) return await dryRun(ctx, input, early);
+    if (o.dryRun) return await dryRun(ctx, input, hash);
     const api = await ctx.api();
-    const result = await pushSession(ctx, api, { ...o, progress, kind: input.kind, compression: input.compression }, input, started, early);
+    const result = await pushSession(ctx, api, { ...o, progress, kind: input.kind, compression: input.compression }, input, started, hash);
     appendBuildSummary(ctx, o.tag, result);
     writeStepOutputs(ctx, { build_id: result.build_id, upload_id: result.upload_id, sha256: result.sha256, bytes: String(result.bytes) });
     if (ctx.global.json) return writeJson(ctx, result);
@@ -203,14 +206,14 @@ async function push(ctx: Context, o: PushOptions, started: number, early: FileHa
   }
 }
 
-async function dryRun(ctx: Context, input: PreparedInput, early: FileHash | undefined): Promise<void> {
-  const [{ hashFile, sameBytes }, { expectedParts }, { writeJson }, { renderDryRun }] = await Promise.all([
+async function dryRun(ctx: Context, input: PreparedInput, hash: FileHash | undefined): Promise<void> {
+  const [{ hashFile }, { expectedParts }, { writeJson }, { renderDryRun }] = await Promise.all([
     import('../../upload/hash.js'),
     import('../../upload/plan.js'),
     import('../../output/json.js'),
     import('../../output/views/build.js'),
   ]);
-  const sha256 = await (early !== undefined && sameBytes(early, input) ? early : hashFile(input.file, ctx.signal)).digest;
+  const sha256 = await (hash ?? hashFile(input.file, ctx.signal)).digest;
   const plan = expectedParts(input.size);
   const result = { dry_run: true as const, kind: input.kind, compression: input.compression, bytes: input.size, sha256, parts: plan.length, part_size: plan[0]!.length };
   if (ctx.global.json) return writeJson(ctx, result);

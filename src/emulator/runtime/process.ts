@@ -78,12 +78,20 @@ export function isRunning(pid: number): boolean {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
   if (process.platform !== 'linux') return true;
+  const fields = procStat(pid);
+  return fields !== undefined && fields[0] !== 'Z';
+}
+
+/**
+ * Linux: the fields of /proc/<pid>/stat after the command name (which is in parentheses and may itself hold ") "),
+ * from the third on: [0] the state, [19] the start time. Undefined when there is no such process.
+ */
+function procStat(pid: number): string[] | undefined {
   try {
-    // The state is the field after the command name, which is in parentheses and may itself hold ") ".
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   } catch {
-    return false;
+    return undefined;
   }
 }
 
@@ -112,9 +120,9 @@ const START_TOLERANCE_MS = 1_000;
  * undefined when it does not run. With the pid it tells that process apart from a later one given the same pid.
  */
 export async function processStart(pid: number): Promise<number | undefined> {
+  if (process.platform === 'linux') return linuxStart(pid);
   if (!isRunning(pid)) return undefined;
   try {
-    if (process.platform === 'linux') return linuxStart(pid);
     const stat = await reading(pid);
     return Math.round(stat.timestamp - stat.elapsed);
   } catch {
@@ -128,13 +136,18 @@ export async function processStart(pid: number): Promise<number | undefined> {
  * the wait for it, in every command that looks for a serve); the ticks /proc shows are USER_HZ, 100 on every
  * architecture Node.js runs on.
  */
-function linuxStart(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // The fields after the command name (in parentheses, and it may itself hold ") "), from the third, the state.
-  const ticks = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
-  const uptime = Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]);
-  if (!Number.isFinite(ticks) || !Number.isFinite(uptime)) throw new Error(`/proc/${pid}/stat: no start time`);
-  return Math.round(Date.now() - uptime * 1000 + ticks * 10);
+function linuxStart(pid: number): number | undefined {
+  // Gone, or a zombie (it runs nothing; see isRunning).
+  const fields = procStat(pid);
+  if (fields === undefined || fields[0] === 'Z') return undefined;
+  const ticks = Number(fields[19]);
+  let uptime: number;
+  try {
+    uptime = Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]);
+  } catch {
+    return undefined;
+  }
+  return Number.isFinite(ticks) && Number.isFinite(uptime) ? Math.round(Date.now() - uptime * 1000 + ticks * 10) : undefined;
 }
 
 /** Whether `pid` still is the process that started at `start` (processStart), not another given its pid since. */
