@@ -5,10 +5,12 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { RivetClient } from '@rivet-gg/api';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../src/emulator/services/clock.js';
 import { GAME_ID, NAMESPACE_ID, regionUuid } from '../../src/emulator/services/ids.js';
-import { expectErrorShape, startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
+import { LobbyVersions } from '../../src/emulator/services/lobby-versions.js';
+import { tempDir } from '../helpers/cli.js';
+import { expectErrorShape, startTestEmulator, stopLobby, type TestEmulator } from '../helpers/emulator.js';
 
 interface ListedLobby {
   lobby_id: string;
@@ -229,5 +231,61 @@ describe('the verification call of find, join and create', () => {
     expect(received.at(-1)!.body).toMatchObject({ kind: 'Create', game: { config: { round: 1 } } });
     expectErrorShape(await call('find', { game_modes: ['closed'] }), 400, 'MATCHMAKER_VERIFICATION_FAILED');
     expectErrorShape(await call('find', { game_modes: ['gone'] }), 400, 'MATCHMAKER_VERIFICATION_REQUEST_FAILED');
+  });
+});
+
+describe("a process's first matchmaker request of a namespace", () => {
+  const cloudOf = (emu: TestEmulator) => (method: string, path: string, body?: unknown) =>
+    emu.call(method, `/cloud/games/${GAME_ID}${path}`, { token: emu.tokens.cloud, ...(body === undefined ? {} : { body }) });
+
+  it('makes the idle lobbies its version keeps where none run (they stopped with the last serve), in every region', async () => {
+    const dataDir = tempDir();
+    const first = await startTestEmulator({}, { dataDir });
+    let second: TestEmulator | undefined;
+    try {
+      const cloud = cloudOf(first);
+      const build = await cloud('POST', '/builds', { display_name: 'idle', image_tag: 'server:idle', image_file: { path: 'server.tar', content_length: 4 } });
+      expect((await fetch(build.json.image_presigned_requests[0].url, { method: 'PUT', body: Buffer.alloc(4, 1) })).status).toBe(200);
+      expect((await first.call('POST', `/cloud/uploads/${build.json.upload_id}/complete`, { token: first.tokens.cloud, body: {} })).status).toBe(200);
+      const solo = { max_players: 1, regions: { 'lnd-atl': { idle_lobbies: { min: 1, max: 1 } }, 'lnd-fra': { idle_lobbies: { min: 1, max: 1 } } }, docker: { image_id: build.json.build_id } };
+      const v = await cloud('POST', '/versions', { display_name: 'idle-1', config: { matchmaker: { game_modes: { solo } } } });
+      expect(v.status, v.text).toBe(200);
+      expect((await cloud('PUT', `/namespaces/${NAMESPACE_ID}/version`, { version_id: v.json.version_id })).status).toBe(200);
+      // The deploy made one in each region; they stop, as with a serve that ended.
+      const made = (await cloud('GET', `/namespaces/${NAMESPACE_ID}/logs/lobbies`)).json.lobbies as ListedLobby[];
+      expect(made).toHaveLength(2);
+      for (const lobby of made) await stopLobby(first.endpoint, lobby.lobby_id);
+      await first.close();
+
+      second = await startTestEmulator({}, { dataDir });
+      const found = await second.call('POST', '/matchmaker/lobbies/find', { token: second.tokens.public, body: { game_modes: ['solo'], regions: ['lnd-atl'] } });
+      expect(found.status, found.text).toBe(200);
+      await second.services.idleLobbies.settled();
+      const listed = (await cloudOf(second)('GET', `/namespaces/${NAMESPACE_ID}/logs/lobbies`)).json.lobbies as ListedLobby[];
+      const running = listed.filter((l) => l.status.stopped === undefined);
+      // lnd-fra's is the first request's doing (the update after a find covers only its own region).
+      expect(running.filter((l) => l.region_id === regionUuid('lnd-fra'))).toHaveLength(1);
+      expect(running.filter((l) => l.region_id === regionUuid('lnd-atl')).length).toBeGreaterThanOrEqual(1);
+    } finally {
+      await (second ?? first).stop();
+    }
+  });
+
+  it('of a version that keeps no idle lobby reads the namespace once, for itself', async () => {
+    const emu = await startTestEmulator();
+    const current = vi.spyOn(LobbyVersions.prototype, 'current');
+    try {
+      for (let i = 0; i < 2; i++) {
+        const made = await emu.call('POST', '/matchmaker/lobbies/create', { token: emu.tokens.public, body: { game_mode: 'default' } });
+        expect(made.status, made.text).toBe(200);
+        await emu.services.idleLobbies.settled();
+      }
+      // Each create's call is for the row this process read last (read by the first, kept for the second, whose insert
+      // checks it is still that one); no fresh read for idle lobbies the version does not keep.
+      expect(current.mock.calls.map(([, opts]) => opts?.seen === true)).toEqual([true, true]);
+    } finally {
+      current.mockRestore();
+      await emu.stop();
+    }
   });
 });

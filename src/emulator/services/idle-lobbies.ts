@@ -5,7 +5,7 @@
 import type { IdleInsert, IdleKey } from '../stores/store.js';
 import { startInPlace } from './capacity.js';
 import type { Game } from './games.js';
-import { describe, type RunningVersion } from './lobby-versions.js';
+import { describe, type CurrentVersion, type RunningVersion } from './lobby-versions.js';
 import { newLobbyRow, type MatchmakingDeps } from './lobby-row.js';
 import { regionOf } from './regions.js';
 
@@ -28,9 +28,11 @@ export class IdleLobbies {
    * A namespace's first matchmaker request in this process: its version's idle lobbies, made where missing (a store
    * whose lobbies stopped with the last serve, or a namespace created on a version that keeps some). Production makes
    * them only after a deploy or a find; here the first find of a namespace can be answered by one, as after a deploy.
+   * `version` is the namespace's as the caller read it: one that keeps no idle lobby spares the update its reads (and
+   * the namespace is looked at again on its next request, whose version may keep some).
    */
-  async ensure(game: Game): Promise<void> {
-    if (this.ensured.has(game.namespaceId)) return;
+  async ensure(game: Game, version: RunningVersion): Promise<void> {
+    if (this.ensured.has(game.namespaceId) || !game.regions.some((r) => keepsIdle(version, r.id))) return;
     this.ensured.add(game.namespaceId);
     await this.update(game, game.regions.map((r) => r.id));
   }
@@ -38,7 +40,9 @@ export class IdleLobbies {
   /** The update of the namespace's idle lobbies in these regions, now (a deploy's: every region of the game). */
   async update(game: Game, regionIds: string[]): Promise<void> {
     this.ensured.add(game.namespaceId);
-    for (const regionId of regionIds) await this.updateRegion(game, regionId);
+    // The namespace's row read once for all the regions.
+    const current = await this.deps.lobbyVersions.current(game);
+    for (const regionId of regionIds) await this.updateRegion(game, regionId, current);
   }
 
   /**
@@ -80,9 +84,9 @@ export class IdleLobbies {
    * stop; below min, lobbies are made (public, no tags, the game mode's max players, within lobby_count_max), each
    * counted again in the store under the namespace's find lock, so two replicas never make more than min together.
    */
-  private async updateRegion(game: Game, regionId: string): Promise<void> {
+  private async updateRegion(game: Game, regionId: string, current?: CurrentVersion): Promise<void> {
     const { store, runner, clock } = this.deps;
-    const { version, namespaceName, lobbyCountMax } = await this.deps.lobbyVersions.current(game);
+    const { version, namespaceName, lobbyCountMax } = current ?? (await this.deps.lobbyVersions.current(game));
     for (const gameMode of version.gameModes) {
       const idle = idleOf(gameMode, regionId);
       // With none kept, an emptied lobby stops at once: the region holds no idle lobby of the game mode.

@@ -118,7 +118,7 @@ export class Matchmaking {
     // Production never answers for a region the game mode lacks (its create waits on a lobby never made): this says so.
     if (!gameMode.regions.some((r) => r.nameId === region.id)) regionNotInGameMode(region.id, gameMode);
     if (mode === 'dev') return this.devSeat(game);
-    await this.deps.idleLobbies?.ensure(game);
+    await this.deps.idleLobbies?.ensure(game, version);
     const { store } = this.deps;
     const limit = this.sourceLimit(maxPlayersPerClient);
     // Production's per-client check comes before the lobby is made (its create adds the creator as a find would).
@@ -164,7 +164,7 @@ export class Matchmaking {
     if (mode === 'dev') return this.devSeat(game);
     const verified = { lobby: null, lobbyConfig: undefined, tags: request.tags, dynamicMaxPlayers: request.maxPlayers ?? null };
     await verifyAction(this.deps.config, game, 'find', request.preventAutoCreate ? gameModes : [autoMode], sourceIp, request, verified);
-    await this.deps.idleLobbies?.ensure(game);
+    await this.deps.idleLobbies?.ensure(game, version);
     const player = this.newPlayer(sourceIp);
     const query = {
       namespace_id: game.namespaceId,
