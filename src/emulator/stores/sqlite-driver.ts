@@ -6,10 +6,9 @@
 // --ignore-scripts (or pnpm, which skips build scripts by default), leaves it absent or unbuilt. That is not a
 // crash: one line says what is missing and the two ways out.
 import { createRequire } from 'node:module';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type BetterSqlite3 from 'better-sqlite3';
+import { packageRoot } from '../../shared/package-root.js';
 import { EmulatorFailure } from '../errors.js';
 
 type Params<P> = P extends unknown[] ? P : [P];
@@ -69,7 +68,7 @@ export const INSTALL_BETTER_SQLITE3 = 'npm install --no-save --save-prod better-
 export class SqliteUnavailableError extends EmulatorFailure {
   constructor(installed: boolean) {
     // The package's own directory, where a rebuild has to run for a global install.
-    const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+    const root = packageRoot();
     // Each command tried in that state: rebuild builds a module that is there; install brings one that is absent.
     // It is an optional peer dependency, which npm 11 leaves out even when named (`npm install better-sqlite3` says
     // "up to date"): --save-prod makes it a dependency of this install, --no-save keeps package.json as it is.
