@@ -35,9 +35,12 @@ async function loaded(args: string[], env: Record<string, string | undefined> = 
   const r = { status, stderr };
   expect(r.status, r.stderr).toBe(0);
   const dist = pathToFileURL(path.resolve(__dirname, '../../dist')).href + '/';
-  return [...new Set(r.stderr.split('\n').filter((l) => l.startsWith('loaded file:') || l.startsWith('loaded node:')).map((l) => l.slice('loaded '.length)))]
-    .map((url) => (url.startsWith(dist) ? url.slice(dist.length) : url.includes('/node_modules/undici/') ? `undici/${url.split('/node_modules/undici/')[1]}` : (/node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)?.[1] ?? url)))
-    .sort();
+  // A chunk of dist/bundle/ (what the bin runs) stands for the modules of dist/ it holds.
+  const chunks = JSON.parse(fs.readFileSync(path.resolve(__dirname, '../../dist/bundle/modules.json'), 'utf8')) as Record<string, string[]>;
+  const modules = [...new Set(r.stderr.split('\n').filter((l) => l.startsWith('loaded file:') || l.startsWith('loaded node:')).map((l) => l.slice('loaded '.length)))]
+    .flatMap((url) => (url.startsWith(`${dist}bundle/`) ? (chunks[url.slice(`${dist}bundle/`.length)] ?? [url]) : [url]))
+    .map((url) => (url.startsWith(dist) ? url.slice(dist.length) : url.includes('/node_modules/undici/') ? `undici/${url.split('/node_modules/undici/')[1]}` : (/node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)?.[1] ?? url)));
+  return [...new Set(modules)].sort();
 }
 
 const HEAVY = /^undici\/|^(node:https?|better-sqlite3|chalk|cli-table3|ora|conf|tar|lz4-napi)$|^(api\/agents|api\/client|api\/transport|emulator\/|output\/views\/|upload\/session|upload\/engine)/;
