@@ -26,7 +26,7 @@ export async function bundleKysely() {
   await bundle.close();
 }
 
-export const BUNDLE = path.join(ROOT, 'dist', 'bundle');
+const BUNDLE = path.join(ROOT, 'dist', 'bundle');
 
 /** `file` and the modules of dist/ it imports statically, and theirs (tsc keeps `import … from './x.js'` as written). */
 function staticImports(file, seen = new Set()) {
@@ -37,10 +37,10 @@ function staticImports(file, seen = new Set()) {
 }
 
 /**
- * dist/cli.js and all of dist/ it imports as chunks in dist/bundle/ (rolldown; packages left to Node): a command loads
- * the emulator's modules as one chunk where it loaded about a hundred, each read, resolved and compiled apart (an
- * embedded command 15% less CPU, see docs/development.md). The rest stay a chunk a module, as each lazily imported
- * module (a command) is the head of its own part of them, so a command still loads only what it uses; modules.json names the modules of each chunk (test/e2e/startup.test.ts reads
+ * dist/cli.js and all of dist/ it imports as chunks in dist/bundle/ (rolldown; packages left to Node): an embedded
+ * command loads the emulator's modules as one chunk, not each read, resolved and compiled apart (13-15% less CPU, see
+ * docs/development.md). The rest stay a chunk a module, as each lazily imported module (a command) heads its own part
+ * of them, so a command still loads only what it uses. modules.json names each chunk's modules (startup.test.ts reads
  * it). Written to a new directory, then put in place, so a failed bundle leaves the last one whole.
  */
 export async function bundleCli() {
@@ -48,9 +48,9 @@ export async function bundleCli() {
   const dist = path.join(ROOT, 'dist');
   const next = `${BUNDLE}.next`;
   fs.rmSync(next, { recursive: true, force: true });
-  // What an embedded command loads to run the emulator in its process, as one chunk (about 60 modules loaded apart
-  // otherwise), less the modules the rest of the CLI loads without it: what it imports, and what it imports lazily
-  // but the emulator itself (finding a serve, say), with all they import. Those stay chunks of their own.
+  // What an embedded command loads to run the emulator in its process, as one chunk, less the modules the rest of the
+  // CLI loads without it: what it imports, and what it imports lazily but the emulator itself (finding a serve, say),
+  // with all they import. Those stay chunks of their own.
   const index = path.join(dist, 'emulator', 'index.js');
   const apart = new Set();
   for (const name of fs.readdirSync(dist, { recursive: true, encoding: 'utf8' })) {
