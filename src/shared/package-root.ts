@@ -4,18 +4,30 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-let found: string | undefined;
+interface OwnPackage {
+  root: string;
+  json: { name: string; version: string };
+}
 
-/** The nearest directory above this module holding gamehost's package.json. */
-export function packageRoot(): string {
+let found: OwnPackage | undefined;
+
+/** The nearest directory above this module holding gamehost's package.json, and that file as read there (once). */
+function ownPackage(): OwnPackage {
   if (found !== undefined) return found;
   const start = path.dirname(fileURLToPath(import.meta.url));
   for (let dir = start; ; dir = path.dirname(dir)) {
     try {
-      if ((JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as { name?: unknown }).name === 'gamehost') return (found = dir);
+      const json = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as OwnPackage['json'];
+      if (json.name === 'gamehost') return (found = { root: dir, json });
     } catch {
       // No package.json here (or bin/'s, which only says its files are CommonJS): one level up.
     }
     if (path.dirname(dir) === dir) throw new Error(`gamehost's package.json is not in ${start} or above it: the installation is incomplete`);
   }
 }
+
+/** The package's own directory. */
+export const packageRoot = (): string => ownPackage().root;
+
+/** The version its package.json names. */
+export const packageVersion = (): string => ownPackage().json.version;
