@@ -166,6 +166,12 @@ describe('the lobby token and the players of a lobby find made', () => {
     expect((await t.call('GET', `/matchmaker/lobbies/${a.json.lobby.lobby_id}/state`, { token: envA.RIVET_TOKEN })).json).toEqual([1, 'two']);
     await t.call('PUT', '/matchmaker/lobbies/state', { token: envA.RIVET_TOKEN, headers: { 'content-length': '0' } });
     expect((await t.call('GET', `/matchmaker/lobbies/${a.json.lobby.lobby_id}/state`, { token: t.tokens.public })).text).toBe('null');
+    // A state nested deeper than any body may be is refused when set: kept, it would make every later read of the
+    // lobby's state and of the list with states fail (60 KB, under the size bound).
+    const deep = '['.repeat(30_000) + ']'.repeat(30_000);
+    expectErrorShape(await t.call('PUT', '/matchmaker/lobbies/state', { token: envA.RIVET_TOKEN, body: deep }), 400, 'API_BAD_BODY');
+    expect((await t.call('GET', `/matchmaker/lobbies/${a.json.lobby.lobby_id}/state`, { token: t.tokens.public })).text).toBe('null');
+    expect((await t.call('GET', '/matchmaker/lobbies/list?include_state=true', { token: t.tokens.public })).status).toBe(200);
   });
 
   it('a closed lobby is left out of find but joins directly; reopened, it is found again', async () => {

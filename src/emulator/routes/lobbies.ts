@@ -10,6 +10,7 @@ import type { RateCounter } from '../services/ratelimit.js';
 import type { Reply, RequestContext } from './context.js';
 import {
   authorization,
+  checkJson,
   clientAddress,
   optBoolean,
   optEnum,
@@ -208,8 +209,9 @@ export async function setLobbyState(rc: RequestContext): Promise<Reply> {
   limit(rc, 'lobby');
   const caller = await rc.services.auth.lobby(authorization(rc));
   const text = (await readText(rc)).trim();
-  // Any JSON value, kept as given; an empty body clears the state.
-  if (text !== '') parseJson(text);
+  // Any JSON value, kept as given and checked as every body is (written back nested deeper, it would fail every
+  // read of the lobby); an empty body clears the state.
+  if (text !== '') checkJson(parseJson(text));
   await rc.services.lobbyCalls.setState(caller, text === '' ? null : text);
   return EMPTY;
 }

@@ -57,7 +57,7 @@ export async function readJson(rc: RequestContext, opts: { emptyIsObject?: boole
  * (deeper overflows the stack when written back), and no NUL character in any string or name (PostgreSQL's text
  * cannot hold one, so SQLite alone would take it). Walked without recursion, so any depth is measured safely.
  */
-function checkJson(root: unknown): void {
+export function checkJson(root: unknown): void {
   const stack: [unknown, number][] = [[root, 1]];
   while (stack.length > 0) {
     const [value, depth] = stack.pop()!;
