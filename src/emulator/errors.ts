@@ -14,6 +14,8 @@ export const ERRORS = {
   API_NOT_FOUND: { status: 404, message: '{what} not found.' },
   API_METHOD_NOT_ALLOWED: { status: 405, message: 'Method {method} is not allowed on this path; allowed: {allow}.' },
   API_RATE_LIMIT: { status: 429, message: 'Too many requests: {reason}' },
+  // A body that takes longer than its length allows (routes/bodies.ts): the connection is closed after the answer.
+  API_BODY_TIMEOUT: { status: 408, message: 'The request body did not arrive in time: {reason}', emulatorOnly: true },
   PRESIGN_INVALID: { status: 403, message: 'The presigned URL signature does not match.', emulatorOnly: true },
   PRESIGN_EXPIRED: { status: 403, message: 'The presigned URL expired at {expires}.', emulatorOnly: true },
   // Production says only "Game mode not found."; naming the ones that exist saves a trip to the dashboard.

@@ -1,6 +1,7 @@
 // What every route handler receives: the services and the one request.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Services } from '../services/index.js';
+import type { BodyBudget } from './bodies.js';
 
 export interface RequestContext {
   services: Services;
@@ -14,6 +15,8 @@ export interface RequestContext {
   rayId: string;
   /** Set once listening; presigned URLs use the request's Host first, this as a fallback. */
   endpoint: string;
+  /** What JSON bodies this listener is receiving (request.ts readText). */
+  bodies: BodyBudget;
 }
 
 export interface Reply {

@@ -19,7 +19,11 @@ export function declaredLength(rc: RequestContext, code: 'API_BAD_BODY' | 'UPLOA
   return Number(raw);
 }
 
-/** The body as text, of a known length and at most `max` bytes (API_BAD_BODY otherwise). */
+/**
+ * The body as text, of a known length and at most `max` bytes (API_BAD_BODY otherwise); counted against the client's
+ * and the listener's share of bodies in flight while it arrives (bodies.ts: 429 API_RATE_LIMIT, unread, past either),
+ * and answered 408 API_BODY_TIMEOUT, the connection closed, when it does not arrive within the time its length allows.
+ */
 export async function readText(rc: RequestContext, max = MAX_JSON_BODY): Promise<string> {
   const length = declaredLength(rc, 'API_BAD_BODY');
   if (length > max) {
@@ -27,9 +31,48 @@ export async function readText(rc: RequestContext, max = MAX_JSON_BODY): Promise
     rc.res.setHeader('connection', 'close');
     fail('API_BAD_BODY', { reason: `the body is ${length} bytes; at most ${max} are accepted.` });
   }
-  const chunks: Buffer[] = [];
-  for await (const chunk of rc.req) chunks.push(chunk as Buffer);
-  return (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8');
+  const release = rc.bodies.take(clientAddress(rc), length);
+  if (typeof release === 'string') {
+    rc.res.setHeader('connection', 'close');
+    const reason =
+      release === 'address'
+        ? `bodies of ${rc.bodies.perAddress / 1024 / 1024} MiB at most may be on their way from one address at once; send this one when they are in.`
+        : 'the emulator is receiving as many request bodies as it holds at once; send this one again shortly.';
+    throw new EmulatorError('API_RATE_LIMIT', { reason }, { retry_after_ms: 1000 }, { 'retry-after': '1' });
+  }
+  const { req } = rc;
+  const ms = rc.bodies.deadlineMs(length);
+  try {
+    return await new Promise<string>((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      const done = () => {
+        clearTimeout(timer);
+        req.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
+      };
+      const onData = (chunk: Buffer) => chunks.push(chunk);
+      const onEnd = () => {
+        done();
+        resolve((chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8'));
+      };
+      const onError = (err: Error) => {
+        done();
+        reject(err);
+      };
+      // The client went away before the end: nobody is left to answer.
+      const onClose = () => onError(new Error('the request was closed before its body ended'));
+      // What arrived is dropped, and the rest is not read: the answer closes the connection.
+      const timer = setTimeout(() => {
+        done();
+        chunks.length = 0;
+        req.pause();
+        rc.res.setHeader('connection', 'close');
+        reject(new EmulatorError('API_BODY_TIMEOUT', { reason: `a body of ${length} bytes must arrive within ${ms / 1000} s.` }));
+      }, ms);
+      req.on('data', onData).once('end', onEnd).once('error', onError).once('close', onClose);
+    });
+  } finally {
+    release();
+  }
 }
 
 /** Parses JSON text, API_BAD_BODY when malformed. */

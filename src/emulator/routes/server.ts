@@ -7,6 +7,7 @@ import type { Faults } from '../faults.js';
 import { MAX_PARTS } from '../services/builds.js';
 import { GAME_ID, NAMESPACE_ID, isUuid } from '../services/ids.js';
 import type { Services } from '../services/index.js';
+import { BodyBudget } from './bodies.js';
 import { adminDeleteBuild, adminListBuilds, completeUpload, createBuild, listGameBuilds, putPart } from './builds.js';
 import type { Handler, Reply, RequestContext } from './context.js';
 import { injectFault } from './faults.js';
@@ -241,7 +242,7 @@ function sendError(
   send(res, { status: ERRORS[code].status, json: errorBody(code, params, rc.rayId, metadata), headers: headers ?? {} });
 }
 
-async function handle(services: Services, front: Front, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function handle(services: Services, front: Front, bodies: BodyBudget, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const rayId = randomUUID();
   res.setHeader('rvt-ray-id', rayId);
   const url = req.url ?? '';
@@ -256,6 +257,7 @@ async function handle(services: Services, front: Front, req: IncomingMessage, re
     params: {},
     rayId,
     endpoint: front.endpoint,
+    bodies,
   };
   try {
     // Only origin-form (`/path?query`): `*`, `*/…` and absolute-form name no route the service has, and are refused
@@ -296,11 +298,15 @@ export function inSubnet(address: string, cidr: string): boolean {
 
 /** HTTP, or HTTPS with `tls` (its certificate replaceable while serving: `server.setSecureContext`). */
 export function createEmulatorServer(services: Services, front: Front, tls?: TlsPair): Server {
+  const bodies = new BodyBudget();
   const listener = (req: IncomingMessage, res: ServerResponse) => {
     // handle() never rejects, but a last guard keeps one bad request from ending the process.
-    handle(services, front, req, res).catch(() => res.destroy());
+    handle(services, front, bodies, req, res).catch(() => res.destroy());
   };
   const server = tls ? createTlsServer({ cert: tls.cert, key: tls.key }, listener) : createServer(listener);
   server.keepAliveTimeout = 5_000;
+  // A request's headers arrive in one go from any client; a connection that trickles them is closed after 20 s
+  // (Node's default is 60 s), so idle half-requests hold little for long. Bodies have their own bounds (bodies.ts).
+  server.headersTimeout = 20_000;
   return server;
 }
