@@ -155,6 +155,15 @@ describe('POST /cloud/games/{game_id}/matchmaker/lobbies/export-history', () => 
     expectErrorShape(await t.call('GET', res.json.url), 403, 'PRESIGN_EXPIRED');
     expectErrorShape(await t.call('GET', expired), 403, 'PRESIGN_EXPIRED');
   });
+
+  it("while one of a game's exports is being made, another is 429 with Retry-After: 1; then it is made", async () => {
+    const end = t.services.history.bounds.begin(GAME_ID, clock.now());
+    const refused = await exportHistory({ query_start: 0, query_end: 1 });
+    expect(expectErrorShape(refused, 429, 'API_RATE_LIMIT').message).toContain('an export of this game is being made');
+    expect(refused.headers.get('retry-after')).toBe('1');
+    end();
+    expect((await exportHistory({ query_start: 0, query_end: 1 })).status).toBe(200);
+  });
 });
 
 describe('csv', () => {

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { fail } from '../errors.js';
 import type { BlobStore, LobbyRow, Store } from '../stores/store.js';
 import type { Clock } from './clock.js';
+import { ExportBounds } from './export-bounds.js';
 import { toCsv, type CsvValue } from './csv.js';
 import type { Game } from './games.js';
 import type { LobbyVersion } from './environment.js';
@@ -62,6 +63,9 @@ export function historyRows(lobbies: LobbyRow[], queryStart: number, queryEnd: n
 }
 
 export class History {
+  /** What a game's exports may take of this replica (export-bounds.ts). */
+  readonly bounds = new ExportBounds();
+
   constructor(private readonly deps: { store: Store; blobs: BlobStore; clock: Clock; lobbyVersions: LobbyVersions }) {}
 
   /** Stores the CSV of the game's lobbies overlapping [queryStart, queryEnd] and answers its presigned URL. */
@@ -69,8 +73,21 @@ export class History {
     if (queryStart < 0 || queryEnd < 0)
       fail('API_BAD_BODY', { reason: 'query_start and query_end are milliseconds since the epoch, never negative.' });
     if (queryStart > queryEnd) fail('API_BAD_BODY', { reason: 'query_start must not be after query_end.' });
-    const { store, blobs } = this.deps;
     const now = this.deps.clock.now();
+    const end = this.bounds.begin(game.gameId, now);
+    try {
+      const expires = now + EXPORT_TTL_MS;
+      const { exportId, bytes } = await this.make(game, queryStart, queryEnd, now, expires);
+      end({ bytes, expires });
+      return this.deps.blobs.exportUrl(origin, exportId, game.gameId, now, expires);
+    } finally {
+      end();
+    }
+  }
+
+  /** The CSV of the game's lobbies overlapping [queryStart, queryEnd], stored until `expires`: its id and size. */
+  private async make(game: Game, queryStart: number, queryEnd: number, now: number, expires: number): Promise<{ exportId: string; bytes: number }> {
+    const { store, blobs } = this.deps;
     await store.expireIdle(now);
     const lobbies = await store.lobbyHistory(game.namespaceId, queryStart, queryEnd);
     // Each lobby names the version it ran: each version read once.
@@ -80,9 +97,8 @@ export class History {
     for (const id of new Set(lobbies.map((l) => l.version_id))) versions.set(id, await lobbyVersions.version(game, id));
     const csv = toCsv(EXPORT_COLUMNS, historyRows(lobbies, queryStart, queryEnd, (l) => describe(versions.get(l.version_id)!, namespaceName, l)));
     const exportId = randomUUID();
-    const expires = now + EXPORT_TTL_MS;
     await blobs.putExport(exportId, game.gameId, csv, now, expires);
-    return blobs.exportUrl(origin, exportId, game.gameId, now, expires);
+    return { exportId, bytes: Buffer.byteLength(csv) };
   }
 
   /** The presigned GET of an export: its CSV, or API_NOT_FOUND. */
