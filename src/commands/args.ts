@@ -24,11 +24,15 @@ export const integer =
   (raw: string, flag: string): number =>
     parseInteger(flag, raw, range);
 
-/** `--interval 2`, `--watch 0.5`: seconds, at least a tenth; in ms. */
+/** The longest `--interval` or `--watch`: a day (Node's timers overflow past 24.8 days, then fire at once). */
+export const MAX_INTERVAL_SECONDS = 86_400;
+
+/** `--interval 2`, `--watch 0.5`: seconds, from a tenth to a day; in ms. */
 export function milliseconds(raw: string, flag: string): number {
   const text = raw.trim();
   const seconds = /^\d+(\.\d+)?$/.test(text) ? Number(text) : NaN;
-  if (!(seconds >= 0.1)) throw new UsageError(`${flag} must be a number of seconds of at least 0.1, not "${raw}"`);
+  if (!(seconds >= 0.1 && seconds <= MAX_INTERVAL_SECONDS))
+    throw new UsageError(`${flag} must be a number of seconds from 0.1 to ${MAX_INTERVAL_SECONDS} (a day), not "${raw}"`);
   return Math.round(seconds * 1000);
 }
 

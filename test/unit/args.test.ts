@@ -40,9 +40,14 @@ describe('numbers and durations', () => {
     expect(() => integer()('eight', '--n')).toThrow('--n must be a whole number, not "eight"');
   });
 
-  it('milliseconds() takes seconds of at least 0.1; timeoutMs() any positive number of seconds', () => {
+  it('milliseconds() takes seconds from 0.1 to a day; timeoutMs() any positive number of seconds', () => {
     expect(milliseconds('0.5', '--interval')).toBe(500);
-    expect(() => milliseconds('0.05', '--interval')).toThrow('--interval must be a number of seconds of at least 0.1, not "0.05"');
+    expect(milliseconds('86400', '--interval')).toBe(86_400_000);
+    expect(() => milliseconds('0.05', '--interval')).toThrow('--interval must be a number of seconds from 0.1 to 86400 (a day), not "0.05"');
+    // Past Node's 32-bit timers (24.8 days), a timer fires at once with a warning: each look then came a millisecond
+    // after the last, and every one printed a TimeoutOverflowWarning.
+    expect(() => milliseconds('2200000', '--watch')).toThrow('--watch must be a number of seconds from 0.1 to 86400 (a day), not "2200000"');
+    expect(() => milliseconds('86400.5', '--watch')).toThrow('from 0.1 to 86400');
     expect(timeoutMs('2.5', '--timeout')).toBe(2500);
     expect(() => timeoutMs('0', '--timeout')).toThrow('--timeout must be a positive number of seconds, not "0"');
     expect(() => timeoutMs('', '--timeout')).toThrow('--timeout must be a positive number of seconds');
