@@ -18,8 +18,14 @@ if (words.length === 1 && words[0] === '--version') {
   if (help.asksTopLevelHelp(words)) answer = help.topLevelHelp(process.stdout);
 }
 if (answer !== undefined) {
+  // As main() ends: a reader gone away is 141, any other failure (a full disk) one line and 1.
   process.stdout.write(answer, (err) => {
-    if (err) process.exitCode = 141;
+    if (!err) return;
+    if (err.code === 'EPIPE') process.exitCode = 141;
+    else {
+      process.exitCode = 1;
+      process.stderr.write(`error: cannot write to stdout: ${err.message.replace(/^[A-Z]+: /, '').replace(/, write$/, '')}\n`);
+    }
   });
 } else {
   // Node 22.1+ keeps the modules it compiled in a cache on disk (os.tmpdir()/node-compile-cache, checked against

@@ -6,7 +6,7 @@ import type { Context, ContextInit } from './context.js';
 import type { IOStreams } from './shared/io.js';
 import { ExitCode, InterruptedError, OutputClosedError } from './errors.js';
 import { command, group, readValues, type TreeNode } from './commands/command.js';
-import { CommanderError, GLOBAL_VALUE_FLAGS, createProgram, namedPath, type Runner } from './commands/program.js';
+import { CommanderError, GLOBAL_VALUE_FLAGS, createProgram, groupOptionMistake, namedPath, type Runner } from './commands/program.js';
 
 const TREE: readonly TreeNode[] = [
   group('build', 'Push and list game server builds', [
@@ -111,10 +111,12 @@ function installSignals(controller: AbortController, lastWords: () => void, onFi
  * writes are dropped, the work goes on); a stdout whose reader went away before the result was written stops the
  * work and ends the run with 141 (see ExitCode.OUTPUT_CLOSED).
  */
-function watchOutput(io: IOStreams, controller: AbortController): { closed(): boolean; dispose(): void } {
+function watchOutput(io: IOStreams, controller: AbortController): { closed(): boolean; failure(): Error | null | undefined; dispose(): void } {
   let closed = false;
+  let failure: Error | undefined;
   const onStdout = (err: Error) => {
     closed = true;
+    failure = err;
     if (!controller.signal.aborted) controller.abort(new OutputClosedError({ cause: err }));
   };
   const onStderr = () => {};
@@ -123,6 +125,7 @@ function watchOutput(io: IOStreams, controller: AbortController): { closed(): bo
   return {
     // `errored` is set the moment a write fails; the 'error' event comes a tick later.
     closed: () => closed || io.stdout.errored != null,
+    failure: () => failure ?? io.stdout.errored,
     dispose() {
       io.stdout.off('error', onStdout);
       io.stderr.off('error', onStderr);
@@ -176,9 +179,9 @@ export async function main(argv: string[], init: ContextInit = {}): Promise<numb
   };
   const output = watchOutput(io, controller);
   const full: ContextInit = { ...init, io, signal };
-  argv = helpForGroup(versionAsCommand(argv));
   let code: number = ExitCode.OK;
   try {
+    argv = helpForGroup(versionAsCommand(argv), io);
     const program = await buildProgram(
       io,
       async (def, operands, opts, globals) => {
@@ -201,22 +204,49 @@ export async function main(argv: string[], init: ContextInit = {}): Promise<numb
     outer?.removeEventListener('abort', forward);
     output.dispose();
   }
-  // The work may be done, but its result did not arrive.
-  return output.closed() && code !== ExitCode.SIGINT && code !== ExitCode.SIGTERM ? ExitCode.OUTPUT_CLOSED : code;
+  // The work may be done, but its result did not arrive: its reader went away (141, as cat's), or stdout failed
+  // (a full disk: one line saying so, 1).
+  if (!output.closed() || code === ExitCode.SIGINT || code === ExitCode.SIGTERM) return code;
+  const why = writeFailure(output.failure());
+  if (why === undefined) return ExitCode.OUTPUT_CLOSED;
+  io.stderr.write(`error: cannot write to stdout: ${why}\n`);
+  return ExitCode.UNEXPECTED;
+}
+
+/** Why a write to stdout failed, unless its reader went away (EPIPE): `no space left on device`. */
+function writeFailure(err: Error | null | undefined): string | undefined {
+  const code = (err as NodeJS.ErrnoException | null | undefined)?.code;
+  if (err == null || code === 'EPIPE' || code === 'ERR_STREAM_DESTROYED' || code === 'ERR_STREAM_WRITE_AFTER_END') return undefined;
+  // `ENOSPC: no space left on device, write`: the words alone.
+  return err.message.replace(/^[A-Z]+: /, '').replace(/, write$/, '');
 }
 
 /**
  * `gamehost` and `gamehost lobby` alone show their help on stdout and exit 0, as gh does (commander writes it on
- * stderr, as for a mistake): a group named with nothing after it is asked for its help.
+ * stderr, as for a mistake): a group named with nothing after it is asked for its help. An option it does not take,
+ * or a global option without its value (`gamehost --bogus`, `gamehost --timeout`), is the usage error it is.
  */
-function helpForGroup(argv: string[]): string[] {
+function helpForGroup(argv: string[], io: IOStreams): string[] {
   const words = argv.slice(2);
   if (words.includes('--')) return argv;
   const path = namedPath(TREE, words);
   const last = path.at(-1);
-  if (last?.kind === 'command' || (last?.kind === 'group' && last.defaultCommand !== undefined)) return argv;
+  if (last?.kind === 'command') return argv;
   const operands = words.filter((w, i) => !w.startsWith('-') && !GLOBAL_VALUE_FLAGS.has(words[i - 1] ?? ''));
+  // As commander reports its own mistakes: the line here, the way out by reportError.
+  const mistake = (text: string) => {
+    io.stderr.write(`error: ${text}\n`);
+    return new CommanderError(1, 'commander.unknownCommand', text);
+  };
+  if (last?.kind === 'group' && last.defaultCommand !== undefined) {
+    // Commander hands a word that names no command of the group to its default command, which takes no operands
+    // (`version`'s, `emulator builds`'): it is the unknown command it is, not "too many arguments for 'cli'".
+    if (operands.length > path.length && !words.some((w) => w === '-h' || w === '--help')) throw mistake(`unknown command '${operands[path.length]}'`);
+    return argv;
+  }
   if (operands.length !== path.length || words.some((w) => w === '-h' || w === '--help' || w === '-V' || w === '--version')) return argv;
+  const wrong = groupOptionMistake(words);
+  if (wrong !== undefined) throw mistake(wrong);
   return [...argv, '--help'];
 }
 

@@ -76,6 +76,33 @@ function toOption(spec: OptionSpec) {
 export const GLOBAL_VALUE_FLAGS = new Set(GLOBAL_OPTIONS.filter((o) => o.flags.includes('<')).flatMap((o) => o.flags.match(/-{1,2}[\w-]+/g)!));
 
 /**
+ * What is wrong with the options of words that name a group (or nothing), in commander's words: one the program
+ * does not take, or a global option without its value. Commander itself answers either with the group's help, as
+ * for a group named alone.
+ */
+export function groupOptionMistake(words: readonly string[]): string | undefined {
+  const known = new Map<string, string>(GLOBAL_OPTIONS.flatMap((o) => o.flags.match(/-{1,2}[\w-]+/g)!.map((f) => [f, o.flags] as const)));
+  for (const flag of [HELP_FLAG.flags, VERSION_FLAG.flags]) for (const f of flag.match(/-{1,2}[\w-]+/g)!) known.set(f, flag);
+  for (let i = 0; i < words.length; i++) {
+    const word = words[i]!;
+    if (word === '--') break;
+    if (!word.startsWith('-') || word === '-') continue;
+    const eq = word.indexOf('=');
+    // `-qv` is -q and -v.
+    const flags = /^-[a-zA-Z]{2,}$/.test(word) ? [...word.slice(1)].map((c) => `-${c}`) : [eq === -1 ? word : word.slice(0, eq)];
+    for (const flag of flags) {
+      const spec = known.get(flag);
+      if (spec === undefined) return `unknown option '${flag}'`;
+      if (spec.includes('<') && eq === -1 && flags.length === 1) {
+        if (i + 1 >= words.length) return `option '${spec}' argument missing`;
+        i++;
+      }
+    }
+  }
+  return undefined;
+}
+
+/**
  * The nodes `words` (argv after the script) name, as commander dispatches them: options and the values of global
  * options are skipped, `help` is followed by the path of its topic, and the path ends at a command or at the
  * first word that names nothing.

@@ -39,6 +39,27 @@ describe('the command tree', () => {
     expect(opt.stderr).toContain('run `gamehost lobby create --help` for usage');
   });
 
+  // A group (or the program) named with an option it does not take, or a global option without its value, once
+  // showed the help and exited 0; a word after a group with a default command was "too many arguments for 'cli'".
+  it.each([
+    [['--bogus'], "error: unknown option '--bogus'\nrun `gamehost --help` for usage\n"],
+    [['--timeout'], "error: option '--timeout <seconds>' argument missing\nrun `gamehost --help` for usage\n"],
+    [['lobby', '--bogus'], "error: unknown option '--bogus'\nrun `gamehost lobby --help` for usage\n"],
+    [['emulator', 'game', '-qx'], "error: unknown option '-x'\nrun `gamehost emulator game --help` for usage\n"],
+    [['lobby', '--token'], "error: option '--token <token>' argument missing\nrun `gamehost lobby --help` for usage\n"],
+    [['version', 'nope'], "error: unknown command 'nope'\nrun `gamehost version --help` for usage\n"],
+    [['emulator', 'builds', 'nope'], "error: unknown command 'nope'\nrun `gamehost emulator builds --help` for usage\n"],
+  ])('gamehost %j is a usage error, exit 2, in one line and the way out', async (args, stderr) => {
+    const r = await runCli(args);
+    expect([r.code, r.stdout, r.stderr]).toEqual([2, '', stderr]);
+  });
+
+  it.each([[['-qv']], [['--timeout=5', 'lobby']], [['--timeout', '5']], [['--token', '-x', 'lobby']]])('gamehost %j shows the help, exit 0', async (args) => {
+    const r = await runCli(args);
+    expect([r.code, r.stderr]).toEqual([0, '']);
+    expect(r.stdout).toMatch(/^Usage: gamehost /);
+  });
+
   it('global options work before and after the subcommand', async () => {
     const env = isolatedEnv();
     const before = await runCli(['--json', 'stats'], { env });

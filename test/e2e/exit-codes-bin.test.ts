@@ -2,6 +2,7 @@
 // to stdout; a reset declined at its prompt was not done (exit 1); a port in use is an unavailable resource (5),
 // not a usage error.
 import { spawn, spawnSync } from 'node:child_process';
+import { closeSync, existsSync, openSync } from 'node:fs';
 import net, { type AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { isolatedEnv, runCli } from '../helpers/cli.js';
@@ -21,6 +22,21 @@ describe('exit codes of the real executable', () => {
     const r = spawnSync(process.execPath, [BIN, 'lobby', 'nope'], { env: { PATH: process.env.PATH, ...isolatedEnv() }, encoding: 'utf8' });
     expect([r.status, r.stdout, r.stderr]).toEqual([2, '', "error: unknown command 'nope'\nrun `gamehost lobby --help` for usage\n"]);
   });
+
+  // Once 141 and silent, as if its reader had gone away.
+  it.skipIf(!existsSync('/dev/full')).each([[['--version']], [['--help']], [['version']], [['region', 'list', '--json']]])(
+    'gamehost %j with stdout on a full disk: one line saying so, exit 1',
+    (args) => {
+      const full = openSync('/dev/full', 'w');
+      try {
+        const r = spawnSync(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH, ...isolatedEnv() }, stdio: ['ignore', full, 'pipe'], encoding: 'utf8' });
+        expect(r.stderr.split('\n').filter((l) => l.startsWith('error: '))).toEqual(['error: cannot write to stdout: no space left on device']);
+        expect(r.status).toBe(1);
+      } finally {
+        closeSync(full);
+      }
+    },
+  );
 
   it('emulator reset answered "n" on a terminal: nothing deleted, exit 1', async () => {
     const env = isolatedEnv();
