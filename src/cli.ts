@@ -224,7 +224,8 @@ function writeFailure(err: Error | null | undefined): string | undefined {
 /**
  * `gamehost` and `gamehost lobby` alone show their help on stdout and exit 0, as gh does (commander writes it on
  * stderr, as for a mistake): a group named with nothing after it is asked for its help. An option it does not take,
- * or a global option without its value (`gamehost --bogus`, `gamehost --timeout`), is the usage error it is.
+ * or a global option without its value (`gamehost --bogus`, `gamehost --timeout`), is the usage error it is, and so
+ * is a word naming no command after a group that has a default command (`gamehost version nope`).
  */
 function helpForGroup(argv: string[], io: IOStreams): string[] {
   const words = argv.slice(2);
@@ -232,16 +233,20 @@ function helpForGroup(argv: string[], io: IOStreams): string[] {
   const path = namedPath(TREE, words);
   const last = path.at(-1);
   if (last?.kind === 'command') return argv;
-  const operands = words.filter((w, i) => !w.startsWith('-') && !GLOBAL_VALUE_FLAGS.has(words[i - 1] ?? ''));
+  const isOperand = (w: string, i: number) => !w.startsWith('-') && !GLOBAL_VALUE_FLAGS.has(words[i - 1] ?? '');
+  const operands = words.filter(isOperand);
+  const operandsBefore = (end: number) => words.slice(0, end).filter(isOperand).length;
   // As commander reports its own mistakes: the line here, the way out by reportError.
   const mistake = (text: string) => {
     io.stderr.write(`error: ${text}\n`);
     return new CommanderError(1, 'commander.unknownCommand', text);
   };
   if (last?.kind === 'group' && last.defaultCommand !== undefined) {
-    // Commander hands a word that names no command of the group to its default command, which takes no operands
-    // (`version`'s, `emulator builds`'): it is the unknown command it is, not "too many arguments for 'cli'".
-    if (operands.length > path.length && !words.some((w) => w === '-h' || w === '--help')) throw mistake(`unknown command '${operands[path.length]}'`);
+    // Commander hands a word right after the group that names none of its commands to its default command, which
+    // takes no operands (`version`'s, `emulator builds`'): it is the unknown command it is, not "too many arguments
+    // for 'cli'". (A word after the default command's options is one of their values, or commander's to judge.)
+    const at = words.findIndex((w, i) => isOperand(w, i) && operandsBefore(i) === path.length);
+    if (at > 0 && words[at - 1] === last.name && !words.some((w) => w === '-h' || w === '--help')) throw mistake(`unknown command '${words[at]}'`);
     return argv;
   }
   if (operands.length !== path.length || words.some((w) => w === '-h' || w === '--help' || w === '-V' || w === '--version')) return argv;

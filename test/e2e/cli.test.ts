@@ -49,6 +49,7 @@ describe('the command tree', () => {
     [['lobby', '--token'], "error: option '--token <token>' argument missing\nrun `gamehost lobby --help` for usage\n"],
     [['version', 'nope'], "error: unknown command 'nope'\nrun `gamehost version --help` for usage\n"],
     [['emulator', 'builds', 'nope'], "error: unknown command 'nope'\nrun `gamehost emulator builds --help` for usage\n"],
+    [['--json', 'version', 'version'], "error: unknown command 'version'\nrun `gamehost version --help` for usage\n"],
   ])('gamehost %j is a usage error, exit 2, in one line and the way out', async (args, stderr) => {
     const r = await runCli(args);
     expect([r.code, r.stdout, r.stderr]).toEqual([2, '', stderr]);

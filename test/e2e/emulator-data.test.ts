@@ -57,6 +57,25 @@ describe('a data directory without emulator data', () => {
     });
   }
 
+  // A file named as the data directory: reset once ended in a crash report (ENOTDIR from its scan), serve in
+  // "EEXIST: file already exists, mkdir", exit 1.
+  for (const args of [...cases, ['emulator', 'reset', '--yes'], ['emulator', 'serve', '--port', '0']]) {
+    it(`${args.slice(0, 3).join(' ')} --data-dir <a file>: one line, exit 2`, async () => {
+      const file = path.join(tempDir(), 'server.tar');
+      fs.writeFileSync(file, 'not a directory');
+      const r = await runCli([...args, '--data-dir', file], { env: isolatedEnv() });
+      expect([r.code, r.stdout, r.stderr]).toEqual([2, '', `error: --data-dir: ${file} is not a directory\n`]);
+      expect(fs.readFileSync(file, 'utf8')).toBe('not a directory');
+    });
+  }
+
+  it('emulator reset --data-dir <nothing there>: nothing to delete, exit 0 (a CI job resets before its first run)', async () => {
+    const missing = path.join(tempDir(), 'nonexistent');
+    const r = await runCli(['emulator', 'reset', '--yes', '--data-dir', missing], { env: isolatedEnv() });
+    expect([r.code, r.stdout, r.stderr]).toEqual([0, '', `No emulator data in ${missing}; nothing to delete.\n`]);
+    expect(fs.existsSync(missing)).toBe(false);
+  });
+
   it('the default directory before first use: a notice, an empty list, exit 0; nothing under -q or --json', async () => {
     const env = isolatedEnv();
     const dir = path.join(env.XDG_DATA_HOME!, 'gamehost', 'emulator');

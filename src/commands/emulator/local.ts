@@ -1,6 +1,7 @@
 // Which emulator an `emulator ...` admin command acts on: a data directory (the default, so it works with no server
 // running: the command starts one in-process on it), or a running emulator when an endpoint is given. Either way
 // the command talks to the emulator's admin API.
+import fs from 'node:fs';
 import path from 'node:path';
 import type { ApiClient } from '../../api/client.js';
 import type { Context } from '../../context.js';
@@ -21,7 +22,7 @@ export function emulatorPlace(dataDir: string | undefined, ctx: Context): Emulat
     if (ctx.global.endpoint !== undefined) {
       throw new UsageError('--data-dir and --endpoint do not go together', 'use --data-dir for a data directory, --endpoint for a running emulator');
     }
-    return { kind: 'data-dir', dir: resolvePath('--data-dir', dataDir, ctx.cwd), given: true };
+    return { kind: 'data-dir', dir: dataDirPath(dataDir, ctx.cwd), given: true };
   }
   if (ctx.global.endpoint !== undefined || ctx.env.GAMEHOST_ENDPOINT) return { kind: 'endpoint' };
   return { kind: 'data-dir', dir: emulatorDir(ctx.env) };
@@ -87,4 +88,12 @@ export function exportLines(vars: [name: string, value: string][]): string {
 export function resolvePath(flag: string, raw: string, cwd: string): string {
   if (!raw) throw new UsageError(`${flag} is empty`);
   return path.resolve(cwd, raw);
+}
+
+/** `--data-dir`'s directory, absolute; a path that is there but is no directory (a file) is a usage error. */
+export function dataDirPath(raw: string, cwd: string): string {
+  const dir = resolvePath('--data-dir', raw, cwd);
+  const stat = fs.statSync(dir, { throwIfNoEntry: false });
+  if (stat !== undefined && !stat.isDirectory()) throw new UsageError(`--data-dir: ${dir} is not a directory`);
+  return dir;
 }

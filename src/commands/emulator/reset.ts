@@ -5,7 +5,7 @@ import { emulatorDir } from '../../config/paths.js';
 import { ExitCode, RefusedError, UsageError } from '../../errors.js';
 import { writeJson } from '../../output/json.js';
 import { defineCommand } from '../command.js';
-import { resolvePath } from './local.js';
+import { dataDirPath } from './local.js';
 
 export interface ResetOptions {
   dataDir: string;
@@ -25,7 +25,7 @@ export default defineCommand({
       const why = ctx.global.input === false ? '--no-input forbids the prompt' : 'stdin is not a terminal';
       throw new UsageError(`emulator reset deletes the emulator data: pass --yes to confirm (${why})`);
     }
-    return { dataDir: v.dataDir !== undefined ? resolvePath('--data-dir', v.dataDir, ctx.cwd) : emulatorDir(ctx.env), yes: v.yes };
+    return { dataDir: v.dataDir !== undefined ? dataDirPath(v.dataDir, ctx.cwd) : emulatorDir(ctx.env), yes: v.yes };
   },
   run,
 });

@@ -6,7 +6,7 @@ import { CliError, ExitCode, RefusedError, ResponseError, UsageError } from '../
 import { jsonLine } from '../../output/json.js';
 import { bytes, integer, parseChoice } from '../args.js';
 import { defineCommand } from '../command.js';
-import { exportLines, gameVariables } from './local.js';
+import { dataDirPath, exportLines, gameVariables } from './local.js';
 
 export interface ServeOptions {
   host: string;
@@ -266,7 +266,7 @@ export default defineCommand({
     return {
       host: v.host,
       port: v.port,
-      dataDir: v.dataDir !== undefined ? path.resolve(ctx.cwd, v.dataDir) : emulatorDir(ctx.env),
+      dataDir: v.dataDir !== undefined ? dataDirPath(v.dataDir, ctx.cwd) : emulatorDir(ctx.env),
       config,
       faults: await parseFaultsOption(v.faults),
       database,
