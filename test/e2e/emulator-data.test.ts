@@ -60,11 +60,13 @@ describe('a data directory without emulator data', () => {
   // A file named as the data directory: reset once ended in a crash report (ENOTDIR from its scan), serve in
   // "EEXIST: file already exists, mkdir", exit 1.
   for (const args of [...cases, ['emulator', 'reset', '--yes'], ['emulator', 'serve', '--port', '0']]) {
-    it(`${args.slice(0, 3).join(' ')} --data-dir <a file>: one line, exit 2`, async () => {
+    it(`${args.slice(0, 3).join(' ')} --data-dir <a file, or a path under one>: one line, exit 2`, async () => {
       const file = path.join(tempDir(), 'server.tar');
       fs.writeFileSync(file, 'not a directory');
-      const r = await runCli([...args, '--data-dir', file], { env: isolatedEnv() });
-      expect([r.code, r.stdout, r.stderr]).toEqual([2, '', `error: --data-dir: ${file} is not a directory\n`]);
+      for (const dir of [file, path.join(file, 'data')]) {
+        const r = await runCli([...args, '--data-dir', dir], { env: isolatedEnv() });
+        expect([r.code, r.stdout, r.stderr]).toEqual([2, '', `error: --data-dir: ${dir} is not a directory\n`]);
+      }
       expect(fs.readFileSync(file, 'utf8')).toBe('not a directory');
     });
   }

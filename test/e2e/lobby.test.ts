@@ -199,7 +199,7 @@ describe('lobby logs', () => {
 
   it.each([
     [['--interval', '5'], /--interval goes with --watch/],
-    [['--watch', '--interval', '0'], /--interval must be a number of seconds of at least 0\.1/],
+    [['--watch', '--interval', '0'], /--interval must be a number of seconds from 0\.1 to 86400 \(a day\)/],
     [['--watch', '--interval', 'soon'], /--interval must be a number of seconds/],
     [['--chart', '--json'], /--chart draws for people/],
   ])('refuses %j before any request, exit 2', async (extra, message) => {

@@ -200,6 +200,7 @@ describe('stats and history against one emulator', () => {
 
   it.each([
     [['--from', '2026-01-02T00:00:00Z', '--to', '2026-01-01T00:00:00Z'], /--from must be before --to/],
+    [['--from', '2999-01-01T00:00:00Z'], /^error: --from must be in the past, not 2999-01-01T00:00:00Z$/m],
     [['--since', '1h', '--from', '2026-01-01'], /either --since or --from/],
     [[], /a window is required/],
     [['--since', 'yesterday'], /--since must be a duration/],

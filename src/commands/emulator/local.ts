@@ -90,10 +90,19 @@ export function resolvePath(flag: string, raw: string, cwd: string): string {
   return path.resolve(cwd, raw);
 }
 
-/** `--data-dir`'s directory, absolute; a path that is there but is no directory (a file) is a usage error. */
+/**
+ * `--data-dir`'s directory, absolute; a path that is there but is no directory (a file, or under one) is a usage
+ * error. What else keeps it from being used (permissions) is the emulator's to say when it starts.
+ */
 export function dataDirPath(raw: string, cwd: string): string {
   const dir = resolvePath('--data-dir', raw, cwd);
-  const stat = fs.statSync(dir, { throwIfNoEntry: false });
-  if (stat !== undefined && !stat.isDirectory()) throw new UsageError(`--data-dir: ${dir} is not a directory`);
+  let isFile: boolean;
+  try {
+    const stat = fs.statSync(dir, { throwIfNoEntry: false });
+    isFile = stat !== undefined && !stat.isDirectory();
+  } catch (err) {
+    isFile = (err as NodeJS.ErrnoException).code === 'ENOTDIR';
+  }
+  if (isFile) throw new UsageError(`--data-dir: ${dir} is not a directory`);
   return dir;
 }

@@ -79,7 +79,8 @@ export default defineCommand({
     const end = v.to !== undefined ? parseTime('--to', v.to) : ctx.now();
     const start = since !== undefined ? end - parseDuration('--since', since) : parseTime('--from', from!);
     if (start < 0) throw new UsageError('--since reaches before 1970');
-    if (start >= end) throw new UsageError('--from must be before --to');
+    // Without --to the window ends now: a --from after it names no --to that was given.
+    if (start >= end) throw new UsageError(v.to !== undefined ? '--from must be before --to' : `--from must be in the past, not ${from}`);
     const format = v.format ?? 'csv';
     if (wide && format !== 'table') throw new UsageError('--wide goes with --format table');
     if (urlOnly) {
