@@ -167,12 +167,16 @@ describe('gamehost deploy', () => {
   });
 
   it('version validate: the same reading and validation as deploy, nothing created; valid is one line, exit 0', async () => {
-    const dir = project({ 'rivet.yaml': `matchmaker:\n  docker:\n    image_id: ${build}\n  game_modes:\n    default: {}\n`, 'rivet.qa.yaml': 'matchmaker:\n  max_players: 0\n' });
+    const dir = project({ 'rivet.yaml': `matchmaker:\n  docker:\n    image_id: ${build}\n  game_modes:\n    default: {}\n`, 'rivet.staging.yaml': 'matchmaker:\n  max_players: 0\n' });
     const versions = async () => (await gameOf()).versions.length;
     const before = await versions();
     const ok = await runCli(['version', 'validate'], { env: fx.env, cwd: dir });
     expect([ok.code, ok.stdout]).toEqual([0, `The config is valid (${path.join(dir, 'rivet.yaml')}).\n`]);
-    const overlay = await runCli(['version', 'validate', 'qa'], { env: fx.env, cwd: dir });
+    // A namespace the game does not have is refused as deploy refuses it, never "valid" (it once was).
+    const unknown = await runCli(['version', 'validate', 'qa'], { env: fx.env, cwd: dir });
+    expect([unknown.code, unknown.stdout]).toEqual([2, '']);
+    expect(unknown.stderr).toMatch(/^error: the game has no namespace "qa"; it has /m);
+    const overlay = await runCli(['version', 'validate', 'staging'], { env: fx.env, cwd: dir });
     expect(overlay.code).toBe(2);
     expect(overlay.stderr).toContain('  config.matchmaker.game-modes.*default*.player-counts.max-players-normal.too-low: too low\n');
     expect(overlay.stderr.split('\n').filter((l) => l.startsWith('error:'))).toEqual(['error: the config is invalid (3 errors above); gamehost deploy would refuse it']);

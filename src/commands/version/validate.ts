@@ -25,9 +25,12 @@ export default defineCommand({
 });
 
 async function run(ctx: Context, o: ValidateOptions): Promise<void> {
-  const { readProject, validateProject } = await import('../deploy.js');
+  const [{ readProject, validateProject }, { readGame, findNamespace }] = await Promise.all([import('../deploy.js'), import('../../api/resolve.js')]);
   const project = await readProject(ctx, o);
-  await validateProject(ctx, await ctx.api(), { ...project, name: o.name, what: 'gamehost deploy would refuse it' });
+  const api = await ctx.api();
+  // As deploy refuses a namespace the game does not have: a mistyped one is not "valid".
+  if (o.namespace !== undefined) findNamespace(await readGame(api), o.namespace);
+  await validateProject(ctx, api, { ...project, name: o.name, what: 'gamehost deploy would refuse it' });
   if (ctx.global.json) {
     const { writeJson } = await import('../../output/json.js');
     return writeJson(ctx, { errors: [] });
