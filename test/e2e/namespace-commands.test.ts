@@ -31,9 +31,14 @@ describe('namespace, version and token commands', () => {
     expect(created.code, created.stderr).toBe(0);
     const id = created.stdout.trim();
     expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    // In words, not the service's `name-id.not-unique`; and an empty display name never leaves the machine.
     const again = await cli(['namespace', 'create', 'qa']);
-    expect(again.code).toBe(1);
-    expect(again.stderr).toContain('name-id.not-unique');
+    expect([again.code, again.stderr]).toEqual([
+      1,
+      'error: the game already has a namespace "qa"\n  list them with `gamehost namespace list`; deploy to it with `gamehost namespace set-version`\n',
+    ]);
+    const empty = await cli(['namespace', 'create', 'qa2', '--display-name', ' ']);
+    expect([empty.code, empty.stderr]).toEqual([2, 'error: --display-name is empty\n']);
     const bad = await cli(['namespace', 'create', 'QA--1']);
     expect([bad.code, bad.stderr.split('\n').length]).toEqual([2, 2]);
     expect(bad.stderr).toMatch(/^error: "QA--1" is not a namespace name id/);

@@ -1,6 +1,6 @@
 // `gamehost namespace create <name-id>`: a namespace of the game on a version (the newest, unless --version).
 import type { Context } from '../../context.js';
-import { UsageError } from '../../errors.js';
+import { RefusedError, UsageError } from '../../errors.js';
 import { NAME_ID } from '../../uuid.js';
 import { defineCommand } from '../command.js';
 
@@ -22,15 +22,19 @@ export default defineCommand({
   examples: ['gamehost namespace create qa', 'gamehost namespace create qa 2026.12.02-1 --display-name "QA"', 'NS=$(gamehost namespace create "pr-$PR" -q)   # in CI'],
   parse(v): NamespaceCreateOptions {
     if (!NAME_ID.test(v.nameId)) throw new UsageError(`"${v.nameId}" is not a namespace name id: 1 to 16 of a-z, 0-9 and "-", not starting or ending with "-" nor holding "--"`);
+    if (v.displayName !== undefined && v.displayName.trim() === '') throw new UsageError('--display-name is empty');
     return { nameId: v.nameId, displayName: v.displayName ?? v.nameId, version: v.version };
   },
   run,
 });
 
 async function run(ctx: Context, o: NamespaceCreateOptions): Promise<void> {
-  const [{ createNamespace }, { readGame, findVersion, versionsOf }] = await Promise.all([import('../../api/operations.js'), import('../../api/resolve.js')]);
+  const [{ createNamespace }, { readGame, findVersion, namespacesOf, versionsOf }] = await Promise.all([import('../../api/operations.js'), import('../../api/resolve.js')]);
   const api = await ctx.api();
   const game = await readGame(api);
+  // Said in words before the service says it as `name-id.not-unique` (which it still does for one made meanwhile).
+  if (namespacesOf(game).some((n) => n.name_id === o.nameId))
+    throw new RefusedError(`the game already has a namespace "${o.nameId}"`, 'list them with `gamehost namespace list`; deploy to it with `gamehost namespace set-version`');
   const version = o.version === undefined ? versionsOf(game).at(-1) : findVersion(game, o.version);
   if (version === undefined) throw new UsageError('the game has no version to put the namespace on', 'create one with `gamehost deploy --no-namespace`');
   const answer = await createNamespace(api, { name_id: o.nameId, display_name: o.displayName, version_id: version.version_id });
