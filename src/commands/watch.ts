@@ -19,6 +19,8 @@ export interface WatchLoop<T> {
   lines(value: T, previous: T | undefined, at: number): string;
   /** The exit code once the thing watched is over; undefined to keep watching. */
   done?(value: T): number | undefined;
+  /** Nothing on stdout, no view nor lines: the exit code alone says how it ended (`lobby logs --watch -q`). */
+  silent?: boolean;
 }
 
 /** Whether a watch redraws a view in place (a terminal, not --json). */
@@ -29,7 +31,7 @@ export function isLive(ctx: Context): boolean {
 /** Runs the loop; returns its exit code. Ctrl-C (or SIGTERM), the way to end a watch, is no error: 130 (143). */
 export async function watch<T>(ctx: Context, loop: WatchLoop<T>): Promise<number> {
   const out = ctx.io.stdout;
-  const frame = isLive(ctx) ? new LiveFrame(out) : undefined;
+  const frame = isLive(ctx) && !loop.silent ? new LiveFrame(out) : undefined;
   let previous: Answer<T> | undefined;
   // The last frame drawn, to draw again at once when the terminal is resized (not at the next poll).
   let redraw: (() => void) | undefined;
@@ -48,6 +50,8 @@ export async function watch<T>(ctx: Context, loop: WatchLoop<T>): Promise<number
           frame.draw(loop.frame(answer.value, before, view), code === undefined ? watchFooter(view, loop.everyMs) : undefined);
         };
         redraw();
+      } else if (loop.silent) {
+        // Polled all the same, for the exit code.
       } else if (ctx.global.json) {
         const line = reformatJson(answer.text, 0);
         if (previous === undefined || line !== reformatJson(previous.text, 0)) out.write(line + '\n');

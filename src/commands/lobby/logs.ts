@@ -401,6 +401,8 @@ async function watchLobby(ctx: Context, api: ApiClient, o: LogsOptions): Promise
   return watch<LobbyLogsResponse>(ctx, {
     everyMs: o.intervalMs,
     utc: o.utc,
+    // -q prints the lines alone, and a watch shows none: its exit code is what a script wants.
+    silent: ctx.global.quiet && !ctx.global.json,
     async poll() {
       const answer = getLobbyLogs(api, o.lobbyId);
       // Both end before either is reported (the lookup settles with the first poll; later polls find it done).
