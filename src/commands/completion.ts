@@ -2,6 +2,7 @@
 // (through the commander tree built from them, as help is), so every command, option and choice the CLI knows is
 // completed, and nothing it does not. The scripts are written by completion-scripts.ts, loaded only to run.
 import type { Context } from '../context.js';
+import { UsageError } from '../errors.js';
 import { parseChoice } from './args.js';
 import { defineCommand, type CommandDef, type TreeNode } from './command.js';
 import type { Shell } from './completion-scripts.js';
@@ -35,7 +36,13 @@ export function completionCommand(tree: () => readonly TreeNode[]): CommandDef {
       'gamehost completion bash | bash -n   # in CI: the script parses',
     ],
     // `__lobby-ids` is the scripts' own call, not a shell: the values where a lobby id goes.
-    parse: (v) => (v.shell === LOBBY_IDS ? LOBBY_IDS : parseChoice('the shell', v.shell, SHELLS)),
+    parse(v, ctx) {
+      if (v.shell === LOBBY_IDS) return LOBBY_IDS;
+      const shell = parseChoice('the shell', v.shell, SHELLS);
+      // --json promises one JSON document on stdout, which a script for a shell is not.
+      if (ctx.global.json) throw new UsageError('--json: completion prints a shell script, not JSON');
+      return shell;
+    },
     async run(ctx: Context, shell) {
       if (shell === LOBBY_IDS) return lobbyIds(ctx);
       const [{ createProgram }, { completionScript }] = await Promise.all([import('./program.js'), import('./completion-scripts.js')]);

@@ -50,6 +50,8 @@ describe('the command tree', () => {
     [['version', 'nope'], "error: unknown command 'nope'\nrun `gamehost version --help` for usage\n"],
     [['emulator', 'builds', 'nope'], "error: unknown command 'nope'\nrun `gamehost emulator builds --help` for usage\n"],
     [['--json', 'version', 'version'], "error: unknown command 'version'\nrun `gamehost version --help` for usage\n"],
+    // --json promises one JSON document; a shell script is not one (it was printed all the same).
+    [['completion', 'bash', '--json'], 'error: --json: completion prints a shell script, not JSON\n'],
   ])('gamehost %j is a usage error, exit 2, in one line and the way out', async (args, stderr) => {
     const r = await runCli(args);
     expect([r.code, r.stdout, r.stderr]).toEqual([2, '', stderr]);
