@@ -174,8 +174,11 @@ describe('history export --game-mode and --region', () => {
     const byId = await runCli(['history', 'export', '--since', '1h', '--region', regionId, '--format', 'json', '-o', '-'], { env });
     expect(byId.stdout.trim().split('\n').map((l) => made[JSON.parse(l).lobby_id]).sort()).toEqual(['duos lnd-fra', 'squads lnd-fra']);
 
-    const none = await runCli(['history', 'export', '--since', '1h', '--game-mode', 'nope', '-o', '-'], { env });
-    expect([none.code, readCsv(none.stdout).length]).toEqual([0, 1]);
+    // A value that names no lobby of the window is said, with the names they have: a typo is not an empty window.
+    const none = await runCli(['history', 'export', '--since', '1h', '--game-mode', 'nope', '--game-mode', 'duos', '-o', '-'], { env });
+    expect([none.code, readCsv(none.stdout).length]).toEqual([0, 3]);
+    expect(none.stderr).toContain('warning: --game-mode nope names none of the 4 lobbies of this window (theirs: default, duos, squads)\n');
+    expect(none.stderr).not.toContain('--game-mode duos names none');
     const url = await runCli(['history', 'export', '--since', '1h', '--region', 'lnd-fra', '--url-only'], { env });
     expect([url.code, url.stderr]).toEqual([2, 'error: --url-only downloads nothing, so there is nothing to filter: drop --game-mode and --region\n']);
   });

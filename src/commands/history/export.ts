@@ -184,6 +184,16 @@ async function run(ctx: Context, o: ExportOptions): Promise<void> {
   };
   // Filtered, the CSV is written record by record (the header, then the lobbies kept); else as served, byte for byte.
   const filtered = o.gameModes !== undefined || o.regions !== undefined;
+  // Each filter's values that named a lobby of the window, and the names the window's lobbies have: a value that
+  // names none (a typo, most likely) is said, rather than left to look like an empty window.
+  const named = new Set<string>();
+  const modes = new Set<string>();
+  const regions = new Set<string>();
+  const note = (flag: string, wanted: string[] | undefined, names: Set<string>, ...fields: (string | undefined)[]) => {
+    if (fields[0]) names.add(fields[0]);
+    for (const w of wanted ?? []) if (fields.some((f) => f !== undefined && f !== '' && f.toLowerCase() === w.toLowerCase())) named.add(`${flag} ${w}`);
+  };
+  let inWindow = 0;
   const take = async (records: string[][]) => {
     for (const fields of records) {
       if (!header) {
@@ -193,6 +203,11 @@ async function run(ctx: Context, o: ExportOptions): Promise<void> {
         continue;
       }
       const record = historyRecord(header, fields);
+      if (filtered) {
+        inWindow++;
+        note('--game-mode', o.gameModes, modes, record.lobby_group_name, record.lobby_group_id);
+        note('--region', o.regions, regions, record.region_name, record.region_id);
+      }
       if (filtered && !kept(o, record)) continue;
       rows++;
       if (filtered && o.format === 'csv') await write(csvRecord(fields));
@@ -229,6 +244,16 @@ async function run(ctx: Context, o: ExportOptions): Promise<void> {
     throw err;
   }
 
+  const misses = [['--game-mode', o.gameModes, modes] as const, ['--region', o.regions, regions] as const].flatMap(([flag, wanted, names]) =>
+    (wanted ?? []).filter((w) => !named.has(`${flag} ${w}`)).map((w) => ({ flag, w, names })),
+  );
+  if (misses.length > 0) {
+    const { sanitizeLine } = await import('../../output/sanitize.js');
+    for (const { flag, w, names } of misses) {
+      const list = [...names].sort().slice(0, 10).map(sanitizeLine).join(', ');
+      ctx.warn(`${flag} ${sanitizeLine(w)} names none of the ${formatCount(inWindow)} lobb${inWindow === 1 ? 'y' : 'ies'} of this window${names.size ? ` (theirs: ${list}${names.size > 10 ? ', …' : ''})` : ''}`);
+    }
+  }
   if (o.format === 'table') {
     const out = stdoutSink(ctx.io.stdout);
     for (const chunk of historyTableChunks(tableRows, { ...viewOptions(ctx, ctx.io.stdout, o.utc), wide: o.wide })) await out.write(chunk);
