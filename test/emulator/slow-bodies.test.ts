@@ -5,7 +5,7 @@
 import { createServer, type Server } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { EmulatorError, ERRORS } from '../../src/emulator/errors.js';
 import { BodyBudget, BODY_BYTES_PER_ADDRESS, bodyDeadlineMs } from '../../src/emulator/routes/bodies.js';
 import type { RequestContext } from '../../src/emulator/routes/context.js';
@@ -93,6 +93,34 @@ describe('a body that does not arrive in time', () => {
     const release = budget.take('127.0.0.1', BODY_BYTES_PER_ADDRESS);
     expect(typeof release).toBe('function');
     (release as () => void)();
+  });
+
+  it('a client gone before its handler reads the body: the read ends at once, not at the deadline', async () => {
+    // Its handler starts reading only after the client has gone (as behind a fault's latency): the end of the
+    // request is behind it, and the read must see that rather than wait out its time (the push that was
+    // interrupted while its build was created waited 10 s more for it).
+    const slow = new BodyBudget({ deadlineMs: () => 60_000 });
+    const settled: string[] = [];
+    const late = createServer((req, res) => {
+      setTimeout(() => {
+        readText({ req, res, bodies: slow } as unknown as RequestContext).then(
+          () => settled.push('read'),
+          (err: unknown) => settled.push(err instanceof EmulatorError ? err.code : 'gone'),
+        );
+      }, 200);
+    });
+    await new Promise<void>((resolve) => late.listen(0, '127.0.0.1', resolve));
+    try {
+      const socket = await partial(`http://127.0.0.1:${(late.address() as AddressInfo).port}`, '/', 1000, 10);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      socket.destroy();
+      await vi.waitFor(() => expect(settled).toEqual(['gone']), { timeout: 5_000, interval: 20 });
+      // Its bytes are counted no more.
+      expect(typeof slow.take('127.0.0.1', BODY_BYTES_PER_ADDRESS)).toBe('function');
+    } finally {
+      late.closeAllConnections();
+      await new Promise<void>((resolve) => late.close(() => resolve()));
+    }
   });
 
   it('one that arrives in time is read whole', async () => {

@@ -40,39 +40,32 @@ export async function readText(rc: RequestContext, max = MAX_JSON_BODY): Promise
         : 'the emulator is receiving as many request bodies as it holds at once; send this one again shortly.';
     throw new EmulatorError('API_RATE_LIMIT', { reason }, { retry_after_ms: 1000 }, { 'retry-after': '1' });
   }
-  const { req } = rc;
   const ms = rc.bodies.deadlineMs(length);
+  const chunks: Buffer[] = [];
+  let late = false;
+  // Read as a stream is iterated, which also ends at once for a request whose client went away before its handler
+  // ran (a fault's latency, say): listeners added then would wait for events already gone.
+  const read = (async () => {
+    for await (const chunk of rc.req) if (!late) chunks.push(chunk as Buffer);
+  })();
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      // What arrived is dropped, and what still comes is not kept: the answer closes the connection.
+      late = true;
+      chunks.length = 0;
+      rc.res.setHeader('connection', 'close');
+      reject(new EmulatorError('API_BODY_TIMEOUT', { reason: `a body of ${length} bytes must arrive within ${ms / 1000} s.` }));
+    }, ms);
+  });
+  read.catch(() => {});
   try {
-    return await new Promise<string>((resolve, reject) => {
-      const chunks: Buffer[] = [];
-      const done = () => {
-        clearTimeout(timer);
-        req.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
-      };
-      const onData = (chunk: Buffer) => chunks.push(chunk);
-      const onEnd = () => {
-        done();
-        resolve((chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8'));
-      };
-      const onError = (err: Error) => {
-        done();
-        reject(err);
-      };
-      // The client went away before the end: nobody is left to answer.
-      const onClose = () => onError(new Error('the request was closed before its body ended'));
-      // What arrived is dropped, and the rest is not read: the answer closes the connection.
-      const timer = setTimeout(() => {
-        done();
-        chunks.length = 0;
-        req.pause();
-        rc.res.setHeader('connection', 'close');
-        reject(new EmulatorError('API_BODY_TIMEOUT', { reason: `a body of ${length} bytes must arrive within ${ms / 1000} s.` }));
-      }, ms);
-      req.on('data', onData).once('end', onEnd).once('error', onError).once('close', onClose);
-    });
+    await Promise.race([read, deadline]);
   } finally {
+    clearTimeout(timer);
     release();
   }
+  return (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8');
 }
 
 /** Parses JSON text, API_BAD_BODY when malformed. */
