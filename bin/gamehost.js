@@ -21,11 +21,9 @@ if (answer !== undefined) {
   // As main() ends: a reader gone away is 141, any other failure (a full disk) one line and 1.
   process.stdout.write(answer, (err) => {
     if (!err) return;
-    if (err.code === 'EPIPE') process.exitCode = 141;
-    else {
-      process.exitCode = 1;
-      process.stderr.write(`error: cannot write to stdout: ${err.message.replace(/^[A-Z]+: /, '').replace(/, write$/, '')}\n`);
-    }
+    const why = require('../dist/stdout-failure.cjs').stdoutFailure(err);
+    process.exitCode = why === undefined ? 141 : 1;
+    if (why !== undefined) process.stderr.write(`error: cannot write to stdout: ${why}\n`);
   });
 } else {
   // Node 22.1+ keeps the modules it compiled in a cache on disk (os.tmpdir()/node-compile-cache, checked against

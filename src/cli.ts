@@ -7,6 +7,7 @@ import type { IOStreams } from './shared/io.js';
 import { ExitCode, InterruptedError, OutputClosedError } from './errors.js';
 import { command, group, readValues, type TreeNode } from './commands/command.js';
 import { CommanderError, GLOBAL_VALUE_FLAGS, createProgram, groupOptionMistake, namedPath, type Runner } from './commands/program.js';
+import { stdoutFailure } from './stdout-failure.cjs';
 
 const TREE: readonly TreeNode[] = [
   group('build', 'Push and list game server builds', [
@@ -207,18 +208,10 @@ export async function main(argv: string[], init: ContextInit = {}): Promise<numb
   // The work may be done, but its result did not arrive: its reader went away (141, as cat's), or stdout failed
   // (a full disk: one line saying so, 1).
   if (!output.closed() || code === ExitCode.SIGINT || code === ExitCode.SIGTERM) return code;
-  const why = writeFailure(output.failure());
+  const why = stdoutFailure(output.failure());
   if (why === undefined) return ExitCode.OUTPUT_CLOSED;
   io.stderr.write(`error: cannot write to stdout: ${why}\n`);
   return ExitCode.UNEXPECTED;
-}
-
-/** Why a write to stdout failed, unless its reader went away (EPIPE): `no space left on device`. */
-function writeFailure(err: Error | null | undefined): string | undefined {
-  const code = (err as NodeJS.ErrnoException | null | undefined)?.code;
-  if (err == null || code === 'EPIPE' || code === 'ERR_STREAM_DESTROYED' || code === 'ERR_STREAM_WRITE_AFTER_END') return undefined;
-  // `ENOSPC: no space left on device, write`: the words alone.
-  return err.message.replace(/^[A-Z]+: /, '').replace(/, write$/, '');
 }
 
 /**
@@ -233,9 +226,8 @@ function helpForGroup(argv: string[], io: IOStreams): string[] {
   const path = namedPath(TREE, words);
   const last = path.at(-1);
   if (last?.kind === 'command') return argv;
-  const isOperand = (w: string, i: number) => !w.startsWith('-') && !GLOBAL_VALUE_FLAGS.has(words[i - 1] ?? '');
-  const operands = words.filter(isOperand);
-  const operandsBefore = (end: number) => words.slice(0, end).filter(isOperand).length;
+  // Where the words that are not options (nor global options' values) are.
+  const operands = words.flatMap((w, i) => (!w.startsWith('-') && !GLOBAL_VALUE_FLAGS.has(words[i - 1] ?? '') ? [i] : []));
   // As commander reports its own mistakes: the line here, the way out by reportError.
   const mistake = (text: string) => {
     io.stderr.write(`error: ${text}\n`);
@@ -245,8 +237,8 @@ function helpForGroup(argv: string[], io: IOStreams): string[] {
     // Commander hands a word right after the group that names none of its commands to its default command, which
     // takes no operands (`version`'s, `emulator builds`'): it is the unknown command it is, not "too many arguments
     // for 'cli'". (A word after the default command's options is one of their values, or commander's to judge.)
-    const at = words.findIndex((w, i) => isOperand(w, i) && operandsBefore(i) === path.length);
-    if (at > 0 && words[at - 1] === last.name && !words.some((w) => w === '-h' || w === '--help')) throw mistake(`unknown command '${words[at]}'`);
+    const at = operands[path.length];
+    if (at !== undefined && words[at - 1] === last.name && !words.some((w) => w === '-h' || w === '--help')) throw mistake(`unknown command '${words[at]}'`);
     return argv;
   }
   if (operands.length !== path.length || words.some((w) => w === '-h' || w === '--help' || w === '-V' || w === '--version')) return argv;

@@ -14,7 +14,7 @@ const LAYERS: Layer[] = [
   { name: 'shared', holds: ['shared/'], may: ['shared'] },
   { name: 'emulator', holds: ['emulator/'], may: ['emulator', 'shared'] },
   // The CLI's own leaves; errors.ts names the emulator's failure codes to give each its exit code.
-  { name: 'core', holds: ['base-context.ts', 'errors.ts', 'globals.ts', 'help.cts', 'timeparse.ts', 'uuid.ts', 'version.ts'], may: ['core', 'emulator', 'shared'] },
+  { name: 'core', holds: ['base-context.ts', 'errors.ts', 'globals.ts', 'help.cts', 'stdout-failure.cts', 'timeparse.ts', 'uuid.ts', 'version.ts'], may: ['core', 'emulator', 'shared'] },
   ...BELOW_COMMANDS.map((name) => ({ name, holds: [`${name}/`], may: [...BELOW_COMMANDS, 'core', 'emulator', 'shared'] })),
   { name: 'context', holds: ['context.ts'], may: ['context', ...BELOW_COMMANDS, 'core', 'emulator', 'shared'] },
   { name: 'commands', holds: ['commands/'], may: ['commands', 'context', ...BELOW_COMMANDS, 'core', 'emulator', 'shared'] },
