@@ -151,12 +151,12 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
   if (builds !== undefined && builds.swept > 0) console.error(`[emulator] removed ${builds.swept} container(s) an emulator of this data directory left when it stopped`);
   let opened: Awaited<ReturnType<typeof openStores>>;
   try {
-    opened = await openStores({ ...opts, timeoutMs: config.storeTimeoutMs });
+    opened = await openStores({ operatorLog: (message) => console.error(`[emulator] ${message}`), ...opts, timeoutMs: config.storeTimeoutMs });
   } catch (err) {
     await builds?.close().catch(() => {});
     throw err;
   }
-  const { store, blobs, secret, inUse, names } = opened;
+  const { store, blobs, secret, inUse, names, tell } = opened;
   const clock = opts.clock ?? systemClock;
   // Built before the services: the runner writes its servers' lines through it, and the logs routes read them.
   const logs = new LobbyLogs({ store, blobs, clock, config, logWatch: opts.logWatch });
@@ -231,7 +231,7 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
     await builds?.close().catch(() => {});
     throw err;
   }
-  const services = createServices({ store, blobs, names, clock, config, secret, faults, adminToken: opts.adminToken, logs, runner: servers });
+  const services = createServices({ store, blobs, names, tell, clock, config, secret, faults, adminToken: opts.adminToken, logs, runner: servers });
   const server = createEmulatorServer(services, front, tls);
   const containerServer = builds?.containerListener && createEmulatorServer(services, containerFront);
   try {

@@ -1,7 +1,9 @@
 // GET /_emulator/health: 200 only while the store and the bytes both answer; 503 naming the one that does not, within
 // the store's bound. And the requests themselves: a stalled database or bucket (a proxy in front of it that stops
 // forwarding, as SIGSTOP on the server would) answers 503 STORE_UNAVAILABLE naming it within the bound, never holds
-// them; an unwritable data directory is named as such, at start (one line) and while serving (503).
+// them; an unwritable data directory is named as such, at start (one line) and while serving (503). Their answers
+// say why in words and a code, never a path, a database's name or address, or a bucket's: those go to the operator's
+// log alone (serve's stderr).
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -9,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DataDirError } from '../../src/emulator/datadir.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { createTestDatabase, PG_PRESENT, queryDatabase } from '../helpers/postgres.js';
-import { bucketAt, startS3rver, type S3Server } from '../helpers/s3.js';
+import { BUCKET, bucketAt, startS3rver, type S3Server } from '../helpers/s3.js';
 import { stallProxy, type StallProxy } from '../helpers/stall-proxy.js';
 import { callAt, expectErrorShape } from '../helpers/emulator.js';
 import { tempDir } from '../helpers/cli.js';
@@ -24,16 +26,22 @@ const config = { startDelayMs: 0, readyDelayMs: 0, storeTimeoutMs: BOUND_MS };
 const timed = (emu: RunningEmulator, method: string, path: string, opts: Parameters<typeof callAt>[3] = {}) => callAt(emu.endpoint, method, path, opts);
 
 describe('the health check', () => {
-  it('local files gone: 503 naming the data directory (there is no bucket), the store still fine', async () => {
+  it('local files gone: 503 naming the data directory (there is no bucket), the store still fine; the path told the operator alone', async () => {
     const dir = tempDir();
-    const emu = await startEmulator({ dataDir: dir });
+    const told: string[] = [];
+    const emu = await startEmulator({ dataDir: dir, operatorLog: (line) => told.push(line) });
     try {
       expect((await callAt(emu.endpoint, 'GET', '/_emulator/health')).status).toBe(200);
       rmSync(join(dir, 'builds'), { recursive: true });
       const sick = await callAt(emu.endpoint, 'GET', '/_emulator/health');
       expect(sick.status).toBe(503);
       expect(sick.json).toMatchObject({ ok: false, unavailable: 'data directory' });
-      expect(sick.json.message).toMatch(/^the data directory does not answer: .*ENOENT/);
+      expect(sick.json.message).toBe('the data directory does not answer: ENOENT: no such file or directory');
+      expect(told).toEqual([expect.stringMatching(/^the data directory does not answer: ENOENT: .*builds/)]);
+      expect(told[0]).toContain(dir);
+      // Told once, not at every probe.
+      expect((await callAt(emu.endpoint, 'GET', '/_emulator/health')).status).toBe(503);
+      expect(told).toHaveLength(1);
     } finally {
       await emu.close();
     }
@@ -41,7 +49,8 @@ describe('the health check', () => {
 
   it.skipIf(!PG_PRESENT)('its database dropped: 503 naming the database, and the replica goes on answering', async () => {
     const url = await createTestDatabase();
-    const emu = await startEmulator({ dataDir: tempDir(), database: url });
+    const told: string[] = [];
+    const emu = await startEmulator({ dataDir: tempDir(), database: url, operatorLog: (line) => told.push(line) });
     try {
       expect(emu.stores.records.kind).toBe('postgres');
       expect((await callAt(emu.endpoint, 'GET', '/_emulator/health')).status).toBe(200);
@@ -57,6 +66,13 @@ describe('the health check', () => {
       const create = await callAt(emu.endpoint, 'POST', '/matchmaker/lobbies/create', { body: { game_mode: 'default' } });
       expect(expectErrorShape(create, 503, 'STORE_UNAVAILABLE').message).toContain('The database does not answer');
       expect((await callAt(emu.endpoint, 'GET', '/_emulator/health')).status).toBe(503);
+      // Neither the database's name nor its address is in an answer; the operator's log has the whole error.
+      for (const text of [sick.json.message, create.json.message]) {
+        expect(text).not.toContain(name);
+        expect(text).not.toContain(new URL(url).port);
+      }
+      expect(told.length).toBeGreaterThan(0);
+      expect(told.every((line) => line.startsWith('the database does not answer: '))).toBe(true);
     } finally {
       await emu.close();
     }
@@ -137,6 +153,11 @@ describe('a stalled bucket', () => {
     }
     expect(health.status).toBe(503);
     expect(health.json).toMatchObject({ ok: false, unavailable: 'bucket' });
+    // The bucket's name and its keys are the operator's to read, not the answer's.
+    for (const answer of [build, exported, health]) {
+      expect(answer.json.message).not.toContain(BUCKET);
+      expect(answer.json.message).not.toContain(String(proxy.port));
+    }
     proxy.resume();
     expect((await callAt(emu.endpoint, 'GET', '/_emulator/health')).status).toBe(200);
   });
@@ -175,7 +196,8 @@ describe('a data directory the emulator cannot write', () => {
 
   it('while serving: a part PUT answers 503 naming the data directory, and health names it, not a bucket', async () => {
     const dir = tempDir();
-    const emu = await startEmulator({ dataDir: dir, config });
+    const told: string[] = [];
+    const emu = await startEmulator({ dataDir: dir, config, operatorLog: (line) => told.push(line) });
     try {
       const created = await callAt(emu.endpoint, 'POST', `/cloud/games/${emu.gameId}/builds`, {
         token: emu.tokens.cloud,
@@ -189,7 +211,9 @@ describe('a data directory the emulator cannot write', () => {
       const body = (await put.json()) as { code: string; message: string };
       expect(put.status).toBe(503);
       expect(body.code).toBe('STORE_UNAVAILABLE');
-      expect(body.message).toMatch(/^The data directory does not answer \(.*uploads.*the emulator must be able to read and write there\)/);
+      expect(body.message).toMatch(/^The data directory does not answer \(E[A-Z]+: [a-z ]+; the emulator must be able to read and write there\)/);
+      expect(body.message).not.toContain(dir);
+      expect(told).toEqual([expect.stringMatching(/^the data directory does not answer: E[A-Z]+: .*uploads/)]);
       const health = await callAt(emu.endpoint, 'GET', '/_emulator/health');
       expect(health.json).toMatchObject({ ok: false, unavailable: 'data directory' });
     } finally {

@@ -3,7 +3,7 @@
 import type { EmulatorConfig } from '../config.js';
 import type { Faults } from '../faults.js';
 import type { BlobStore, Store } from '../stores/store.js';
-import type { StoreName } from '../stores/unavailable.js';
+import type { StoreName, Tell } from '../stores/unavailable.js';
 import { AdminGuard } from './admin.js';
 import { Auth } from './auth.js';
 import { Builds } from './builds.js';
@@ -28,6 +28,8 @@ export interface ServiceDeps {
   blobs: BlobStore;
   /** What the store and the blob store are called when they do not answer. */
   names: { records: StoreName; bytes: StoreName };
+  /** Tells the operator's log a store's whole error, which answers say without paths or hosts. */
+  tell: Tell;
   clock: Clock;
   config: EmulatorConfig;
   /** Signs tokens and player tokens. */

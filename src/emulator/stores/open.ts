@@ -6,7 +6,7 @@ import { BucketSettingsError, describeBucket, type BucketSettings } from './buck
 import { LocalBlobStore } from './local-blobs.js';
 import { SqliteStore } from './sqlite.js';
 import type { BlobStore, LocalObjectIndex, Store } from './store.js';
-import { filesUnavailable, postgresUnavailable, reportUnavailable, sqliteUnavailable, type StoreName } from './unavailable.js';
+import { filesUnavailable, postgresUnavailable, reportUnavailable, sqliteUnavailable, tellOperator, type OperatorLog, type StoreName, type Tell } from './unavailable.js';
 
 export interface StoreOptions {
   /** Where local files (and, without `database`, the SQLite store and its secret) live. */
@@ -21,6 +21,8 @@ export interface StoreOptions {
   timeoutMs?: number;
   /** A long-running serve's SQLite store checkpoints its WAL on a thread of its own (SqliteStore.open). */
   checkpointThread?: boolean;
+  /** Where the whole error of a store that does not answer is told (answers say it without paths or hosts). */
+  operatorLog?: OperatorLog;
 }
 
 /** What is in use, for the start line and --verbose: a kind, and where (credentials removed). */
@@ -38,6 +40,8 @@ export interface OpenStores {
   inUse: StoresInUse;
   /** What each is called in those answers and in health. */
   names: { records: StoreName; bytes: StoreName };
+  /** Tells the operator's log a store's whole error (tellOperator). */
+  tell: Tell;
 }
 
 /** A secret given as text: its UTF-8 bytes, at least 32 of them (the length of the secret the store makes). */
@@ -54,12 +58,13 @@ async function openBlobs(
   paths: DataDirPaths,
   secret: Buffer,
   index: LocalObjectIndex,
+  tell: OpenStores['tell'],
 ): Promise<{ blobs: BlobStore; bytes: StoresInUse['bytes'] }> {
   if (opts.bucket === undefined) {
     const local = new LocalBlobStore(paths, secret, index);
     // Parts and builds are written here: a directory that cannot be is said at start, not at the first push.
     await local.ping().catch((err: unknown) => Promise.reject(dataDirFailure(paths.root, err)));
-    const blobs = reportUnavailable(local, 'data directory', filesUnavailable);
+    const blobs = reportUnavailable(local, 'data directory', filesUnavailable, tell);
     return { blobs, bytes: { kind: 'local', location: paths.root } };
   }
   // Loaded only for a bucket: the embedded emulator never pays for the signer.
@@ -73,7 +78,7 @@ async function openBlobs(
     const what = status === 404 ? 'does not exist' : status === 401 || status === 403 ? 'refused the credentials' : 'does not answer';
     throw new BucketSettingsError(`the bucket ${describeBucket(opts.bucket)} ${what} (${(err as Error).message})`);
   }
-  return { blobs: reportUnavailable(blobs, 'bucket', bucketUnavailable), bytes: { kind: 's3', location: describeBucket(opts.bucket) } };
+  return { blobs: reportUnavailable(blobs, 'bucket', bucketUnavailable, tell), bytes: { kind: 's3', location: describeBucket(opts.bucket) } };
 }
 
 /** Runs one start-up step on the data directory; its failure to read or write there is said as such (DataDirError). */
@@ -89,16 +94,17 @@ function onDataDir<T>(root: string, step: () => T): T {
 export async function openStores(opts: StoreOptions): Promise<OpenStores> {
   const given = opts.secret === undefined ? undefined : secretFromText(opts.secret);
   const paths = onDataDir(opts.dataDir, () => prepareDataDir(opts.dataDir));
+  const tell = tellOperator(opts.operatorLog ?? (() => {}));
   if (opts.database !== undefined) {
     const [{ PostgresStore }, { redactUrl }] = await Promise.all([import('./postgres.js'), import('../../shared/redact.js')]);
     const opened = await PostgresStore.open({ connectionString: opts.database, timeoutMs: opts.timeoutMs });
     try {
       const secret = given ?? (await opened.secret());
       // The blob store's index is the wrapped store: its failures are named as the database's too.
-      const store = reportUnavailable(opened, 'database', postgresUnavailable);
-      const { blobs, bytes } = await openBlobs(opts, paths, secret, store);
+      const store = reportUnavailable(opened, 'database', postgresUnavailable, tell);
+      const { blobs, bytes } = await openBlobs(opts, paths, secret, store, tell);
       const names = { records: 'database', bytes: bytes.kind === 's3' ? 'bucket' : 'data directory' } as const;
-      return { store, blobs, secret, names, inUse: { records: { kind: 'postgres', location: redactUrl(opts.database) }, bytes } };
+      return { store, blobs, secret, names, tell, inUse: { records: { kind: 'postgres', location: redactUrl(opts.database) }, bytes } };
     } catch (err) {
       await opened.close();
       throw err;
@@ -107,10 +113,10 @@ export async function openStores(opts: StoreOptions): Promise<OpenStores> {
   const secret = given ?? onDataDir(paths.root, () => loadSecret(paths.secret));
   const opened = onDataDir(paths.root, () => SqliteStore.open(paths.db, opts.timeoutMs, opts.checkpointThread ? 'thread' : 'commit'));
   try {
-    const store = reportUnavailable(opened, 'data directory', sqliteUnavailable);
-    const { blobs, bytes } = await openBlobs(opts, paths, secret, store);
+    const store = reportUnavailable(opened, 'data directory', sqliteUnavailable, tell);
+    const { blobs, bytes } = await openBlobs(opts, paths, secret, store, tell);
     const names = { records: 'data directory', bytes: bytes.kind === 's3' ? 'bucket' : 'data directory' } as const;
-    return { store, blobs, secret, names, inUse: { records: { kind: 'sqlite', location: paths.db }, bytes } };
+    return { store, blobs, secret, names, tell, inUse: { records: { kind: 'sqlite', location: paths.db }, bytes } };
   } catch (err) {
     await opened.close();
     throw err;

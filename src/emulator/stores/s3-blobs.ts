@@ -25,12 +25,22 @@ export class S3Error extends Error {
 }
 
 /** The bucket did not answer: a network failure, or nothing for longer than the bound. */
-export class S3Unreachable extends Error {}
+export class S3Unreachable extends Error {
+  /** `message`: the request and why (the operator's to read); `reason`: why, in words that name no bucket, key or host. */
+  constructor(
+    message: string,
+    readonly reason: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
 
 /** The bucket's failures that mean it does not answer: unreachable, or a 5xx still there after aws4fetch's retries. */
 export const bucketUnavailable: Classifier = (err) => {
-  if (err instanceof S3Unreachable) return err.message;
-  if (err instanceof S3Error && err.status >= 500) return err.message;
+  // In words without the bucket, its keys or its host (those are in the message, for the operator's log).
+  if (err instanceof S3Unreachable) return err.reason;
+  if (err instanceof S3Error && err.status >= 500) return `${err.status} ${err.code}`;
   return undefined;
 };
 
@@ -99,7 +109,7 @@ export class S3BlobStore implements BlobStore {
     // A bucket that stops answering (paused, a network that drops packets) fails the request after timeoutMs
     // without a byte, whether it is waiting for the answer or for the next part of its body.
     const controller = new AbortController();
-    const stalled = new S3Unreachable(`${this.describe(r)}: no answer within ${this.timeoutMs} ms`);
+    const stalled = new S3Unreachable(`${this.describe(r)}: no answer within ${this.timeoutMs} ms`, `no answer within ${this.timeoutMs} ms`);
     let timer: NodeJS.Timeout | undefined;
     const rearm = () => {
       clearTimeout(timer);
@@ -115,7 +125,8 @@ export class S3BlobStore implements BlobStore {
       if (err === stalled) throw stalled;
       // fetch says only "fetch failed"; the reason (ECONNREFUSED, ENOTFOUND, a TLS error) is in its cause.
       const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-      throw new S3Unreachable(`${this.describe(r)}: ${cause?.code ?? cause?.message ?? (err as Error).message}`, { cause: err });
+      const detail = cause?.code ?? cause?.message ?? (err as Error).message;
+      throw new S3Unreachable(`${this.describe(r)}: ${detail}`, cause?.code ? `the connection failed (${cause.code})` : 'the connection failed', { cause: err });
     }
     if (res.body === null) clearTimeout(timer);
     else {
