@@ -313,16 +313,21 @@ describe('presigned PUT and complete', () => {
     }
   });
 
-  it('an unexpected failure answers 500 ERROR naming the ray, and the server keeps serving', async () => {
+  it("an unexpected failure answers 500 ERROR naming the ray, the operator's log has the error, and the server keeps serving", async () => {
     const res = await createBuild(buildBody(3));
     await put(res.json.image_presigned_requests[0].url, Buffer.from('abc'));
     // Pull the builds directory away so assembling fails in a way no handler expects.
     rmSync(join(t.dataDir, 'builds'), { recursive: true });
+    const stderr = vi.spyOn(console, 'error').mockImplementation(() => {});
     try {
       const done = await complete(res.json.upload_id);
       const body = expectErrorShape(done, 500, 'ERROR');
       expect(body.message).toContain(body.ray_id);
+      // The client is told the ray alone; the operator, the ray and what failed.
+      expect(body.message).not.toContain(t.dataDir);
+      expect(stderr.mock.calls.map((c) => String(c[0]))).toContainEqual(expect.stringMatching(new RegExp(`^\\[emulator\\] internal error \\(ray ${body.ray_id}\\): .*builds`)));
     } finally {
+      stderr.mockRestore();
       const { mkdirSync } = await import('node:fs');
       mkdirSync(join(t.dataDir, 'builds'), { mode: 0o700 });
     }

@@ -242,7 +242,26 @@ function sendError(
   send(res, { status: ERRORS[code].status, json: errorBody(code, params, rc.rayId, metadata), headers: headers ?? {} });
 }
 
-async function handle(services: Services, front: Front, bodies: BodyBudget, req: IncomingMessage, res: ServerResponse): Promise<void> {
+/**
+ * A request's failure that is no answer of the service's (a defect): the client gets 500 with its ray id alone, the
+ * operator's log (serve's stderr) the ray and the error, once per distinct message a minute, so a client that can set
+ * one off again and again costs a line a minute.
+ */
+export class InternalErrors {
+  private readonly told = new Map<string, number>();
+  constructor(private readonly log: (line: string) => void = (line) => console.error(line)) {}
+
+  tell(rayId: string, err: unknown, now = Date.now()): void {
+    const message = err instanceof Error ? err.message : String(err);
+    const last = this.told.get(message);
+    if (last !== undefined && now - last < 60_000) return;
+    if (this.told.size >= 256) this.told.clear();
+    this.told.set(message, now);
+    this.log(`[emulator] internal error (ray ${rayId}): ${err instanceof Error ? (err.stack ?? message) : message}`);
+  }
+}
+
+async function handle(services: Services, front: Front, bodies: BodyBudget, internal: InternalErrors, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const rayId = randomUUID();
   res.setHeader('rvt-ray-id', rayId);
   const url = req.url ?? '';
@@ -273,7 +292,7 @@ async function handle(services: Services, front: Front, bodies: BodyBudget, req:
     if (err instanceof EmulatorError) {
       sendError(rc, err.code, err.params, err.metadata, err.headers);
     } else {
-      if (process.env.GAMEHOST_EMULATOR_DEBUG) console.error(`[emulator] ray ${rayId}:`, err);
+      internal.tell(rayId, err);
       sendError(rc, 'ERROR', {});
     }
   }
@@ -299,9 +318,10 @@ export function inSubnet(address: string, cidr: string): boolean {
 /** HTTP, or HTTPS with `tls` (its certificate replaceable while serving: `server.setSecureContext`). */
 export function createEmulatorServer(services: Services, front: Front, tls?: TlsPair): Server {
   const bodies = new BodyBudget();
+  const internal = new InternalErrors();
   const listener = (req: IncomingMessage, res: ServerResponse) => {
     // handle() never rejects, but a last guard keeps one bad request from ending the process.
-    handle(services, front, bodies, req, res).catch(() => res.destroy());
+    handle(services, front, bodies, internal, req, res).catch(() => res.destroy());
   };
   const server = tls ? createTlsServer({ cert: tls.cert, key: tls.key }, listener) : createServer(listener);
   server.keepAliveTimeout = 5_000;

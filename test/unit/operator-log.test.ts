@@ -1,6 +1,8 @@
 // What a client is told when a store does not answer: a reason in words and a code, never a path, a database's host
-// or name, or a bucket's name and keys; the whole error goes to the operator's log, once per store and reason.
+// or name, or a bucket's name and keys; the whole error goes to the operator's log, once per store and reason. And
+// an internal error: the client gets its ray, the operator's log the error, once per message a minute.
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { InternalErrors } from '../../src/emulator/routes/server.js';
 import { S3Error, S3Unreachable, bucketUnavailable } from '../../src/emulator/stores/s3-blobs.js';
 import { filesUnavailable, postgresUnavailable, publicReason, sqliteUnavailable, tellOperator } from '../../src/emulator/stores/unavailable.js';
 
@@ -78,5 +80,22 @@ describe("the operator's log", () => {
     vi.setSystemTime(1_000_000 + 60_000);
     tell('database', 'no answer in time', timeout);
     expect(lines).toHaveLength(2);
+  });
+});
+
+describe('internal errors', () => {
+  it('the ray and the stack, once per message a minute', () => {
+    const lines: string[] = [];
+    const internal = new InternalErrors((line) => lines.push(line));
+    internal.tell('r1', new TypeError("Cannot read properties of undefined (reading 'x')"), 0);
+    internal.tell('r2', new TypeError("Cannot read properties of undefined (reading 'x')"), 59_999);
+    internal.tell('r3', new Error('another'), 59_999);
+    internal.tell('r4', new TypeError("Cannot read properties of undefined (reading 'x')"), 60_000);
+    expect(lines.map((line) => line.split('\n')[0])).toEqual([
+      "[emulator] internal error (ray r1): TypeError: Cannot read properties of undefined (reading 'x')",
+      '[emulator] internal error (ray r3): Error: another',
+      "[emulator] internal error (ray r4): TypeError: Cannot read properties of undefined (reading 'x')",
+    ]);
+    expect(lines[0]).toContain('operator-log.test.ts');
   });
 });
