@@ -138,7 +138,11 @@ async function refusedStart(err: unknown): Promise<never> {
 
 async function startEmulator(ctx: Context, dataDir: string | undefined): Promise<LocalEmulator> {
   // The emulator's modules only when this process runs it: a command answered by a serve loads none of them.
-  const start = async (options: StartEmulatorOptions) => (await import('./emulator/index.js')).startEmulator(options).catch(refusedStart);
+  // What a serve's operator reads on its stderr (a store that does not answer, an internal error) is this command's
+  // --verbose: the command says its own error in its own line.
+  const operatorLog = (message: string) => ctx.verbose(`emulator: ${message}`);
+  const start = async (options: StartEmulatorOptions) =>
+    (await import('./emulator/index.js')).startEmulator({ ...options, operatorLog }).catch(refusedStart);
   if (dataDir !== undefined) return (await servedEmulator(ctx, dataDir)) ?? start({ dataDir });
   const { embeddedEmulatorOptions } = await import('./config/target.js');
   const options = await embeddedEmulatorOptions(ctx);

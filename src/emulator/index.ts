@@ -8,7 +8,7 @@ import { commandFor, resolveConfig, type EmulatorConfig } from './config.js';
 import { DATA_DIR_ENTRIES, dataDirPaths, dataDirReplicaId } from './datadir.js';
 export { dataDirHolders, holdDataDir, type ServerHold } from './datadir.js';
 import { parseFaults } from './faults.js';
-import { createEmulatorServer, type Front, type TlsPair } from './routes/server.js';
+import { createEmulatorServer, InternalErrors, type Front, type TlsPair } from './routes/server.js';
 import { checkAdminToken } from './services/admin.js';
 import { systemClock, type Clock } from './services/clock.js';
 import { gameTokens, sweepFailed, type GameTokens } from './services/games.js';
@@ -128,6 +128,7 @@ let emulatorInstances = 0;
 export async function startEmulator(opts: StartEmulatorOptions): Promise<RunningEmulator> {
   const config = resolveConfig(opts.config);
   const faults = opts.faults ? parseFaults(opts.faults) : undefined;
+  const operatorLog = opts.operatorLog ?? ((message: string) => console.error(`[emulator] ${message}`));
   const host = opts.host ?? '127.0.0.1';
   if (opts.adminToken !== undefined) checkAdminToken(opts.adminToken);
   // Read before anything is opened, so a missing file leaves nothing to close.
@@ -151,7 +152,7 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
   if (builds !== undefined && builds.swept > 0) console.error(`[emulator] removed ${builds.swept} container(s) an emulator of this data directory left when it stopped`);
   let opened: Awaited<ReturnType<typeof openStores>>;
   try {
-    opened = await openStores({ operatorLog: (message) => console.error(`[emulator] ${message}`), ...opts, timeoutMs: config.storeTimeoutMs });
+    opened = await openStores({ ...opts, operatorLog, timeoutMs: config.storeTimeoutMs });
   } catch (err) {
     await builds?.close().catch(() => {});
     throw err;
@@ -232,8 +233,9 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
     throw err;
   }
   const services = createServices({ store, blobs, names, tell, clock, config, secret, faults, adminToken: opts.adminToken, logs, runner: servers });
-  const server = createEmulatorServer(services, front, tls);
-  const containerServer = builds?.containerListener && createEmulatorServer(services, containerFront);
+  const internal = new InternalErrors(operatorLog);
+  const server = createEmulatorServer(services, front, internal, tls);
+  const containerServer = builds?.containerListener && createEmulatorServer(services, containerFront, internal);
   try {
     await services.builds.removeLeftovers();
     if (builds !== undefined) {

@@ -92,9 +92,9 @@ describe('internal errors', () => {
     internal.tell('r3', new Error('another'), 59_999);
     internal.tell('r4', new TypeError("Cannot read properties of undefined (reading 'x')"), 60_000);
     expect(lines.map((line) => line.split('\n')[0])).toEqual([
-      "[emulator] internal error (ray r1): TypeError: Cannot read properties of undefined (reading 'x')",
-      '[emulator] internal error (ray r3): Error: another',
-      "[emulator] internal error (ray r4): TypeError: Cannot read properties of undefined (reading 'x')",
+      "internal error (ray r1): TypeError: Cannot read properties of undefined (reading 'x')",
+      'internal error (ray r3): Error: another',
+      "internal error (ray r4): TypeError: Cannot read properties of undefined (reading 'x')",
     ]);
     expect(lines[0]).toContain('operator-log.test.ts');
   });

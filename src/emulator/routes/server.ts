@@ -7,6 +7,7 @@ import type { Faults } from '../faults.js';
 import { MAX_PARTS } from '../services/builds.js';
 import { GAME_ID, NAMESPACE_ID, isUuid } from '../services/ids.js';
 import type { Services } from '../services/index.js';
+import type { OperatorLog } from '../stores/unavailable.js';
 import { BodyBudget } from './bodies.js';
 import { adminDeleteBuild, adminListBuilds, completeUpload, createBuild, listGameBuilds, putPart } from './builds.js';
 import type { Handler, Reply, RequestContext } from './context.js';
@@ -249,7 +250,7 @@ function sendError(
  */
 export class InternalErrors {
   private readonly told = new Map<string, number>();
-  constructor(private readonly log: (line: string) => void = (line) => console.error(line)) {}
+  constructor(private readonly log: OperatorLog) {}
 
   tell(rayId: string, err: unknown, now = Date.now()): void {
     const message = err instanceof Error ? err.message : String(err);
@@ -257,7 +258,7 @@ export class InternalErrors {
     if (last !== undefined && now - last < 60_000) return;
     if (this.told.size >= 256) this.told.clear();
     this.told.set(message, now);
-    this.log(`[emulator] internal error (ray ${rayId}): ${err instanceof Error ? (err.stack ?? message) : message}`);
+    this.log(`internal error (ray ${rayId}): ${err instanceof Error ? (err.stack ?? message) : message}`);
   }
 }
 
@@ -292,7 +293,9 @@ async function handle(services: Services, front: Front, bodies: BodyBudget, inte
     if (err instanceof EmulatorError) {
       sendError(rc, err.code, err.params, err.metadata, err.headers);
     } else {
-      internal.tell(rayId, err);
+      // A request whose client has gone (its connection closed while it was read or served) has nobody to answer,
+      // and what it failed on says nothing of the service.
+      if (!res.destroyed && !req.socket.destroyed) internal.tell(rayId, err);
       sendError(rc, 'ERROR', {});
     }
   }
@@ -316,9 +319,8 @@ export function inSubnet(address: string, cidr: string): boolean {
 }
 
 /** HTTP, or HTTPS with `tls` (its certificate replaceable while serving: `server.setSecureContext`). */
-export function createEmulatorServer(services: Services, front: Front, tls?: TlsPair): Server {
+export function createEmulatorServer(services: Services, front: Front, internal: InternalErrors, tls?: TlsPair): Server {
   const bodies = new BodyBudget();
-  const internal = new InternalErrors();
   const listener = (req: IncomingMessage, res: ServerResponse) => {
     // handle() never rejects, but a last guard keeps one bad request from ending the process.
     handle(services, front, bodies, internal, req, res).catch(() => res.destroy());
