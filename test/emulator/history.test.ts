@@ -4,7 +4,10 @@ import { GAME_ID, ManualClock, NAMESPACE_ID } from '../../src/emulator/index.js'
 import { VERSION_ID, VERSION_NAME, lobbyGroupUuid, regionUuid } from '../../src/emulator/services/ids.js';
 import { DEFAULT_TIER } from '../../src/emulator/services/tiers.js';
 import { presignPath } from '../../src/emulator/stores/presign.js';
+import { randomUUID } from 'node:crypto';
+import type { Store } from '../../src/emulator/stores/store.js';
 import { admit, expectErrorShape, startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
+import { lobbyRow } from '../helpers/lobby-row.js';
 
 const HEADER =
   'lobby_id,namespace_id,namespace_name,region_id,region_name,tier_name,version_id,version_name,' +
@@ -176,6 +179,43 @@ describe('csv', () => {
     expect(csvField(0)).toBe('0');
     expect(toCsv(['a', 'b'], [[1, 'x,y']])).toBe('a,b\n1,"x,y"\n');
     expect(toCsv(['a', 'b'], [])).toBe('');
+  });
+});
+
+describe('a history longer than a page', () => {
+  it('the export and the lobby list read it a page at a time: every lobby once, newest first, ties by id', async () => {
+    const long = await startTestEmulator({}, { clock: new ManualClock(10_000_000) });
+    try {
+      const store = (long.services.games as unknown as { deps: { store: Store } }).deps.store;
+      // 1,203 stopped lobbies, three to a create time, so pages of the store's 500 end inside a tie.
+      const rows = Array.from({ length: 1_203 }, (_, i) =>
+        lobbyRow({ namespace_id: NAMESPACE_ID, lobby_id: randomUUID(), create_ts: 1_000 + Math.floor(i / 3), start_ts: 1_000, ready_ts: 1_000 }),
+      );
+      for (const row of rows) {
+        await store.insertLobby(row, { player_id: randomUUID(), source_ip: '127.0.0.1', registration_ms: 60_000, connected: true });
+        await store.stopLobby(row.lobby_id, 9_000, 0, false);
+      }
+      const expected = rows
+        .slice()
+        .sort((a, b) => b.create_ts - a.create_ts || (a.lobby_id < b.lobby_id ? -1 : 1))
+        .map((r) => r.lobby_id);
+      const res = await long.call('POST', `/cloud/games/${GAME_ID}/matchmaker/lobbies/export-history`, { token: long.tokens.cloud, body: { query_start: 0, query_end: 10_000 } });
+      expect(res.status).toBe(200);
+      const lines = (await (await fetch(res.json.url)).text()).trimEnd().split('\n');
+      expect(lines[0]).toBe(HEADER);
+      expect(lines.slice(1).map((l) => l.split(',')[0])).toEqual(expected);
+      // The list: a page of the 100 newest, or of the 100 newest created before a time.
+      const list = async (before?: number) =>
+        ((await long.call('GET', `/cloud/games/${GAME_ID}/namespaces/${NAMESPACE_ID}/logs/lobbies${before === undefined ? '' : `?before_create_ts=${new Date(before).toISOString()}`}`, { token: long.tokens.cloud })).json
+          .lobbies as { lobby_id: string }[]).map((l) => l.lobby_id);
+      expect(await list()).toEqual(expected.slice(0, 100));
+      const createdBefore = (ts: number) => rows.filter((r) => r.create_ts < ts).map((r) => r.lobby_id);
+      expect(await list(1_200)).toEqual(expected.filter((id) => createdBefore(1_200).includes(id)).slice(0, 100));
+      expect(await list(1_001)).toEqual(expected.slice(-3));
+      expect(await list(1_000)).toEqual([]);
+    } finally {
+      await long.stop();
+    }
   });
 });
 

@@ -184,7 +184,7 @@ describe('a data directory from an older gamehost', () => {
              ALTER TABLE players DROP COLUMN source_ip; ALTER TABLE players DROP COLUMN register_by_ts; ALTER TABLE players DROP COLUMN connect_ts;
              ALTER TABLE players DROP COLUMN remove_ts; ALTER TABLE lobbies DROP COLUMN version_id; ALTER TABLE lobbies DROP COLUMN idle_max; ALTER TABLE lobbies DROP COLUMN idle_ts;
              ALTER TABLE lobbies DROP COLUMN max_players_direct; ALTER TABLE lobbies DROP COLUMN max_players_party;
-             DROP TABLE games; DROP INDEX lobbies_namespace; DROP INDEX exports_game;
+             DROP TABLE games; DROP INDEX lobbies_history; DROP INDEX exports_game;
              DROP INDEX lobbies_idle; ALTER TABLE lobbies DROP COLUMN idle_stop_ts; ALTER TABLE lobbies DROP COLUMN idle_lifetime_ms;
              UPDATE meta SET value = '1' WHERE key = 'schema_version'`);
     db.close();

@@ -11,7 +11,7 @@ import { PostgresStore } from '../../src/emulator/stores/postgres.js';
 import { query as statement, type SqlEngine } from '../../src/emulator/stores/sql.js';
 import { SqliteStore } from '../../src/emulator/stores/sqlite.js';
 import { hasNodeSqlite, openDatabase, sqliteDriverName } from '../../src/emulator/stores/sqlite-driver.js';
-import { LOBBY_INSERT_COLUMNS, LOG_BOUNDS, LOG_DISK_BYTES, MAX_LOG_LINE_BYTES, NOT_READY, NamespaceChanged, namespaceStamp, type BuildRow, type GameRow, type LobbyRow, type LocalObjectIndex, type LogLine, type NewPlayer, type NewUpload, type Store } from '../../src/emulator/stores/store.js';
+import { LOBBY_INSERT_COLUMNS, LOG_BOUNDS, LOG_DISK_BYTES, MAX_LOG_LINE_BYTES, NOT_READY, NamespaceChanged, namespaceStamp, type BuildRow, type GameRow, type HistoryCursor, type LobbyRow, type LocalObjectIndex, type LogLine, type NewPlayer, type NewUpload, type Store } from '../../src/emulator/stores/store.js';
 import { createTestDatabase, PG_PRESENT, queryDatabase } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/cli.js';
 import { lobbyRow } from '../helpers/lobby-row.js';
@@ -406,8 +406,25 @@ describe.each(ENGINES)('the Store contract on %s', (_name, present, open) => {
       await store.insertLobby({ ...l, stop_ts: null }, pending());
       if (stopTs !== null) await store.stopLobby(l.lobby_id, stopTs, 0, false);
     }
-    const ids = (await store.lobbyHistory(ns, qs, qe)).map((l) => l.lobby_id);
-    expect(ids).toEqual([twinA.lobby_id, twinB.lobby_id, createdIn.lobby_id, runningBefore.lobby_id, stoppedIn.lobby_id]);
+    const idsOf = (rows: LobbyRow[]) => rows.map((l) => l.lobby_id);
+    const all = idsOf(await store.lobbyHistory(ns, qs, qe, 100));
+    expect(all).toEqual([twinA.lobby_id, twinB.lobby_id, createdIn.lobby_id, runningBefore.lobby_id, stoppedIn.lobby_id]);
+    // A page at a time, each from where the last one ended: the same lobbies, in the same order, each once.
+    const paged: string[] = [];
+    let after: HistoryCursor | undefined;
+    for (;;) {
+      const page = await store.lobbyHistory(ns, qs, qe, 2, after);
+      paged.push(...idsOf(page));
+      if (page.length < 2) break;
+      after = { create_ts: page.at(-1)!.create_ts, lobby_id: page.at(-1)!.lobby_id };
+    }
+    expect(paged).toEqual(all);
+    // Between the twins: the one whose id's bytes come after.
+    expect(idsOf(await store.lobbyHistory(ns, qs, qe, 1, { create_ts: qs + 30, lobby_id: twinA.lobby_id }))).toEqual([twinB.lobby_id]);
+    // From a time with no id: all created at it, then before it.
+    expect(idsOf(await store.lobbyHistory(ns, qs, qe, 100, { create_ts: qs + 30, lobby_id: '' }))).toEqual(all);
+    expect(idsOf(await store.lobbyHistory(ns, qs, qe, 100, { create_ts: qs + 29, lobby_id: '' }))).toEqual(all.slice(2));
+    expect(await store.lobbyHistory(ns, qs, qe, 100, { create_ts: T0 - 1, lobby_id: '' })).toEqual([]);
   });
 
   const query = (ns: string, overrides: Record<string, unknown> = {}) => ({
@@ -1068,7 +1085,7 @@ describe.skipIf(!PG_PRESENT)('PostgreSQL only', () => {
     // Back to what version 1 had: no games table, nor the indexes version 2 added, nor versions 3 and 4.
     await queryDatabase(
       url,
-      'DROP TABLE games, lobby_logs, lobby_log_streams; DROP INDEX lobbies_namespace; DROP INDEX exports_game; DROP TABLE running_players; DROP INDEX lobbies_running_mode; ' +
+      'DROP TABLE games, lobby_logs, lobby_log_streams; DROP INDEX lobbies_history; DROP INDEX exports_game; DROP TABLE running_players; DROP INDEX lobbies_running_mode; ' +
         'DROP TRIGGER running_players_player ON players; DROP TRIGGER running_players_lobby ON lobbies; ' +
         'DROP FUNCTION running_players_on_player; DROP FUNCTION running_players_on_lobby; UPDATE schema_version SET version = 1',
     );

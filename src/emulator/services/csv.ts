@@ -9,9 +9,13 @@ export function csvField(value: CsvValue): string {
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
-export function toCsv(header: readonly string[], rows: readonly CsvValue[][]): string {
-  if (rows.length === 0) return '';
-  let out = header.map(csvField).join(',') + '\n';
+/** Records, each ended by LF, with no header. */
+export function toCsvRows(rows: readonly (readonly CsvValue[])[]): string {
+  let out = '';
   for (const row of rows) out += row.map(csvField).join(',') + '\n';
   return out;
+}
+
+export function toCsv(header: readonly string[], rows: readonly CsvValue[][]): string {
+  return rows.length === 0 ? '' : toCsvRows([header]) + toCsvRows(rows);
 }

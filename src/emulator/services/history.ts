@@ -1,16 +1,18 @@
 // Lobby history export: computed and stored at request time, fetched through a presigned GET.
 import { randomUUID } from 'node:crypto';
 import { fail } from '../errors.js';
-import type { BlobStore, LobbyRow, Store } from '../stores/store.js';
+import type { BlobStore, HistoryCursor, LobbyRow, Store } from '../stores/store.js';
 import type { Clock } from './clock.js';
 import { ExportBounds } from './export-bounds.js';
-import { toCsv, type CsvValue } from './csv.js';
+import { toCsvRows, type CsvValue } from './csv.js';
 import type { Game } from './games.js';
 import type { LobbyVersion } from './environment.js';
 import { lobbyGroupUuid, regionUuid } from './ids.js';
 import { describe, type LobbyVersions, type RunningVersion } from './lobby-versions.js';
 
 const EXPORT_TTL_MS = 60 * 60 * 1000;
+/** The lobbies an export reads at a time: a few milliseconds of a replica's time each. */
+const HISTORY_PAGE = 500;
 
 export const EXPORT_COLUMNS = [
   'lobby_id',
@@ -85,17 +87,30 @@ export class History {
     }
   }
 
-  /** The CSV of the game's lobbies overlapping [queryStart, queryEnd], stored until `expires`: its id and size. */
+  /**
+   * The CSV of the game's lobbies overlapping [queryStart, queryEnd], stored until `expires`: its id and size. Read
+   * and written a page at a time, each a turn of its own, so a long history never holds the replica's other
+   * requests for longer than a page.
+   */
   private async make(game: Game, queryStart: number, queryEnd: number, now: number, expires: number): Promise<{ exportId: string; bytes: number }> {
-    const { store, blobs } = this.deps;
+    const { store, blobs, lobbyVersions } = this.deps;
     await store.expireIdle(now);
-    const lobbies = await store.lobbyHistory(game.namespaceId, queryStart, queryEnd);
-    // Each lobby names the version it ran: each version read once.
-    const { lobbyVersions } = this.deps;
     const { namespaceName } = await lobbyVersions.current(game);
+    // Each lobby names the version it ran: each version read once.
     const versions = new Map<string, RunningVersion>();
-    for (const id of new Set(lobbies.map((l) => l.version_id))) versions.set(id, await lobbyVersions.version(game, id));
-    const csv = toCsv(EXPORT_COLUMNS, historyRows(lobbies, queryStart, queryEnd, (l) => describe(versions.get(l.version_id)!, namespaceName, l)));
+    const pages: string[] = [];
+    let after: HistoryCursor | undefined;
+    for (;;) {
+      const lobbies = await store.lobbyHistory(game.namespaceId, queryStart, queryEnd, HISTORY_PAGE, after);
+      for (const l of lobbies) if (!versions.has(l.version_id)) versions.set(l.version_id, await lobbyVersions.version(game, l.version_id));
+      pages.push(toCsvRows(historyRows(lobbies, queryStart, queryEnd, (l) => describe(versions.get(l.version_id)!, namespaceName, l))));
+      if (lobbies.length < HISTORY_PAGE) break;
+      const last = lobbies.at(-1)!;
+      after = { create_ts: last.create_ts, lobby_id: last.lobby_id };
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    const body = pages.join('');
+    const csv = body === '' ? '' : toCsvRows([EXPORT_COLUMNS]) + body;
     const exportId = randomUUID();
     await blobs.putExport(exportId, game.gameId, csv, now, expires);
     return { exportId, bytes: Buffer.byteLength(csv) };

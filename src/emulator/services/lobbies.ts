@@ -116,14 +116,11 @@ export class Lobbies {
     if (namespaceId !== game.namespaceId) fail('API_NOT_FOUND', { what: `Namespace ${namespaceId}` });
     const now = this.deps.clock.now();
     await this.deps.store.expireIdle(now);
-    // Every lobby alive at some time up to now: the history's query, from the start of time.
-    const rows = await this.deps.store.lobbyHistory(namespaceId, 0, now + 1);
-    return rows
-      .filter((l) => l.create_ts < before)
-      .sort((a, b) => b.create_ts - a.create_ts || (a.lobby_id < b.lobby_id ? -1 : 1))
-      .slice(0, limit)
-      // The list answers the lobbies alone: no metrics to look up.
-      .map((l) => ({ lobby: l, now }));
+    // Every lobby alive at some time up to now, created before `before`: a page of the history's query, from the
+    // start of time (create_ts is whole milliseconds: those created at before - 1 and earlier).
+    const rows = await this.deps.store.lobbyHistory(namespaceId, 0, now + 1, limit, { create_ts: Math.min(before, now + 2) - 1, lobby_id: '' });
+    // The list answers the lobbies alone: no metrics to look up.
+    return rows.map((l) => ({ lobby: l, now }));
   }
 
   /**

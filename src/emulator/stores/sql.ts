@@ -3,7 +3,7 @@
 // driver (sqlite.ts, postgres.ts), which keeps its own transactions and locking and the few pieces of SQL that differ.
 import { DummyDriver, Kysely, sql, type Compilable, type DialectAdapter, type Expression, type QueryCompiler, type RawBuilder } from './kysely.js';
 import type { DatabaseIntrospector, SelectQueryBuilder, SqlBool } from './kysely.js';
-import type { BuildObject, BuildRow, ConnectOutcome, FindOutcome, FindQuery, GameObjects, GameRow, IdleInsert, IdleKey, JoinOutcome, LobbyRow, ListedLobby } from './store.js';
+import type { BuildObject, BuildRow, ConnectOutcome, FindOutcome, FindQuery, GameObjects, GameRow, HistoryCursor, IdleInsert, IdleKey, JoinOutcome, LobbyRow, ListedLobby } from './store.js';
 import type { LocalObjectIndex, LogBounds, LogChunk, LogLine, LogStream, LogStreamState, NewPlayer, NewUpload, PartRow, PlayerCountRow } from './store.js';
 import type { NamespaceRow, NamespaceVersionRow, PlayerRow, PurgedGame, Store, UploadRow, VersionRow } from './store.js';
 import { LOBBY_INSERT_COLUMNS, LOG_BOUNDS, MAX_LOG_LINE_BYTES, NOT_READY, NamespaceChanged, TRIM_PAGE, fromChunk, namespaceStamp, nextLogTs, splitChunk, toChunks, trimLogs } from './store.js';
@@ -292,9 +292,14 @@ const OWNED_LOBBIES = query<{ owner: string }>()((db, p, d) =>
   db.selectFrom('lobbies as lobbies_owner').selectAll().where('owner', '=', p.owner).where('stop_ts', 'is', null).where('owner', 'is not', null)
     .orderBy('create_ts').orderBy(d.binary('lobby_id')),
 );
-// The production export query: stopped in the window, created in it, or running and created before its end.
-const HISTORY = query<{ ns: string; qs: number; qe: number }>()((db, p, d) =>
+// The production export query (stopped in the window, created in it, or running and created before its end), a page
+// from a cursor: lobbies_history is walked in its order from there. Each lobby alive in the window was created by its
+// end, which bounds the walk's start.
+const HISTORY = query<{ ns: string; qs: number; qe: number; ts: number; id: string; limit: number }>()((db, p, d) =>
   db.selectFrom('lobbies').selectAll().where('namespace_id', '=', p.ns)
+    .where('create_ts', '<=', p.qe)
+    .where('create_ts', '<=', p.ts)
+    .where((eb) => eb.or([eb('create_ts', '<', p.ts), eb(d.binary('lobby_id'), '>', p.id)]))
     .where((eb) =>
       eb.or([
         eb.and([eb('stop_ts', '>', p.qs), eb('stop_ts', '<=', p.qe)]),
@@ -302,7 +307,7 @@ const HISTORY = query<{ ns: string; qs: number; qe: number }>()((db, p, d) =>
         eb.and([eb('stop_ts', 'is', null), eb('create_ts', '<=', p.qe)]),
       ]),
     )
-    .orderBy('create_ts', 'desc').orderBy(d.binary('lobby_id')),
+    .orderBy('create_ts', 'desc').orderBy(d.binary('lobby_id')).limit(p.limit),
 );
 // A few rows kept by triggers, however many lobbies run.
 const PLAYER_COUNTS = query<{ ns: string }>()((db, p) =>
@@ -594,8 +599,8 @@ export class SqlStore implements Store, LocalObjectIndex {
   readonly stopLobby = (lobbyId: string, stopTs: number, exitCode: number, failed: boolean) =>
     this.changed(STOP_LOBBY, { id: lobbyId, stop: stopTs, exit: exitCode, failed: failed ? 1 : 0 });
   readonly playerCounts = (namespaceId: string) => this.engine.all(PLAYER_COUNTS, { ns: namespaceId });
-  readonly lobbyHistory = (namespaceId: string, queryStart: number, queryEnd: number) =>
-    this.engine.all(HISTORY, { ns: namespaceId, qs: queryStart, qe: queryEnd });
+  readonly lobbyHistory = (namespaceId: string, queryStart: number, queryEnd: number, limit: number, after: HistoryCursor = { create_ts: queryEnd, lobby_id: '' }) =>
+    this.engine.all(HISTORY, { ns: namespaceId, qs: queryStart, qe: queryEnd, ts: after.create_ts, id: after.lobby_id, limit });
   readonly getUpload = (uploadId: string) => first(this.engine, GET_UPLOAD, { id: uploadId });
   readonly claimUpload = (uploadId: string, now: number, staleMs: number) => this.changed(CLAIM_UPLOAD, { id: uploadId, now, staleBefore: now - staleMs });
   readonly touchClaim = (uploadId: string, now: number) => this.write(TOUCH_CLAIM, { id: uploadId, now });

@@ -131,6 +131,15 @@ export type FindOutcome =
 export type ConnectOutcome = 'connected' | 'different_lobby' | 'already_connected' | 'expired' | 'removed';
 
 /** A running lobby as list shows it: with its connected players. */
+/**
+ * Where a page of the history ends: the next holds the lobbies created before create_ts, and those created at it
+ * whose id's bytes come after lobby_id (the page's last lobby, or `''` for all created at that time).
+ */
+export interface HistoryCursor {
+  create_ts: number;
+  lobby_id: string;
+}
+
 export interface ListedLobby extends LobbyRow {
   connected: number;
 }
@@ -561,7 +570,12 @@ export interface Store {
    */
   playerCounts(namespaceId: string): Promise<PlayerCountRow[]>;
   /** Lobbies stopped in the window, created in it, or running and created before its end; newest first. */
-  lobbyHistory(namespaceId: string, queryStart: number, queryEnd: number): Promise<LobbyRow[]>;
+  /**
+   * The namespace's lobbies alive at some time in (queryStart, queryEnd] (stopped in it, created in it, or running and
+   * created before its end), newest first (create_ts, then lobby_id's bytes), at most `limit`: those after `after`
+   * in that order (default: from the window's end), so a long history is read a page at a time.
+   */
+  lobbyHistory(namespaceId: string, queryStart: number, queryEnd: number, limit: number, after?: HistoryCursor): Promise<LobbyRow[]>;
   /** Inserts a build and its upload; false (and nothing written) when the game already uses the image tag. */
   insertBuild(build: BuildRow, upload: NewUpload): Promise<boolean>;
   getUpload(uploadId: string): Promise<UploadRow | undefined>;
