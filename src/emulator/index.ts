@@ -8,10 +8,11 @@ import { commandFor, resolveConfig, type EmulatorConfig } from './config.js';
 import { DATA_DIR_ENTRIES, dataDirPaths, dataDirReplicaId } from './datadir.js';
 export { dataDirHolders, holdDataDir, type ServerHold } from './datadir.js';
 import { parseFaults } from './faults.js';
-import { createEmulatorServer, InternalErrors, type Front, type TlsPair } from './routes/server.js';
+import { InternalErrors } from './operator-log.js';
+import { createEmulatorServer, type Front, type TlsPair } from './routes/server.js';
 import { checkAdminToken } from './services/admin.js';
 import { systemClock, type Clock } from './services/clock.js';
-import { gameTokens, sweepFailed, type GameTokens } from './services/games.js';
+import { gameTokens, type GameTokens } from './services/games.js';
 import { GAME_ID, NAMESPACE_ID } from './services/ids.js';
 import { LOBBY_PIDS_LIMIT, LOBBY_TIER } from './services/environment.js';
 import { createServices, type Services } from './services/index.js';
@@ -232,8 +233,8 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
     await builds?.close().catch(() => {});
     throw err;
   }
-  const services = createServices({ store, blobs, names, tell, clock, config, secret, faults, adminToken: opts.adminToken, logs, runner: servers });
   const internal = new InternalErrors(operatorLog);
+  const services = createServices({ store, blobs, names, tell, internal, clock, config, secret, faults, adminToken: opts.adminToken, logs, runner: servers });
   const server = createEmulatorServer(services, front, internal, tls);
   const containerServer = builds?.containerListener && createEmulatorServer(services, containerFront, internal);
   try {
@@ -270,11 +271,13 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
   // Uploads whose part URLs expired are swept on the same beat.
   const sweeper = setInterval(
     () =>
-      void Promise.all([services.games.sweep(), services.builds.sweep(), services.logs.sweep(), builds?.sweepImages(store).catch(imageSweepFailed)]).catch(sweepFailed),
+      void Promise.all([services.games.sweep(), services.builds.sweep(), services.logs.sweep(), builds?.sweepImages(store).catch(imageSweepFailed)]).catch((err: unknown) =>
+        internal.tell('a sweep of expired games, uploads and logs', err),
+      ),
     SWEEP_INTERVAL_MS,
   );
   sweeper.unref();
-  const serverSweeper = servers && setInterval(() => void servers.sweep(clock.now()).catch(sweepFailed), SERVER_SWEEP_INTERVAL_MS);
+  const serverSweeper = servers && setInterval(() => void servers.sweep(clock.now()).catch((err: unknown) => internal.tell("a sweep of lobbies' servers", err)), SERVER_SWEEP_INTERVAL_MS);
   serverSweeper?.unref();
 
   let closing: Promise<void> | null = null;

@@ -2,7 +2,8 @@
 // or name, or a bucket's name and keys; the whole error goes to the operator's log, once per store and reason. And
 // an internal error: the client gets its ray, the operator's log the error, once per message a minute.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { InternalErrors } from '../../src/emulator/routes/server.js';
+import { EmulatorError } from '../../src/emulator/errors.js';
+import { InternalErrors } from '../../src/emulator/operator-log.js';
 import { S3Error, S3Unreachable, bucketUnavailable } from '../../src/emulator/stores/s3-blobs.js';
 import { filesUnavailable, postgresUnavailable, publicReason, sqliteUnavailable, tellOperator } from '../../src/emulator/stores/unavailable.js';
 
@@ -84,16 +85,18 @@ describe("the operator's log", () => {
 });
 
 describe('internal errors', () => {
-  it('the ray and the stack, once per message a minute', () => {
+  it('where and the stack, once per message a minute; never a refusal of the service', () => {
     const lines: string[] = [];
     const internal = new InternalErrors((line) => lines.push(line));
-    internal.tell('r1', new TypeError("Cannot read properties of undefined (reading 'x')"), 0);
-    internal.tell('r2', new TypeError("Cannot read properties of undefined (reading 'x')"), 59_999);
-    internal.tell('r3', new Error('another'), 59_999);
-    internal.tell('r4', new TypeError("Cannot read properties of undefined (reading 'x')"), 60_000);
+    internal.tell('ray r1', new TypeError("Cannot read properties of undefined (reading 'x')"), 0);
+    internal.tell('ray r2', new TypeError("Cannot read properties of undefined (reading 'x')"), 59_999);
+    internal.tell('removing expired games', new Error('another'), 59_999);
+    internal.tell('ray r4', new TypeError("Cannot read properties of undefined (reading 'x')"), 60_000);
+    // The service's own refusals are answers, not defects.
+    internal.tell('a sweep', new EmulatorError('STORE_UNAVAILABLE', { store: 'database', reason: 'no answer in time' }), 60_000);
     expect(lines.map((line) => line.split('\n')[0])).toEqual([
       "internal error (ray r1): TypeError: Cannot read properties of undefined (reading 'x')",
-      'internal error (ray r3): Error: another',
+      'internal error (removing expired games): Error: another',
       "internal error (ray r4): TypeError: Cannot read properties of undefined (reading 'x')",
     ]);
     expect(lines[0]).toContain('operator-log.test.ts');

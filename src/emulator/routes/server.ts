@@ -7,7 +7,7 @@ import type { Faults } from '../faults.js';
 import { MAX_PARTS } from '../services/builds.js';
 import { GAME_ID, NAMESPACE_ID, isUuid } from '../services/ids.js';
 import type { Services } from '../services/index.js';
-import type { OperatorLog } from '../stores/unavailable.js';
+import type { InternalErrors } from '../operator-log.js';
 import { BodyBudget } from './bodies.js';
 import { adminDeleteBuild, adminListBuilds, completeUpload, createBuild, listGameBuilds, putPart } from './builds.js';
 import type { Handler, Reply, RequestContext } from './context.js';
@@ -243,25 +243,6 @@ function sendError(
   send(res, { status: ERRORS[code].status, json: errorBody(code, params, rc.rayId, metadata), headers: headers ?? {} });
 }
 
-/**
- * A request's failure that is no answer of the service's (a defect): the client gets 500 with its ray id alone, the
- * operator's log (serve's stderr) the ray and the error, once per distinct message a minute, so a client that can set
- * one off again and again costs a line a minute.
- */
-export class InternalErrors {
-  private readonly told = new Map<string, number>();
-  constructor(private readonly log: OperatorLog) {}
-
-  tell(rayId: string, err: unknown, now = Date.now()): void {
-    const message = err instanceof Error ? err.message : String(err);
-    const last = this.told.get(message);
-    if (last !== undefined && now - last < 60_000) return;
-    if (this.told.size >= 256) this.told.clear();
-    this.told.set(message, now);
-    this.log(`internal error (ray ${rayId}): ${err instanceof Error ? (err.stack ?? message) : message}`);
-  }
-}
-
 async function handle(services: Services, front: Front, bodies: BodyBudget, internal: InternalErrors, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const rayId = randomUUID();
   res.setHeader('rvt-ray-id', rayId);
@@ -295,7 +276,7 @@ async function handle(services: Services, front: Front, bodies: BodyBudget, inte
     } else {
       // A request whose client has gone (its connection closed while it was read or served) has nobody to answer,
       // and what it failed on says nothing of the service.
-      if (!res.destroyed && !req.socket.destroyed) internal.tell(rayId, err);
+      if (!res.destroyed && !req.socket.destroyed) internal.tell(`ray ${rayId}`, err);
       sendError(rc, 'ERROR', {});
     }
   }

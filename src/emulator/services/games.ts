@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EmulatorConfig } from '../config.js';
 import { fail } from '../errors.js';
+import type { InternalErrors } from '../operator-log.js';
 import type { BlobStore, GameRow, PurgedGame, Store } from '../stores/store.js';
 import type { Clock } from './clock.js';
 import { GAME_ID, NAMESPACE_ID, stagingNamespaceId } from './ids.js';
@@ -56,10 +57,6 @@ export function gameTokens(secret: Buffer, gameId: string, namespaceId: string):
   };
 }
 
-/** A sweep nobody waits on failed (a file it could not delete): the next one tries again; say why when debugging. */
-export function sweepFailed(err: unknown): void {
-  if (process.env.GAMEHOST_EMULATOR_DEBUG) console.error('[emulator] removing expired games:', err);
-}
 
 function fromRow(row: GameRow): Game {
   return {
@@ -80,12 +77,16 @@ export interface GameDeps {
   clock: Clock;
   config: EmulatorConfig;
   secret: Buffer;
+  /** Where a sweep nobody waits on that failed is told (the next one tries again). */
+  internal: InternalErrors;
 }
 
 export class Games {
   /** The one game every store has, with the process's configured game modes and regions. */
   readonly seeded: Game;
   private sweeping: Promise<void> | null = null;
+  /** A sweep nobody waits on failed (a file it could not delete): told, and the next one tries again. */
+  private readonly sweepFailed = (err: unknown): void => this.deps.internal.tell('removing expired games', err);
   /** Parsed rows, while the store hands back the same row object (a store that caches rows). */
   private readonly parsed = new WeakMap<GameRow, Game>();
 
@@ -131,13 +132,13 @@ export class Games {
     };
     await store.insertGame(row);
     // Creating is a moment when nobody waits on a sweep's few milliseconds; a sweep that fails is tried again later.
-    await this.sweep().catch(sweepFailed);
+    await this.sweep().catch(this.sweepFailed);
     return { game: fromRow(row), tokens: gameTokens(secret, row.game_id, row.namespace_id) };
   }
 
   /** The seeded game first, then the live created games, oldest first. */
   async list(): Promise<Game[]> {
-    await this.sweep().catch(sweepFailed);
+    await this.sweep().catch(this.sweepFailed);
     const now = this.deps.clock.now();
     const rows = await this.deps.store.listGames();
     return [this.seeded, ...rows.filter((r) => r.expire_ts > now).map(fromRow)];
@@ -152,7 +153,7 @@ export class Games {
     const row = await this.deps.store.getGame(gameId);
     if (row === undefined || row.delete_ts !== null) return undefined;
     if (row.expire_ts <= this.deps.clock.now()) {
-      this.sweep().catch(sweepFailed);
+      this.sweep().catch(this.sweepFailed);
       return undefined;
     }
     let game = this.parsed.get(row);

@@ -3,6 +3,7 @@
 import type { EmulatorConfig } from '../config.js';
 import type { Faults } from '../faults.js';
 import type { BlobStore, Store } from '../stores/store.js';
+import type { InternalErrors } from '../operator-log.js';
 import type { StoreName, Tell } from '../stores/unavailable.js';
 import { AdminGuard } from './admin.js';
 import { Auth } from './auth.js';
@@ -30,6 +31,8 @@ export interface ServiceDeps {
   names: { records: StoreName; bytes: StoreName };
   /** Tells the operator's log a store's whole error, which answers say without paths or hosts. */
   tell: Tell;
+  /** Where defects are told: a request's 500, a failed sweep. */
+  internal: InternalErrors;
   clock: Clock;
   config: EmulatorConfig;
   /** Signs tokens and player tokens. */

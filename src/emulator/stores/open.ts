@@ -6,7 +6,8 @@ import { BucketSettingsError, describeBucket, type BucketSettings } from './buck
 import { LocalBlobStore } from './local-blobs.js';
 import { SqliteStore } from './sqlite.js';
 import type { BlobStore, LocalObjectIndex, Store } from './store.js';
-import { filesUnavailable, postgresUnavailable, reportUnavailable, sqliteUnavailable, tellOperator, type OperatorLog, type StoreName, type Tell } from './unavailable.js';
+import type { OperatorLog } from '../operator-log.js';
+import { filesUnavailable, postgresUnavailable, reportUnavailable, sqliteUnavailable, tellOperator, type StoreName, type Tell } from './unavailable.js';
 
 export interface StoreOptions {
   /** Where local files (and, without `database`, the SQLite store and its secret) live. */

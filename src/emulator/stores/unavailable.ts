@@ -6,6 +6,7 @@
 // and a path, a database host or a bucket's key is the operator's to read. The whole error goes to the operator's
 // log (serve's stderr): once per store and reason a minute, so an outage under load is a line, not one a request.
 import { EmulatorError } from '../errors.js';
+import type { OperatorLog } from '../operator-log.js';
 
 /** What a store is called in answers and health: `database`, `bucket`, `data directory`. */
 export type StoreName = 'database' | 'bucket' | 'data directory';
@@ -13,8 +14,6 @@ export type StoreName = 'database' | 'bucket' | 'data directory';
 /** Why `err` means the store does not answer, in a few words a client may read; undefined for any other failure. */
 export type Classifier = (err: unknown) => string | undefined;
 
-/** Where the whole error of a store that does not answer is told: the operator's log. */
-export type OperatorLog = (message: string) => void;
 
 export function storeUnavailable(store: StoreName, reason: string): EmulatorError {
   return new EmulatorError('STORE_UNAVAILABLE', { store, reason }, { unavailable: store }, { 'retry-after': '1' });
