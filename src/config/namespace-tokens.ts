@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { Env } from '../shared/io.js';
 import { writeFileWhole } from '../output/file.js';
 import { stateDir } from './paths.js';
+import { makeDirsSync } from '../shared/make-dirs.js';
 
 export interface TokenPlace {
   endpoint: string;
@@ -42,7 +43,7 @@ export function keptNamespaceToken(env: Env, place: TokenPlace): string | undefi
 /** Keeps `token` for this endpoint, game and namespace; written whole (src/output/file.ts), 0600. */
 export function keepNamespaceToken(env: Env, place: TokenPlace, token: string, now: number): void {
   const file = namespaceTokensFile(env);
-  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  makeDirsSync(path.dirname(file));
   const data = read(file);
   data.tokens[keyOf(place)] = { token, created: new Date(now).toISOString() };
   writeFileWhole(file, JSON.stringify(data, null, 2) + '\n');

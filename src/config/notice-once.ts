@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { Env } from '../shared/io.js';
 import { writeFileWhole } from '../output/file.js';
 import { stateDir } from './paths.js';
+import { makeDirsSync } from '../shared/make-dirs.js';
 
 const REMEMBER_MS = 3_600_000;
 
@@ -26,7 +27,7 @@ export function firstInSession(env: Env, name: string, now: number, session = pr
   const kept = Object.fromEntries(Object.entries(seen).filter(([, at]) => typeof at === 'number' && now - at < REMEMBER_MS));
   kept[key] = now;
   try {
-    fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+    makeDirsSync(path.dirname(file));
     writeFileWhole(file, JSON.stringify(kept) + '\n');
   } catch {
     // Shown every time, then.

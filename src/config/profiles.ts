@@ -7,6 +7,7 @@ import type { BaseContext } from '../base-context.js';
 import type { Env } from '../shared/io.js';
 import { UsageError, describeFsError } from '../errors.js';
 import { configDir } from './paths.js';
+import { makeDirsSync } from '../shared/make-dirs.js';
 
 export interface Profile {
   endpoint: string;
@@ -138,7 +139,7 @@ export async function updateProfiles(ctx: BaseContext, change: (data: ProfileDat
   const dir = configDir(ctx.env);
   const file = configFile(ctx.env);
   try {
-    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    makeDirsSync(dir);
     if (checkModes) fs.chmodSync(dir, 0o700);
   } catch (err) {
     throw new UsageError(`cannot create ${dir}: ${describeFsError(err)}`);

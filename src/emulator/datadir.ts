@@ -1,9 +1,10 @@
 // The data directory: the SQLite file, the signing secret, upload parts and assembled builds.
 import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPLICA_NAME } from './config.js';
 import { EmulatorFailure } from './errors.js';
+import { makeDirsSync } from '../shared/make-dirs.js';
 
 export interface DataDirPaths {
   root: string;
@@ -36,8 +37,10 @@ export class DataDirError extends EmulatorFailure {
   }
 }
 
-// What the file system and SQLite answer when a directory or its files cannot be read or written.
-const UNUSABLE_FS = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOSPC', 'EDQUOT', 'EIO', 'ENOTDIR', 'EEXIST', 'ELOOP']);
+// What the file system and SQLite answer when a directory or its files cannot be read or written. ENOENT too: at
+// start-up the directory was just made, so a level that is still not there is one the file system cannot make
+// (procfs).
+const UNUSABLE_FS = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOSPC', 'EDQUOT', 'EIO', 'ENOTDIR', 'EEXIST', 'ELOOP', 'ENOENT']);
 const UNUSABLE_SQLITE = /^SQLITE_(READONLY|CANTOPEN|IOERR|FULL|PERM|NOTADB|CORRUPT)/;
 
 /**
@@ -59,7 +62,7 @@ export function sleepSync(ms: number): void {
 /** Creates the directories the local blob store writes to; the secret is the Store's business (loadSecret). */
 export function prepareDataDir(dataDir: string): DataDirPaths {
   const paths = dataDirPaths(dataDir);
-  for (const dir of [paths.root, paths.uploads, paths.builds]) mkdirSync(dir, { recursive: true, mode: 0o700 });
+  for (const dir of [paths.root, paths.uploads, paths.builds]) makeDirsSync(dir);
   return paths;
 }
 
@@ -116,7 +119,7 @@ function createOnce<T>(
  */
 export function dataDirReplicaId(dataDir: string): string {
   const file = join(dataDir, 'replica');
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  makeDirsSync(dataDir);
   return createOnce(
     file,
     () => Buffer.from(`r-${randomBytes(6).toString('hex')}\n`),
@@ -146,7 +149,7 @@ const serversDir = (dataDir: string) => join(dataDir, 'servers');
 /** Records that this process (started at `start`) serves `dataDir` at `endpoint`; the returned function removes the record. */
 export function holdDataDir(dataDir: string, endpoint: string, start?: number): () => void {
   const file = join(serversDir(dataDir), `${process.pid}.json`);
-  mkdirSync(serversDir(dataDir), { recursive: true, mode: 0o700 });
+  makeDirsSync(serversDir(dataDir));
   writeFileSync(file, JSON.stringify({ pid: process.pid, endpoint, start } satisfies ServerHold) + '\n', { mode: 0o600 });
   return () => rmSync(file, { force: true });
 }

@@ -10,6 +10,7 @@ import { envTokens, scrubTokens } from '../shared/redact.js';
 import { version } from '../version.js';
 import { styler } from './color.js';
 import { sanitizeLine } from './sanitize.js';
+import { makeDirsSync } from '../shared/make-dirs.js';
 
 /** Escapes a message for a GitHub Actions workflow command. */
 function annotation(message: string): string {
@@ -55,7 +56,7 @@ export function printError(ctx: BaseContext, err: unknown): number {
 function writeCrashReport(ctx: BaseContext, err: unknown, known: (string | undefined)[]): string | undefined {
   try {
     const dir = path.join(stateDir(ctx.env), 'crash');
-    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    makeDirsSync(dir);
     const file = path.join(dir, `crash-${new Date(ctx.now()).toISOString().replace(/[:.]/g, '-')}-${process.pid}.log`);
     const body = [
       `gamehost ${version} node ${process.versions.node} ${process.platform}-${process.arch}`,

@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { CreateBuildResponse } from '../api/types.js';
+import { makeDirsSync } from '../shared/make-dirs.js';
 
 export interface JournalKey {
   endpoint: string;
@@ -60,7 +61,7 @@ export class Journal {
   }
 
   start(build: CreateBuildResponse, createdAt: number): void {
-    fs.mkdirSync(path.dirname(this.path), { recursive: true, mode: 0o700 });
+    makeDirsSync(path.dirname(this.path));
     const temp = `${this.path}.${process.pid}.tmp`;
     fs.writeFileSync(temp, JSON.stringify({ key: this.key, created_at: createdAt, build }) + '\n', { mode: 0o600 });
     fs.renameSync(temp, this.path);

@@ -231,13 +231,15 @@ describe('emulator serve off loopback', () => {
     expect(r.stderr).toBe('error: GAMEHOST_EMULATOR_ADMIN_TOKEN: the admin token must be at least 32 characters; this one has 7; make one with `openssl rand -hex 32`\n');
   });
 
-  // sysfs refuses a new directory to anyone, root too (EPERM), where a permission bit would not stop root.
+  // sysfs refuses a new directory to anyone, root too (EPERM), where a permission bit would not stop root; procfs
+  // answers ENOENT, on which Node's recursive mkdir tried again for good and serve never answered (SIGTERM either).
   it.skipIf(process.platform !== 'linux')('a data directory it cannot write: one line naming it and what it needs, exit 1, no crash report', async () => {
-    const dir = `/sys/gamehost-${process.pid}`;
-    const r = await gamehost(['emulator', 'serve', '--port', '0', '--data-dir', dir], isolatedEnv());
-    expect(r.code).toBe(1);
-    expect(r.stdout).toBe('');
-    expect(r.stderr).toMatch(new RegExp(`^error: the data directory ${dir} must be a directory this user can read and write \\(.*\\)\n$`));
+    for (const dir of [`/sys/gamehost-${process.pid}`, `/proc/gamehost-${process.pid}/data`]) {
+      const r = await gamehost(['emulator', 'serve', '--port', '0', '--data-dir', dir], isolatedEnv());
+      expect(r.code).toBe(1);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toMatch(new RegExp(`^error: the data directory ${dir} must be a directory this user can read and write \\(.*\\)\n$`));
+    }
   });
 
   it('starts with --admin-token-file and requires that token', async () => {

@@ -6,6 +6,7 @@ import { InvalidAnswerError, UsageError, describeFsError } from '../../errors.js
 import { jsonLine, writeJson } from '../../output/json.js';
 import type { HistoryRow } from '../../output/views/history.js';
 import { defineCommand } from '../command.js';
+import { makeDirsSync } from '../../shared/make-dirs.js';
 
 export const FORMATS = ['csv', 'json', 'table'] as const;
 export type ExportFormat = (typeof FORMATS)[number];
@@ -136,7 +137,7 @@ async function run(ctx: Context, o: ExportOptions): Promise<void> {
     // `-o exports/` names a directory that may not exist yet; `-o exports/week.csv` names a file in one that must.
     if (o.makeDir) {
       try {
-        fs.mkdirSync(dir, { recursive: true });
+        makeDirsSync(dir, 0o777);
       } catch (err) {
         throw new UsageError(`-o: cannot create directory ${dir}: ${describeFsError(err)}`);
       }
