@@ -6,7 +6,7 @@
 // and a path, a database host or a bucket's key is the operator's to read. The whole error goes to the operator's
 // log (serve's stderr): once per store and reason a minute, so an outage under load is a line, not one a request.
 import { EmulatorError } from '../errors.js';
-import type { OperatorLog } from '../operator-log.js';
+import { OncePerMinute, type OperatorLog } from '../operator-log.js';
 
 /** What a store is called in answers and health: `database`, `bucket`, `data directory`. */
 export type StoreName = 'database' | 'bucket' | 'data directory';
@@ -25,22 +25,17 @@ const codeOf = (err: unknown): string => {
 };
 const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
-const REPEAT_AFTER_MS = 60_000;
-
 /** What tells the operator a store's whole error, given the reason its answer says. */
 export type Tell = (store: StoreName, reason: string, err: unknown) => void;
 
 /**
- * `log` told a store's whole error when its answers' reason differs from the last one told, or that one was told a
- * minute ago (the errors of one outage differ by their keys and queries: one of them stands for the rest).
+ * `log` told a store's whole error once per store and reason a minute (the errors of one outage differ by their
+ * keys and queries: one of them stands for the rest).
  */
 export function tellOperator(log: OperatorLog): Tell {
-  const told = new Map<StoreName, { reason: string; at: number }>();
+  const once = new OncePerMinute();
   return (store, reason, err) => {
-    const now = Date.now();
-    const last = told.get(store);
-    if (last !== undefined && last.reason === reason && now - last.at < REPEAT_AFTER_MS) return;
-    told.set(store, { reason, at: now });
+    if (!once.due(`${store}: ${reason}`)) return;
     log(`the ${store} does not answer: ${messageOf(err) || codeOf(err) || reason}`);
   };
 }
