@@ -216,7 +216,8 @@ export async function main(argv: string[], init: ContextInit = {}): Promise<numb
 
 /**
  * `gamehost` and `gamehost lobby` alone show their help on stdout and exit 0, as gh does (commander writes it on
- * stderr, as for a mistake): a group named with nothing after it is asked for its help. An option it does not take,
+ * stderr, as for a mistake): a group named with nothing after it is asked for its help; with `--json`, which no help
+ * is, it is the usage error of a missing command. An option it does not take,
  * or a global option without its value (`gamehost --bogus`, `gamehost --timeout`), is the usage error it is, and so
  * is a word naming no command after a group that has a default command (`gamehost version nope`).
  */
@@ -244,6 +245,8 @@ function helpForGroup(argv: string[], io: IOStreams): string[] {
   if (operands.length !== path.length || words.some((w) => w === '-h' || w === '--help' || w === '-V' || w === '--version')) return argv;
   const wrong = groupOptionMistake(words);
   if (wrong !== undefined) throw mistake(wrong);
+  // A script that asks for JSON gets no help text in its place: it named no command.
+  if (words.includes('--json')) throw mistake('--json needs a command');
   return [...argv, '--help'];
 }
 

@@ -52,6 +52,9 @@ describe('the command tree', () => {
     [['--json', 'version', 'version'], "error: unknown command 'version'\nrun `gamehost version --help` for usage\n"],
     // --json promises one JSON document; a shell script is not one (it was printed all the same).
     [['completion', 'bash', '--json'], 'error: --json: completion prints a shell script, not JSON\n'],
+    // Nor is the help a group or the program would show in a command's place.
+    [['--json'], 'error: --json needs a command\nrun `gamehost --help` for usage\n'],
+    [['lobby', '--json'], 'error: --json needs a command\nrun `gamehost lobby --help` for usage\n'],
   ])('gamehost %j is a usage error, exit 2, in one line and the way out', async (args, stderr) => {
     const r = await runCli(args);
     expect([r.code, r.stdout, r.stderr]).toEqual([2, '', stderr]);
