@@ -89,8 +89,8 @@ export class History {
 
   /**
    * The CSV of the game's lobbies overlapping [queryStart, queryEnd], stored until `expires`: its id and size. Read
-   * and written a page at a time, each a turn of its own, so a long history never holds the replica's other
-   * requests for longer than a page.
+   * and made into CSV a page at a time, letting the replica's other requests in between, so a long history holds
+   * them for a page at most (and for the one write that stores the CSV).
    */
   private async make(game: Game, queryStart: number, queryEnd: number, now: number, expires: number): Promise<{ exportId: string; bytes: number }> {
     const { store, blobs, lobbyVersions } = this.deps;
