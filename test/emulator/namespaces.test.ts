@@ -101,6 +101,11 @@ describe('namespaces', () => {
     expect(history.map((h: Record<string, string>) => [h.namespace_id, h.version_id])).toEqual([[staging, v2], [staging, v1]]);
     expect(Date.parse(history[0].deploy_ts)).toBeGreaterThanOrEqual(Date.parse(history[1].deploy_ts));
     expect((await cloud('GET', `/namespaces/${staging}/version-history?limit=1`)).json.versions).toHaveLength(1);
+    // Past a thousand deploys, the largest limit answers the newest thousand (production has no bound).
+    for (let i = 0; i < 1_000; i++) await cloud('PUT', `/namespaces/${staging}/version`, { version_id: i % 2 === 0 ? v1 : v2 });
+    const newest = (await cloud('GET', `/namespaces/${staging}/version-history?limit=999999999`)).json.versions;
+    expect(newest).toHaveLength(1_000);
+    expect(newest[0].version_id).toBe(v2);
     expect((await cloud('GET', `/namespaces/${staging}/version-history?limit=x`)).json).toMatchObject({ code: 'API_BAD_QUERY_PARAMETER' });
     // prod is untouched.
     expect((await client.cloud.games.namespaces.getGameNamespaceById(GAME_ID, NAMESPACE_ID)).namespace.versionId).toBe(VERSION_ID);

@@ -11,7 +11,7 @@ import { PostgresStore } from '../../src/emulator/stores/postgres.js';
 import { query as statement, type SqlEngine } from '../../src/emulator/stores/sql.js';
 import { SqliteStore } from '../../src/emulator/stores/sqlite.js';
 import { hasNodeSqlite, openDatabase, sqliteDriverName } from '../../src/emulator/stores/sqlite-driver.js';
-import { LOBBY_INSERT_COLUMNS, LOG_BOUNDS, LOG_DISK_BYTES, MAX_LOG_LINE_BYTES, NOT_READY, NamespaceChanged, namespaceStamp, type BuildRow, type GameRow, type HistoryCursor, type LobbyRow, type LocalObjectIndex, type LogLine, type NewPlayer, type NewUpload, type Store } from '../../src/emulator/stores/store.js';
+import { LOBBY_INSERT_COLUMNS, LOG_BOUNDS, LOG_DISK_BYTES, MAX_LOG_LINE_BYTES, NOT_READY, NamespaceChanged, namespaceStamp, type BuildRow, type GameRow, type HistoryCursor, type LobbyRow, type VersionRow, type LocalObjectIndex, type LogLine, type NewPlayer, type NewUpload, type Store } from '../../src/emulator/stores/store.js';
 import { createTestDatabase, PG_PRESENT, queryDatabase } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/cli.js';
 import { lobbyRow } from '../helpers/lobby-row.js';
@@ -935,7 +935,9 @@ describe.each(ENGINES)('the Store contract on %s', (_name, present, open) => {
     expect(await store.insertVersion(version(other.game_id, 'one', T0 + 3))).toBe(true);
     expect(await store.getVersion(v1.version_id)).toEqual(v1);
     expect(await store.getVersion(randomUUID())).toBeUndefined();
-    expect(await store.listVersions(g.game_id)).toEqual([v1, v2]);
+    // Without their configs (a list reads them all); getVersion reads one whole.
+    const listed = ({ config: _config, ...rest }: VersionRow) => rest;
+    expect(await store.listVersions(g.game_id)).toEqual([listed(v1), listed(v2)]);
     expect(await store.reserveVersionName(g.game_id, '2026.12.02')).toBe(1);
     expect(await store.reserveVersionName(g.game_id, '2026.12.02')).toBe(2);
     expect(await store.reserveVersionName(g.game_id, '2026.12.03')).toBe(1);

@@ -16,6 +16,11 @@ const PER_CLIENT = { max_players_per_client: 8, max_players_per_client_vpn: 4, m
 const MAX_LOBBY_COUNT = 32767;
 /** The version history's page when the request names none (production has no upper bound). */
 const HISTORY_LIMIT = 32;
+/**
+ * The most deploys one answer holds. Production enforces no bound (its spec says 1 to 32); a shared emulator does,
+ * as one `limit=999999999` over a long history was a 29 MB answer and 1.4 s of its replica.
+ */
+const HISTORY_MAX = 1_000;
 
 export interface Namespace {
   namespaceId: string;
@@ -158,7 +163,7 @@ export class Namespaces {
   /** The namespace's deploys, newest first. */
   async history(game: Game, namespaceId: string, limit = HISTORY_LIMIT): Promise<NamespaceVersionRow[]> {
     const ns = await this.get(game, namespaceId);
-    return this.deps.store.namespaceHistory(ns.namespaceId, limit);
+    return this.deps.store.namespaceHistory(ns.namespaceId, Math.min(limit, HISTORY_MAX));
   }
 
   /** The errors production finds in a matchmaker config (none: valid); negative numbers fail before, as there. */

@@ -399,7 +399,10 @@ const INSERT_VERSION = query<VersionRow>()((db, p) =>
   db.insertInto('versions').values(fields(p, ['version_id', 'game_id', 'display_name', 'config', 'create_ts'])).onConflict((oc) => oc.doNothing()),
 );
 const GET_VERSION = query<{ id: string }>()((db, p) => db.selectFrom('versions').selectAll().where('version_id', '=', p.id));
-const LIST_VERSIONS = query<{ game: string }>()((db, p, d) => db.selectFrom('versions').selectAll().where('game_id', '=', p.game).orderBy('create_ts').orderBy(d.binary('version_id')));
+// Without their configs: a game's list and every check of its names read all of its versions.
+const LIST_VERSIONS = query<{ game: string }>()((db, p, d) =>
+  db.selectFrom('versions').select(['version_id', 'game_id', 'display_name', 'create_ts']).where('game_id', '=', p.game).orderBy('create_ts').orderBy(d.binary('version_id')),
+);
 const RESERVE_NAME = query<{ game: string; day: string }>()((db, p) =>
   db
     .insertInto('version_names')

@@ -431,8 +431,8 @@ export interface Store {
   /** A new version; false (nothing written) when the game has a version of that display name already. */
   insertVersion(version: VersionRow): Promise<boolean>;
   getVersion(versionId: string): Promise<VersionRow | undefined>;
-  /** The game's versions, oldest first. */
-  listVersions(gameId: string): Promise<VersionRow[]>;
+  /** The game's versions, oldest first, without their configs (getVersion reads one whole). */
+  listVersions(gameId: string): Promise<Omit<VersionRow, 'config'>[]>;
   /** A new namespace; false (nothing written) when the game has one of that name id, or one of that id. */
   insertNamespace(namespace: NamespaceRow): Promise<boolean>;
   /** Writes a namespace's row whole (one of the two every game starts with is written on its first change). */
