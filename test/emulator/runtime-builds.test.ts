@@ -26,27 +26,29 @@ const build = (image_tag: string, complete: number, create_ts: number): BuildRow
 
 // Newest first, as the store lists them.
 const BUILDS = [build('game-server:v3', 0, 3), build('game-server:v2', 1, 2), build('game-server:v1', 1, 1)];
+const storeOf = (builds: BuildRow[]) => ({ listBuilds: async () => builds, getBuild: async (id: string) => builds.find((b) => b.build_id === id) });
+const STORE = storeOf(BUILDS);
 
 describe('pickBuild', () => {
-  it('the newest complete build when no tag is given; an unfinished push is passed over', () => {
-    expect(pickBuild(BUILDS, 'g', true).image_tag).toBe('game-server:v2');
+  it('the newest complete build when no tag is given; an unfinished push is passed over', async () => {
+    expect((await pickBuild(STORE, 'g', true)).image_tag).toBe('game-server:v2');
   });
 
-  it('the build of the tag given, old or new', () => {
-    expect(pickBuild(BUILDS, 'g', 'game-server:v1').build_id).toBe('game-server:v1@1');
+  it('the build of the tag given, old or new', async () => {
+    expect((await pickBuild(STORE, 'g', 'game-server:v1')).build_id).toBe('game-server:v1@1');
   });
 
-  it("with no tag, the build the lobby's version names, old or new; one that is gone is said in one line", () => {
-    expect(pickBuild(BUILDS, 'g', true, 'game-server:v1@1').image_tag).toBe('game-server:v1');
+  it("with no tag, the build the lobby's version names, old or new; one that is gone is said in one line", async () => {
+    expect((await pickBuild(STORE, 'g', true, 'game-server:v1@1')).image_tag).toBe('game-server:v1');
     // A tag given runs for every lobby, whatever its version names.
-    expect(pickBuild(BUILDS, 'g', 'game-server:v2', 'game-server:v1@1').image_tag).toBe('game-server:v2');
-    expect(() => pickBuild(BUILDS, 'g', true, 'game-server:v3@3')).toThrow("the build game-server:v3@3 that game g's version names is gone: deploy a version with a build the game has");
+    expect((await pickBuild(STORE, 'g', 'game-server:v2', 'game-server:v1@1')).image_tag).toBe('game-server:v2');
+    await expect(pickBuild(STORE, 'g', true, 'game-server:v3@3')).rejects.toThrow("the build game-server:v3@3 that game g's version names is gone: deploy a version with a build the game has");
   });
 
-  it('says in one line what to push when there is nothing to run', () => {
-    expect(() => pickBuild([], 'g', true)).toThrow('game g has no complete build to run: push one with `gamehost build push <file> --tag <name:tag>`');
-    expect(() => pickBuild(BUILDS, 'g', 'game-server:v9')).toThrow('game g has no build tagged game-server:v9: push one with `gamehost build push <file> --tag game-server:v9`');
-    expect(() => pickBuild(BUILDS, 'g', 'game-server:v3')).toThrow('the build tagged game-server:v3 of game g is not complete yet: finish its push (`gamehost build push` resumes it)');
+  it('says in one line what to push when there is nothing to run', async () => {
+    await expect(pickBuild(storeOf([]), 'g', true)).rejects.toThrow('game g has no complete build to run: push one with `gamehost build push <file> --tag <name:tag>`');
+    await expect(pickBuild(STORE, 'g', 'game-server:v9')).rejects.toThrow('game g has no build tagged game-server:v9: push one with `gamehost build push <file> --tag game-server:v9`');
+    await expect(pickBuild(STORE, 'g', 'game-server:v3')).rejects.toThrow('the build tagged game-server:v3 of game g is not complete yet: finish its push (`gamehost build push` resumes it)');
   });
 });
 

@@ -655,7 +655,7 @@ describe.each(ENGINES)('the Store contract on %s', (_name, present, open) => {
     expect(await store.claimUpload(row.upload_id, T0 + 10_000_000, 60_000)).toBe(false);
   });
 
-  it_('listBuilds: newest first', async () => {
+  it_('listBuilds: newest first; getBuild reads one', async () => {
     const game = randomUUID();
     const old = build(game, 'list:v1');
     const recent = build(game, 'list:v2');
@@ -663,6 +663,9 @@ describe.each(ENGINES)('the Store contract on %s', (_name, present, open) => {
     await store.insertBuild(old.build, old.upload);
     await store.insertBuild(recent.build, recent.upload);
     expect((await store.listBuilds(game)).map((b) => b.image_tag)).toEqual(['list:v2', 'list:v1']);
+    // One read alone, whatever its game.
+    expect(await store.getBuild(old.build.build_id)).toEqual((await store.listBuilds(game))[1]);
+    expect(await store.getBuild(randomUUID())).toBeUndefined();
   });
 
   it_('recordPart keeps the last write of a part; listParts answers them in order', async () => {

@@ -214,9 +214,9 @@ describe('POST /cloud/games/{game_id}/versions/validate', () => {
   });
 
   /** A build of the game, pushed whole (create, PUT, complete); `complete: false` leaves its upload open. */
-  const pushBuild = async (tag: string, complete = true) => {
-    const token = emu.tokens.cloud;
-    const created = await emu.call('POST', `/cloud/games/${GAME_ID}/builds`, { token, body: { display_name: 'CI', image_tag: tag, image_file: { path: 'server.tar', content_length: 4 } } });
+  const pushBuild = async (tag: string, complete = true, game = { id: GAME_ID, token: emu.tokens.cloud }) => {
+    const token = game.token;
+    const created = await emu.call('POST', `/cloud/games/${game.id}/builds`, { token, body: { display_name: 'CI', image_tag: tag, image_file: { path: 'server.tar', content_length: 4 } } });
     expect(created.status, created.text).toBe(200);
     if (complete) {
       expect((await fetch(created.json.image_presigned_requests[0].url, { method: 'PUT', body: Buffer.alloc(4, 7) })).status).toBe(200);
@@ -297,7 +297,10 @@ describe('POST /cloud/games/{game_id}/versions/validate', () => {
         'config.matchmaker.game-modes.*default*.no-runtime',
     );
     const open = await pushBuild('game-server:open', false);
-    for (const image of [open, '00000000-0000-4000-8000-00000000000b']) {
+    // A complete build of another game is not one of this game's.
+    const other = (await emu.call('POST', '/_emulator/games', { body: {} })).json as { game_id: string; tokens: { cloud: string } };
+    const othersBuild = await pushBuild('game-server:other', true, { id: other.game_id, token: other.tokens.cloud });
+    for (const image of [open, othersBuild, '00000000-0000-4000-8000-00000000000b']) {
       const res = conforms(
         await emu.call('POST', `/cloud/games/${GAME_ID}/versions`, { token, body: { display_name: `v-${image}`, config: withModeImage(image) } }),
         'cloud_games_versions_createGameVersion',

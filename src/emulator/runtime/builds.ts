@@ -46,7 +46,7 @@ export interface BuildRunner {
   /** Undefined on the host network. */
   containerListener?: ContainerListener;
   /** What runs a lobby of `game`: its build (read from these stores), in a container. */
-  resolver(store: Pick<Store, 'listBuilds'>, blobs: Pick<BlobStore, 'readBuild'>, owner: ServerOwner): (game: Game, lobby: unknown, version: Pick<LobbyVersion, 'buildId'>) => Promise<HowToRun>;
+  resolver(store: Pick<Store, 'listBuilds' | 'getBuild'>, blobs: Pick<BlobStore, 'readBuild'>, owner: ServerOwner): (game: Game, lobby: unknown, version: Pick<LobbyVersion, 'buildId'>) => Promise<HowToRun>;
   /** The images of the builds it runs: removed with their builds (sweepImages), or when a build is deleted here. */
   images: BuildImages;
   /** Removes the images of builds the store no longer has, or that no lobby used for a while; answers how many went. */
@@ -56,15 +56,16 @@ export interface BuildRunner {
 
 /**
  * The build a lobby of `gameId` runs, or a RunnerError saying why there is none (and what to push): the tag given,
- * else the build its version names (`versionBuild`), else the newest complete one.
+ * else the build its version names (`versionBuild`, read alone: a game may have many), else the newest complete one.
  */
-export function pickBuild(builds: BuildRow[], gameId: string, tag: string | true, versionBuild: string | null = null): BuildRow {
+export async function pickBuild(store: Pick<Store, 'listBuilds' | 'getBuild'>, gameId: string, tag: string | true, versionBuild: string | null = null): Promise<BuildRow> {
   if (tag === true && versionBuild !== null) {
-    const named = builds.find((b) => b.build_id === versionBuild && b.complete === 1);
-    if (named !== undefined) return named;
+    const named = await store.getBuild(versionBuild);
+    if (named?.game_id === gameId && named.complete === 1) return named;
     throw new RunnerError(`the build ${versionBuild} that game ${gameId}'s version names is gone: deploy a version with a build the game has`);
   }
   // Newest first, as the store lists them.
+  const builds = await store.listBuilds(gameId);
   const build = builds.find((b) => b.complete === 1 && (tag === true || b.image_tag === tag));
   if (build !== undefined) return build;
   if (tag === true) throw new RunnerError(`game ${gameId} has no complete build to run: push one with \`gamehost build push <file> --tag <name:tag>\``);
@@ -121,7 +122,7 @@ export async function startBuildRunner(opts: BuildRunnerOptions): Promise<BuildR
       await daemon.close();
     },
     resolver: (store, blobs, owner) => async (game, _lobby, version) => {
-      const build = pickBuild(await store.listBuilds(game.gameId), game.gameId, opts.tag, version.buildId);
+      const build = await pickBuild(store, game.gameId, opts.tag, version.buildId);
       return {
         build: { id: build.build_id, gameId: game.gameId, kind: build.kind, compression: build.compression, open: () => blobs.readBuild(build.build_id) },
         images,

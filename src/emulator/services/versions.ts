@@ -42,10 +42,11 @@ export class Versions {
     const errors = await this.validate(game, displayName, config);
     if (errors.length > 0) fail('VALIDATION_ERROR', { paths: errors.map((p) => p.join('.')).join(', ') }, { errors: errors.map((path) => ({ path })) });
     const mm = readMatchmaker(config, regionContext(game))!;
-    const builds = new Map((await this.deps.store.listBuilds(game.gameId)).map((b) => [b.build_id, b]));
+    // Each build named, read alone: a game may have many.
     for (const gm of mm.gameModes) {
       const id = gm.docker!.imageId!;
-      if (builds.get(id)?.complete !== 1) fail('VERSION_BUILD_INVALID', { build_id: id, game_mode: gm.nameId });
+      const build = await this.deps.store.getBuild(id);
+      if (build?.game_id !== game.gameId || build.complete !== 1) fail('VERSION_BUILD_INVALID', { build_id: id, game_mode: gm.nameId });
     }
     const row: VersionRow = { version_id: randomUUID(), game_id: game.gameId, display_name: displayName, config: JSON.stringify(config), create_ts: this.deps.clock.now() };
     // Another request made a version of this name since the validation looked.

@@ -367,6 +367,7 @@ const COMPLETE_BUILD = query<{ id: string; sha256: string; size: number; now: nu
 const LIST_BUILDS = query<{ game: string }>()((db, p, d) =>
   db.selectFrom('builds').selectAll().where('game_id', '=', p.game).orderBy('create_ts', 'desc').orderBy(d.binary('build_id')),
 );
+const GET_BUILD = query<{ id: string }>()((db, p) => db.selectFrom('builds').selectAll().where('build_id', '=', p.id));
 const BUILD_OBJECT = ['game_id', 'build_id', 'upload_id'] as const;
 // The row locked first: of two deletes of one build, one answers it and the other nothing.
 const LOCK_BUILD = query<{ id: string }>()((db, p, d) => d.forUpdate(db.selectFrom('builds').select(BUILD_OBJECT).where('build_id', '=', p.id)));
@@ -609,6 +610,7 @@ export class SqlStore implements Store, LocalObjectIndex {
   readonly touchClaim = (uploadId: string, now: number) => this.write(TOUCH_CLAIM, { id: uploadId, now });
   readonly releaseUpload = (uploadId: string) => this.write(RELEASE_UPLOAD, { id: uploadId });
   readonly listBuilds = (gameId: string) => this.engine.all(LIST_BUILDS, { game: gameId });
+  readonly getBuild = (buildId: string) => first(this.engine, GET_BUILD, { id: buildId });
   readonly staleUploads = (before: number) => this.engine.all(STALE_UPLOADS, { before });
   readonly recordPart = (uploadId: string, partNumber: number, size: number, sha256: string, now: number) =>
     this.write(RECORD_PART, { id: uploadId, part: partNumber, size, sha256, now });

@@ -588,6 +588,8 @@ export interface Store {
   completeUpload(upload: UploadRow, sha256: string, size: number, now: number): Promise<void>;
   /** The builds of a game, newest first. */
   listBuilds(gameId: string): Promise<BuildRow[]>;
+  /** One build, whatever its game (the caller checks it), for what names a build: a version, a lobby's run. */
+  getBuild(buildId: string): Promise<BuildRow | undefined>;
   /**
    * Appends lines to a lobby's stream at `now`, in one transaction: each is cut to MAX_LOG_LINE_BYTES and stamped
    * (nextLogTs), then the oldest lines are dropped while the stream is over `bounds`. With `firstTs` (microseconds,
