@@ -10,12 +10,17 @@ import { BIN } from '../helpers/bin.js';
 
 
 describe('exit codes of the real executable', () => {
-  it.each([[[]], [['lobby']], [['emulator', 'lobby']], [['--json', 'emulator']]])('gamehost %j alone: its help on stdout, nothing on stderr, exit 0', (args) => {
+  it.each([[[]], [['lobby']], [['emulator', 'lobby']], [['-q', 'emulator']]])('gamehost %j alone: its help on stdout, nothing on stderr, exit 0', (args) => {
     const r = spawnSync(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH, ...isolatedEnv() }, encoding: 'utf8' });
     expect(r.status).toBe(0);
     expect(r.stderr).toBe('');
     const named = args.filter((a) => !a.startsWith('-'));
     expect(r.stdout.split('\n')[0]).toBe(`Usage: gamehost ${named.map((a) => a + ' ').join('')}[options] [command]`);
+  });
+
+  it('--json with no command is a usage error, not the help in the place of its JSON: exit 2, nothing on stdout', () => {
+    const r = spawnSync(process.execPath, [BIN, '--json', 'emulator'], { env: { PATH: process.env.PATH, ...isolatedEnv() }, encoding: 'utf8' });
+    expect([r.status, r.stdout, r.stderr]).toEqual([2, '', 'error: --json needs a command\nrun `gamehost emulator --help` for usage\n']);
   });
 
   it('a mistyped command is still a usage error on stderr, exit 2', () => {
