@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { csvField, toCsv } from '../../src/emulator/services/csv.js';
+import { csvField, toCsvRows, withHeader } from '../../src/emulator/services/csv.js';
 import { GAME_ID, ManualClock, NAMESPACE_ID } from '../../src/emulator/index.js';
 import { VERSION_ID, VERSION_NAME, lobbyGroupUuid, regionUuid } from '../../src/emulator/services/ids.js';
 import { DEFAULT_TIER } from '../../src/emulator/services/tiers.js';
@@ -177,8 +177,8 @@ describe('csv', () => {
     expect(csvField('two\nlines')).toBe('"two\nlines"');
     expect(csvField(null)).toBe('');
     expect(csvField(0)).toBe('0');
-    expect(toCsv(['a', 'b'], [[1, 'x,y']])).toBe('a,b\n1,"x,y"\n');
-    expect(toCsv(['a', 'b'], [])).toBe('');
+    expect(withHeader(['a', 'b'], toCsvRows([[1, 'x,y']]))).toBe('a,b\n1,"x,y"\n');
+    expect(withHeader(['a', 'b'], toCsvRows([]))).toBe('');
   });
 });
 

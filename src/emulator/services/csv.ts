@@ -16,6 +16,7 @@ export function toCsvRows(rows: readonly (readonly CsvValue[])[]): string {
   return out;
 }
 
-export function toCsv(header: readonly string[], rows: readonly CsvValue[][]): string {
-  return rows.length === 0 ? '' : toCsvRows([header]) + toCsvRows(rows);
+/** The header before `records` (toCsvRows'), or nothing at all when there are none. */
+export function withHeader(header: readonly string[], records: string): string {
+  return records === '' ? '' : toCsvRows([header]) + records;
 }

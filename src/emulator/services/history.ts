@@ -4,7 +4,7 @@ import { fail } from '../errors.js';
 import type { BlobStore, HistoryCursor, LobbyRow, Store } from '../stores/store.js';
 import type { Clock } from './clock.js';
 import { ExportBounds } from './export-bounds.js';
-import { toCsvRows, type CsvValue } from './csv.js';
+import { toCsvRows, withHeader, type CsvValue } from './csv.js';
 import type { Game } from './games.js';
 import type { LobbyVersion } from './environment.js';
 import { lobbyGroupUuid, regionUuid } from './ids.js';
@@ -109,8 +109,7 @@ export class History {
       after = { create_ts: last.create_ts, lobby_id: last.lobby_id };
       await new Promise((resolve) => setImmediate(resolve));
     }
-    const body = pages.join('');
-    const csv = body === '' ? '' : toCsvRows([EXPORT_COLUMNS]) + body;
+    const csv = withHeader(EXPORT_COLUMNS, pages.join(''));
     const exportId = randomUUID();
     await blobs.putExport(exportId, game.gameId, csv, now, expires);
     return { exportId, bytes: Buffer.byteLength(csv) };
