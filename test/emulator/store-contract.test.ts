@@ -63,6 +63,40 @@ function build(gameId: string, tag: string, contentLength = 10): { build: BuildR
   };
 }
 
+/** What a version 19 store held: a running lobby and a stopped one, each with a connected player from one address. */
+async function lobbiesOfVersion19(store: Store): Promise<Version19Lobbies> {
+  const ns = `ns-${randomUUID()}`;
+  const [running, stopped] = [lobby({ namespace_id: ns, ready_ts: T0 }), lobby({ namespace_id: ns, ready_ts: T0 })];
+  const players: string[] = [];
+  for (const l of [running, stopped]) {
+    const p = pending(HOUR, '10.9.0.2');
+    await store.insertLobby(l, p);
+    await store.connectPlayer(p.player_id, l.lobby_id, T0 + 1);
+    players.push(p.player_id);
+  }
+  await store.stopLobby(stopped.lobby_id, T0 + 5, 0, false);
+  return { running, stopped, runningPlayer: players[0]!, stoppedPlayer: players[1]! };
+}
+interface Version19Lobbies {
+  running: LobbyRow;
+  stopped: LobbyRow;
+  runningPlayer: string;
+  stoppedPlayer: string;
+}
+
+/** After the migration: the stopped lobby's player removed at its stop, the counts as before, and a stop removes. */
+async function expectPlayersLeftWithTheirLobby(store: Store, { running, runningPlayer, stoppedPlayer }: Version19Lobbies): Promise<void> {
+  const ns = running.namespace_id;
+  const removedAt = async (id: string) => (await store.getPlayer(id))!.remove_ts;
+  expect([await removedAt(runningPlayer), await removedAt(stoppedPlayer)]).toEqual([null, T0 + 5]);
+  expect(await store.playersFromSource(ns, '10.9.0.2', T0 + 6)).toBe(1);
+  expect(await store.playerCounts(ns)).toEqual([{ game_mode: running.game_mode, region_id: running.region_id, player_count: 1 }]);
+  await store.stopLobby(running.lobby_id, T0 + 7, 0, false);
+  expect(await removedAt(runningPlayer)).toBe(T0 + 7);
+  expect(await store.playersFromSource(ns, '10.9.0.2', T0 + 8)).toBe(0);
+  expect(await store.playerCounts(ns)).toEqual([]);
+}
+
 const ENGINES: [string, boolean, () => Promise<ContractStore>][] = [
   ['SQLite', true, async () => SqliteStore.open(join(prepareDataDir(tempDir()).root, 'emulator.db'))],
   ['PostgreSQL', PG_PRESENT, async () => PostgresStore.open({ connectionString: await createTestDatabase() })],
@@ -292,6 +326,44 @@ describe.each(ENGINES)('the Store contract on %s', (_name, present, open) => {
     expect(await counts()).toEqual(expect.arrayContaining([...duos(1), { game_mode: 'squads', region_id: 'lnd-sgp', player_count: 1 }]));
     await store.disconnectPlayer(inC.player_id, c.lobby_id, T0 + 8);
     expect(await counts()).toEqual(duos(1));
+  });
+
+  it_("a lobby that stops removes its players at its stop time, as production's cleanup does: the per-client count no longer walks them", async () => {
+    const ns = `ns-${randomUUID()}`;
+    const ip = '10.9.0.1';
+    const a = lobby({ namespace_id: ns, max_players: 8, ready_ts: T0 });
+    const creator = pending(HOUR, ip);
+    await store.insertLobby(a, creator);
+    expect(await store.connectPlayer(creator.player_id, a.lobby_id, T0 + 1)).toBe('connected');
+    const waiting = pending(HOUR, ip);
+    const left = pending(HOUR, ip);
+    await store.joinLobby(a.lobby_id, waiting, T0 + 1, null);
+    await store.joinLobby(a.lobby_id, left, T0 + 1, null);
+    await store.disconnectPlayer(left.player_id, a.lobby_id, T0 + 2);
+    const b = lobby({ namespace_id: ns, max_players: 8, ready_ts: T0 });
+    const inB = pending(HOUR, ip);
+    await store.insertLobby(b, inB);
+    await store.connectPlayer(inB.player_id, b.lobby_id, T0 + 2);
+    expect(await store.playersFromSource(ns, ip, T0 + 3)).toBe(3);
+    const one = [{ game_mode: b.game_mode, region_id: b.region_id, player_count: 2 }];
+    expect(await store.playerCounts(ns)).toEqual(one);
+
+    expect(await store.stopLobby(a.lobby_id, T0 + 5, 0, false)).toBe(true);
+    const removedAt = async (id: string) => (await store.getPlayer(id))!.remove_ts;
+    expect([await removedAt(creator.player_id), await removedAt(waiting.player_id), await removedAt(left.player_id)]).toEqual([T0 + 5, T0 + 5, T0 + 2]);
+    expect(await store.playersFromSource(ns, ip, T0 + 6)).toBe(1);
+    expect(await store.playerCounts(ns)).toEqual([{ ...one[0]!, player_count: 1 }]);
+    // Its server's late disconnect changes nothing: the player left with the lobby.
+    await store.disconnectPlayer(creator.player_id, a.lobby_id, T0 + 7);
+    expect(await removedAt(creator.player_id)).toBe(T0 + 5);
+    expect(await store.playerCounts(ns)).toEqual([{ ...one[0]!, player_count: 1 }]);
+    // A lobby stopped by time (an idle lobby's lifetime) too.
+    const idle = lobby({ namespace_id: ns, ready_ts: T0, idle_lifetime_ms: 1_000, idle_stop_ts: T0 + 8 });
+    const inIdle = connected();
+    await store.insertLobby(idle, inIdle);
+    await store.expireIdle(T0 + 9);
+    expect(await removedAt(inIdle.player_id)).toBe(T0 + 8);
+    expect(await store.playerCounts(ns)).toEqual([{ ...one[0]!, player_count: 1 }]);
   });
 
   it_('playerCounts stays the count of running lobbies\' connected players through any mix of creates, joins, connects, disconnects, expiries, stops and a purge', async () => {
@@ -1110,6 +1182,34 @@ describe.skipIf(!PG_PRESENT)('PostgreSQL only', () => {
     }
   });
 
+  it("migrates a version 19 database, whose stopped lobbies kept their players, to one where they left at the lobby's stop", async () => {
+    const url = await createTestDatabase();
+    const old = await PostgresStore.open({ connectionString: url });
+    const made = await lobbiesOfVersion19(old);
+    await old.close();
+    // Back to version 19: its function on a lobby's stop (counts only), and the stopped lobby's players not removed.
+    await queryDatabase(
+      url,
+      `CREATE OR REPLACE FUNCTION running_players_on_lobby() RETURNS trigger LANGUAGE plpgsql AS $$
+       BEGIN
+         IF OLD.stop_ts IS NULL AND (TG_OP = 'DELETE' OR NEW.stop_ts IS NOT NULL) THEN
+           UPDATE running_players SET player_count = player_count -
+               (SELECT count(*) FROM players WHERE lobby_id = OLD.lobby_id AND connect_ts IS NOT NULL AND remove_ts IS NULL)
+            WHERE namespace_id = OLD.namespace_id AND game_mode = OLD.game_mode AND region_id = OLD.region_id;
+         END IF;
+         RETURN NULL;
+       END $$;
+       UPDATE players SET remove_ts = NULL WHERE lobby_id = '${made.stopped.lobby_id}'; UPDATE schema_version SET version = 19`,
+    );
+    const store = await PostgresStore.open({ connectionString: url });
+    try {
+      expect(await queryDatabase(url, 'SELECT version FROM schema_version')).toEqual([{ version: SCHEMA_VERSION }]);
+      await expectPlayersLeftWithTheirLobby(store, made);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('migrates a version 5 database (before lobby owners) to the current version, keeping its lobbies, with no owner', async () => {
     const { url, kept } = await databaseWithLobby();
     await queryDatabase(
@@ -1405,6 +1505,31 @@ describe('SQLite on this Node.js', () => {
       expect((await store.lobbyLogs(id, 'std_out', 10)).map((l) => l.line)).toEqual(lines);
       await store.appendLobbyLogs(id, 'std_out', [Buffer.from('after')], T0);
       expect((await store.lobbyLogs(id, 'std_out', 1))[0]).toEqual({ ts: T0 * 1000 + 3, line: Buffer.from('after') });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("migrates a version 19 store, whose stopped lobbies kept their players, to one where they left at the lobby's stop", async () => {
+    const file = join(prepareDataDir(tempDir()).root, 'emulator.db');
+    const old = SqliteStore.open(file);
+    const made = await lobbiesOfVersion19(old);
+    await old.close();
+    // Back to version 19: its trigger on a lobby's stop (counts only), and the stopped lobby's players not removed.
+    const db = openDatabase(file, { timeout: 5000 });
+    db.exec(`DROP TRIGGER connected_players_stop;
+             CREATE TRIGGER connected_players_stop AFTER UPDATE OF stop_ts ON lobbies WHEN OLD.stop_ts IS NULL AND NEW.stop_ts IS NOT NULL
+             BEGIN
+               UPDATE running_players SET player_count = player_count -
+                   (SELECT COUNT(*) FROM players WHERE lobby_id = NEW.lobby_id AND connect_ts IS NOT NULL AND remove_ts IS NULL)
+                WHERE namespace_id = NEW.namespace_id AND game_mode = NEW.game_mode AND region_id = NEW.region_id;
+             END;
+             UPDATE players SET remove_ts = NULL WHERE lobby_id = '${made.stopped.lobby_id}';
+             UPDATE meta SET value = '19' WHERE key = 'schema_version'`);
+    db.close();
+    const store = SqliteStore.open(file);
+    try {
+      await expectPlayersLeftWithTheirLobby(store, made);
     } finally {
       await store.close();
     }
