@@ -14,7 +14,8 @@
 // garbage once it has run no server for 5 s (runtime/servers.ts IDLE_COLLECT_MS): the reading after them comes
 // later than that, once serve has closed its CPU readings of the stopped servers' processes (pidusage keeps each
 // /proc/<pid>/stat open until unread for 15 s; the time that takes after the last stop is printed); the descriptors
-// before them are read once those of the ready runs are closed. BENCH_RUNTIME_WARMUP lobbies (none by default) can
+// before them are read at rest the same way (those of the ready runs closed, the bench's keep-alive connections to
+// serve timed out). BENCH_RUNTIME_WARMUP lobbies (none by default) can
 // run before the 100, the descriptors read after them.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -195,6 +196,12 @@ async function released(pid) {
   }
 }
 
+/** Waits until IDLE_COLLECT_MS and a second have passed since `lastCall` (a performance.now() time). */
+async function atRest(lastCall) {
+  const left = lastCall + IDLE_COLLECT_MS + 1_000 - performance.now();
+  if (left > 0) await new Promise((resolve) => setTimeout(resolve, left));
+}
+
 /** What is in `a` and not in `b` (multisets of descriptor targets). */
 function minus(a, b) {
   const left = [...b];
@@ -269,15 +276,18 @@ export async function runRuntimeBench() {
       }
     };
     await churn(WARM_UP);
+    const lastCall = performance.now();
     await released(server.pid);
+    // At rest, as the reading after them is: the bench's keep-alive connections to serve closed by its
+    // keepAliveTimeout (5 s) and its idle collection done. Read at once, it held one socket the reading after did not.
+    await atRest(lastCall);
     const before = resources(server.pid);
     const t0 = performance.now();
     await churn(CHURN);
     const seconds = (performance.now() - t0) / 1000;
     const releasedIn = await released(server.pid);
     // And after serve's idle collection, whichever comes last.
-    const idleFor = performance.now() - t0 - seconds * 1000;
-    if (idleFor < IDLE_COLLECT_MS + 1_000) await new Promise((resolve) => setTimeout(resolve, IDLE_COLLECT_MS + 1_000 - idleFor));
+    await atRest(t0 + seconds * 1000);
     const after = resources(server.pid);
     const left = pids.filter(isRunning);
     const rssRatio = after.rss / atStart.rss;
