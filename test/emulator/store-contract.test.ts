@@ -366,6 +366,32 @@ describe.each(ENGINES)('the Store contract on %s', (_name, present, open) => {
     expect(await store.playerCounts(ns)).toEqual([{ ...one[0]!, player_count: 1 }]);
   });
 
+  it_("a lobby's stop racing its players' disconnects and connects: none of them fails, and nothing is counted after", async () => {
+    // A match ends: the server disconnects its players while the lobby is stopped (its exit), and late players
+    // still connect. On PostgreSQL each takes row locks of the lobby and its players in one order.
+    const ns = `ns-${randomUUID()}`;
+    const lobbies = Array.from({ length: 24 }, () => lobby({ namespace_id: ns, max_players: 8, ready_ts: T0 }));
+    const seats: { lobby: string; player: string; connect: boolean }[] = [];
+    for (const l of lobbies) {
+      const players = [pending(), pending(), pending(), pending()];
+      await store.insertLobby(l, players[0]!);
+      for (const p of players.slice(1)) await store.joinLobby(l.lobby_id, p, T0, null);
+      for (const [i, p] of players.entries()) {
+        if (i < 3) await store.connectPlayer(p.player_id, l.lobby_id, T0 + 1);
+        seats.push({ lobby: l.lobby_id, player: p.player_id, connect: i === 3 });
+      }
+    }
+    expect((await store.playerCounts(ns)).reduce((n, r) => n + r.player_count, 0)).toBe(24 * 3);
+    const calls = [
+      ...lobbies.map((l) => store.stopLobby(l.lobby_id, T0 + 5, 0, false)),
+      ...seats.map((s) => (s.connect ? store.connectPlayer(s.player, s.lobby, T0 + 5) : store.disconnectPlayer(s.player, s.lobby, T0 + 5))),
+    ];
+    const failed = (await Promise.allSettled(calls)).filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason));
+    expect(failed).toEqual([]);
+    expect(await store.playerCounts(ns)).toEqual([]);
+    for (const s of seats) expect((await store.getPlayer(s.player))!.remove_ts).not.toBeNull();
+  });
+
   it_('playerCounts stays the count of running lobbies\' connected players through any mix of creates, joins, connects, disconnects, expiries, stops and a purge', async () => {
     const ns = `ns-${randomUUID()}`;
     const random = mulberry32(22);

@@ -755,8 +755,10 @@ DROP INDEX IF EXISTS lobbies_namespace;
   // Version 20: a lobby that stops removes its players, as production's lobby cleanup does (remove_ts, the stop's
   // time). They stayed "not removed" before: players_source kept every connected player of every stopped lobby, and
   // each per-client check walked a source's whole history (18 ms a check at 20,000 past players of one address).
-  // One trigger, the count of running_players taken before the players go (the players' own triggers see a stopped
-  // lobby and count nothing).
+  // One trigger, which counts the connected players it removes out of running_players (the players' own triggers
+  // see a stopped lobby and count nothing). On PostgreSQL it takes the players' rows before the count's, the order
+  // of a player's own writes, and counts what its UPDATE removed once their locks were its: a connect or disconnect
+  // racing the stop waits for it or is waited for, never deadlocks with it, and is counted once.
   {
     sqlite: `
 DROP TRIGGER IF EXISTS connected_players_stop;
@@ -773,15 +775,21 @@ UPDATE players SET remove_ts = (SELECT stop_ts FROM lobbies WHERE lobbies.lobby_
 `,
     postgres: `
 CREATE OR REPLACE FUNCTION running_players_on_lobby() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  connected bigint;
 BEGIN
-  IF OLD.stop_ts IS NULL AND (TG_OP = 'DELETE' OR NEW.stop_ts IS NOT NULL) THEN
-    UPDATE running_players SET player_count = player_count -
-        (SELECT count(*) FROM players WHERE lobby_id = OLD.lobby_id AND connect_ts IS NOT NULL AND remove_ts IS NULL)
-     WHERE namespace_id = OLD.namespace_id AND game_mode = OLD.game_mode AND region_id = OLD.region_id;
-    IF TG_OP = 'UPDATE' THEN
-      UPDATE players SET remove_ts = NEW.stop_ts WHERE lobby_id = NEW.lobby_id AND remove_ts IS NULL;
-    END IF;
+  IF OLD.stop_ts IS NOT NULL OR (TG_OP = 'UPDATE' AND NEW.stop_ts IS NULL) THEN
+    RETURN NULL;
   END IF;
+  IF TG_OP = 'UPDATE' THEN
+    WITH removed AS (
+      UPDATE players SET remove_ts = NEW.stop_ts WHERE lobby_id = NEW.lobby_id AND remove_ts IS NULL RETURNING connect_ts
+    ) SELECT count(*) FILTER (WHERE connect_ts IS NOT NULL) INTO connected FROM removed;
+  ELSE
+    SELECT count(*) INTO connected FROM players WHERE lobby_id = OLD.lobby_id AND connect_ts IS NOT NULL AND remove_ts IS NULL;
+  END IF;
+  UPDATE running_players SET player_count = player_count - connected
+   WHERE namespace_id = OLD.namespace_id AND game_mode = OLD.game_mode AND region_id = OLD.region_id;
   RETURN NULL;
 END $$;
 UPDATE players p SET remove_ts = l.stop_ts FROM lobbies l WHERE l.lobby_id = p.lobby_id AND p.remove_ts IS NULL AND l.stop_ts IS NOT NULL;

@@ -600,8 +600,9 @@ export class SqlStore implements Store, LocalObjectIndex {
   readonly replicaSeen = async (replica: string) => (await first(this.engine, REPLICA_SEEN, { replica }))?.seen_ts;
   readonly setLobbySamples = (lobbyId: string, samples: string) => this.write(SET_SAMPLES, { id: lobbyId, samples });
   readonly lobbySamples = async (lobbyId: string) => (await first(this.engine, SAMPLES, { id: lobbyId }))?.samples;
+  // A transaction, run again when PostgreSQL rolls it back for a deadlock (its trigger takes the players' rows too).
   readonly stopLobby = (lobbyId: string, stopTs: number, exitCode: number, failed: boolean) =>
-    this.changed(STOP_LOBBY, { id: lobbyId, stop: stopTs, exit: exitCode, failed: failed ? 1 : 0 });
+    this.engine.transaction(async (c) => (await c.run(STOP_LOBBY, { id: lobbyId, stop: stopTs, exit: exitCode, failed: failed ? 1 : 0 })) === 1);
   readonly playerCounts = (namespaceId: string) => this.engine.all(PLAYER_COUNTS, { ns: namespaceId });
   readonly lobbyHistory = (namespaceId: string, queryStart: number, queryEnd: number, limit: number, after: HistoryCursor = { create_ts: queryEnd, lobby_id: '' }) =>
     this.engine.all(HISTORY, { ns: namespaceId, qs: queryStart, qe: queryEnd, ts: after.create_ts, id: after.lobby_id, limit });
@@ -836,6 +837,9 @@ export class SqlStore implements Store, LocalObjectIndex {
       const player = await first(c, GET_PLAYER, { id: playerId });
       if (player === undefined) return 'removed';
       if (player.lobby_id !== lobbyId) return 'different_lobby';
+      if (player.remove_ts !== null) return 'removed';
+      // The lobby's row before the player's, as a stop takes them (its trigger removes the lobby's players).
+      await c.all(LOCK_LOBBY, { id: lobbyId });
       if ((await c.run(REMOVE_PLAYER, { id: playerId, now })) === 1) {
         await c.run(LEAVE_LOBBY, { id: lobbyId, n: 1 });
         await this.emptied(c, lobbyId, now);
