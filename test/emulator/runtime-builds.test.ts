@@ -24,9 +24,13 @@ const build = (image_tag: string, complete: number, create_ts: number): BuildRow
   complete_ts: complete ? create_ts : null,
 });
 
-// Newest first, as the store lists them.
+// Newest first. The store's own lookups are the contract test's (store-contract.test.ts); these stand in for them.
 const BUILDS = [build('game-server:v3', 0, 3), build('game-server:v2', 1, 2), build('game-server:v1', 1, 1)];
-const storeOf = (builds: BuildRow[]) => ({ listBuilds: async () => builds, getBuild: async (id: string) => builds.find((b) => b.build_id === id) });
+const storeOf = (builds: BuildRow[]) => ({
+  getBuild: async (id: string) => builds.find((b) => b.build_id === id),
+  buildTagged: async (gameId: string, tag: string) => builds.find((b) => b.game_id === gameId && b.image_tag === tag),
+  newestCompleteBuild: async (gameId: string) => builds.find((b) => b.game_id === gameId && b.complete === 1),
+});
 const STORE = storeOf(BUILDS);
 
 describe('pickBuild', () => {

@@ -753,7 +753,7 @@ describe.each(ENGINES)('the Store contract on %s', (_name, present, open) => {
     expect(await store.claimUpload(row.upload_id, T0 + 10_000_000, 60_000)).toBe(false);
   });
 
-  it_('listBuilds: newest first; getBuild reads one', async () => {
+  it_('listBuilds: newest first; getBuild reads one; buildTagged one of its game by tag; newestCompleteBuild the newest complete', async () => {
     const game = randomUUID();
     const old = build(game, 'list:v1');
     const recent = build(game, 'list:v2');
@@ -764,6 +764,28 @@ describe.each(ENGINES)('the Store contract on %s', (_name, present, open) => {
     // One read alone, whatever its game.
     expect(await store.getBuild(old.build.build_id)).toEqual((await store.listBuilds(game))[1]);
     expect(await store.getBuild(randomUUID())).toBeUndefined();
+    expect(await store.buildTagged(game, 'list:v1')).toEqual(await store.getBuild(old.build.build_id));
+    expect([await store.buildTagged(game, 'list:v9'), await store.buildTagged(randomUUID(), 'list:v1')]).toEqual([undefined, undefined]);
+    // None complete; then the older one (the newer still pushing); then, of two at one time, the first by id's bytes.
+    expect(await store.newestCompleteBuild(game)).toBeUndefined();
+    const complete = async (b: { upload: NewUpload }, at: number) => {
+      const row = (await store.getUpload(b.upload.upload_id))!;
+      await store.claimUpload(row.upload_id, at, 60_000);
+      await store.completeUpload(row, 'ab'.repeat(32), 10, at);
+    };
+    await complete(old, T0 + 2);
+    expect((await store.newestCompleteBuild(game))?.build_id).toBe(old.build.build_id);
+    const twins = [build(game, 'list:a'), build(game, 'list:b')];
+    twins[0]!.build.build_id = `b${randomUUID().slice(1)}`;
+    twins[1]!.build.build_id = `a${randomUUID().slice(1)}`;
+    for (const t of twins) {
+      t.build.create_ts = T0 + 5;
+      t.upload.build_id = t.build.build_id;
+      await store.insertBuild(t.build, t.upload);
+      await complete(t, T0 + 6);
+    }
+    expect((await store.newestCompleteBuild(game))?.build_id).toBe(twins[1]!.build.build_id);
+    expect(await store.newestCompleteBuild(randomUUID())).toBeUndefined();
   });
 
   it_('recordPart keeps the last write of a part; listParts answers them in order', async () => {
@@ -1036,6 +1058,8 @@ describe.each(ENGINES)('the Store contract on %s', (_name, present, open) => {
     expect(await store.insertVersion(version(other.game_id, 'one', T0 + 3))).toBe(true);
     expect(await store.getVersion(v1.version_id)).toEqual(v1);
     expect(await store.getVersion(randomUUID())).toBeUndefined();
+    // A name looked up alone, in its game only.
+    expect([await store.versionNamed(g.game_id, 'one'), await store.versionNamed(g.game_id, 'three'), await store.versionNamed(randomUUID(), 'one')]).toEqual([true, false, false]);
     // Without their configs (a list reads them all); getVersion reads one whole.
     const listed = ({ config: _config, ...rest }: VersionRow) => rest;
     expect(await store.listVersions(g.game_id)).toEqual([listed(v1), listed(v2)]);

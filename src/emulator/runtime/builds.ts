@@ -40,17 +40,20 @@ export interface ContainerListener {
   subnet?: string;
 }
 
+/** What picking a lobby's build reads: one build by its id or tag, or the game's newest complete one. */
+export type BuildLookup = Pick<Store, 'getBuild' | 'buildTagged' | 'newestCompleteBuild'>;
+
 export interface BuildRunner {
   /** Containers of a dead emulator of this data directory removed at start. */
   swept: number;
   /** Undefined on the host network. */
   containerListener?: ContainerListener;
   /** What runs a lobby of `game`: its build (read from these stores), in a container. */
-  resolver(store: Pick<Store, 'listBuilds' | 'getBuild'>, blobs: Pick<BlobStore, 'readBuild'>, owner: ServerOwner): (game: Game, lobby: unknown, version: Pick<LobbyVersion, 'buildId'>) => Promise<HowToRun>;
+  resolver(store: BuildLookup, blobs: Pick<BlobStore, 'readBuild'>, owner: ServerOwner): (game: Game, lobby: unknown, version: Pick<LobbyVersion, 'buildId'>) => Promise<HowToRun>;
   /** The images of the builds it runs: removed with their builds (sweepImages), or when a build is deleted here. */
   images: BuildImages;
   /** Removes the images of builds the store no longer has, or that no lobby used for a while; answers how many went. */
-  sweepImages(store: Pick<Store, 'listBuilds'>): Promise<number>;
+  sweepImages(store: Pick<Store, 'getBuild'>): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -58,20 +61,21 @@ export interface BuildRunner {
  * The build a lobby of `gameId` runs, or a RunnerError saying why there is none (and what to push): the tag given,
  * else the build its version names (`versionBuild`, read alone: a game may have many), else the newest complete one.
  */
-export async function pickBuild(store: Pick<Store, 'listBuilds' | 'getBuild'>, gameId: string, tag: string | true, versionBuild: string | null = null): Promise<BuildRow> {
-  if (tag === true && versionBuild !== null) {
+export async function pickBuild(store: BuildLookup, gameId: string, tag: string | true, versionBuild: string | null = null): Promise<BuildRow> {
+  if (tag === true) {
+    if (versionBuild === null) {
+      const newest = await store.newestCompleteBuild(gameId);
+      if (newest !== undefined) return newest;
+      throw new RunnerError(`game ${gameId} has no complete build to run: push one with \`gamehost build push <file> --tag <name:tag>\``);
+    }
     const named = await store.getBuild(versionBuild);
     if (named?.game_id === gameId && named.complete === 1) return named;
     throw new RunnerError(`the build ${versionBuild} that game ${gameId}'s version names is gone: deploy a version with a build the game has`);
   }
-  // Newest first, as the store lists them.
-  const builds = await store.listBuilds(gameId);
-  const build = builds.find((b) => b.complete === 1 && (tag === true || b.image_tag === tag));
-  if (build !== undefined) return build;
-  if (tag === true) throw new RunnerError(`game ${gameId} has no complete build to run: push one with \`gamehost build push <file> --tag <name:tag>\``);
-  const pending = builds.some((b) => b.image_tag === tag);
+  const tagged = await store.buildTagged(gameId, tag);
+  if (tagged?.complete === 1) return tagged;
   throw new RunnerError(
-    pending
+    tagged !== undefined
       ? `the build tagged ${tag} of game ${gameId} is not complete yet: finish its push (\`gamehost build push\` resumes it)`
       : `game ${gameId} has no build tagged ${tag}: push one with \`gamehost build push <file> --tag ${tag}\``,
   );
@@ -109,8 +113,9 @@ export async function startBuildRunner(opts: BuildRunnerOptions): Promise<BuildR
     images,
     sweepImages: async (store) => {
       const removed = await images.sweep(async (gameId, ids) => {
-        const have = new Set((await store.listBuilds(gameId)).map((b) => b.build_id));
-        return new Set(ids.filter((id) => have.has(id)));
+        const have = new Set<string>();
+        for (const id of ids) if ((await store.getBuild(id))?.game_id === gameId) have.add(id);
+        return have;
       });
       await images.flush();
       return removed;

@@ -145,8 +145,7 @@ export class Namespaces {
 
   /** The version must be the game's (production answers 500 for another game's or a missing one). */
   private async version(game: Game, versionId: string): Promise<void> {
-    const versions = await this.deps.versions.list(game);
-    if (!versions.some((v) => v.version_id === versionId)) fail('VERSION_NOT_FOUND', { version_id: versionId });
+    if (!(await this.deps.versions.has(game, versionId))) fail('VERSION_NOT_FOUND', { version_id: versionId });
   }
 
   /** Deploys a version to a namespace; false when it already runs it (no history row then, as production). */

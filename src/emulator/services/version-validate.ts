@@ -42,7 +42,7 @@ export interface VersionContext {
   known?: readonly string[];
   /** A verification URL may name a loopback or private address (the emulator's verificationLoopback). */
   loopbackVerification?: boolean;
-  /** Its versions' display names. */
+  /** The display names taken: the one asked for, when the game has a version of it. */
   displayNames: readonly string[];
 }
 

@@ -30,8 +30,9 @@ export class Versions {
 
   /** What production's validation finds in a version (none: valid); the builds it names are not looked at. */
   async validate(game: Game, displayName: string, config: JsonObject): Promise<ValidationPath[]> {
-    const names = (await this.list(game)).map((v) => v.display_name);
-    return validateVersion(displayName, config, { ...regionContext(game), displayNames: names, loopbackVerification: this.deps.config?.verificationLoopback });
+    // The name looked up alone (the game's versions are not read): taken by the version it started with, or one made.
+    const taken = displayName === VERSION_NAME || (await this.deps.store.versionNamed(game.gameId, displayName));
+    return validateVersion(displayName, config, { ...regionContext(game), displayNames: taken ? [displayName] : [], loopbackVerification: this.deps.config?.verificationLoopback });
   }
 
   /**
@@ -52,6 +53,11 @@ export class Versions {
     // Another request made a version of this name since the validation looked.
     if (!(await this.deps.store.insertVersion(row))) fail('VALIDATION_ERROR', { paths: 'display-name.not-unique' }, { errors: [{ path: ['display-name', 'not-unique'] }] });
     return row.version_id;
+  }
+
+  /** Whether the version is the game's: the one it started with, or one created for it. */
+  async has(game: Game, versionId: string): Promise<boolean> {
+    return versionId === VERSION_ID || (await this.deps.store.getVersion(versionId))?.game_id === game.gameId;
   }
 
   /** A created version of the game, its config normalised as production answers it; API_NOT_FOUND otherwise. */

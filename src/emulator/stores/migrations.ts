@@ -795,6 +795,22 @@ END $$;
 UPDATE players p SET remove_ts = l.stop_ts FROM lobbies l WHERE l.lobby_id = p.lobby_id AND p.remove_ts IS NULL AND l.stop_ts IS NOT NULL;
 `,
   },
+  // Version 21: what a build's delete, the uploads' sweep and a lobby's build looked for by a walk of the game's builds
+  // or of every upload (the sweep and a game's purge deleted its builds' uploads a scan of uploads each, which the
+  // foreign key's check repeated): the uploads of a build, the builds not complete, and a game's builds newest first
+  // (the list in its order, and the newest complete build a short walk).
+  {
+    sqlite: `
+CREATE INDEX IF NOT EXISTS uploads_build ON uploads (build_id);
+CREATE INDEX IF NOT EXISTS builds_open ON builds (create_ts) WHERE complete = 0;
+CREATE INDEX IF NOT EXISTS builds_newest ON builds (game_id, create_ts DESC, build_id);
+`,
+    postgres: `
+CREATE INDEX IF NOT EXISTS uploads_build ON uploads (build_id);
+CREATE INDEX IF NOT EXISTS builds_open ON builds (create_ts) WHERE complete = 0;
+CREATE INDEX IF NOT EXISTS builds_newest ON builds (game_id, create_ts DESC, build_id COLLATE "C");
+`,
+  },
 ];
 
 /** The schema version this code writes and reads, on either engine. */

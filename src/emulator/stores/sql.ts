@@ -368,6 +368,11 @@ const LIST_BUILDS = query<{ game: string }>()((db, p, d) =>
   db.selectFrom('builds').selectAll().where('game_id', '=', p.game).orderBy('create_ts', 'desc').orderBy(d.binary('build_id')),
 );
 const GET_BUILD = query<{ id: string }>()((db, p) => db.selectFrom('builds').selectAll().where('build_id', '=', p.id));
+const BUILD_TAGGED = query<{ game: string; tag: string }>()((db, p) => db.selectFrom('builds').selectAll().where('game_id', '=', p.game).where('image_tag', '=', p.tag));
+// builds_newest (schema 21) in its order: the walk ends at the first complete build.
+const NEWEST_COMPLETE = query<{ game: string }>()((db, p, d) =>
+  db.selectFrom('builds').selectAll().where('game_id', '=', p.game).where('complete', '=', 1).orderBy('create_ts', 'desc').orderBy(d.binary('build_id')).limit(1),
+);
 const BUILD_OBJECT = ['game_id', 'build_id', 'upload_id'] as const;
 // The row locked first: of two deletes of one build, one answers it and the other nothing.
 const LOCK_BUILD = query<{ id: string }>()((db, p, d) => d.forUpdate(db.selectFrom('builds').select(BUILD_OBJECT).where('build_id', '=', p.id)));
@@ -375,7 +380,7 @@ const DELETE_PARTS = query<{ upload: string }>()((db, p) => db.deleteFrom('uploa
 const DELETE_UPLOAD = query<{ id: string }>()((db, p) => db.deleteFrom('uploads').where('build_id', '=', p.id));
 const DELETE_BUILD = query<{ id: string }>()((db, p) => db.deleteFrom('builds').where('build_id', '=', p.id));
 const STALE_UPLOADS = query<{ before: number }>()((db, p) =>
-  db.selectFrom('builds').select(BUILD_OBJECT).where('complete', '=', 0).where('create_ts', '<', p.before),
+  db.selectFrom('builds').select(BUILD_OBJECT).where('complete', '=', sql.lit(0)).where('create_ts', '<', p.before),
 );
 const RECORD_PART = query<{ id: string; part: number; size: number; sha256: string; now: number }>()((db, p) =>
   db.insertInto('upload_parts').values({ upload_id: p.id, part_number: p.part, size: p.size, sha256: p.sha256, update_ts: p.now }).onConflict((oc) =>
@@ -401,6 +406,9 @@ const INSERT_VERSION = query<VersionRow>()((db, p) =>
 );
 const GET_VERSION = query<{ id: string }>()((db, p) => db.selectFrom('versions').selectAll().where('version_id', '=', p.id));
 // Without their configs: a game's list and every check of its names read all of its versions.
+const VERSION_NAMED = query<{ game: string; name: string }>()((db, p) =>
+  db.selectFrom('versions').select('version_id').where('game_id', '=', p.game).where('display_name', '=', p.name),
+);
 const LIST_VERSIONS = query<{ game: string }>()((db, p, d) =>
   db.selectFrom('versions').select(['version_id', 'game_id', 'display_name', 'create_ts']).where('game_id', '=', p.game).orderBy('create_ts').orderBy(d.binary('version_id')),
 );
@@ -581,6 +589,7 @@ export class SqlStore implements Store, LocalObjectIndex {
   readonly insertVersion = (version: VersionRow) => this.changed(INSERT_VERSION, version);
   readonly getVersion = (versionId: string) => first(this.engine, GET_VERSION, { id: versionId });
   readonly listVersions = (gameId: string) => this.engine.all(LIST_VERSIONS, { game: gameId });
+  readonly versionNamed = async (gameId: string, displayName: string) => (await first(this.engine, VERSION_NAMED, { game: gameId, name: displayName })) !== undefined;
   readonly insertNamespace = (namespace: NamespaceRow) => this.changed(INSERT_NAMESPACE, namespace);
   readonly putNamespace = (namespace: NamespaceRow) => this.write(PUT_NAMESPACE, namespace);
   readonly getNamespace = (namespaceId: string) => first(this.engine, GET_NAMESPACE, { id: namespaceId });
@@ -612,6 +621,8 @@ export class SqlStore implements Store, LocalObjectIndex {
   readonly releaseUpload = (uploadId: string) => this.write(RELEASE_UPLOAD, { id: uploadId });
   readonly listBuilds = (gameId: string) => this.engine.all(LIST_BUILDS, { game: gameId });
   readonly getBuild = (buildId: string) => first(this.engine, GET_BUILD, { id: buildId });
+  readonly buildTagged = (gameId: string, tag: string) => first(this.engine, BUILD_TAGGED, { game: gameId, tag });
+  readonly newestCompleteBuild = (gameId: string) => first(this.engine, NEWEST_COMPLETE, { game: gameId });
   readonly staleUploads = (before: number) => this.engine.all(STALE_UPLOADS, { before });
   readonly recordPart = (uploadId: string, partNumber: number, size: number, sha256: string, now: number) =>
     this.write(RECORD_PART, { id: uploadId, part: partNumber, size, sha256, now });

@@ -433,6 +433,8 @@ export interface Store {
   getVersion(versionId: string): Promise<VersionRow | undefined>;
   /** The game's versions, oldest first, without their configs (getVersion reads one whole). */
   listVersions(gameId: string): Promise<Omit<VersionRow, 'config'>[]>;
+  /** Whether the game has a created version of that display name. */
+  versionNamed(gameId: string, displayName: string): Promise<boolean>;
   /** A new namespace; false (nothing written) when the game has one of that name id, or one of that id. */
   insertNamespace(namespace: NamespaceRow): Promise<boolean>;
   /** Writes a namespace's row whole (one of the two every game starts with is written on its first change). */
@@ -590,6 +592,10 @@ export interface Store {
   listBuilds(gameId: string): Promise<BuildRow[]>;
   /** One build, whatever its game (the caller checks it), for what names a build: a version, a lobby's run. */
   getBuild(buildId: string): Promise<BuildRow | undefined>;
+  /** The game's build of that tag (complete or not): a game's tags are unique. */
+  buildTagged(gameId: string, tag: string): Promise<BuildRow | undefined>;
+  /** The game's newest complete build. */
+  newestCompleteBuild(gameId: string): Promise<BuildRow | undefined>;
   /**
    * Appends lines to a lobby's stream at `now`, in one transaction: each is cut to MAX_LOG_LINE_BYTES and stamped
    * (nextLogTs), then the oldest lines are dropped while the stream is over `bounds`. With `firstTs` (microseconds,
