@@ -522,10 +522,13 @@ const LINES_AFTER = query<StreamKey & { after: number; limit: number }>()((db, p
 const bytes = (b: Buffer | Uint8Array) => (Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength));
 const toChunk = (r: ChunkRow): LogChunk => ({ ts: Number(r.ts), count: r.line_count, bytes: bytes(r.line), lengths: r.lengths === null ? null : bytes(r.lengths) });
 // Driven by the lobbies with output (each looked up by its key), not by the lobbies' stop times: no index holds those.
+// Walked from the output (running lobbies' and those stopped since the last sweep), each lobby's stop read by its
+// key: PostgreSQL drove a hash join from a scan of every lobby (26 ms at 50,000, a helper measured; 0.85 ms so).
 const STOPPED_WITH_OUTPUT = query<{ before: number; limit: number }>()((db, p) =>
-  db.selectFrom('lobbies').select('lobby_id')
-    .where('lobby_id', 'in', db.selectFrom('lobby_log_streams').select('lobby_id').union(db.selectFrom('lobby_samples').select('lobby_id')))
-    .where('stop_ts', 'is not', null).where('stop_ts', '<', p.before).limit(p.limit),
+  db.selectFrom(db.selectFrom('lobby_log_streams').select('lobby_id').union(db.selectFrom('lobby_samples').select('lobby_id')).as('o'))
+    .select('o.lobby_id')
+    .where((eb) => eb(eb.selectFrom('lobbies as l').select('l.stop_ts').whereRef('l.lobby_id', '=', 'o.lobby_id'), '<', p.before))
+    .limit(p.limit),
 );
 const DROP_OUTPUT = OUTPUT_TABLES.map((t) => query<{ id: string }>()((db, p) => db.deleteFrom(t).where('lobby_id', '=', p.id)));
 // Reads the stored data, so a database that is gone fails here.
