@@ -57,7 +57,6 @@ export function gameTokens(secret: Buffer, gameId: string, namespaceId: string):
   };
 }
 
-
 function fromRow(row: GameRow): Game {
   return {
     gameId: row.game_id,

@@ -130,7 +130,6 @@ export type FindOutcome =
 
 export type ConnectOutcome = 'connected' | 'different_lobby' | 'already_connected' | 'expired' | 'removed';
 
-/** A running lobby as list shows it: with its connected players. */
 /**
  * Where a page of the history ends: the next holds the lobbies created before create_ts, and those created at it
  * whose id's bytes come after lobby_id (the page's last lobby, or `''` for all created at that time).
@@ -140,6 +139,7 @@ export interface HistoryCursor {
   lobby_id: string;
 }
 
+/** A running lobby as list shows it: with its connected players. */
 export interface ListedLobby extends LobbyRow {
   connected: number;
 }
@@ -571,7 +571,6 @@ export interface Store {
    * player holds a place but is not counted), by game mode and region; rows of zero left out.
    */
   playerCounts(namespaceId: string): Promise<PlayerCountRow[]>;
-  /** Lobbies stopped in the window, created in it, or running and created before its end; newest first. */
   /**
    * The namespace's lobbies alive at some time in (queryStart, queryEnd] (stopped in it, created in it, or running and
    * created before its end), newest first (create_ts, then lobby_id's bytes), at most `limit`: those after `after`
