@@ -84,6 +84,13 @@ interface Version19Lobbies {
   stoppedPlayer: string;
 }
 
+/** The statement of migration step `index` (to version index + 1) on `engine` that `statement` matches. */
+function stepStatement(index: number, engine: 'sqlite' | 'postgres', statement: RegExp): string {
+  const found = statement.exec(MIGRATIONS[index]![engine]);
+  if (found === null) throw new Error(`migration ${index + 1} on ${engine} has no ${statement.source}`);
+  return found[0];
+}
+
 /** After the migration: the stopped lobby's player removed at its stop, the counts as before, and a stop removes. */
 async function expectPlayersLeftWithTheirLobby(store: Store, { running, runningPlayer, stoppedPlayer }: Version19Lobbies): Promise<void> {
   const ns = running.namespace_id;
@@ -1237,18 +1244,11 @@ describe.skipIf(!PG_PRESENT)('PostgreSQL only', () => {
     const old = await PostgresStore.open({ connectionString: url });
     const made = await lobbiesOfVersion19(old);
     await old.close();
-    // Back to version 19: its function on a lobby's stop (counts only), and the stopped lobby's players not removed.
+    // Back to version 19: its function on a lobby's stop as version 7 wrote it (counts only), and the stopped lobby's
+    // players not removed.
     await queryDatabase(
       url,
-      `CREATE OR REPLACE FUNCTION running_players_on_lobby() RETURNS trigger LANGUAGE plpgsql AS $$
-       BEGIN
-         IF OLD.stop_ts IS NULL AND (TG_OP = 'DELETE' OR NEW.stop_ts IS NOT NULL) THEN
-           UPDATE running_players SET player_count = player_count -
-               (SELECT count(*) FROM players WHERE lobby_id = OLD.lobby_id AND connect_ts IS NOT NULL AND remove_ts IS NULL)
-            WHERE namespace_id = OLD.namespace_id AND game_mode = OLD.game_mode AND region_id = OLD.region_id;
-         END IF;
-         RETURN NULL;
-       END $$;
+      `${stepStatement(6, 'postgres', /CREATE OR REPLACE FUNCTION running_players_on_lobby\(\)[\s\S]*?END \$\$;/)}
        UPDATE players SET remove_ts = NULL WHERE lobby_id = '${made.stopped.lobby_id}'; UPDATE schema_version SET version = 19`,
     );
     const store = await PostgresStore.open({ connectionString: url });
@@ -1565,15 +1565,11 @@ describe('SQLite on this Node.js', () => {
     const old = SqliteStore.open(file);
     const made = await lobbiesOfVersion19(old);
     await old.close();
-    // Back to version 19: its trigger on a lobby's stop (counts only), and the stopped lobby's players not removed.
+    // Back to version 19: its trigger on a lobby's stop as version 10 made it (counts only), and the stopped lobby's
+    // players not removed.
     const db = openDatabase(file, { timeout: 5000 });
     db.exec(`DROP TRIGGER connected_players_stop;
-             CREATE TRIGGER connected_players_stop AFTER UPDATE OF stop_ts ON lobbies WHEN OLD.stop_ts IS NULL AND NEW.stop_ts IS NOT NULL
-             BEGIN
-               UPDATE running_players SET player_count = player_count -
-                   (SELECT COUNT(*) FROM players WHERE lobby_id = NEW.lobby_id AND connect_ts IS NOT NULL AND remove_ts IS NULL)
-                WHERE namespace_id = NEW.namespace_id AND game_mode = NEW.game_mode AND region_id = NEW.region_id;
-             END;
+             ${stepStatement(9, 'sqlite', /CREATE TRIGGER IF NOT EXISTS connected_players_stop[\s\S]*?END;/)}
              UPDATE players SET remove_ts = NULL WHERE lobby_id = '${made.stopped.lobby_id}';
              UPDATE meta SET value = '19' WHERE key = 'schema_version'`);
     db.close();
