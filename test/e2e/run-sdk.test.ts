@@ -45,7 +45,7 @@ const ENGINES: [string, boolean][] = [
 // The two engines at once: each mostly waits on its server's second sample.
 describe.concurrent.each(ENGINES)('a game server on the official SDK run by emulator serve --run, on %s', (engine, present) => {
   const replicas: Replica[] = [];
-  afterAll(() => { for (const r of replicas) console.log('STDERR', engine, r.stderr()); return Promise.all(replicas.map(stopReplica)); }, 30_000);
+  afterAll(() => Promise.all(replicas.map(stopReplica)), 30_000);
 
   it.skipIf(!present)('find waits for its ready, it admits the player, its lines and CPU come back, its exit stops the lobby, serve leaves no process', { timeout: 60_000 }, async () => {
     const configFile = path.join(tempDir(), 'emulator.json');
@@ -63,9 +63,7 @@ describe.concurrent.each(ENGINES)('a game server on the official SDK run by emul
     const finding = client.matchmaker.lobbies.find({ gameModes: ['default'] });
     finding.then(() => (answeredAt = Date.now()), () => {});
     const lobbyId = await until('the lobby find made', async () => (await client.matchmaker.lobbies.list()).lobbies[0]?.lobbyId);
-    console.log('STEP 1', engine, Date.now());
     const port = await until('the server listening', async () => {
-    console.log('STEP 2', engine, Date.now());
       const line = (await logLines(b, lobbyId, 'std_out')).find((l) => l.startsWith('listening on '));
       return line === undefined ? undefined : Number(line.slice('listening on '.length));
     });
@@ -73,18 +71,14 @@ describe.concurrent.each(ENGINES)('a game server on the official SDK run by emul
     expect(answeredAt).toBeUndefined();
     const readyAt = Date.now();
     expect(await say(port, 'ready')).toBe('ready');
-    console.log('STEP 3', engine, Date.now());
     const seat = await finding;
-    console.log('STEP 4', engine, Date.now());
     expect(answeredAt).toBeGreaterThanOrEqual(readyAt);
     expect(seat.lobby.lobbyId).toBe(lobbyId);
     expect(seat.ports.default!.port).toBe(port);
 
     // The client connects with its player token: admitted once, the same token again refused.
     expect(await say(port, seat.player.token)).toBe('ok');
-    console.log('STEP 5', engine, Date.now());
     expect(await say(port, seat.player.token)).toBe('refused MATCHMAKER_PLAYER_ALREADY_CONNECTED');
-    console.log('STEP 6', engine, Date.now());
 
     // It burns CPU for a moment; the next sample of its process has it.
     const burnedAnswer = await say(port, 'burn 1000');
@@ -110,7 +104,6 @@ describe.concurrent.each(ENGINES)('a game server on the official SDK run by emul
     // samples in the store, so any replica answers them. The burn fell in that sample's window or across it and the
     // one before: one of the two has half of it, over a window of 5 s (a late one, on a busy machine, counted as 7.5 s).
     await until('a sample after the burn', async () => ((await sdkLobby(b, lobbyId)).metrics!.cpu.length > samplesThen ? true : undefined), SAMPLE_EVERY_MS * 3);
-    console.log('STEP 7', engine, Date.now());
     const { metrics } = await cliLobby(b, lobbyId);
     expect(metrics.cpu).toHaveLength(metrics.memory.length);
     expect(Math.max(...metrics.cpu)).toBeGreaterThanOrEqual(((burnedMs / 2) * 100) / (SAMPLE_EVERY_MS * 1.5));
@@ -123,9 +116,7 @@ describe.concurrent.each(ENGINES)('a game server on the official SDK run by emul
     // production, and so the emulator, send beside `stopped`.)
     const following = cli(['lobby', 'logs', lobbyId, '--follow', '--stream', 'stdout', '--interval', '0.2']);
     expect(await say(port, 'exit 3')).toBe('');
-    console.log('STEP 8', engine, Date.now());
     const follow = await following;
-    console.log('STEP 9', engine, Date.now());
     expect(follow.code).toBe(0);
     expect(follow.stderr).toBe(`lobby ${lobbyId} failed with exit code 3\n`);
     expect((await cliLobby(b, lobbyId)).lobby.status.stopped).toMatchObject({ exit_code: 3, failed: true });
@@ -136,14 +127,12 @@ describe.concurrent.each(ENGINES)('a game server on the official SDK run by emul
     const second = client.matchmaker.lobbies.find({ gameModes: ['default'] });
     second.catch(() => {});
     const running = await until('the second server running', async () => {
-    console.log('STEP 10', engine, Date.now());
       const pids = processesUnder(dataDirs[0]!);
       return pids.length > 0 ? pids : undefined;
     });
     expect(running.length).toBeGreaterThan(0);
     a.child.kill('SIGTERM');
     expect(await a.exit).toEqual({ code: 0, signal: null });
-    console.log('STEP 11', engine, Date.now());
     for (const dir of dataDirs) expect(processesUnder(dir)).toEqual([]);
     expect(await second.then(() => undefined, (e: unknown) => e)).toBeInstanceOf(Error);
   });
