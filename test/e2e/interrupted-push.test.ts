@@ -50,7 +50,8 @@ const POINTS = [
   { name: 'while the upload completes', when: /^completing the upload…$/m, faults: 'assembly-delay=2s', hint: /^ {2}run the same command again to resume: 4 of 4 parts are up$/ },
 ];
 
-describe('an interrupted push through a pipe ends with the error line and the way on', () => {
+// The nine at once: each spends its seconds waiting (the held create, the rate limit, the held assembly), not on CPU.
+describe.concurrent('an interrupted push through a pipe ends with the error line and the way on', () => {
   let n = 0;
   for (const point of POINTS) {
     for (const [signal, times] of [['SIGINT', 1], ['SIGINT', 2], ['SIGTERM', 2]] as const) {
