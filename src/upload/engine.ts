@@ -10,6 +10,7 @@ import pLimit, { type LimitFunction } from 'p-limit';
 import type { Dispatcher } from 'undici';
 import { USER_AGENT } from '../api/client.js';
 import { isRetryable, readText, responseError, send, toNetworkError, withRetries } from '../api/transport.js';
+import { readBuffer } from '../shared/read-buffer.js';
 import type { RetryPolicy } from '../shared/retry.js';
 import { ApiError, UploadError } from '../errors.js';
 import type { Part } from './plan.js';
@@ -57,7 +58,7 @@ class BufferPool {
   private readonly waiters: ((b: Buffer) => void)[] = [];
 
   constructor(count: number, readonly size: number) {
-    for (let i = 0; i < count; i++) this.free.push(Buffer.allocUnsafeSlow(size));
+    for (let i = 0; i < count; i++) this.free.push(readBuffer(size));
   }
 
   take(signal: AbortSignal): Promise<Buffer> {
@@ -284,6 +285,6 @@ async function putOnce(s: Sender, part: Part, signal: AbortSignal, moved: (n: nu
     over = true;
     attempt.abort();
     // A buffer a read or the socket may still hold stays with them; the pool gets a new one.
-    s.pool.give(busy ? Buffer.allocUnsafeSlow(s.pool.size) : buf);
+    s.pool.give(busy ? readBuffer(s.pool.size) : buf);
   }
 }

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import { Worker } from 'node:worker_threads';
+import { READ_BUFFER_SOURCE } from '../shared/read-buffer.js';
 
 // The hash runs on its own thread so the upload's event loop never waits on it; a plain-JS eval worker works
 // the same from the compiled CLI and from the test runner. One reused buffer keeps memory flat.
@@ -8,7 +9,7 @@ const { parentPort, workerData } = require('node:worker_threads');
 const fs = require('node:fs');
 const { createHash } = require('node:crypto');
 const fd = fs.openSync(workerData.file, 'r');
-const buf = Buffer.allocUnsafe(4 * 1024 * 1024);
+const buf = ${READ_BUFFER_SOURCE(4 * 1024 * 1024)};
 const hash = createHash('sha256');
 parentPort.postMessage({ ready: true });
 for (;;) {
