@@ -3,6 +3,7 @@
 // are reused, and the frame is assembled here (magic, descriptor, sized blocks, end mark).
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
+import { readBuffer } from './read-buffer.js';
 
 type Lz4 = {
   compressSync(data: Buffer): Buffer;
@@ -31,31 +32,42 @@ export async function compressFileLz4(input: string, output: string, signal?: Ab
   const { compressSync, compressFrameSync } = lz4();
   // The frame descriptor for these settings, with its checksum byte, as lz4-napi itself writes it.
   const header = compressFrameSync(Buffer.alloc(0)).subarray(0, 7);
-  const out = await fs.promises.open(output, 'w', 0o600);
+  const from = await fs.promises.open(input, 'r');
   try {
-    await out.write(header);
-    let pending: Buffer = Buffer.alloc(0);
-    const writeBlock = async (block: Buffer) => {
-      const packed = compressSync(block).subarray(4); // lz4-napi prepends the uncompressed size
-      const size = Buffer.alloc(4);
-      if (packed.length >= block.length) {
-        size.writeUInt32LE((block.length | UNCOMPRESSED) >>> 0);
-        await out.write(Buffer.concat([size, block]));
-      } else {
-        size.writeUInt32LE(packed.length);
-        await out.write(Buffer.concat([size, packed]));
+    const out = await fs.promises.open(output, 'w', 0o600);
+    try {
+      // One buffer read into again and again (see readBuffer), its whole blocks written out in one writev before
+      // the next read; a partial block at its end moves to its start and waits for the rest.
+      const buf = readBuffer(16 * BLOCK);
+      const pieces: Buffer[] = [header];
+      let filled = 0;
+      for (;;) {
+        signal?.throwIfAborted();
+        const { bytesRead } = await from.read(buf, filled, buf.length - filled, null);
+        filled += bytesRead;
+        const last = bytesRead === 0;
+        let at = 0;
+        while (filled - at >= BLOCK || (last && filled > at)) {
+          const block = buf.subarray(at, Math.min(filled, at + BLOCK));
+          const packed = compressSync(block).subarray(4); // lz4-napi prepends the uncompressed size
+          const size = Buffer.alloc(4);
+          const stored = packed.length < block.length;
+          size.writeUInt32LE(stored ? packed.length : (block.length | UNCOMPRESSED) >>> 0);
+          pieces.push(size, stored ? packed : block);
+          at += block.length;
+        }
+        if (last) pieces.push(Buffer.alloc(4)); // end mark
+        if (pieces.length) await out.writev(pieces);
+        pieces.length = 0;
+        if (last) break;
+        buf.copy(buf, 0, at, filled);
+        filled -= at;
       }
-    };
-    for await (const chunk of fs.createReadStream(input, { highWaterMark: 16 * BLOCK, signal })) {
-      pending = pending.length ? Buffer.concat([pending, chunk as Buffer]) : (chunk as Buffer);
-      let offset = 0;
-      for (; pending.length - offset >= BLOCK; offset += BLOCK) await writeBlock(pending.subarray(offset, offset + BLOCK));
-      pending = pending.subarray(offset);
+    } finally {
+      await out.close();
     }
-    if (pending.length) await writeBlock(pending);
-    await out.write(Buffer.alloc(4)); // end mark
   } finally {
-    await out.close();
+    await from.close();
   }
 }
 

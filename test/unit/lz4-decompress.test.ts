@@ -50,6 +50,20 @@ describe('decompressLz4', () => {
     expect((await undo(lz4.compressFrameSync(sample))).equals(sample)).toBe(true);
   });
 
+  it('undoes what compressFileLz4 makes of a file of several of its reads, its last block partial; an abort stops it', async () => {
+    const dir = tempDir();
+    // 3 MiB and 12,345 bytes: three whole reads of 16 blocks, then a short one; runs of zeros and random bytes.
+    const big = Buffer.concat([sample, Buffer.alloc(1_500_000), crypto.randomBytes(3 * 1024 * 1024 + 12_345 - sample.length - 1_500_000)]);
+    fs.writeFileSync(path.join(dir, 'big'), big);
+    await compressFileLz4(path.join(dir, 'big'), path.join(dir, 'big.lz4'));
+    const frame = fs.readFileSync(path.join(dir, 'big.lz4'));
+    expect(frame.length).toBeLessThan(big.length);
+    expect((await undo(frame, 65_537)).equals(big)).toBe(true);
+    const stop = new AbortController();
+    stop.abort(new Error('interrupted'));
+    await expect(compressFileLz4(path.join(dir, 'big'), path.join(dir, 'stopped.lz4'), stop.signal)).rejects.toThrow('interrupted');
+  });
+
   it('undoes linked blocks, which refer back into the block before', async () => {
     const frame = linkedFrame(sample);
     expect(frame.length).toBeLessThan(sample.length / 2);
