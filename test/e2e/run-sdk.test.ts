@@ -47,7 +47,11 @@ describe.concurrent.each(ENGINES)('a game server on the official SDK run by emul
   const replicas: Replica[] = [];
   afterAll(() => Promise.all(replicas.map(stopReplica)), 30_000);
 
-  it.skipIf(!present)('find waits for its ready, it admits the player, its lines and CPU come back, its exit stops the lobby, serve leaves no process', { timeout: 60_000 }, async () => {
+  it.skipIf(!present)('find waits for its ready, it admits the player, its lines and CPU come back, its exit stops the lobby, serve leaves no process', { timeout: 60_000 }, async ({ onTestFailed }) => {
+    // What serve said, printed only when the test fails (a wait that gives up names what it waited for, not why).
+    onTestFailed(() => {
+      for (const r of replicas) console.error(`emulator serve on ${engine} said:\n${r.stderr()}`);
+    });
     const configFile = path.join(tempDir(), 'emulator.json');
     fs.writeFileSync(configFile, JSON.stringify({ startDelayMs: 0, readyDelayMs: 0 }));
     const dataDirs = engine === 'SQLite' ? [tempDir()] : [tempDir(), tempDir()];
