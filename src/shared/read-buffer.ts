@@ -9,9 +9,6 @@
 const OFFSET = 48;
 
 /** A buffer of `size` bytes for reading a file into: 64 bytes past a page boundary where glibc puts it. */
-export function readBuffer(size: number): Buffer {
+export function readBuffer(size: number): Buffer<ArrayBuffer> {
   return Buffer.allocUnsafeSlow(size + OFFSET).subarray(OFFSET);
 }
-
-/** readBuffer's expression as source text, for code that runs as a string (the hash worker). */
-export const READ_BUFFER_SOURCE = (size: number): string => `Buffer.allocUnsafeSlow(${size + OFFSET}).subarray(${OFFSET})`;

@@ -1,15 +1,16 @@
 import fs from 'node:fs';
 import { Worker } from 'node:worker_threads';
-import { READ_BUFFER_SOURCE } from '../shared/read-buffer.js';
+import { readBuffer } from '../shared/read-buffer.js';
 
 // The hash runs on its own thread so the upload's event loop never waits on it; a plain-JS eval worker works
-// the same from the compiled CLI and from the test runner. One reused buffer keeps memory flat.
+// the same from the compiled CLI and from the test runner. One reused buffer keeps memory flat: a readBuffer, its
+// memory moved to the worker (not copied) with where in it the buffer starts.
 const WORKER = `
 const { parentPort, workerData } = require('node:worker_threads');
 const fs = require('node:fs');
 const { createHash } = require('node:crypto');
 const fd = fs.openSync(workerData.file, 'r');
-const buf = ${READ_BUFFER_SOURCE(4 * 1024 * 1024)};
+const buf = Buffer.from(workerData.memory, workerData.offset, workerData.length);
 const hash = createHash('sha256');
 parentPort.postMessage({ ready: true });
 for (;;) {
@@ -63,7 +64,12 @@ export function hashFile(file: string, signal?: AbortSignal): FileHash {
       // A directory (build push packs it into a tar, which is hashed instead): no thread for it.
       return reject(regular ? stopped.reason : new Error(`${file}: not a regular file`));
     }
-    const worker = new Worker(WORKER, { eval: true, workerData: { file } });
+    const buf = readBuffer(4 * 1024 * 1024);
+    const worker = new Worker(WORKER, {
+      eval: true,
+      workerData: { file, memory: buf.buffer, offset: buf.byteOffset, length: buf.length },
+      transferList: [buf.buffer],
+    });
     let result: string | undefined;
     let failure: unknown;
     const onAbort = () => {
