@@ -53,14 +53,17 @@ case "${1:-}" in
             if (!dir) throw new Error(`${name} (needed by ${from || "the build"}) is not in package-lock.json`);
           }
         };
+        // A package reached only through optionalDependencies stays optional: TypeScript 7 is a native compiler, one
+        // package per platform, and npm installs the one that fits the runner and skips the others.
         const packages = {};
-        const todo = names.map((n) => find("", n));
+        const todo = names.map((n) => [find("", n), false]);
         while (todo.length) {
-          const at = todo.pop();
-          if (packages[at]) continue;
+          const [at, optional] = todo.pop();
+          if (packages[at] && (optional || !packages[at].optional)) continue;
           const { dev: _d, devOptional: _o, optional: _p, peer: _e, ...entry } = lock.packages[at];
-          packages[at] = entry;
-          for (const dep of Object.keys(entry.dependencies ?? {})) todo.push(find(at, dep));
+          packages[at] = optional ? { ...entry, optional: true } : entry;
+          for (const dep of Object.keys(entry.dependencies ?? {})) todo.push([find(at, dep), optional]);
+          for (const dep of Object.keys(entry.optionalDependencies ?? {})) todo.push([find(at, dep), true]);
         }
         const dependencies = Object.fromEntries(names.map((n) => [n, lock.packages[`node_modules/${n}`].version]));
         const name = "gamehost-build-tools";

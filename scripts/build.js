@@ -11,9 +11,12 @@ import { fileURLToPath } from 'node:url';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
 
+/** TypeScript's tsc, a Node script that runs its native compiler (typescript's exports leave bin/ out). */
+export const TSC = path.join(path.dirname(require.resolve('typescript/package.json')), 'bin', 'tsc');
+
 /** tsc -p `project` in a child process: its exit code. */
 export function tsc(project) {
-  return spawnSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', project], { cwd: ROOT, stdio: 'inherit' }).status ?? 1;
+  return spawnSync(process.execPath, [TSC, '-p', project], { cwd: ROOT, stdio: 'inherit' }).status ?? 1;
 }
 
 /** Kysely's ES modules as one, written where tsc wrote the re-export. */
