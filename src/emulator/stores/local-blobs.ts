@@ -1,12 +1,15 @@
 // The BlobStore in the data directory: parts under uploads/<upload_id>/part-<n>, builds under builds/<build_id>,
 // exports in the store's index; presigned URLs point at the emulator's own /_upload and /_export routes.
 import { createHash, randomUUID } from 'node:crypto';
+import type { Hash } from 'node:crypto';
 import { once } from 'node:events';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { access, constants, mkdir, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
+import { access, constants, mkdir, open, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable, Transform } from 'node:stream';
-import { finished, pipeline } from 'node:stream/promises';
+import { pipeline } from 'node:stream/promises';
+import { readBuffer } from '../../shared/read-buffer.js';
 import type { DataDirPaths } from '../datadir.js';
 import { fail } from '../errors.js';
 import { checkPresigned, presignPath } from './presign.js';
@@ -35,6 +38,41 @@ function checkPartDigest(upload: UploadRow, n: number, part: ReceivedPart | unde
 
 /** An assembly writes `builds/<build_id>.tmp-<uuid>`, then renames it into place. */
 const TEMP_MARK = '.tmp-';
+
+/** What an assembly reads at a time (two such buffers: one is written out while the next is read and hashed). */
+const BLOCK = 4 * 1024 * 1024;
+
+/** All of `buf` written at `position`, however few bytes each write takes. */
+async function writeAll(file: FileHandle, buf: Buffer, position: number): Promise<void> {
+  for (let at = 0; at < buf.length; ) at += (await file.write(buf, at, buf.length - at, position + at)).bytesWritten;
+}
+
+/**
+ * Reads `file` from `start` for `length` bytes (to its end when Infinity) in large reads, each given to every hash,
+ * then to `each`, which may still be writing it when the next read begins. Each read goes into the buffer of `bufs`
+ * used longest ago (the array turns, from one call to the next too), so `each` must be done with a buffer before the
+ * read after next, as the assembly's one write in flight is. Reads of 64 KiB, each waiting for its write, made a
+ * 1 GiB assembly take 6.8 s.
+ */
+async function readHashing(file: string, start: number, length: number, bufs: Buffer[], hashes: Hash[], each?: (chunk: Buffer) => Promise<void>): Promise<void> {
+  const from = await open(file, 'r');
+  try {
+    for (let done = 0; done < length; ) {
+      const buf = bufs[0]!;
+      const { bytesRead } = await from.read(buf, 0, Math.min(buf.length, length - done), start + done);
+      // The end of the file turns nothing: the next file's first read goes into this same buffer, not into the one
+      // whose write may still be in flight.
+      if (bytesRead === 0) break;
+      bufs.push(bufs.shift()!);
+      const chunk = buf.subarray(0, bytesRead);
+      for (const hash of hashes) hash.update(chunk);
+      await each?.(chunk);
+      done += bytesRead;
+    }
+  } finally {
+    await from.close();
+  }
+}
 
 export class LocalBlobStore implements BlobStore {
   constructor(
@@ -141,11 +179,12 @@ export class LocalBlobStore implements BlobStore {
     // parts: those are read back from the build (and checked like any part).
     const built = (await this.assembledSize(upload)) === upload.content_length;
     const partOnDisk = async (n: number) => (await this.sizeOnDisk(upload.upload_id, n)) !== null;
+    const bufs = [readBuffer(BLOCK), readBuffer(BLOCK)];
     if (upload.part_count === 1) {
       // One part is already the whole file: hash it and move it into place.
       const part = this.partFile(upload.upload_id, 1);
       const moved = built && !(await partOnDisk(1));
-      for await (const chunk of createReadStream(moved ? target : part)) hash.update(chunk as Buffer);
+      await readHashing(moved ? target : part, 0, Infinity, bufs, [hash]);
       const digest = hash.digest('hex');
       checkPartDigest(upload, 1, parts.get(1), digest);
       if (!moved) await rename(part, target);
@@ -155,29 +194,36 @@ export class LocalBlobStore implements BlobStore {
     // The claim is ours: a temp file of this build is what an assembly whose process died left.
     await this.removeTemps(upload.build_id);
     const temp = `${target}${TEMP_MARK}${randomUUID()}`;
-    const out = createWriteStream(temp, { mode: 0o600 });
+    const out = await open(temp, 'w', 0o600);
+    // One write in flight at a time, so the next block is read and hashed while the last one is written.
+    let writing: Promise<void> = Promise.resolve();
+    let position = 0;
+    const write = async (chunk: Buffer) => {
+      await writing;
+      writing = writeAll(out, chunk, position);
+      // Its failure (a full disk) is thrown where it is awaited: the next write, or the end; not unhandled meanwhile.
+      writing.catch(() => {});
+      position += chunk.length;
+    };
     try {
       for (let n = 1, start = 0; n <= upload.part_count; n++) {
         const length = Math.min(upload.part_size, upload.content_length - start);
-        const from = built && !(await partOnDisk(n)) ? createReadStream(target, { start, end: start + length - 1 }) : createReadStream(this.partFile(upload.upload_id, n));
         const partHash = createHash('sha256');
-        for await (const chunk of from) {
-          hash.update(chunk as Buffer);
-          partHash.update(chunk as Buffer);
-          if (!out.write(chunk)) await once(out, 'drain');
-        }
+        // A part file is read to its end, so one grown since is refused by its digest like any other change.
+        if (built && !(await partOnDisk(n))) await readHashing(target, start, length, bufs, [hash, partHash], write);
+        else await readHashing(this.partFile(upload.upload_id, n), 0, Infinity, bufs, [hash, partHash], write);
         checkPartDigest(upload, n, parts.get(n), partHash.digest('hex'));
         start += length;
         await progress();
       }
-      out.end();
-      await finished(out);
+      await writing;
+      await out.close();
       await rename(temp, target);
     } catch (err) {
-      // A write may still be in flight: it settles (with the error this destroy gives it, which is ours to drop)
-      // before the file goes, so nothing is left unhandled and nothing writes to a removed file.
-      out.destroy();
-      await finished(out).catch(() => {});
+      // The write in flight settles before the file goes, so nothing is left unhandled and nothing writes to a
+      // removed file.
+      await writing.catch(() => {});
+      await out.close().catch(() => {});
       await rm(temp, { force: true });
       throw err;
     }
