@@ -14,7 +14,7 @@ import { tagFromImage } from '../../src/commands/build/push.js';
 import { runBin } from '../helpers/bin.js';
 import { isolatedEnv, runCli, tempDir } from '../helpers/cli.js';
 import { DOCKER, DOCKER_PRESENT, engineJson, saveImage } from '../helpers/docker.js';
-import { endpointEnv, listBuilds, useEmulator } from '../helpers/emulator.js';
+import { endpointEnv, listBuilds, storedBuild, useEmulator } from '../helpers/emulator.js';
 
 // Apart from other tests' images on the same daemon.
 const IMAGE = `gamehost-test/push-image:${process.pid}-${Date.now()}`;
@@ -103,7 +103,7 @@ describe.skipIf(!DOCKER_PRESENT)('build push --image and buildDockerfile, on a r
     // The same bytes `docker save` writes (an export of the same image is the same archive, byte for byte).
     const saved = path.join(tempDir(), 'saved.tar');
     await saveImage(IMAGE, saved);
-    const stored = fs.readFileSync(path.join(fx.emu.dataDir, 'builds', result.build_id));
+    const stored = await storedBuild(fx.emu.dataDir, result.build_id);
     expect(createHash('sha256').update(stored).digest('hex')).toBe(createHash('sha256').update(fs.readFileSync(saved)).digest('hex'));
     // A docker-archive: its manifest names the image, and the layer holds the file but not what .dockerignore kept out.
     const entries = new Map<string, Buffer>();

@@ -8,7 +8,7 @@ import readline from 'node:readline';
 import { describe, expect, it } from 'vitest';
 import { createRequire } from 'node:module';
 import { isolatedEnv, plain, runCli, tempDir } from '../helpers/cli.js';
-import { endpointEnv, frontOf, listBuilds, startTestEmulator, useEmulator } from '../helpers/emulator.js';
+import { endpointEnv, frontOf, listBuilds, startTestEmulator, storedBuild, useEmulator } from '../helpers/emulator.js';
 import { BIN } from '../helpers/bin.js';
 
 const PART = 64 * 1024;
@@ -283,7 +283,7 @@ describe('build push: inputs', () => {
   const fx = useEmulator({ partSize: PART, singlePartMax: 32 * 1024 });
   const dir = tempDir();
 
-  const stored = (buildId: string) => fs.readFileSync(path.join(fx.emu.dataDir, 'builds', buildId));
+  const stored = (buildId: string) => storedBuild(fx.emu.dataDir, buildId);
 
   it('--progress json: the notices of packing and of the embedded emulator are JSON events too, so every stderr line parses', async () => {
     const d = path.join(dir, 'docker-json');
@@ -309,7 +309,7 @@ describe('build push: inputs', () => {
     expect(r.code).toBe(0);
     const build = (await listBuilds(fx.emu.endpoint)).find((b) => b.image_tag === 'dir:docker') as any;
     expect(build.kind).toBe('docker_image');
-    const tarBytes = stored(JSON.parse(r.stdout).build_id);
+    const tarBytes = await stored(JSON.parse(r.stdout).build_id);
     expect(tarBytes.includes(Buffer.from('manifest.json'))).toBe(true);
     expect(fs.readdirSync(path.dirname(d)).filter((f) => f.startsWith('gamehost-'))).toEqual([]);
   });
@@ -342,9 +342,9 @@ describe('build push: inputs', () => {
     expect(result.bytes).toBeLessThan(data.length);
     const build = (await listBuilds(fx.emu.endpoint)).find((b) => b.image_tag === 'lz4:v1') as any;
     expect(build.compression).toBe('lz4');
-    expect(lz4.decompressFrameSync(stored(result.build_id)).equals(data)).toBe(true);
+    expect(lz4.decompressFrameSync(await stored(result.build_id)).equals(data)).toBe(true);
     // The hash is of what was sent: the frame, not the file (the hash begun on the file as the push started is dropped).
-    expect(result.sha256).toBe(sha(stored(result.build_id)));
+    expect(result.sha256).toBe(sha(await stored(result.build_id)));
     expect(result.sha256).not.toBe(sha(data));
   });
 

@@ -1,16 +1,17 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { openDatabase } from '../../src/emulator/stores/sqlite-driver.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { GAME_ID } from '../../src/emulator/index.js';
 import { presignPath } from '../../src/emulator/stores/presign.js';
-import { expectErrorShape, startTestEmulator, type TestEmulator, UUID_RE } from '../helpers/emulator.js';
+import { expectErrorShape, startTestEmulator, storedBuild, type TestEmulator, UUID_RE } from '../helpers/emulator.js';
 
 // Tiny parts so multipart behaviour shows with a few bytes.
 const PART = 10;
 let t: TestEmulator;
+const built = (buildId: string) => storedBuild(t.dataDir, buildId);
 beforeAll(async () => {
   t = await startTestEmulator({ partSize: PART, singlePartMax: 20, maxUploadBytes: 1_000_000 });
 });
@@ -197,8 +198,9 @@ describe('presigned PUT and complete', () => {
     expect(done.status).toBe(200);
     expect(done.json).toEqual({});
 
-    const assembled = readFileSync(join(t.dataDir, 'builds', buildId));
-    expect(assembled.equals(file)).toBe(true);
+    // Kept as its parts, moved into place: builds/<build_id>/part-<n>.
+    expect(readdirSync(join(t.dataDir, 'builds', buildId)).sort()).toEqual(['part-1', 'part-2', 'part-3', 'part-4']);
+    expect((await built(buildId)).equals(file)).toBe(true);
     expect(existsSync(join(t.dataDir, 'uploads', uploadId))).toBe(false);
     const listed = await adminBuild(buildId);
     expect(listed.complete).toBe(true);
@@ -215,7 +217,8 @@ describe('presigned PUT and complete', () => {
     const res = await createBuild(buildBody(small.length));
     expect((await put(res.json.image_presigned_requests[0].url, small)).status).toBe(200);
     expect((await complete(res.json.upload_id)).status).toBe(200);
-    expect(readFileSync(join(t.dataDir, 'builds', res.json.build_id)).equals(small)).toBe(true);
+    expect(statSync(join(t.dataDir, 'builds', res.json.build_id)).isFile()).toBe(true);
+    expect((await built(res.json.build_id)).equals(small)).toBe(true);
     expect((await adminBuild(res.json.build_id)).sha256).toBe(createHash('sha256').update(small).digest('hex'));
   });
 
@@ -373,22 +376,38 @@ describe('complete verifies the parts it assembles', () => {
     // The failed assembly let go of the upload: the part is accepted again and complete succeeds.
     expect((await put(reqs[2].url, slice(reqs[2]))).status).toBe(200);
     expect((await complete(uploadId)).status).toBe(200);
-    expect(readFileSync(join(t.dataDir, 'builds', buildId)).equals(file)).toBe(true);
+    expect((await built(buildId)).equals(file)).toBe(true);
   });
 
-  it('a build put in place by a process that died before recording it (its parts removed) is completed by the next complete', async () => {
+  it('a build put in place by a process that died before recording it (its parts moved) is completed by the next complete', async () => {
+    // What this gamehost leaves: the upload's directory moved to builds/ (several parts), or its one part moved there.
     for (const single of [false, true]) {
       const bytes = single ? Buffer.from('one part') : file;
       const res = await createBuild(buildBody(bytes.length));
       for (const r of res.json.image_presigned_requests) expect((await put(r.url, bytes.subarray(r.byte_offset, r.byte_offset + r.content_length))).status).toBe(200);
-      // What the process left: the build in place, the parts removed (the single one moved; all of them, or some), no record.
-      writeFileSync(join(t.dataDir, 'builds', res.json.build_id), bytes);
-      rmSync(join(t.dataDir, 'uploads', res.json.upload_id, single ? 'part-1' : 'part-2'));
-      if (!single) rmSync(join(t.dataDir, 'uploads', res.json.upload_id), { recursive: true });
+      const uploads = join(t.dataDir, 'uploads', res.json.upload_id);
+      if (single) renameSync(join(uploads, 'part-1'), join(t.dataDir, 'builds', res.json.build_id));
+      else renameSync(uploads, join(t.dataDir, 'builds', res.json.build_id));
       const done = await complete(res.json.upload_id);
       expect(done.status, JSON.stringify(done.json)).toBe(200);
       expect(await adminBuild(res.json.build_id)).toMatchObject({ complete: true, sha256: createHash('sha256').update(bytes).digest('hex') });
-      expect(readFileSync(join(t.dataDir, 'builds', res.json.build_id)).equals(bytes)).toBe(true);
+      expect((await built(res.json.build_id)).equals(bytes)).toBe(true);
+      expect(existsSync(uploads)).toBe(false);
+    }
+  });
+
+  it('one that a gamehost before schema version 22 wrote as one file (its parts removed, all or some) is completed too, and kept as its parts', async () => {
+    for (const all of [false, true]) {
+      const res = await createBuild(buildBody(file.length));
+      for (const r of res.json.image_presigned_requests) expect((await put(r.url, slice(r))).status).toBe(200);
+      writeFileSync(join(t.dataDir, 'builds', res.json.build_id), file);
+      rmSync(join(t.dataDir, 'uploads', res.json.upload_id, 'part-2'));
+      if (all) rmSync(join(t.dataDir, 'uploads', res.json.upload_id), { recursive: true });
+      const done = await complete(res.json.upload_id);
+      expect(done.status, JSON.stringify(done.json)).toBe(200);
+      expect(await adminBuild(res.json.build_id)).toMatchObject({ complete: true, sha256: createHash('sha256').update(file).digest('hex') });
+      expect(statSync(join(t.dataDir, 'builds', res.json.build_id)).isDirectory()).toBe(true);
+      expect((await built(res.json.build_id)).equals(file)).toBe(true);
     }
   });
 
@@ -401,10 +420,10 @@ describe('complete verifies the parts it assembles', () => {
     const body = expectErrorShape(await complete(uploadId), 400, 'UPLOAD_INVALID');
     expect(body.metadata).toEqual({ part_number: 3 });
     expect((await adminBuild(buildId)).complete).toBe(false);
-    // The part sent again is read from its file, the others from the build.
+    // The part sent again replaces the one taken from the build; the others are as they were taken.
     expect((await put(reqs[2].url, slice(reqs[2]))).status).toBe(200);
     expect((await complete(uploadId)).status).toBe(200);
-    expect(readFileSync(join(t.dataDir, 'builds', buildId)).equals(file)).toBe(true);
+    expect((await built(buildId)).equals(file)).toBe(true);
     expect((await adminBuild(buildId)).sha256).toBe(createHash('sha256').update(file).digest('hex'));
   });
 

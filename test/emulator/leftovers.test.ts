@@ -1,6 +1,6 @@
-// What an assembly killed mid-way leaves (builds/<build_id>.tmp-<uuid>, as large as the build) does not stay: the
-// next start removes it once it is no longer written to, the next assembly of its build at once, and so does the
-// deletion of its game. test/e2e/interrupted-complete.test.ts leaves one for real (Ctrl-C during an assembly).
+// What an assembly of a gamehost before schema version 22 left when killed mid-way (builds/<build_id>.tmp-<uuid>, as
+// large as the build; this one writes nothing there, it moves the parts) does not stay: the next start removes it
+// once it is no longer written to, the next assembly of its build at once, and so does the deletion of its game.
 import { randomUUID } from 'node:crypto';
 import { readdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

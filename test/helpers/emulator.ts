@@ -4,6 +4,9 @@ import { readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { buffer } from 'node:stream/consumers';
+import { dataDirPaths } from '../../src/emulator/datadir.js';
+import { LocalBlobStore } from '../../src/emulator/stores/local-blobs.js';
 import { startEmulator, type EmulatorConfig, type RunningEmulator, type StartEmulatorOptions } from '../../src/emulator/index.js';
 import { ERRORS } from '../../src/emulator/errors.js';
 import { afterAll, beforeAll } from 'vitest';
@@ -182,4 +185,9 @@ export async function admit(endpoint: string, seat: { lobby: { lobby_id: string 
   if (env.status !== 200) throw new Error(`env: ${env.status} ${env.text}`);
   const res = await callAt(endpoint, 'POST', '/matchmaker/players/connected', { token: env.json.env.RIVET_TOKEN, body: { player_token: seat.player.token } });
   if (res.status !== 200) throw new Error(`connected: ${res.status} ${res.text}`);
+}
+
+/** A build's bytes in a data directory, as the emulator reads them to run it (one file, or its parts in order). */
+export async function storedBuild(dataDir: string, buildId: string): Promise<Buffer> {
+  return buffer(await new LocalBlobStore(dataDirPaths(dataDir), Buffer.alloc(32), undefined as never).readBuild(buildId));
 }

@@ -1,11 +1,12 @@
-// The BlobStore in the data directory: parts under uploads/<upload_id>/part-<n>, builds under builds/<build_id>,
-// exports in the store's index; presigned URLs point at the emulator's own /_upload and /_export routes.
+// The BlobStore in the data directory: parts under uploads/<upload_id>/part-<n>, builds under builds/<build_id> (a
+// build of one part is that part's file; one of several is kept as them, builds/<build_id>/part-<n>, the upload's
+// directory moved into place once every part is checked, so each byte is written once), exports in the store's
+// index; presigned URLs point at the emulator's own /_upload and /_export routes.
 import { createHash, randomUUID } from 'node:crypto';
 import type { Hash } from 'node:crypto';
 import { once } from 'node:events';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { access, constants, mkdir, open, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
-import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -39,31 +40,20 @@ function checkPartDigest(upload: UploadRow, n: number, part: ReceivedPart | unde
 /** An assembly writes `builds/<build_id>.tmp-<uuid>`, then renames it into place. */
 const TEMP_MARK = '.tmp-';
 
-/** What an assembly reads at a time (two such buffers: one is written out while the next is read and hashed). */
+/** What a build's check reads at a time. */
 const BLOCK = 4 * 1024 * 1024;
 
-/** All of `buf` written at `position`, however few bytes each write takes. */
-async function writeAll(file: FileHandle, buf: Buffer, position: number): Promise<void> {
-  for (let at = 0; at < buf.length; ) at += (await file.write(buf, at, buf.length - at, position + at)).bytesWritten;
-}
-
 /**
- * Reads `file` from `start` for `length` bytes (to its end when Infinity) in large reads, each given to every hash,
- * then to `each`, which may still be writing it when the next read begins. Each read goes into the buffer of `bufs`
- * used longest ago (the array turns, from one call to the next too), so `each` must be done with a buffer before the
- * read after next, as the assembly's one write in flight is. Reads of 64 KiB, each waiting for its write, made a
- * 1 GiB assembly take 6.8 s.
+ * Reads `file` from `start` for `length` bytes (to its end when Infinity) in large reads into `buf`, each given to
+ * every hash, then to `each`, which is done with it when it settles. Reads of 64 KiB, each waiting for its write,
+ * made the assembly of a 1 GiB build take 6.8 s.
  */
-async function readHashing(file: string, start: number, length: number, bufs: Buffer[], hashes: Hash[], each?: (chunk: Buffer) => Promise<void>): Promise<void> {
+async function readHashing(file: string, start: number, length: number, buf: Buffer, hashes: Hash[], each?: (chunk: Buffer) => Promise<void>): Promise<void> {
   const from = await open(file, 'r');
   try {
     for (let done = 0; done < length; ) {
-      const buf = bufs[0]!;
       const { bytesRead } = await from.read(buf, 0, Math.min(buf.length, length - done), start + done);
-      // The end of the file turns nothing: the next file's first read goes into this same buffer, not into the one
-      // whose write may still be in flight.
       if (bytesRead === 0) break;
-      bufs.push(bufs.shift()!);
       const chunk = buf.subarray(0, bytesRead);
       for (const hash of hashes) hash.update(chunk);
       await each?.(chunk);
@@ -72,6 +62,37 @@ async function readHashing(file: string, start: number, length: number, bufs: Bu
   } finally {
     await from.close();
   }
+}
+
+/** `length` bytes of `file` from `start` copied into a file of their own at `to` (a temp file, then renamed). */
+async function copyRange(file: string, start: number, length: number, to: string): Promise<void> {
+  const temp = `${to}${TEMP_MARK}${randomUUID()}`;
+  const out = await open(temp, 'w', 0o600);
+  try {
+    let at = 0;
+    await readHashing(file, start, length, readBuffer(BLOCK), [], async (chunk) => {
+      for (let written = 0; written < chunk.length; ) written += (await out.write(chunk, written, chunk.length - written, at + written)).bytesWritten;
+      at += chunk.length;
+    });
+    await out.close();
+    await rename(temp, to);
+  } catch (err) {
+    await out.close().catch(() => {});
+    await rm(temp, { force: true });
+    throw err;
+  }
+}
+
+/** The files a build is, in order: itself when it is a file, its parts when it is a directory of them. */
+async function buildFiles(path: string): Promise<string[]> {
+  if (!(await stat(path)).isDirectory()) return [path];
+  const numbers = (await readdir(path))
+    .map((name) => /^part-([1-9]\d*)$/.exec(name)?.[1])
+    .filter((n) => n !== undefined)
+    .map(Number)
+    .sort((a, b) => a - b);
+  if (numbers.length === 0 || numbers.some((n, i) => n !== i + 1)) throw new Error(`${path}: the build's parts are not all there`);
+  return numbers.map((n) => join(path, `part-${n}`));
 }
 
 export class LocalBlobStore implements BlobStore {
@@ -152,15 +173,24 @@ export class LocalBlobStore implements BlobStore {
   }
 
   async readBuild(buildId: string): Promise<Readable> {
-    const stream = createReadStream(join(this.paths.builds, buildId));
+    const [first, ...rest] = await buildFiles(join(this.paths.builds, buildId));
+    const stream = createReadStream(first!);
     // Opened before it is handed on, so a missing file is this call's error, not a stream's later one.
     await once(stream, 'open');
-    return stream;
+    if (rest.length === 0) return stream;
+    async function* parts() {
+      yield* stream;
+      for (const file of rest) yield* createReadStream(file);
+    }
+    return Readable.from(parts(), { objectMode: false });
   }
 
+  /** The bytes of the build in place, if there is one (put there by a process that may have died since). */
   private async assembledSize(upload: NewUpload): Promise<number | null> {
     try {
-      return (await stat(join(this.paths.builds, upload.build_id))).size;
+      let size = 0;
+      for (const file of await buildFiles(join(this.paths.builds, upload.build_id))) size += (await stat(file)).size;
+      return size;
     } catch {
       return null;
     }
@@ -177,60 +207,58 @@ export class LocalBlobStore implements BlobStore {
   async assemble(upload: UploadRow, parts: Map<number, ReceivedPart>, progress: () => Promise<void>): Promise<string> {
     const target = join(this.paths.builds, upload.build_id);
     const hash = createHash('sha256');
+    const buf = readBuffer(BLOCK);
     // A process that put the build in place, then died before it was recorded complete, removed some or all of the
     // parts: those are read back from the build (and checked like any part).
     const built = (await this.assembledSize(upload)) === upload.content_length;
     const partOnDisk = async (n: number) => (await this.sizeOnDisk(upload.upload_id, n)) !== null;
-    const bufs = [readBuffer(BLOCK), readBuffer(BLOCK)];
     if (upload.part_count === 1) {
       // One part is already the whole file: hash it and move it into place.
       const part = this.partFile(upload.upload_id, 1);
       const moved = built && !(await partOnDisk(1));
-      await readHashing(moved ? target : part, 0, Infinity, bufs, [hash]);
+      await readHashing(moved ? target : part, 0, Infinity, buf, [hash]);
       const digest = hash.digest('hex');
       checkPartDigest(upload, 1, parts.get(1), digest);
       if (!moved) await rename(part, target);
       await rm(this.uploadDir(upload.upload_id), { recursive: true, force: true });
       return digest;
     }
-    // The claim is ours: a temp file of this build is what an assembly whose process died left.
+    // The claim is ours: a temp file of this build is what an assembly whose process died left (a gamehost before
+    // schema version 22 wrote the build through one).
     await this.removeTemps(upload.build_id);
-    const temp = `${target}${TEMP_MARK}${randomUUID()}`;
-    const out = await open(temp, 'w', 0o600);
-    // One write in flight at a time, so the next block is read and hashed while the last one is written.
-    let writing: Promise<void> = Promise.resolve();
-    let position = 0;
-    const write = async (chunk: Buffer) => {
-      await writing;
-      writing = writeAll(out, chunk, position);
-      // Its failure (a full disk) is thrown where it is awaited: the next write, or the end; not unhandled meanwhile.
-      writing.catch(() => {});
-      position += chunk.length;
-    };
-    try {
-      for (let n = 1, start = 0; n <= upload.part_count; n++) {
-        const length = Math.min(upload.part_size, upload.content_length - start);
-        const partHash = createHash('sha256');
-        // A part file is read to its end, so one grown since is refused by its digest like any other change.
-        if (built && !(await partOnDisk(n))) await readHashing(target, start, length, bufs, [hash, partHash], write);
-        else await readHashing(this.partFile(upload.upload_id, n), 0, Infinity, bufs, [hash, partHash], write);
-        checkPartDigest(upload, n, parts.get(n), partHash.digest('hex'));
-        start += length;
-        await progress();
-      }
-      await writing;
-      await out.close();
-      await rename(temp, target);
-    } catch (err) {
-      // The write in flight settles before the file goes, so nothing is left unhandled and nothing writes to a
-      // removed file.
-      await writing.catch(() => {});
-      await out.close().catch(() => {});
-      await rm(temp, { force: true });
-      throw err;
+    if (built) await this.takeBackParts(upload, target);
+    for (let n = 1; n <= upload.part_count; n++) {
+      const partHash = createHash('sha256');
+      // Read to its end, so a part file grown since is refused by its digest like any other change.
+      await readHashing(this.partFile(upload.upload_id, n), 0, Infinity, buf, [hash, partHash]);
+      checkPartDigest(upload, n, parts.get(n), partHash.digest('hex'));
+      await progress();
     }
-    await rm(this.uploadDir(upload.upload_id), { recursive: true, force: true });
+    // The parts are the build: their directory is moved into place, nothing copied. Whatever was at its name is not a
+    // whole build (a whole one's parts were taken back above), and every byte of it is in the parts just checked.
+    await rm(target, { recursive: true, force: true });
+    await rename(this.uploadDir(upload.upload_id), target);
     return hash.digest('hex');
+  }
+
+  /**
+   * The parts of a build in place that uploads/ no longer has, back where its parts are (a part sent again since is
+   * newer, and stays), then the build removed: moved back from a build of parts, or copied out of a build that a
+   * gamehost before schema version 22 wrote as one file. So an assembly always reads and moves the upload's parts.
+   */
+  private async takeBackParts(upload: UploadRow, target: string): Promise<void> {
+    const asParts = (await stat(target)).isDirectory();
+    await mkdir(this.uploadDir(upload.upload_id), { recursive: true, mode: 0o700 });
+    for (let n = 1, start = 0; n <= upload.part_count; n++) {
+      const length = Math.min(upload.part_size, upload.content_length - start);
+      const part = this.partFile(upload.upload_id, n);
+      if ((await this.sizeOnDisk(upload.upload_id, n)) === null) {
+        if (asParts) await rename(join(target, `part-${n}`), part);
+        else await copyRange(target, start, length, part);
+      }
+      start += length;
+    }
+    await rm(target, { recursive: true, force: true });
   }
 
   async putExport(exportId: string, gameId: string, csv: string, now: number, expiresTs: number): Promise<void> {
@@ -240,7 +268,7 @@ export class LocalBlobStore implements BlobStore {
   async deleteGameObjects(objects: GameObjects): Promise<number> {
     // Exports live in the store's index, which the purge empties (and counts); the files are builds and upload parts.
     for (const { build_id, upload_id } of objects.builds) {
-      await rm(join(this.paths.builds, build_id), { force: true });
+      await rm(join(this.paths.builds, build_id), { recursive: true, force: true });
       await this.removeTemps(build_id);
       await rm(this.uploadDir(upload_id), { recursive: true, force: true });
     }

@@ -811,6 +811,9 @@ CREATE INDEX IF NOT EXISTS builds_open ON builds (create_ts) WHERE complete = 0;
 CREATE INDEX IF NOT EXISTS builds_newest ON builds (game_id, create_ts DESC, build_id COLLATE "C");
 `,
   },
+  // Version 22: no table changes. A data directory keeps a build of several parts as them (builds/<build_id>/part-<n>,
+  // see stores/local-blobs.ts), which a gamehost of version 21 would try to read as one file: it refuses the store.
+  { sqlite: '', postgres: '' },
 ];
 
 /** The schema version this code writes and reads, on either engine. */
