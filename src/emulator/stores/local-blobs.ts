@@ -37,7 +37,10 @@ function checkPartDigest(upload: UploadRow, n: number, part: ReceivedPart | unde
     );
 }
 
-/** An assembly writes `builds/<build_id>.tmp-<uuid>`, then renames it into place. */
+/**
+ * A file's private name while it is written, then renamed into place: a part's (`part-<n>.tmp-<uuid>`), and the
+ * one-file build a gamehost before schema version 22 assembled (`builds/<build_id>.tmp-<uuid>`, swept when left).
+ */
 const TEMP_MARK = '.tmp-';
 
 /** What a build's check reads at a time. */
@@ -45,8 +48,8 @@ const BLOCK = 4 * 1024 * 1024;
 
 /**
  * Reads `file` from `start` for `length` bytes (to its end when Infinity) in large reads into `buf`, each given to
- * every hash, then to `each`, which is done with it when it settles. Reads of 64 KiB, each waiting for its write,
- * made the assembly of a 1 GiB build take 6.8 s.
+ * every hash, then to `each`, which is done with it when it settles (64 KiB reads through a ReadStream made the check
+ * of a 1 GiB build take seconds more).
  */
 async function readHashing(file: string, start: number, length: number, buf: Buffer, hashes: Hash[], each?: (chunk: Buffer) => Promise<void>): Promise<void> {
   const from = await open(file, 'r');
@@ -133,7 +136,7 @@ export class LocalBlobStore implements BlobStore {
     await mkdir(this.uploadDir(uploadId), { recursive: true, mode: 0o700 });
     const target = this.partFile(uploadId, n);
     // A private temp name, then rename: re-sent or concurrent parts never interleave, and the last write wins.
-    const temp = `${target}.tmp-${randomUUID()}`;
+    const temp = `${target}${TEMP_MARK}${randomUUID()}`;
     const hash = createHash('sha256');
     const counter = { bytes: 0 };
     try {
