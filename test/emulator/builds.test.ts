@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { openDatabase } from '../../src/emulator/stores/sqlite-driver.js';
@@ -394,6 +394,21 @@ describe('complete verifies the parts it assembles', () => {
       expect((await built(res.json.build_id)).equals(bytes)).toBe(true);
       expect(existsSync(uploads)).toBe(false);
     }
+  });
+
+  it('one whose parts a complete was taking back when its process died (some back in uploads/, some still in place) is completed from both', async () => {
+    const res = await createBuild(buildBody(file.length));
+    for (const r of res.json.image_presigned_requests) expect((await put(r.url, slice(r))).status).toBe(200);
+    const uploads = join(t.dataDir, 'uploads', res.json.upload_id);
+    const placed = join(t.dataDir, 'builds', res.json.build_id);
+    renameSync(uploads, placed);
+    mkdirSync(uploads);
+    for (const n of [1, 3]) renameSync(join(placed, `part-${n}`), join(uploads, `part-${n}`));
+    const done = await complete(res.json.upload_id);
+    expect(done.status, JSON.stringify(done.json)).toBe(200);
+    expect(await adminBuild(res.json.build_id)).toMatchObject({ complete: true, sha256: createHash('sha256').update(file).digest('hex') });
+    expect(readdirSync(placed).sort()).toEqual(['part-1', 'part-2', 'part-3', 'part-4']);
+    expect((await built(res.json.build_id)).equals(file)).toBe(true);
   });
 
   it('one that a gamehost before schema version 22 wrote as one file (its parts removed, all or some) is completed too, and kept as its parts', async () => {

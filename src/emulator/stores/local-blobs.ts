@@ -86,6 +86,14 @@ async function copyRange(file: string, start: number, length: number, to: string
   }
 }
 
+/** A file's size, or null when it is not there. */
+function sizeOf(file: string): Promise<number | null> {
+  return stat(file).then(
+    (s) => s.size,
+    () => null,
+  );
+}
+
 /** The files a build is, in order: itself when it is a file, its parts when it is a directory of them. */
 async function buildFiles(path: string): Promise<string[]> {
   if (!(await stat(path)).isDirectory()) return [path];
@@ -164,14 +172,17 @@ export class LocalBlobStore implements BlobStore {
   async receivedParts(upload: NewUpload): Promise<Map<number, ReceivedPart>> {
     const received = new Map<number, ReceivedPart>();
     const listed = await this.index.listParts(upload.upload_id);
+    // Parts moved into place by a process that died before recording the build complete (all of them, or some if it
+    // died while an assembly took them back) are where it left them, each in one place or the other.
+    const placed = await this.inPlace(upload);
     for (const part of listed) {
-      const onDisk = await this.sizeOnDisk(upload.upload_id, part.part_number);
-      if (onDisk !== null) received.set(part.part_number, { size: onDisk, etag: part.sha256 });
+      const n = part.part_number;
+      const onDisk = (await this.sizeOnDisk(upload.upload_id, n)) ?? (placed === 'parts' ? await sizeOf(join(this.paths.builds, upload.build_id, `part-${n}`)) : null);
+      if (onDisk !== null) received.set(n, { size: onDisk, etag: part.sha256 });
     }
-    // Parts gone from disk but the build in place: assembled by a process that died before recording it. Each
-    // part is then what was PUT for it as far as the records go; assemble() checks the bytes.
-    if (received.size < listed.length && (await this.assembledSize(upload)) === upload.content_length)
-      for (const part of listed) if (!received.has(part.part_number)) received.set(part.part_number, { size: part.size, etag: part.sha256 });
+    // Parts gone from disk but a whole one-file build in place (one part moved there, or a build of a gamehost before
+    // schema version 22): each part is then what was PUT for it as far as the records go; assemble() checks the bytes.
+    if (placed === 'file') for (const part of listed) if (!received.has(part.part_number)) received.set(part.part_number, { size: part.size, etag: part.sha256 });
     return received;
   }
 
@@ -188,37 +199,31 @@ export class LocalBlobStore implements BlobStore {
     return Readable.from(parts(), { objectMode: false });
   }
 
-  /** The bytes of the build in place, if there is one (put there by a process that may have died since). */
-  private async assembledSize(upload: NewUpload): Promise<number | null> {
-    try {
-      let size = 0;
-      for (const file of await buildFiles(join(this.paths.builds, upload.build_id))) size += (await stat(file)).size;
-      return size;
-    } catch {
-      return null;
-    }
+  /**
+   * The build in place of an upload not recorded complete (its process died first), if any: a directory of its parts,
+   * or a whole file (its one part, or what a gamehost before schema version 22 assembled); anything else is not one.
+   */
+  private async inPlace(upload: NewUpload): Promise<'parts' | 'file' | undefined> {
+    const found = await stat(join(this.paths.builds, upload.build_id)).catch(() => undefined);
+    if (found?.isDirectory()) return 'parts';
+    return found?.size === upload.content_length ? 'file' : undefined;
   }
 
-  private async sizeOnDisk(uploadId: string, n: number): Promise<number | null> {
-    try {
-      return (await stat(this.partFile(uploadId, n))).size;
-    } catch {
-      return null;
-    }
+  private sizeOnDisk(uploadId: string, n: number): Promise<number | null> {
+    return sizeOf(this.partFile(uploadId, n));
   }
 
   async assemble(upload: UploadRow, parts: Map<number, ReceivedPart>, progress: () => Promise<void>): Promise<string> {
     const target = join(this.paths.builds, upload.build_id);
     const hash = createHash('sha256');
     const buf = readBuffer(BLOCK);
-    // A process that put the build in place, then died before it was recorded complete, removed some or all of the
-    // parts: those are read back from the build (and checked like any part).
-    const built = (await this.assembledSize(upload)) === upload.content_length;
-    const partOnDisk = async (n: number) => (await this.sizeOnDisk(upload.upload_id, n)) !== null;
+    // A process that put the build in place, then died before it was recorded complete, moved some or all of the
+    // parts: those are taken back from the build (and checked like any part).
+    const placed = await this.inPlace(upload);
     if (upload.part_count === 1) {
       // One part is already the whole file: hash it and move it into place.
       const part = this.partFile(upload.upload_id, 1);
-      const moved = built && !(await partOnDisk(1));
+      const moved = placed === 'file' && (await this.sizeOnDisk(upload.upload_id, 1)) === null;
       await readHashing(moved ? target : part, 0, Infinity, buf, [hash]);
       const digest = hash.digest('hex');
       checkPartDigest(upload, 1, parts.get(1), digest);
@@ -229,7 +234,7 @@ export class LocalBlobStore implements BlobStore {
     // The claim is ours: a temp file of this build is what an assembly whose process died left (a gamehost before
     // schema version 22 wrote the build through one).
     await this.removeTemps(upload.build_id);
-    if (built) await this.takeBackParts(upload, target);
+    if (placed !== undefined) await this.takeBackParts(upload, target, placed);
     for (let n = 1; n <= upload.part_count; n++) {
       const partHash = createHash('sha256');
       // Read to its end, so a part file grown since is refused by its digest like any other change.
@@ -246,17 +251,17 @@ export class LocalBlobStore implements BlobStore {
 
   /**
    * The parts of a build in place that uploads/ no longer has, back where its parts are (a part sent again since is
-   * newer, and stays), then the build removed: moved back from a build of parts, or copied out of a build that a
-   * gamehost before schema version 22 wrote as one file. So an assembly always reads and moves the upload's parts.
+   * newer, and stays), then the build removed: each moved back from a build of parts, or copied out of a build that a
+   * gamehost before schema version 22 wrote as one file. Each part is in one place or the other at every moment, so a
+   * process that dies here leaves what the next one takes back. An assembly then reads and moves the upload's parts.
    */
-  private async takeBackParts(upload: UploadRow, target: string): Promise<void> {
-    const asParts = (await stat(target)).isDirectory();
+  private async takeBackParts(upload: UploadRow, target: string, placed: 'parts' | 'file'): Promise<void> {
     await mkdir(this.uploadDir(upload.upload_id), { recursive: true, mode: 0o700 });
     for (let n = 1, start = 0; n <= upload.part_count; n++) {
       const length = Math.min(upload.part_size, upload.content_length - start);
       const part = this.partFile(upload.upload_id, n);
       if ((await this.sizeOnDisk(upload.upload_id, n)) === null) {
-        if (asParts) await rename(join(target, `part-${n}`), part);
+        if (placed === 'parts') await rename(join(target, `part-${n}`), part);
         else await copyRange(target, start, length, part);
       }
       start += length;
