@@ -74,6 +74,16 @@ describe('start-up', () => {
     expect(modules.filter((m) => /^node:(http2|tls|https|crypto)$/.test(m))).toEqual([]);
   });
 
+  it('a push loads no table renderer: what it prints is a record (cli-table3 and its width tables cost it about 30 ms)', async () => {
+    const file = path.join(tempDir(), 'server.tar');
+    fs.writeFileSync(file, Buffer.alloc(64 * 1024, 7));
+    for (const [i, output] of [['-q'], ['--json'], []].entries()) {
+      const modules = await loaded(['build', 'push', file, '--tag', `startup:v${i}`, ...output], service.env);
+      expect(modules, output.join(' ')).toContain('output/views/push.js');
+      expect(modules.filter((m) => /^(cli-table3|string-width|output\/table\.js|output\/views\/build\.js)$/.test(m)), output.join(' ')).toEqual([]);
+    }
+  });
+
   it("a command that finds a serve on its data directory loads none of the emulator's store, routes or services", SLOW, async () => {
     const dataDir = tempDir();
     const r = await serve(['--data-dir', dataDir]);

@@ -182,7 +182,7 @@ async function push(ctx: Context, o: PushOptions, started: number, early: FileHa
     import('../../upload/session.js'),
     import('../../output/ci.js'),
     import('../../output/json.js'),
-    import('../../output/views/build.js'),
+    import('../../output/views/push.js'),
   ]);
   const progress = progressMode(ctx, o.progress);
   // Every stderr line is one JSON object from here on, the notices of packing and of the emulator included.
@@ -211,7 +211,7 @@ async function dryRun(ctx: Context, input: PreparedInput, hash: FileHash | undef
     import('../../upload/hash.js'),
     import('../../upload/plan.js'),
     import('../../output/json.js'),
-    import('../../output/views/build.js'),
+    import('../../output/views/push.js'),
   ]);
   const sha256 = await (hash ?? hashFile(input.file, ctx.signal)).digest;
   const plan = expectedParts(input.size);
