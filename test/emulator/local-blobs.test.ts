@@ -45,15 +45,14 @@ it('an assembly refused at a part leaves nothing in builds/, its parts where the
   expect(readdirSync(join(paths.uploads, 'u0')).sort()).toEqual(['part-1', 'part-2', 'part-3']);
 });
 
-/** Four parts of several reads each (the assembly reads 4 MiB at a time), the last one short, in a data directory. */
-function fourParts() {
+/** `data` uploaded in parts of `partSize` bytes (the last one short) to a data directory, with their records. */
+function uploaded(data: Buffer, partSize: number) {
   const { paths, blobs } = dataDir();
-  const data = randomBytes(3 * 9 * 1024 * 1024 + 12_345);
-  const partSize = 9 * 1024 * 1024;
-  const upload: UploadRow = { upload_id: 'u', build_id: 'b', game_id: 'g', content_length: data.length, part_size: partSize, part_count: 4, state: 'assembling', claim_ts: null };
+  const count = Math.ceil(data.length / partSize);
+  const upload: UploadRow = { upload_id: 'u', build_id: 'b', game_id: 'g', content_length: data.length, part_size: partSize, part_count: count, state: 'assembling', claim_ts: null };
   const parts = new Map<number, ReceivedPart>();
   mkdirSync(join(paths.uploads, 'u'), { recursive: true });
-  for (let n = 1; n <= 4; n++) {
+  for (let n = 1; n <= count; n++) {
     const bytes = data.subarray((n - 1) * partSize, n * partSize);
     writeFileSync(join(paths.uploads, 'u', `part-${n}`), bytes);
     parts.set(n, { size: bytes.length, etag: sha(bytes) });
@@ -62,17 +61,8 @@ function fourParts() {
 }
 
 it('a build of several parts is kept as them, read back whole and in order (part 10 after part 9); nothing is copied', async () => {
-  const { paths, blobs } = dataDir();
-  const data = randomBytes(11 * 1000 + 7);
-  const partSize = 1000;
-  const upload: UploadRow = { upload_id: 'u', build_id: 'b', game_id: 'g', content_length: data.length, part_size: partSize, part_count: 12, state: 'assembling', claim_ts: null };
-  const parts = new Map<number, ReceivedPart>();
-  mkdirSync(join(paths.uploads, 'u'), { recursive: true });
-  for (let n = 1; n <= 12; n++) {
-    const bytes = data.subarray((n - 1) * partSize, n * partSize);
-    writeFileSync(join(paths.uploads, 'u', `part-${n}`), bytes);
-    parts.set(n, { size: bytes.length, etag: sha(bytes) });
-  }
+  const { paths, blobs, data, upload, parts } = uploaded(randomBytes(11 * 1000 + 7), 1000);
+  expect(upload.part_count).toBe(12);
   const inode = statSync(join(paths.uploads, 'u', 'part-10')).ino;
   expect(await blobs.assemble(upload, parts, async () => {})).toBe(sha(data));
   expect(readdirSync(paths.uploads)).toEqual([]);
@@ -85,7 +75,9 @@ it('a build of several parts is kept as them, read back whole and in order (part
 });
 
 it('a large build of parts reads back byte for byte (4 MiB reads, parts that end inside one)', async () => {
-  const { paths, blobs, data, upload, parts } = fourParts();
+  // Four parts of several reads each (the assembly reads 4 MiB at a time), the last one short.
+  const { paths, blobs, data, upload, parts } = uploaded(randomBytes(3 * 9 * 1024 * 1024 + 12_345), 9 * 1024 * 1024);
+  expect(upload.part_count).toBe(4);
   expect(await blobs.assemble(upload, parts, async () => {})).toBe(sha(data));
   expect(statSync(join(paths.builds, 'b')).isDirectory()).toBe(true);
   expect((await buffer(await blobs.readBuild('b'))).equals(data)).toBe(true);
