@@ -123,9 +123,12 @@ describe.skipIf(!MOTO_PRESENT)('emulator serve --bucket on moto_server', () => {
     const build = (await listBuilds(info.endpoint)).find((b) => b.image_tag === 'small:v1');
     expect(build).toMatchObject({ complete: true, sha256: sha(data) });
     // Read back as `--run-build` reads a build for docker load: the object's bytes, streamed.
+    const blobs = new S3BlobStore(bucketAt(moto.endpoint, 'ci/'));
     const chunks: Buffer[] = [];
-    for await (const chunk of await new S3BlobStore(bucketAt(moto.endpoint, 'ci/')).readBuild(build!.build_id)) chunks.push(chunk as Buffer);
+    for await (const chunk of await blobs.readBuild(build!)) chunks.push(chunk as Buffer);
     expect(sha(Buffer.concat(chunks))).toBe(sha(data));
+    // An object that is not the size pushed (replaced in the bucket since) is refused before a byte is read.
+    await expect(blobs.readBuild({ ...build!, content_length: data.length + 1 })).rejects.toThrow(`${data.length} bytes where ${data.length + 1} were pushed`);
   });
 
   it('a multipart push killed with SIGKILL is finished by the next run, parts straight to the bucket, the object the file', async () => {

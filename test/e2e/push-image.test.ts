@@ -103,7 +103,7 @@ describe.skipIf(!DOCKER_PRESENT)('build push --image and buildDockerfile, on a r
     // The same bytes `docker save` writes (an export of the same image is the same archive, byte for byte).
     const saved = path.join(tempDir(), 'saved.tar');
     await saveImage(IMAGE, saved);
-    const stored = await storedBuild(fx.emu.dataDir, result.build_id);
+    const stored = await storedBuild(fx.emu, result.build_id);
     expect(createHash('sha256').update(stored).digest('hex')).toBe(createHash('sha256').update(fs.readFileSync(saved)).digest('hex'));
     // A docker-archive: its manifest names the image, and the layer holds the file but not what .dockerignore kept out.
     const entries = new Map<string, Buffer>();

@@ -283,7 +283,7 @@ describe('build push: inputs', () => {
   const fx = useEmulator({ partSize: PART, singlePartMax: 32 * 1024 });
   const dir = tempDir();
 
-  const stored = (buildId: string) => storedBuild(fx.emu.dataDir, buildId);
+  const stored = (buildId: string) => storedBuild(fx.emu, buildId);
 
   it('--progress json: the notices of packing and of the embedded emulator are JSON events too, so every stderr line parses', async () => {
     const d = path.join(dir, 'docker-json');

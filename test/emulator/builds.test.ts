@@ -11,7 +11,7 @@ import { expectErrorShape, startTestEmulator, storedBuild, type TestEmulator, UU
 // Tiny parts so multipart behaviour shows with a few bytes.
 const PART = 10;
 let t: TestEmulator;
-const built = (buildId: string) => storedBuild(t.dataDir, buildId);
+const built = (buildId: string) => storedBuild(t, buildId);
 beforeAll(async () => {
   t = await startTestEmulator({ partSize: PART, singlePartMax: 20, maxUploadBytes: 1_000_000 });
 });

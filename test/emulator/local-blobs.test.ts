@@ -1,7 +1,7 @@
 // The data directory's assembly of a build from its parts, met directly: what a refused assembly leaves behind, and
 // the build it keeps (its parts, moved into place) read back.
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buffer } from 'node:stream/consumers';
 import { expect, it } from 'vitest';
@@ -67,11 +67,17 @@ it('a build of several parts is kept as them, read back whole and in order (part
   expect(await blobs.assemble(upload, parts, async () => {})).toBe(sha(data));
   expect(readdirSync(paths.uploads)).toEqual([]);
   expect(statSync(join(paths.builds, 'b', 'part-10')).ino).toBe(inode);
-  expect((await buffer(await blobs.readBuild('b'))).equals(data)).toBe(true);
-  // A build whose parts are not all there is this call's error, not a short stream.
+  const build = { build_id: 'b', content_length: data.length };
+  expect((await buffer(await blobs.readBuild(build))).equals(data)).toBe(true);
+  // A build whose bytes are not all there is this call's error, not a short stream: its last part cut or gone (the
+  // parts left are still numbered 1 to n), a part in the middle gone.
+  truncateSync(join(paths.builds, 'b', 'part-12'), 6);
+  await expect(blobs.readBuild(build)).rejects.toThrow(`${join(paths.builds, 'b')}: ${data.length - 1} bytes where ${data.length} were pushed`);
+  rmSync(join(paths.builds, 'b', 'part-12'));
+  await expect(blobs.readBuild(build)).rejects.toThrow(`${data.length - 7} bytes where ${data.length} were pushed`);
   rmSync(join(paths.builds, 'b', 'part-4'));
-  await expect(blobs.readBuild('b')).rejects.toThrow("the build's parts are not all there");
-  await expect(blobs.readBuild('missing')).rejects.toMatchObject({ code: 'ENOENT' });
+  await expect(blobs.readBuild(build)).rejects.toThrow("the build's parts are not all there");
+  await expect(blobs.readBuild({ build_id: 'missing', content_length: 1 })).rejects.toMatchObject({ code: 'ENOENT' });
 });
 
 it('a large build of parts reads back byte for byte (4 MiB reads, parts that end inside one)', async () => {
@@ -80,5 +86,5 @@ it('a large build of parts reads back byte for byte (4 MiB reads, parts that end
   expect(upload.part_count).toBe(4);
   expect(await blobs.assemble(upload, parts, async () => {})).toBe(sha(data));
   expect(statSync(join(paths.builds, 'b')).isDirectory()).toBe(true);
-  expect((await buffer(await blobs.readBuild('b'))).equals(data)).toBe(true);
+  expect((await buffer(await blobs.readBuild({ build_id: 'b', content_length: data.length }))).equals(data)).toBe(true);
 });

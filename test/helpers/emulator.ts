@@ -187,7 +187,12 @@ export async function admit(endpoint: string, seat: { lobby: { lobby_id: string 
   if (res.status !== 200) throw new Error(`connected: ${res.status} ${res.text}`);
 }
 
-/** A build's bytes in a data directory, as the emulator reads them to run it (one file, or its parts in order). */
-export async function storedBuild(dataDir: string, buildId: string): Promise<Buffer> {
-  return buffer(await new LocalBlobStore(dataDirPaths(dataDir), Buffer.alloc(32), undefined as never).readBuild(buildId));
+/**
+ * A build's bytes in a running emulator's data directory, as it reads them to run it (one file, or its parts in
+ * order, as many bytes as its record says).
+ */
+export async function storedBuild(emu: Pick<TestEmulator, 'dataDir' | 'endpoint'>, buildId: string): Promise<Buffer> {
+  const build = (await listBuilds(emu.endpoint)).find((b) => b.build_id === buildId);
+  if (build === undefined) throw new Error(`the emulator lists no build ${buildId}`);
+  return buffer(await new LocalBlobStore(dataDirPaths(emu.dataDir), Buffer.alloc(32), undefined as never).readBuild(build));
 }

@@ -129,7 +129,7 @@ export async function startBuildRunner(opts: BuildRunnerOptions): Promise<BuildR
     resolver: (store, blobs, owner) => async (game, _lobby, version) => {
       const build = await pickBuild(store, game.gameId, opts.tag, version.buildId);
       return {
-        build: { id: build.build_id, gameId: game.gameId, kind: build.kind, compression: build.compression, open: () => blobs.readBuild(build.build_id) },
+        build: { id: build.build_id, gameId: game.gameId, kind: build.kind, compression: build.compression, open: () => blobs.readBuild(build) },
         images,
         docker: daemon,
         owner: { dataDir: opts.dataDir, replica: owner.replica, pidStart: owner.start },

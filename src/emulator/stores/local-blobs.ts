@@ -14,7 +14,7 @@ import { readBuffer } from '../../shared/read-buffer.js';
 import type { DataDirPaths } from '../datadir.js';
 import { fail } from '../errors.js';
 import { checkPresigned, presignPath } from './presign.js';
-import type { BlobStore, ExportFile, GameObjects, LocalObjectIndex, NewUpload, ReceivedPart, UploadRow } from './store.js';
+import type { BlobStore, BuildRow, ExportFile, GameObjects, LocalObjectIndex, NewUpload, ReceivedPart, UploadRow } from './store.js';
 
 /** Hashes and counts what flows through. */
 function digestStream(hash: ReturnType<typeof createHash>, counter: { bytes: number }): Transform {
@@ -186,8 +186,13 @@ export class LocalBlobStore implements BlobStore {
     return received;
   }
 
-  async readBuild(buildId: string): Promise<Readable> {
-    const [first, ...rest] = await buildFiles(join(this.paths.builds, buildId));
+  async readBuild(build: Pick<BuildRow, 'build_id' | 'content_length'>): Promise<Readable> {
+    const path = join(this.paths.builds, build.build_id);
+    const files = await buildFiles(path);
+    let size = 0;
+    for (const file of files) size += (await stat(file)).size;
+    if (size !== build.content_length) throw new Error(`${path}: ${size} bytes where ${build.content_length} were pushed`);
+    const [first, ...rest] = files;
     const stream = createReadStream(first!);
     // Opened before it is handed on, so a missing file is this call's error, not a stream's later one.
     await once(stream, 'open');

@@ -10,7 +10,7 @@ import { AwsClient } from 'aws4fetch';
 import { DEFAULT_CONFIG } from '../config.js';
 import { fail } from '../errors.js';
 import { S3_MIN_PART_SIZE, type BucketSettings } from './bucket.js';
-import type { BlobStore, ExportFile, GameObjects, NewUpload, ReceivedPart, UploadRow } from './store.js';
+import type { BlobStore, BuildRow, ExportFile, GameObjects, NewUpload, ReceivedPart, UploadRow } from './store.js';
 import type { Classifier } from './unavailable.js';
 
 /** An S3 error answer: its status and the Code and Message of its XML body. */
@@ -372,8 +372,14 @@ export class S3BlobStore implements BlobStore {
     return 0;
   }
 
-  async readBuild(buildId: string): Promise<Readable> {
-    const res = await this.send({ method: 'GET', key: this.key('builds', buildId) });
+  async readBuild(build: Pick<BuildRow, 'build_id' | 'content_length'>): Promise<Readable> {
+    const r: S3Request = { method: 'GET', key: this.key('builds', build.build_id) };
+    const res = await this.send(r);
+    const length = res.headers.get('content-length');
+    if (length !== String(build.content_length)) {
+      await res.body?.cancel();
+      throw new Error(`${this.describe(r)}: ${length ?? 'an unknown number of'} bytes where ${build.content_length} were pushed`);
+    }
     return Readable.fromWeb(res.body as import('node:stream/web').ReadableStream<Uint8Array>);
   }
 

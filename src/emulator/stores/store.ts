@@ -699,8 +699,12 @@ export interface BlobStore {
   removeLeftovers(writtenBefore: number): Promise<number>;
   /** Presigned target: the export's CSV, or undefined when it is unknown or pruned. */
   readExport(exportId: string): Promise<string | undefined>;
-  /** A complete build's bytes, as pushed (a lobby's server run from it: `--run-build`); throws when they are gone. */
-  readBuild(buildId: string): Promise<Readable>;
+  /**
+   * A complete build's bytes, as pushed (a lobby's server run from it: `--run-build`); throws when they are gone or
+   * are not as many as its record says (a part removed or cut by hand, an object replaced), so no short read
+   * reaches the runner as a malformed build.
+   */
+  readBuild(build: Pick<BuildRow, 'build_id' | 'content_length'>): Promise<Readable>;
   /** Resolves when the store answers (the health route); throws saying what failed otherwise. */
   ping(): Promise<void>;
 }
