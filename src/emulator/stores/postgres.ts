@@ -132,14 +132,19 @@ class PostgresEngine implements SqlEngine {
     return this.pooled.run(q, args);
   }
 
+  /** Transactions PostgreSQL rolled back as a deadlock's victim (each one waited its deadlock_timeout first). */
+  deadlocks = 0;
+
   async transaction<T>(body: (c: Connection) => Promise<T>): Promise<T> {
-    // Expiries are written in the transaction that needs them, so two may lock the same rows in different orders:
-    // PostgreSQL then rolls one back, which is run again (nothing of it was kept).
+    // The store takes rows in one order (a lobby before its players), so none should deadlock; one that does anyway
+    // is run again (nothing of it was kept), and counted.
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.once(body);
       } catch (err) {
-        if ((err as { code?: unknown }).code !== DEADLOCK || attempt === 3) throw err;
+        if ((err as { code?: unknown }).code !== DEADLOCK) throw err;
+        this.deadlocks++;
+        if (attempt === 3) throw err;
       }
     }
   }

@@ -249,6 +249,15 @@ const STOP_UNREADY = query<{ now: number }>()((db, p) =>
   db.updateTable('lobbies').set((eb) => ({ stop_ts: eb.ref('ready_deadline_ts'), exit_code: 0, failed: 1 }))
     .where('stop_ts', 'is', null).where('ready_deadline_ts', 'is not', null).where('ready_deadline_ts', '<=', p.now),
 );
+// The lobbies of the pending players past their time, locked in one order before those players are: as a stop
+// takes a lobby, then (its trigger) its players. Taking the players first deadlocked with a stop on PostgreSQL.
+const LOCK_EXPIRING = query<{ now: number }>()((db, p, d) =>
+  d.forUpdate(
+    db.selectFrom('lobbies').select('lobby_id')
+      .where('lobby_id', 'in', db.selectFrom('players').select('lobby_id').where('connect_ts', 'is', null).where('remove_ts', 'is', null).where('register_by_ts', '<=', p.now))
+      .orderBy('lobby_id'),
+  ),
+);
 // Each pending player past its time is removed by one caller (the condition), at that time.
 const REMOVE_EXPIRED = query<{ now: number }>()((db, p) =>
   db.updateTable('players').set((eb) => ({ remove_ts: eb.ref('register_by_ts') }))
@@ -641,6 +650,7 @@ export class SqlStore implements Store, LocalObjectIndex {
     if (!due.players) return;
     // A lobby (made by find or by create) stops once that leaves it empty, at the time its last player expired.
     const gone = new Map<string, { n: number; last: number }>();
+    await c.all(LOCK_EXPIRING, { now });
     for (const p of await c.all(REMOVE_EXPIRED, { now })) {
       const lobby = gone.get(p.lobby_id) ?? { n: 0, last: 0 };
       gone.set(p.lobby_id, { n: lobby.n + 1, last: Math.max(lobby.last, p.register_by_ts!) });
