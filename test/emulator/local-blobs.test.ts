@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { buffer } from 'node:stream/consumers';
 import { expect, it } from 'vitest';
 import { LocalBlobStore } from '../../src/emulator/stores/local-blobs.js';
-import type { LocalObjectIndex, ReceivedPart, UploadRow } from '../../src/emulator/stores/store.js';
+import type { LocalObjectIndex, PartRow, ReceivedPart, UploadRow } from '../../src/emulator/stores/store.js';
 import { tempDir } from '../helpers/cli.js';
 
 // The index is not what is tested here: assemble() is handed the parts' records.
@@ -18,6 +18,7 @@ const index: LocalObjectIndex = {
 };
 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+const T0 = 1_763_000_000_000;
 
 function dataDir() {
   const root = tempDir('gamehost-blobs-');
@@ -87,4 +88,61 @@ it('a large build of parts reads back byte for byte (4 MiB reads, parts that end
   expect(await blobs.assemble(upload, parts, async () => {})).toBe(sha(data));
   expect(statSync(join(paths.builds, 'b')).isDirectory()).toBe(true);
   expect((await buffer(await blobs.readBuild({ build_id: 'b', content_length: data.length }))).equals(data)).toBe(true);
+});
+
+it("a part's file as it was when it arrived is hashed once, for the build; one written since is hashed again and refused", async () => {
+  // The parts PUT through writePart, recorded with what identified each file as its bytes were hashed.
+  const records = new Map<number, PartRow>();
+  const recording: LocalObjectIndex = {
+    ...index,
+    recordPart: async (_upload, n, size, sha256, stamp) => void records.set(n, { part_number: n, size, sha256, stamp }),
+    listParts: async () => [...records.values()].sort((a, b) => a.part_number - b.part_number),
+  };
+  const body = async function* (bytes: Buffer) {
+    yield bytes;
+  };
+  const setUp = async (data: Buffer, partSize: number) => {
+    const { paths } = dataDir();
+    const blobs = new LocalBlobStore(paths, Buffer.alloc(32), recording);
+    records.clear();
+    const count = Math.ceil(data.length / partSize);
+    const upload: UploadRow = { upload_id: 'u', build_id: 'b', game_id: 'g', content_length: data.length, part_size: partSize, part_count: count, state: 'assembling', claim_ts: null };
+    for (let n = 1; n <= count; n++) {
+      const bytes = data.subarray((n - 1) * partSize, n * partSize);
+      expect(await blobs.writePart('u', n, bytes.length, body(bytes), T0)).toMatchObject({ size: bytes.length, etag: sha(bytes) });
+    }
+    return { paths, blobs, upload, part: (n: number) => join(paths.uploads, 'u', `part-${n}`) };
+  };
+  const data = randomBytes(3 * 1000);
+
+  // Untouched since: the build is the parts, its digest theirs.
+  let s = await setUp(data, 1000);
+  expect(records.get(2)!.stamp).toMatch(/^\d+:\d+:1000:\d+$/);
+  expect(await s.blobs.assemble(s.upload, await s.blobs.receivedParts(s.upload), async () => {})).toBe(sha(data));
+
+  // Not hashed again: a record whose digest is not the file's (only a second hash would see it) is not looked at.
+  s = await setUp(data, 1000);
+  records.get(2)!.sha256 = sha(Buffer.alloc(1000));
+  expect(await s.blobs.assemble(s.upload, await s.blobs.receivedParts(s.upload), async () => {})).toBe(sha(data));
+
+  // Written in place since, its size the same: hashed again, and refused, naming it. (Later than the kernel's
+  // timestamp tick, a few ms, as any edit after an arrival is: within one, a file's time would not move.)
+  s = await setUp(data, 1000);
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  const changed = Buffer.from(data.subarray(1000, 2000));
+  changed[0]! ^= 0xff;
+  writeFileSync(s.part(2), changed);
+  await expect(s.blobs.assemble(s.upload, await s.blobs.receivedParts(s.upload), async () => {})).rejects.toMatchObject({ code: 'UPLOAD_INVALID', metadata: { part_number: 2 } });
+
+  // Another file of the same bytes in its place: hashed again, and taken.
+  s = await setUp(data, 1000);
+  rmSync(s.part(2));
+  writeFileSync(s.part(2), data.subarray(1000, 2000));
+  expect(await s.blobs.assemble(s.upload, await s.blobs.receivedParts(s.upload), async () => {})).toBe(sha(data));
+
+  // A record of a store before schema version 23 (no stamp): hashed again too.
+  s = await setUp(data, 1000);
+  for (const r of records.values()) r.stamp = null;
+  records.get(3)!.sha256 = sha(Buffer.alloc(1000));
+  await expect(s.blobs.assemble(s.upload, await s.blobs.receivedParts(s.upload), async () => {})).rejects.toMatchObject({ code: 'UPLOAD_INVALID', metadata: { part_number: 3 } });
 });

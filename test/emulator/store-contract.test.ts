@@ -29,6 +29,12 @@ function lobby(overrides: Partial<LobbyRow> = {}): LobbyRow {
 
 const HOUR = 3_600_000;
 
+/**
+ * What the steps after version 22 added, undone (the same SQL on both engines): a test that winds a store made by
+ * this tree back to an older version drops it too, as that version had none of it.
+ */
+const SINCE_22 = 'ALTER TABLE upload_parts DROP COLUMN stamp;';
+
 /** A player find or join makes: pending, with `registrationMs` to connect. */
 function pending(registrationMs = HOUR, sourceIp = '127.0.0.1'): NewPlayer {
   return { player_id: randomUUID(), source_ip: sourceIp, registration_ms: registrationMs, connected: false };
@@ -825,12 +831,12 @@ describe.each(ENGINES)('the Store contract on %s', (_name, present, open) => {
   it_('recordPart keeps the last write of a part; listParts answers them in order', async () => {
     const { build: b, upload } = build(randomUUID(), 'parts:v1');
     await store.insertBuild(b, upload);
-    await store.recordPart(upload.upload_id, 2, 4, 'b'.repeat(64), T0);
-    await store.recordPart(upload.upload_id, 1, 4, 'a'.repeat(64), T0);
-    await store.recordPart(upload.upload_id, 2, 3, 'c'.repeat(64), T0 + 1);
+    await store.recordPart(upload.upload_id, 2, 4, 'b'.repeat(64), '2049:17:4:1', T0);
+    await store.recordPart(upload.upload_id, 1, 4, 'a'.repeat(64), '2049:16:4:1', T0);
+    await store.recordPart(upload.upload_id, 2, 3, 'c'.repeat(64), '2049:18:3:2', T0 + 1);
     expect(await store.listParts(upload.upload_id)).toEqual([
-      { part_number: 1, size: 4, sha256: 'a'.repeat(64) },
-      { part_number: 2, size: 3, sha256: 'c'.repeat(64) },
+      { part_number: 1, size: 4, sha256: 'a'.repeat(64), stamp: '2049:16:4:1' },
+      { part_number: 2, size: 3, sha256: 'c'.repeat(64), stamp: '2049:18:3:2' },
     ]);
   });
 
@@ -1183,7 +1189,7 @@ describe.each(ENGINES)('the Store contract on %s', (_name, present, open) => {
     expect(stale.map((b) => b.build_id)).not.toContain(done.build.build_id);
     expect((await store.staleUploads(T0)).map((b) => b.build_id)).not.toContain(open.build.build_id);
 
-    await store.recordPart(open.upload.upload_id, 1, 4, 'cd'.repeat(32), T0);
+    await store.recordPart(open.upload.upload_id, 1, 4, 'cd'.repeat(32), '2049:16:4:1', T0);
     expect(await store.deleteBuild(open.build.build_id)).toEqual(openObject);
     expect(await store.deleteBuild(open.build.build_id)).toBeUndefined();
     expect(await store.getUpload(open.upload.upload_id)).toBeUndefined();
@@ -1248,7 +1254,7 @@ describe.skipIf(!PG_PRESENT)('PostgreSQL only', () => {
       url,
       'DROP TABLE games, lobby_logs, lobby_log_streams; DROP INDEX lobbies_history; DROP INDEX exports_game; DROP TABLE running_players; DROP INDEX lobbies_running_mode; ' +
         'DROP TRIGGER running_players_player ON players; DROP TRIGGER running_players_lobby ON lobbies; ' +
-        'DROP FUNCTION running_players_on_player; DROP FUNCTION running_players_on_lobby; UPDATE schema_version SET version = 1',
+        `DROP FUNCTION running_players_on_player; DROP FUNCTION running_players_on_lobby; ${SINCE_22} UPDATE schema_version SET version = 1`,
     );
     const store = await PostgresStore.open({ connectionString: url });
     try {
@@ -1276,7 +1282,7 @@ describe.skipIf(!PG_PRESENT)('PostgreSQL only', () => {
     await queryDatabase(
       url,
       `${stepStatement(6, 'postgres', /CREATE OR REPLACE FUNCTION running_players_on_lobby\(\)[\s\S]*?END \$\$;/)}
-       UPDATE players SET remove_ts = NULL WHERE lobby_id = '${made.stopped.lobby_id}'; UPDATE schema_version SET version = 19`,
+       UPDATE players SET remove_ts = NULL WHERE lobby_id = '${made.stopped.lobby_id}'; ${SINCE_22} UPDATE schema_version SET version = 19`,
     );
     const store = await PostgresStore.open({ connectionString: url });
     try {
@@ -1292,7 +1298,7 @@ describe.skipIf(!PG_PRESENT)('PostgreSQL only', () => {
     await queryDatabase(
       url,
       'DROP INDEX lobbies_owner; ALTER TABLE lobbies DROP COLUMN owner, DROP COLUMN owner_pid, DROP COLUMN owner_start, DROP COLUMN server_pid, ' +
-        'DROP COLUMN server_start; UPDATE schema_version SET version = 5',
+        `DROP COLUMN server_start; ${SINCE_22} UPDATE schema_version SET version = 5`,
     );
     const store = await PostgresStore.open({ connectionString: url });
     try {
@@ -1479,7 +1485,7 @@ END;
       db.exec(SQLITE_VERSION_5_TRIGGERS);
       db.exec(`ALTER TABLE lobbies DROP COLUMN version_id; ALTER TABLE lobbies DROP COLUMN idle_max; ALTER TABLE lobbies DROP COLUMN idle_ts; ALTER TABLE lobbies DROP COLUMN max_players_direct; ALTER TABLE lobbies DROP COLUMN max_players_party;
                DROP INDEX players_source; CREATE INDEX players_pending_source ON players (source_ip) WHERE connect_ts IS NULL AND remove_ts IS NULL;
-               UPDATE meta SET value = '6' WHERE key = 'schema_version'`);
+               ${SINCE_22} UPDATE meta SET value = '6' WHERE key = 'schema_version'`);
       await writeVersion5Rows(async (sql, values = []) => {
         const statement = db.prepare<unknown[], unknown>(sql);
         return /^\s*SELECT/i.test(sql) ? statement.all(...values) : (statement.run(...values), []);
@@ -1544,7 +1550,7 @@ describe('SQLite on this Node.js', () => {
              ALTER TABLE lobbies DROP COLUMN owner_start; ALTER TABLE lobbies DROP COLUMN server_pid; ALTER TABLE lobbies DROP COLUMN server_start;
              ALTER TABLE lobbies DROP COLUMN version_id; ALTER TABLE lobbies DROP COLUMN idle_max; ALTER TABLE lobbies DROP COLUMN idle_ts; ALTER TABLE lobbies DROP COLUMN max_players_direct; ALTER TABLE lobbies DROP COLUMN max_players_party;
              DROP INDEX players_source; CREATE INDEX players_pending_source ON players (source_ip) WHERE connect_ts IS NULL AND remove_ts IS NULL;
-             UPDATE meta SET value = '5' WHERE key = 'schema_version'`);
+             ${SINCE_22} UPDATE meta SET value = '5' WHERE key = 'schema_version'`);
     db.close();
     const store = SqliteStore.open(file);
     try {
@@ -1575,7 +1581,7 @@ describe('SQLite on this Node.js', () => {
              ALTER TABLE old_logs RENAME TO lobby_logs; ALTER TABLE lobbies DROP COLUMN version_id; ALTER TABLE lobbies DROP COLUMN idle_max;
              ALTER TABLE lobbies DROP COLUMN idle_ts; ALTER TABLE lobbies DROP COLUMN max_players_direct; ALTER TABLE lobbies DROP COLUMN max_players_party; DROP INDEX players_source;
              CREATE INDEX players_pending_source ON players (source_ip) WHERE connect_ts IS NULL AND remove_ts IS NULL;
-             UPDATE meta SET value = '8' WHERE key = 'schema_version'`);
+             ${SINCE_22} UPDATE meta SET value = '8' WHERE key = 'schema_version'`);
     db.close();
     const store = SqliteStore.open(file);
     try {
@@ -1598,7 +1604,7 @@ describe('SQLite on this Node.js', () => {
     db.exec(`DROP TRIGGER connected_players_stop;
              ${stepStatement(9, 'sqlite', /CREATE TRIGGER IF NOT EXISTS connected_players_stop[\s\S]*?END;/)}
              UPDATE players SET remove_ts = NULL WHERE lobby_id = '${made.stopped.lobby_id}';
-             UPDATE meta SET value = '19' WHERE key = 'schema_version'`);
+             ${SINCE_22} UPDATE meta SET value = '19' WHERE key = 'schema_version'`);
     db.close();
     const store = SqliteStore.open(file);
     try {

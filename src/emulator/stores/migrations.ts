@@ -814,6 +814,9 @@ CREATE INDEX IF NOT EXISTS builds_newest ON builds (game_id, create_ts DESC, bui
   // Version 22: no table changes. A data directory keeps a build of several parts as them (builds/<build_id>/part-<n>,
   // see stores/local-blobs.ts), which a gamehost of version 21 would try to read as one file: it refuses the store.
   { sqlite: '', postgres: '' },
+  // Version 23: what identified a part's file when its bytes were hashed as they arrived (device, inode, size and
+  // modification time), so an assembly that finds the file unchanged hashes it once, for the build, not again for the part.
+  { sqlite: 'ALTER TABLE upload_parts ADD COLUMN stamp TEXT;', postgres: 'ALTER TABLE upload_parts ADD COLUMN stamp text;' },
 ];
 
 /** The schema version this code writes and reads, on either engine. */

@@ -391,12 +391,16 @@ const DELETE_BUILD = query<{ id: string }>()((db, p) => db.deleteFrom('builds').
 const STALE_UPLOADS = query<{ before: number }>()((db, p) =>
   db.selectFrom('builds').select(BUILD_OBJECT).where('complete', '=', sql.lit(0)).where('create_ts', '<', p.before),
 );
-const RECORD_PART = query<{ id: string; part: number; size: number; sha256: string; now: number }>()((db, p) =>
-  db.insertInto('upload_parts').values({ upload_id: p.id, part_number: p.part, size: p.size, sha256: p.sha256, update_ts: p.now }).onConflict((oc) =>
-    oc.columns(['upload_id', 'part_number']).doUpdateSet((eb) => ({ size: eb.ref('excluded.size'), sha256: eb.ref('excluded.sha256'), update_ts: eb.ref('excluded.update_ts') })),
+const RECORD_PART = query<{ id: string; part: number; size: number; sha256: string; stamp: string; now: number }>()((db, p) =>
+  db.insertInto('upload_parts').values({ upload_id: p.id, part_number: p.part, size: p.size, sha256: p.sha256, stamp: p.stamp, update_ts: p.now }).onConflict((oc) =>
+    oc.columns(['upload_id', 'part_number']).doUpdateSet((eb) => ({
+      size: eb.ref('excluded.size'), sha256: eb.ref('excluded.sha256'), stamp: eb.ref('excluded.stamp'), update_ts: eb.ref('excluded.update_ts'),
+    })),
   ),
 );
-const LIST_PARTS = query<{ id: string }>()((db, p) => db.selectFrom('upload_parts').select(['part_number', 'size', 'sha256']).where('upload_id', '=', p.id).orderBy('part_number'));
+const LIST_PARTS = query<{ id: string }>()((db, p) =>
+  db.selectFrom('upload_parts').select(['part_number', 'size', 'sha256', 'stamp']).where('upload_id', '=', p.id).orderBy('part_number'),
+);
 
 const PRUNE_EXPORTS = query<{ now: number }>()((db, p) => db.deleteFrom('exports').where('expires_ts', '<', p.now));
 // An export of the same id (a lobby stream's: one file each) replaces the last.
@@ -635,8 +639,8 @@ export class SqlStore implements Store, LocalObjectIndex {
   readonly buildTagged = (gameId: string, tag: string) => first(this.engine, BUILD_TAGGED, { game: gameId, tag });
   readonly newestCompleteBuild = (gameId: string) => first(this.engine, NEWEST_COMPLETE, { game: gameId });
   readonly staleUploads = (before: number) => this.engine.all(STALE_UPLOADS, { before });
-  readonly recordPart = (uploadId: string, partNumber: number, size: number, sha256: string, now: number) =>
-    this.write(RECORD_PART, { id: uploadId, part: partNumber, size, sha256, now });
+  readonly recordPart = (uploadId: string, partNumber: number, size: number, sha256: string, stamp: string, now: number) =>
+    this.write(RECORD_PART, { id: uploadId, part: partNumber, size, sha256, stamp, now });
   readonly listParts = (uploadId: string) => this.engine.all(LIST_PARTS, { id: uploadId });
   readonly getExport = (exportId: string) => first(this.engine, GET_EXPORT, { id: exportId });
   readonly ping = async () => void (await this.engine.all(PING, {}));

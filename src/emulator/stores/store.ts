@@ -632,6 +632,8 @@ export interface PartRow {
   part_number: number;
   size: number;
   sha256: string;
+  /** What identified the part's file when `sha256` was taken of its bytes (local-blobs.ts); null before version 23. */
+  stamp: string | null;
 }
 
 /**
@@ -639,7 +641,7 @@ export interface PartRow {
  * Store beside the rest (SQLite or PostgreSQL), so every process on the store sees them; a bucket keeps these itself.
  */
 export interface LocalObjectIndex {
-  recordPart(uploadId: string, partNumber: number, size: number, sha256: string, now: number): Promise<void>;
+  recordPart(uploadId: string, partNumber: number, size: number, sha256: string, stamp: string, now: number): Promise<void>;
   listParts(uploadId: string): Promise<PartRow[]>;
   /** Keeps an export (one of the same id is replaced: a lobby stream has one export file at a time). */
   insertExport(exportId: string, gameId: string, csv: string, now: number, expiresTs: number): Promise<void>;
@@ -650,6 +652,8 @@ export interface LocalObjectIndex {
 export interface ReceivedPart {
   size: number;
   etag: string;
+  /** A local part's file as it was when `etag` was taken (PartRow's), when it is still where it arrived. */
+  stamp?: string | null;
 }
 
 /**
