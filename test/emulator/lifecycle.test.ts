@@ -5,7 +5,7 @@ import { SCHEMA_VERSION } from '../../src/emulator/stores/migrations.js';
 import { openDatabase } from '../../src/emulator/stores/sqlite-driver.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GAME_ID, ManualClock, NAMESPACE_ID, startEmulator } from '../../src/emulator/index.js';
-import { admit, expectErrorShape, startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
+import { admit, expectErrorShape, SINCE_22, startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { tempDir } from '../helpers/cli.js';
 
 const logsPath = (lobbyId: string) => `/cloud/games/${GAME_ID}/namespaces/${NAMESPACE_ID}/logs/lobbies/${lobbyId}`;
@@ -186,7 +186,7 @@ describe('a data directory from an older gamehost', () => {
              ALTER TABLE lobbies DROP COLUMN max_players_direct; ALTER TABLE lobbies DROP COLUMN max_players_party;
              DROP TABLE games; DROP INDEX lobbies_history; DROP INDEX exports_game;
              DROP INDEX lobbies_idle; ALTER TABLE lobbies DROP COLUMN idle_stop_ts; ALTER TABLE lobbies DROP COLUMN idle_lifetime_ms;
-             UPDATE meta SET value = '1' WHERE key = 'schema_version'`);
+             ${SINCE_22} UPDATE meta SET value = '1' WHERE key = 'schema_version'`);
     db.close();
 
     const second = await startEmulator({ dataDir: dir, config: { idleLifetimeMs: 1_000 } });

@@ -14,6 +14,7 @@ import { hasNodeSqlite, openDatabase, sqliteDriverName } from '../../src/emulato
 import { LOBBY_INSERT_COLUMNS, LOG_BOUNDS, LOG_DISK_BYTES, MAX_LOG_LINE_BYTES, NOT_READY, NamespaceChanged, namespaceStamp, type BuildRow, type GameRow, type HistoryCursor, type LobbyRow, type VersionRow, type LocalObjectIndex, type LogLine, type NewPlayer, type NewUpload, type Store } from '../../src/emulator/stores/store.js';
 import { createTestDatabase, PG_PRESENT, queryDatabase } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/cli.js';
+import { SINCE_22 } from '../helpers/emulator.js';
 import { lobbyRow } from '../helpers/lobby-row.js';
 
 type ContractStore = Store & LocalObjectIndex;
@@ -28,12 +29,6 @@ function lobby(overrides: Partial<LobbyRow> = {}): LobbyRow {
 }
 
 const HOUR = 3_600_000;
-
-/**
- * What the steps after version 22 added, undone (the same SQL on both engines): a test that winds a store made by
- * this tree back to an older version drops it too, as that version had none of it.
- */
-const SINCE_22 = 'ALTER TABLE upload_parts DROP COLUMN stamp;';
 
 /** A player find or join makes: pending, with `registrationMs` to connect. */
 function pending(registrationMs = HOUR, sourceIp = '127.0.0.1'): NewPlayer {

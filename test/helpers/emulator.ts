@@ -97,6 +97,13 @@ export interface EmulatorBuild {
   complete: boolean;
 }
 
+/**
+ * What the schema's steps after version 22 added, undone (the same SQL on SQLite and PostgreSQL): a test that winds a
+ * store made by this tree back to an older version runs it too, as that version had none of it (a step adding a
+ * column cannot be run again: SQLite has no ADD COLUMN IF NOT EXISTS).
+ */
+export const SINCE_22 = 'ALTER TABLE upload_parts DROP COLUMN stamp;';
+
 /** The seeded game's builds (`adminToken` for an emulator that has one). */
 export async function listBuilds(endpoint: string, adminToken?: string): Promise<EmulatorBuild[]> {
   const res = await fetch(`${endpoint}/_emulator/builds`, { headers: adminToken ? { authorization: `Bearer ${adminToken}` } : {} });
