@@ -1,7 +1,7 @@
 // The data directory's assembly of a build from its parts, met directly: what a refused assembly leaves behind, and
 // the build it keeps (its parts, moved into place) read back.
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buffer } from 'node:stream/consumers';
 import { expect, it } from 'vitest';
@@ -90,59 +90,106 @@ it('a large build of parts reads back byte for byte (4 MiB reads, parts that end
   expect((await buffer(await blobs.readBuild({ build_id: 'b', content_length: data.length }))).equals(data)).toBe(true);
 });
 
-it("a part's file as it was when it arrived is hashed once, for the build; one written since is hashed again and refused", async () => {
-  // The parts PUT through writePart, recorded with what identified each file as its bytes were hashed.
+/**
+ * `data` PUT in parts of `partSize` bytes through writePart, into a data directory whose builds/ is `builds` (when
+ * given), each part recorded as the store records it: its size, digest and what identified its file then.
+ */
+async function put(data: Buffer, partSize: number, builds?: string) {
+  const { paths } = dataDir();
+  if (builds !== undefined) {
+    rmSync(paths.builds, { recursive: true });
+    symlinkSync(builds, paths.builds);
+  }
   const records = new Map<number, PartRow>();
   const recording: LocalObjectIndex = {
     ...index,
     recordPart: async (_upload, n, size, sha256, stamp) => void records.set(n, { part_number: n, size, sha256, stamp }),
     listParts: async () => [...records.values()].sort((a, b) => a.part_number - b.part_number),
   };
-  const body = async function* (bytes: Buffer) {
-    yield bytes;
-  };
-  const setUp = async (data: Buffer, partSize: number) => {
-    const { paths } = dataDir();
-    const blobs = new LocalBlobStore(paths, Buffer.alloc(32), recording);
-    records.clear();
-    const count = Math.ceil(data.length / partSize);
-    const upload: UploadRow = { upload_id: 'u', build_id: 'b', game_id: 'g', content_length: data.length, part_size: partSize, part_count: count, state: 'assembling', claim_ts: null };
-    for (let n = 1; n <= count; n++) {
-      const bytes = data.subarray((n - 1) * partSize, n * partSize);
-      expect(await blobs.writePart('u', n, bytes.length, body(bytes), T0)).toMatchObject({ size: bytes.length, etag: sha(bytes) });
-    }
-    return { paths, blobs, upload, part: (n: number) => join(paths.uploads, 'u', `part-${n}`) };
-  };
+  const blobs = new LocalBlobStore(paths, Buffer.alloc(32), recording);
+  const count = Math.ceil(data.length / partSize);
+  const upload: UploadRow = { upload_id: 'u', build_id: 'b', game_id: 'g', content_length: data.length, part_size: partSize, part_count: count, state: 'assembling', claim_ts: null };
+  for (let n = 1; n <= count; n++) {
+    const bytes = data.subarray((n - 1) * partSize, n * partSize);
+    const body = (async function* () {
+      yield bytes;
+    })();
+    expect(await blobs.writePart('u', n, bytes.length, body, T0)).toMatchObject({ size: bytes.length, etag: sha(bytes) });
+  }
+  const assemble = async () => blobs.assemble(upload, await blobs.receivedParts(upload), async () => {});
+  return { paths, blobs, upload, records, assemble, part: (n: number) => join(paths.uploads, 'u', `part-${n}`) };
+}
+
+it("a part's file as it was when it arrived is hashed once, for the build; one written since is hashed again and refused", async () => {
   const data = randomBytes(3 * 1000);
 
   // Untouched since: the build is the parts, its digest theirs.
-  let s = await setUp(data, 1000);
-  expect(records.get(2)!.stamp).toMatch(/^\d+:\d+:1000:\d+$/);
-  expect(await s.blobs.assemble(s.upload, await s.blobs.receivedParts(s.upload), async () => {})).toBe(sha(data));
+  let s = await put(data, 1000);
+  expect(s.records.get(2)!.stamp).toMatch(/^\d+:\d+:1000:\d+$/);
+  expect(await s.assemble()).toBe(sha(data));
 
   // Not hashed again: a record whose digest is not the file's (only a second hash would see it) is not looked at.
-  s = await setUp(data, 1000);
-  records.get(2)!.sha256 = sha(Buffer.alloc(1000));
-  expect(await s.blobs.assemble(s.upload, await s.blobs.receivedParts(s.upload), async () => {})).toBe(sha(data));
+  s = await put(data, 1000);
+  s.records.get(2)!.sha256 = sha(Buffer.alloc(1000));
+  expect(await s.assemble()).toBe(sha(data));
 
   // Written in place since, its size the same: hashed again, and refused, naming it. (Later than the kernel's
   // timestamp tick, a few ms, as any edit after an arrival is: within one, a file's time would not move.)
-  s = await setUp(data, 1000);
+  s = await put(data, 1000);
   await new Promise((resolve) => setTimeout(resolve, 20));
   const changed = Buffer.from(data.subarray(1000, 2000));
   changed[0]! ^= 0xff;
   writeFileSync(s.part(2), changed);
-  await expect(s.blobs.assemble(s.upload, await s.blobs.receivedParts(s.upload), async () => {})).rejects.toMatchObject({ code: 'UPLOAD_INVALID', metadata: { part_number: 2 } });
+  await expect(s.assemble()).rejects.toMatchObject({ code: 'UPLOAD_INVALID', metadata: { part_number: 2 } });
 
   // Another file of the same bytes in its place: hashed again, and taken.
-  s = await setUp(data, 1000);
+  s = await put(data, 1000);
   rmSync(s.part(2));
   writeFileSync(s.part(2), data.subarray(1000, 2000));
-  expect(await s.blobs.assemble(s.upload, await s.blobs.receivedParts(s.upload), async () => {})).toBe(sha(data));
+  expect(await s.assemble()).toBe(sha(data));
 
   // A record of a store before schema version 23 (no stamp): hashed again too.
-  s = await setUp(data, 1000);
-  for (const r of records.values()) r.stamp = null;
-  records.get(3)!.sha256 = sha(Buffer.alloc(1000));
-  await expect(s.blobs.assemble(s.upload, await s.blobs.receivedParts(s.upload), async () => {})).rejects.toMatchObject({ code: 'UPLOAD_INVALID', metadata: { part_number: 3 } });
+  s = await put(data, 1000);
+  for (const r of s.records.values()) r.stamp = null;
+  s.records.get(3)!.sha256 = sha(Buffer.alloc(1000));
+  await expect(s.assemble()).rejects.toMatchObject({ code: 'UPLOAD_INVALID', metadata: { part_number: 3 } });
+});
+
+// Another filesystem than the temp directory's, where this machine has one (Linux's /dev/shm is tmpfs).
+const OTHER_FS = ['/dev/shm'].find((dir) => {
+  try {
+    return statSync(dir).dev !== statSync(tempDir()).dev;
+  } catch {
+    return false;
+  }
+});
+
+it.skipIf(OTHER_FS === undefined)('builds/ on another filesystem than uploads/ (a link to another disk): parts are copied where a rename cannot go, nothing left behind', async () => {
+  const data = randomBytes(3 * 1000 + 5);
+  const other = mkdtempSync(join(OTHER_FS!, 'gamehost-builds-'));
+  try {
+    // Several parts: the upload's directory, copied into place.
+    let s = await put(data, 1000, other);
+    expect(await s.assemble()).toBe(sha(data));
+    expect(readdirSync(join(other, 'b')).sort()).toEqual(['part-1', 'part-2', 'part-3', 'part-4']);
+    expect(readdirSync(s.paths.uploads)).toEqual([]);
+    expect((await buffer(await s.blobs.readBuild({ build_id: 'b', content_length: data.length }))).equals(data)).toBe(true);
+
+    // Put in place by a process that died before recording it, then taken back part by part, across, and kept again.
+    rmSync(join(other, 'b'), { recursive: true });
+    s = await put(data, 1000, other);
+    cpSync(join(s.paths.uploads, 'u'), join(other, 'b'), { recursive: true });
+    rmSync(join(s.paths.uploads, 'u'), { recursive: true });
+    expect(await s.assemble()).toBe(sha(data));
+    expect((await buffer(await s.blobs.readBuild({ build_id: 'b', content_length: data.length }))).equals(data)).toBe(true);
+
+    // One part: its file, copied into place.
+    rmSync(join(other, 'b'), { recursive: true });
+    s = await put(data.subarray(0, 700), 1000, other);
+    expect(await s.assemble()).toBe(sha(data.subarray(0, 700)));
+    expect(statSync(join(other, 'b')).isFile()).toBe(true);
+    expect(readdirSync(other)).toEqual(['b']);
+  } finally {
+    rmSync(other, { recursive: true, force: true });
+  }
 });

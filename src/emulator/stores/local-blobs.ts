@@ -6,7 +6,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Hash } from 'node:crypto';
 import { once } from 'node:events';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { access, constants, mkdir, open, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
+import { access, constants, cp, mkdir, open, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -38,8 +38,9 @@ function checkPartDigest(upload: UploadRow, n: number, part: ReceivedPart | unde
 }
 
 /**
- * A file's private name while it is written, then renamed into place: a part's (`part-<n>.tmp-<uuid>`), and the
- * one-file build a gamehost before schema version 22 assembled (`builds/<build_id>.tmp-<uuid>`, swept when left).
+ * A file's private name while it is written, then renamed into place: a part's (`part-<n>.tmp-<uuid>`), a copy made
+ * where a rename cannot go (`move`), and the one-file build a gamehost before schema version 22 assembled (those two
+ * in builds/, `<build_id>.tmp-<uuid>`, swept when left).
  */
 const TEMP_MARK = '.tmp-';
 
@@ -93,6 +94,28 @@ async function copyRange(file: string, start: number, length: number, to: string
 async function stampOf(file: string): Promise<string> {
   const s = await stat(file, { bigint: true });
   return `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}`;
+}
+
+/**
+ * `from` (a file or a directory) moved to `to`: renamed, or, where the two are on different filesystems (builds/ a
+ * mount or a link to another disk), copied to a temp name beside `to`, renamed into place, then removed. Either way
+ * a process that dies in it leaves `from` whole, or `to` whole.
+ */
+async function move(from: string, to: string): Promise<void> {
+  try {
+    return await rename(from, to);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
+  }
+  const temp = `${to}${TEMP_MARK}${randomUUID()}`;
+  try {
+    await cp(from, temp, { recursive: true, errorOnExist: true, force: false });
+    await rename(temp, to);
+  } catch (err) {
+    await rm(temp, { recursive: true, force: true });
+    throw err;
+  }
+  await rm(from, { recursive: true, force: true });
 }
 
 /** A file's size, or null when it is not there. */
@@ -244,7 +267,7 @@ export class LocalBlobStore implements BlobStore {
       await readHashing(moved ? target : part, 0, Infinity, buf, [hash]);
       const digest = hash.digest('hex');
       checkPartDigest(upload, 1, parts.get(1), digest);
-      if (!moved) await rename(part, target);
+      if (!moved) await move(part, target);
       await rm(this.uploadDir(upload.upload_id), { recursive: true, force: true });
       return digest;
     }
@@ -266,7 +289,7 @@ export class LocalBlobStore implements BlobStore {
     // The parts are the build: their directory is moved into place, nothing copied. Whatever was at its name is not a
     // whole build (a whole one's parts were taken back above), and every byte of it is in the parts just checked.
     await rm(target, { recursive: true, force: true });
-    await rename(this.uploadDir(upload.upload_id), target);
+    await move(this.uploadDir(upload.upload_id), target);
     return hash.digest('hex');
   }
 
@@ -282,7 +305,7 @@ export class LocalBlobStore implements BlobStore {
       const length = Math.min(upload.part_size, upload.content_length - start);
       const part = this.partFile(upload.upload_id, n);
       if ((await this.sizeOnDisk(upload.upload_id, n)) === null) {
-        if (placed === 'parts') await rename(join(target, `part-${n}`), part);
+        if (placed === 'parts') await move(join(target, `part-${n}`), part);
         else await copyRange(target, start, length, part);
       }
       start += length;
@@ -312,7 +335,7 @@ export class LocalBlobStore implements BlobStore {
   }
 
   private async removeTemps(buildId: string): Promise<void> {
-    for (const name of await this.temps(buildId)) await rm(join(this.paths.builds, name), { force: true });
+    for (const name of await this.temps(buildId)) await rm(join(this.paths.builds, name), { recursive: true, force: true });
   }
 
   async removeLeftovers(writtenBefore: number): Promise<number> {
@@ -322,7 +345,7 @@ export class LocalBlobStore implements BlobStore {
       // A live assembly writes its temp file all the time; one not written to for a while has lost its process.
       const written = await stat(file).then((s) => s.mtimeMs, () => Infinity);
       if (written >= writtenBefore) continue;
-      await rm(file, { force: true });
+      await rm(file, { recursive: true, force: true });
       removed++;
     }
     return removed;
