@@ -1,5 +1,5 @@
-// The data directory's assembly of a build from its parts, met directly: what a refused assembly leaves behind, and
-// the build it keeps (its parts, moved into place) read back.
+// The data directory's parts and builds, met directly: parts PUT through writePart (put()), what a refused assembly
+// leaves behind, the build it keeps (its parts, moved into place, or copied across filesystems) read back.
 import { createHash, randomBytes } from 'node:crypto';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,7 +9,7 @@ import { LocalBlobStore } from '../../src/emulator/stores/local-blobs.js';
 import type { LocalObjectIndex, PartRow, ReceivedPart, UploadRow } from '../../src/emulator/stores/store.js';
 import { tempDir } from '../helpers/cli.js';
 
-// The index is not what is tested here: assemble() is handed the parts' records.
+// For the store that is handed its parts' records (the first test); put() gives one an index that keeps them.
 const index: LocalObjectIndex = {
   recordPart: async () => {},
   listParts: async () => [],
@@ -46,50 +46,6 @@ it('an assembly refused at a part leaves nothing in builds/, its parts where the
   expect(readdirSync(join(paths.uploads, 'u0')).sort()).toEqual(['part-1', 'part-2', 'part-3']);
 });
 
-/** `data` uploaded in parts of `partSize` bytes (the last one short) to a data directory, with their records. */
-function uploaded(data: Buffer, partSize: number) {
-  const { paths, blobs } = dataDir();
-  const count = Math.ceil(data.length / partSize);
-  const upload: UploadRow = { upload_id: 'u', build_id: 'b', game_id: 'g', content_length: data.length, part_size: partSize, part_count: count, state: 'assembling', claim_ts: null };
-  const parts = new Map<number, ReceivedPart>();
-  mkdirSync(join(paths.uploads, 'u'), { recursive: true });
-  for (let n = 1; n <= count; n++) {
-    const bytes = data.subarray((n - 1) * partSize, n * partSize);
-    writeFileSync(join(paths.uploads, 'u', `part-${n}`), bytes);
-    parts.set(n, { size: bytes.length, etag: sha(bytes) });
-  }
-  return { paths, blobs, data, upload, parts };
-}
-
-it('a build of several parts is kept as them, read back whole and in order (part 10 after part 9); nothing is copied', async () => {
-  const { paths, blobs, data, upload, parts } = uploaded(randomBytes(11 * 1000 + 7), 1000);
-  expect(upload.part_count).toBe(12);
-  const inode = statSync(join(paths.uploads, 'u', 'part-10')).ino;
-  expect(await blobs.assemble(upload, parts, async () => {})).toBe(sha(data));
-  expect(readdirSync(paths.uploads)).toEqual([]);
-  expect(statSync(join(paths.builds, 'b', 'part-10')).ino).toBe(inode);
-  const build = { build_id: 'b', content_length: data.length };
-  expect((await buffer(await blobs.readBuild(build))).equals(data)).toBe(true);
-  // A build whose bytes are not all there is this call's error, not a short stream: its last part cut or gone (the
-  // parts left are still numbered 1 to n), a part in the middle gone.
-  truncateSync(join(paths.builds, 'b', 'part-12'), 6);
-  await expect(blobs.readBuild(build)).rejects.toThrow(`${join(paths.builds, 'b')}: ${data.length - 1} bytes where ${data.length} were pushed`);
-  rmSync(join(paths.builds, 'b', 'part-12'));
-  await expect(blobs.readBuild(build)).rejects.toThrow(`${data.length - 7} bytes where ${data.length} were pushed`);
-  rmSync(join(paths.builds, 'b', 'part-4'));
-  await expect(blobs.readBuild(build)).rejects.toThrow("the build's parts are not all there");
-  await expect(blobs.readBuild({ build_id: 'missing', content_length: 1 })).rejects.toMatchObject({ code: 'ENOENT' });
-});
-
-it('a large build of parts reads back byte for byte (4 MiB reads, parts that end inside one)', async () => {
-  // Four parts of several reads each (the assembly reads 4 MiB at a time), the last one short.
-  const { paths, blobs, data, upload, parts } = uploaded(randomBytes(3 * 9 * 1024 * 1024 + 12_345), 9 * 1024 * 1024);
-  expect(upload.part_count).toBe(4);
-  expect(await blobs.assemble(upload, parts, async () => {})).toBe(sha(data));
-  expect(statSync(join(paths.builds, 'b')).isDirectory()).toBe(true);
-  expect((await buffer(await blobs.readBuild({ build_id: 'b', content_length: data.length }))).equals(data)).toBe(true);
-});
-
 /**
  * `data` PUT in parts of `partSize` bytes through writePart, into a data directory whose builds/ is `builds` (when
  * given), each part recorded as the store records it: its size, digest and what identified its file then.
@@ -119,6 +75,37 @@ async function put(data: Buffer, partSize: number, builds?: string) {
   const assemble = async () => blobs.assemble(upload, await blobs.receivedParts(upload), async () => {});
   return { paths, blobs, upload, records, assemble, part: (n: number) => join(paths.uploads, 'u', `part-${n}`) };
 }
+
+it('a build of several parts is kept as them, read back whole and in order (part 10 after part 9); nothing is copied', async () => {
+  const data = randomBytes(11 * 1000 + 7);
+  const { paths, blobs, upload, assemble } = await put(data, 1000);
+  expect(upload.part_count).toBe(12);
+  const inode = statSync(join(paths.uploads, 'u', 'part-10')).ino;
+  expect(await assemble()).toBe(sha(data));
+  expect(readdirSync(paths.uploads)).toEqual([]);
+  expect(statSync(join(paths.builds, 'b', 'part-10')).ino).toBe(inode);
+  const build = { build_id: 'b', content_length: data.length };
+  expect((await buffer(await blobs.readBuild(build))).equals(data)).toBe(true);
+  // A build whose bytes are not all there is this call's error, not a short stream: its last part cut or gone (the
+  // parts left are still numbered 1 to n), a part in the middle gone.
+  truncateSync(join(paths.builds, 'b', 'part-12'), 6);
+  await expect(blobs.readBuild(build)).rejects.toThrow(`${join(paths.builds, 'b')}: ${data.length - 1} bytes where ${data.length} were pushed`);
+  rmSync(join(paths.builds, 'b', 'part-12'));
+  await expect(blobs.readBuild(build)).rejects.toThrow(`${data.length - 7} bytes where ${data.length} were pushed`);
+  rmSync(join(paths.builds, 'b', 'part-4'));
+  await expect(blobs.readBuild(build)).rejects.toThrow("the build's parts are not all there");
+  await expect(blobs.readBuild({ build_id: 'missing', content_length: 1 })).rejects.toMatchObject({ code: 'ENOENT' });
+});
+
+it('a large build of parts reads back byte for byte (4 MiB reads, parts that end inside one)', async () => {
+  // Four parts of several reads each (the assembly reads 4 MiB at a time), the last one short.
+  const data = randomBytes(3 * 9 * 1024 * 1024 + 12_345);
+  const { paths, blobs, upload, assemble } = await put(data, 9 * 1024 * 1024);
+  expect(upload.part_count).toBe(4);
+  expect(await assemble()).toBe(sha(data));
+  expect(statSync(join(paths.builds, 'b')).isDirectory()).toBe(true);
+  expect((await buffer(await blobs.readBuild({ build_id: 'b', content_length: data.length }))).equals(data)).toBe(true);
+});
 
 it("a part's file as it was when it arrived is hashed once, for the build; one written since is hashed again and refused", async () => {
   const data = randomBytes(3 * 1000);
@@ -173,6 +160,7 @@ it.skipIf(OTHER_FS === undefined)('builds/ on another filesystem than uploads/ (
     expect(await s.assemble()).toBe(sha(data));
     expect(readdirSync(join(other, 'b')).sort()).toEqual(['part-1', 'part-2', 'part-3', 'part-4']);
     expect(readdirSync(s.paths.uploads)).toEqual([]);
+    expect(readdirSync(other)).toEqual(['b']);
     expect((await buffer(await s.blobs.readBuild({ build_id: 'b', content_length: data.length }))).equals(data)).toBe(true);
 
     // Put in place by a process that died before recording it, then taken back part by part, across, and kept again.
@@ -181,6 +169,8 @@ it.skipIf(OTHER_FS === undefined)('builds/ on another filesystem than uploads/ (
     cpSync(join(s.paths.uploads, 'u'), join(other, 'b'), { recursive: true });
     rmSync(join(s.paths.uploads, 'u'), { recursive: true });
     expect(await s.assemble()).toBe(sha(data));
+    expect(readdirSync(s.paths.uploads)).toEqual([]);
+    expect(readdirSync(other)).toEqual(['b']);
     expect((await buffer(await s.blobs.readBuild({ build_id: 'b', content_length: data.length }))).equals(data)).toBe(true);
 
     // One part: its file, copied into place.
@@ -188,6 +178,7 @@ it.skipIf(OTHER_FS === undefined)('builds/ on another filesystem than uploads/ (
     s = await put(data.subarray(0, 700), 1000, other);
     expect(await s.assemble()).toBe(sha(data.subarray(0, 700)));
     expect(statSync(join(other, 'b')).isFile()).toBe(true);
+    expect(readdirSync(s.paths.uploads)).toEqual([]);
     expect(readdirSync(other)).toEqual(['b']);
   } finally {
     rmSync(other, { recursive: true, force: true });
