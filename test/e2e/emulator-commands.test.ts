@@ -367,6 +367,8 @@ describe('emulator configuration', () => {
       [BIN, 'emulator', 'serve', '--port', '0', '--json', '--data-dir', path.join(dir, 'data'), '--config', config, '--part-size', '1MiB'],
       { env: { PATH: process.env.PATH, ...isolatedEnv() }, stdio: ['ignore', 'pipe', 'pipe'] },
     );
+    // Waited for after the stop: the serve writes its data directory until it exits, and the file removes it.
+    const exited = new Promise((resolve) => child.once('exit', resolve));
     try {
       const line = await new Promise<string>((resolve) => readline.createInterface({ input: child.stdout! }).once('line', resolve));
       const info = JSON.parse(line);
@@ -379,6 +381,7 @@ describe('emulator configuration', () => {
       expect(body.image_presigned_requests.map((r) => r.content_length)).toEqual([...Array(5).fill(1024 * 1024), 1]);
     } finally {
       child.kill('SIGTERM');
+      await exited;
     }
   });
 

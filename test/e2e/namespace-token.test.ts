@@ -111,6 +111,9 @@ describe('emulator serve', () => {
       env: { PATH: process.env.PATH, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    // Waited for after the stop: the serve writes its data directory (the store's close) until it exits, and the
+    // directory is removed when the file ends.
+    const exited = new Promise((resolve) => child.once('exit', resolve));
     try {
       const out: string[] = [];
       readline.createInterface({ input: child.stdout! }).on('line', (l) => out.push(l));
@@ -129,6 +132,7 @@ describe('emulator serve', () => {
       expect(JSON.parse(r.stdout).player_count).toBe(0);
     } finally {
       child.kill('SIGTERM');
+      await exited;
     }
   });
 });

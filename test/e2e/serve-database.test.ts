@@ -28,8 +28,11 @@ describe.skipIf(!PG_PRESENT)('emulator serve --database: start-up', SLOW, () => 
       env: { PATH: process.env.PATH, GAMEHOST_EMULATOR_DATABASE_URL: url.toString() },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    // Waited for after the stop: the serve writes its data directory until it exits, and the file removes it.
+    const exited = new Promise((resolve) => child.once('exit', resolve));
     const first = await new Promise<string>((resolve) => readline.createInterface({ input: child.stdout! }).once('line', resolve));
     child.kill('SIGTERM');
+    await exited;
     expect(first).toBe('# stores: records postgres, bytes local');
   });
 
