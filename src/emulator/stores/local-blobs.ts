@@ -126,16 +126,23 @@ function sizeOf(file: string): Promise<number | null> {
   );
 }
 
-/** The files a build is, in order: itself when it is a file, its parts when it is a directory of them. */
-async function buildFiles(path: string): Promise<string[]> {
-  if (!(await stat(path)).isDirectory()) return [path];
+/**
+ * The files a build is, in order, and their bytes together: itself when it is a file, its parts when it is a
+ * directory of them.
+ */
+async function buildFiles(path: string): Promise<{ files: string[]; size: number }> {
+  const found = await stat(path);
+  if (!found.isDirectory()) return { files: [path], size: found.size };
   const numbers = (await readdir(path))
     .map((name) => /^part-([1-9]\d*)$/.exec(name)?.[1])
     .filter((n) => n !== undefined)
     .map(Number)
     .sort((a, b) => a - b);
   if (numbers.length === 0 || numbers.some((n, i) => n !== i + 1)) throw new Error(`${path}: the build's parts are not all there`);
-  return numbers.map((n) => join(path, `part-${n}`));
+  const files = numbers.map((n) => join(path, `part-${n}`));
+  let size = 0;
+  for (const file of files) size += (await stat(file)).size;
+  return { files, size };
 }
 
 export class LocalBlobStore implements BlobStore {
@@ -223,9 +230,7 @@ export class LocalBlobStore implements BlobStore {
 
   async readBuild(build: Pick<BuildRow, 'build_id' | 'content_length'>): Promise<Readable> {
     const path = join(this.paths.builds, build.build_id);
-    const files = await buildFiles(path);
-    let size = 0;
-    for (const file of files) size += (await stat(file)).size;
+    const { files, size } = await buildFiles(path);
     if (size !== build.content_length) throw new Error(`${path}: ${size} bytes where ${build.content_length} were pushed`);
     const [first, ...rest] = files;
     const stream = createReadStream(first!);
@@ -286,8 +291,9 @@ export class LocalBlobStore implements BlobStore {
       if (partHash !== undefined) checkPartDigest(upload, n, part, partHash.digest('hex'));
       await progress();
     }
-    // The parts are the build: their directory is moved into place, nothing copied. Whatever was at its name is not a
-    // whole build (a whole one's parts were taken back above), and every byte of it is in the parts just checked.
+    // The parts are the build: their directory is moved into place, nothing copied (unless builds/ is on another
+    // filesystem: see move). Whatever was at its name is not a whole build (a whole one's parts were taken back
+    // above), and every byte of it is in the parts just checked.
     await rm(target, { recursive: true, force: true });
     await move(this.uploadDir(upload.upload_id), target);
     return hash.digest('hex');
