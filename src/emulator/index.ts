@@ -299,6 +299,9 @@ export async function startEmulator(opts: StartEmulatorOptions): Promise<Running
         await services.idleLobbies.close();
         // The lobbies' servers first, while the API they call still answers; their exits record their lobbies stopped.
         await servers?.close();
+        // Then the watches of their lines answer with the last of them, and every answer ends its connection.
+        logs.close();
+        front.closing = containerFront.closing = true;
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         const grace = closeOpts.graceMs ?? 0;
         if (grace > 0) {

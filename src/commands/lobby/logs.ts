@@ -264,7 +264,8 @@ async function followLines(
       }
     }
   };
-  const tasks = [watchStatus(), ...states.map(watchStream)];
+  const streams = states.map(watchStream);
+  const tasks = [watchStatus(), ...streams];
   try {
     await Promise.all(
       tasks.map((t) =>
@@ -275,6 +276,8 @@ async function followLines(
             if (!wentAway) {
               wentAway = err;
               lastWait = setTimeout(() => done.abort(), WENT_AWAY_WAIT_MS);
+              // Once every stream's request has ended, none can bring a line: no reason to wait longer.
+              void Promise.allSettled(streams).then(() => done.abort());
             }
             return;
           }

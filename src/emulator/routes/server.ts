@@ -58,6 +58,11 @@ export interface Front {
   lobbyRoutesOnly?: boolean;
   /** The containers' subnet (CIDR): requests from it get the lobby routes alone on this listener too. */
   containerSubnet?: string;
+  /**
+   * Set as the emulator closes its listener: each answer then ends its connection, so a keep-alive client's next
+   * request finds the listener gone instead of being served on the old connection through the grace period.
+   */
+  closing?: boolean;
 }
 
 /** A certificate chain and its key, PEM: the server answers HTTPS. */
@@ -269,8 +274,11 @@ async function handle(services: Services, front: Front, bodies: BodyBudget, inte
     }
     const handler = resolve(rc, front.lobbyRoutesOnly === true || (front.containerSubnet !== undefined && inSubnet(req.socket.remoteAddress ?? '', front.containerSubnet)));
     if (front.faults && (await injectFault(front.faults, rc))) return;
-    send(res, await handler(rc));
+    const reply = await handler(rc);
+    if (front.closing) res.setHeader('connection', 'close');
+    send(res, reply);
   } catch (err) {
+    if (front.closing && !res.headersSent) res.setHeader('connection', 'close');
     if (err instanceof EmulatorError) {
       sendError(rc, err.code, err.params, err.metadata, err.headers);
     } else {

@@ -75,6 +75,8 @@ function answer(lines: LogLine[], index: number): LogLines {
 
 export class LobbyLogs {
   private readonly timing: LogWatchTiming;
+  /** Aborted by close(): every watch answers at once with what it has. */
+  private readonly closed = new AbortController();
 
   constructor(private readonly deps: LogsDeps) {
     this.timing = { ...LOG_WATCH, ...deps.logWatch };
@@ -107,10 +109,19 @@ export class LobbyLogs {
   }
 
   /**
-   * Without a watch index, the most recent lines; with one, the lines after it, waiting for one to arrive (see
-   * LogWatchTiming). `signal` ends the wait early (the client went away, the server is closing).
+   * The emulator is closing (its lobbies' servers gone, their last lines recorded): the watches under way answer now,
+   * and any asked later at once, so no watch holds a closing server's connection for its whole wait.
    */
-  async read(game: Game, lobbyId: string, stream: LogStream, index: string | undefined, signal?: AbortSignal): Promise<LogLines> {
+  close(): void {
+    this.closed.abort();
+  }
+
+  /**
+   * Without a watch index, the most recent lines; with one, the lines after it, waiting for one to arrive (see
+   * LogWatchTiming). `client` ends the wait early (the client went away), as close() does.
+   */
+  async read(game: Game, lobbyId: string, stream: LogStream, index: string | undefined, client?: AbortSignal): Promise<LogLines> {
+    const signal = client === undefined ? this.closed.signal : AbortSignal.any([client, this.closed.signal]);
     const after = index === undefined ? undefined : parseWatchIndex(index);
     const { started } = await this.lobby(game, lobbyId);
     const { store } = this.deps;
@@ -124,7 +135,7 @@ export class LobbyLogs {
     for (;;) {
       const lines = await store.lobbyLogs(lobbyId, stream, WATCH_LINES, after);
       const waited = performance.now() - begun;
-      if ((lines.length > 0 && waited >= minMs) || waited >= waitMs || signal?.aborted) return answer(lines, after);
+      if ((lines.length > 0 && waited >= minMs) || waited >= waitMs || signal.aborted) return answer(lines, after);
       const pause = lines.length > 0 ? minMs - waited : Math.min(pollMs, waitMs - waited);
       await sleep(Math.max(1, pause), undefined, { signal }).catch(() => {});
     }
