@@ -451,6 +451,36 @@ describe('complete verifies the parts it assembles', () => {
     expect(body.metadata).toEqual({ part_number: 1 });
   });
 
+  it('a part whose body is still arriving when complete begins is refused in one line, not a 5xx; the build is what complete hashed', async () => {
+    for (const single of [false, true]) {
+      const bytes = single ? Buffer.from('one part') : file;
+      const res = await createBuild(buildBody(bytes.length));
+      const reqs = res.json.image_presigned_requests;
+      for (const r of reqs) expect((await put(r.url, bytes.subarray(r.byte_offset, r.byte_offset + r.content_length))).status).toBe(200);
+      // The last part PUT again: its headers and half its body, then complete, then the rest.
+      const last = reqs.at(-1);
+      const url = new URL(last.url);
+      const socket = connect(Number(url.port), url.hostname);
+      let answer = '';
+      socket.setEncoding('utf8').on('data', (d: string) => (answer += d));
+      const closed = new Promise((resolve) => socket.on('close', resolve));
+      socket.write(`PUT ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${url.host}\r\nContent-Length: ${last.content_length}\r\nConnection: close\r\n\r\n`);
+      socket.write(Buffer.alloc(2, 0x2a));
+      // Its temp file is open beside the parts: the body is being written.
+      await vi.waitFor(() => expect(readdirSync(join(t.dataDir, 'uploads', res.json.upload_id)).some((name) => name.includes('.tmp-'))).toBe(true));
+      expect((await complete(res.json.upload_id)).status).toBe(200);
+      socket.write(Buffer.alloc(last.content_length - 2, 0x2a));
+      await closed;
+      expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+      expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toMatchObject({ code: 'UPLOAD_INVALID', message: expect.stringContaining('the upload is already complete.') });
+      expect((await built(res.json.build_id)).equals(bytes)).toBe(true);
+      expect(await adminBuild(res.json.build_id)).toMatchObject({ complete: true, sha256: createHash('sha256').update(bytes).digest('hex') });
+      // Nothing of the late part is left: not in the build, not in uploads/.
+      if (!single) expect(readdirSync(join(t.dataDir, 'builds', res.json.build_id)).sort()).toEqual(['part-1', 'part-2', 'part-3', 'part-4']);
+      expect(existsSync(join(t.dataDir, 'uploads', res.json.upload_id))).toBe(false);
+    }
+  });
+
   it('a PUT whose body ends before its Content-Length is not kept', async () => {
     const res = await createBuild(buildBody(file.length));
     const url = new URL(res.json.image_presigned_requests[0].url);

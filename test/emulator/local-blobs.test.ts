@@ -142,6 +142,27 @@ it("a part's file as it was when it arrived is hashed once, for the build; one w
   await expect(s.assemble()).rejects.toMatchObject({ code: 'UPLOAD_INVALID', metadata: { part_number: 3 } });
 });
 
+it('a part PUT again while its upload is assembled never changes the build: the bytes kept are the digest answered', async () => {
+  const data = randomBytes(3 * 1000);
+  const s = await put(data, 1000);
+  // A PUT of part 2 still arriving as the assembly begins: its temp file beside the parts.
+  writeFileSync(join(s.paths.uploads, 'u', 'part-2.tmp-in-flight'), 'half a part');
+  let read = 0;
+  const digest = await s.blobs.assemble(s.upload, await s.blobs.receivedParts(s.upload), async () => {
+    // Once part 2 has been read, another PUT of it lands (its body sent before the completion began).
+    if (++read === 2) {
+      const late = randomBytes(1000);
+      await s.blobs.writePart('u', 2, late.length, (async function* () {
+        yield late;
+      })(), T0);
+    }
+  });
+  const kept = await buffer(await s.blobs.readBuild({ build_id: 'b', content_length: data.length }));
+  expect(sha(kept)).toBe(digest);
+  expect(kept.equals(data)).toBe(true);
+  expect(readdirSync(join(s.paths.builds, 'b')).sort()).toEqual(['part-1', 'part-2', 'part-3']);
+});
+
 // Another filesystem than the temp directory's, where this machine has one (Linux's /dev/shm is tmpfs).
 const OTHER_FS = ['/dev/shm'].find((dir) => {
   try {

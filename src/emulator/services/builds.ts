@@ -171,16 +171,6 @@ export class Builds {
   /** Stores an accepted part's body; answers its SHA-256 (the part's ETag). */
   async writePart(uploadId: string, n: number, length: number, body: AsyncIterable<Buffer>): Promise<string> {
     const { store, blobs, clock } = this.deps;
-    // A body still arriving when its game's deletion began may land after the purge took the upload's files (its
-    // record then refused, the upload gone): looked at once the part is down. A deletion begins (the game's row
-    // marked) before its purge, so either this sees it and removes the part, or the purge came after and took it.
-    const gone = async () => {
-      const upload = await store.getUpload(uploadId);
-      if (upload === undefined) return true;
-      if (upload.game_id === GAME_ID) return false;
-      const game = await store.getGame(upload.game_id);
-      return game === undefined || game.delete_ts !== null;
-    };
     let written: ReceivedPart | undefined;
     let failure: unknown;
     try {
@@ -188,10 +178,29 @@ export class Builds {
     } catch (err) {
       failure = err;
     }
-    // A refused body (EmulatorError) left nothing behind; anything else may have left the file (its record refused).
-    if (!(failure instanceof EmulatorError) && (await gone())) {
+    // A refused body (EmulatorError) left nothing behind.
+    if (failure instanceof EmulatorError) throw failure;
+    // Anything else may have left the file (its record refused), and the upload may have moved on while the body
+    // arrived: looked at once the part is down.
+    const upload = await store.getUpload(uploadId);
+    // A body still arriving when its game's deletion began may land after the purge took the upload's files (its
+    // record then refused, the upload gone). A deletion begins (the game's row marked) before its purge, so either
+    // this sees it and removes the part, or the purge came after and took it.
+    const deleted = async (gameId: string) => {
+      if (gameId === GAME_ID) return false;
+      const game = await store.getGame(gameId);
+      return game === undefined || game.delete_ts !== null;
+    };
+    if (upload === undefined || (await deleted(upload.game_id))) {
       await blobs.discardPart(uploadId, n);
       fail('API_NOT_FOUND', { what: `Upload ${uploadId}` });
+    }
+    // A completion began while the body arrived: the part is refused as one PUT after it is (the assembly took the
+    // parts' directory, so it is no part of the build, or one the assembly checks against its record). Once the
+    // upload is complete, a file the part left is nobody's.
+    if (upload.state !== 'pending') {
+      if (upload.state === 'complete') await blobs.discardPart(uploadId, n);
+      fail('UPLOAD_INVALID', { reason: `the upload is already ${upload.state}.` });
     }
     if (written === undefined) throw failure;
     return written.etag;

@@ -266,13 +266,23 @@ export class LocalBlobStore implements BlobStore {
     // parts: those are taken back from the build (and checked like any part).
     const placed = await this.inPlace(upload);
     if (upload.part_count === 1) {
-      // One part is already the whole file: hash it and move it into place.
+      // One part is already the whole file: moved into place (unless a process that died had moved it), then hashed
+      // there, so a PUT of the part still arriving cannot replace it once read.
       const part = this.partFile(upload.upload_id, 1);
-      const moved = placed === 'file' && (await this.sizeOnDisk(upload.upload_id, 1)) === null;
-      await readHashing(moved ? target : part, 0, Infinity, buf, [hash]);
-      const digest = hash.digest('hex');
-      checkPartDigest(upload, 1, parts.get(1), digest);
-      if (!moved) await move(part, target);
+      if (!(placed === 'file' && (await this.sizeOnDisk(upload.upload_id, 1)) === null)) await move(part, target);
+      let digest: string;
+      try {
+        await readHashing(target, 0, Infinity, buf, [hash]);
+        digest = hash.digest('hex');
+        checkPartDigest(upload, 1, parts.get(1), digest);
+      } catch (err) {
+        // Back where a part sent again replaces it (unless one was sent since: that one is newer).
+        if ((await this.sizeOnDisk(upload.upload_id, 1)) === null) {
+          await mkdir(this.uploadDir(upload.upload_id), { recursive: true, mode: 0o700 });
+          await move(target, part);
+        } else await rm(target, { force: true });
+        throw err;
+      }
       await rm(this.uploadDir(upload.upload_id), { recursive: true, force: true });
       return digest;
     }
@@ -280,22 +290,32 @@ export class LocalBlobStore implements BlobStore {
     // schema version 22 wrote the build through one).
     await this.removeTemps(upload.build_id);
     if (placed !== undefined) await this.takeBackParts(upload, target, placed);
-    for (let n = 1; n <= upload.part_count; n++) {
-      const file = this.partFile(upload.upload_id, n);
-      const part = parts.get(n);
-      // A part's file as it was when its bytes were hashed on arrival still holds them: hashed once, for the build
-      // (a second SHA-256 of each part cost 0.6 s a GiB). Any other is hashed again and must match what was PUT.
-      const partHash = part?.stamp != null && part.stamp === (await stampOf(file).catch(() => null)) ? undefined : createHash('sha256');
-      // Read to its end, so a part file grown since is refused by its digest like any other change.
-      await readHashing(file, 0, Infinity, buf, partHash === undefined ? [hash] : [hash, partHash]);
-      if (partHash !== undefined) checkPartDigest(upload, n, part, partHash.digest('hex'));
-      await progress();
-    }
-    // The parts are the build: their directory is moved into place, nothing copied (unless builds/ is on another
-    // filesystem: see move). Whatever was at its name is not a whole build (a whole one's parts were taken back
-    // above), and every byte of it is in the parts just checked.
+    // The parts are the build: their directory is moved into place first (nothing copied, unless builds/ is on another
+    // filesystem: see move), then each part checked there. A PUT of a part still arriving then finds no directory to
+    // rename into, so no part changes once read. Whatever was at the build's name is not a whole build (a whole one's
+    // parts were taken back above), and every byte of it is in the parts.
     await rm(target, { recursive: true, force: true });
     await move(this.uploadDir(upload.upload_id), target);
+    try {
+      for (let n = 1; n <= upload.part_count; n++) {
+        const file = join(target, `part-${n}`);
+        const part = parts.get(n);
+        // A part's file as it was when its bytes were hashed on arrival still holds them: hashed once, for the build
+        // (a second SHA-256 of each part cost 0.6 s a GiB). Any other is hashed again and must match what was PUT.
+        const partHash = part?.stamp != null && part.stamp === (await stampOf(file).catch(() => null)) ? undefined : createHash('sha256');
+        // Read to its end, so a part file grown since is refused by its digest like any other change.
+        await readHashing(file, 0, Infinity, buf, partHash === undefined ? [hash] : [hash, partHash]);
+        if (partHash !== undefined) checkPartDigest(upload, n, part, partHash.digest('hex'));
+        await progress();
+      }
+    } catch (err) {
+      // Refused (or failed): the parts go back where a part sent again replaces its own; what cannot, the next
+      // assembly takes back.
+      await this.takeBackParts(upload, target, 'parts').catch(() => {});
+      throw err;
+    }
+    // The temp file of a PUT that was still arriving came along: no part of the build (that PUT fails).
+    for (const name of await readdir(target)) if (name.includes(TEMP_MARK)) await rm(join(target, name), { force: true });
     return hash.digest('hex');
   }
 
