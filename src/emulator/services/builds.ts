@@ -195,9 +195,8 @@ export class Builds {
       await blobs.discardPart(uploadId, n);
       fail('API_NOT_FOUND', { what: `Upload ${uploadId}` });
     }
-    // A completion began while the body arrived: the part is refused as one PUT after it is (the assembly took the
-    // parts' directory, so it is no part of the build, or one the assembly checks against its record). Once the
-    // upload is complete, a file the part left is nobody's.
+    // A completion began while the body arrived: refused as a PUT after it is (the assembly took the parts' directory,
+    // so the part is no part of the build, or one checked against its record); once complete, its file is nobody's.
     if (upload.state !== 'pending') {
       if (upload.state === 'complete') await blobs.discardPart(uploadId, n);
       fail('UPLOAD_INVALID', { reason: `the upload is already ${upload.state}.` });
