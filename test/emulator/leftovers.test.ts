@@ -1,8 +1,9 @@
 // What an assembly of a gamehost before schema version 22 left when killed mid-way (builds/<build_id>.tmp-<uuid>, as
 // large as the build; this one writes nothing there, it moves the parts) does not stay: the next start removes it
-// once it is no longer written to, the next assembly of its build at once, and so does the deletion of its game.
+// once it is no longer written to, the next assembly of its build at once, and so does the deletion of its game. A
+// copy of parts across filesystems in progress (a temp directory, see local-blobs' move) is written to as a whole.
 import { randomUUID } from 'node:crypto';
-import { readdirSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startTestEmulator } from '../helpers/emulator.js';
@@ -32,6 +33,32 @@ describe('files a dead assembly left', () => {
     const second = await startTestEmulator({}, { dataDir });
     try {
       expect(temps(dataDir)).toEqual([fresh]);
+    } finally {
+      await second.stop();
+    }
+  });
+
+  it("a directory being copied across filesystems stays while a file in it is written, however old the directory's own time", async () => {
+    const dataDir = tempDir();
+    const first = await startTestEmulator({}, { dataDir });
+    await first.close();
+    const past = (Date.now() - 60_000) / 1000;
+    // A copy of its parts into builds/ (on another disk): part 1 copied a minute ago, part 2 being written now.
+    const live = `${randomUUID()}.tmp-${randomUUID()}`;
+    mkdirSync(join(dataDir, 'builds', live));
+    writeFileSync(join(dataDir, 'builds', live, 'part-1'), Buffer.alloc(PART));
+    utimesSync(join(dataDir, 'builds', live, 'part-1'), past, past);
+    writeFileSync(join(dataDir, 'builds', live, 'part-2'), Buffer.alloc(PART));
+    utimesSync(join(dataDir, 'builds', live), past, past);
+    // The same, whose process died a minute ago.
+    const dead = `${randomUUID()}.tmp-${randomUUID()}`;
+    mkdirSync(join(dataDir, 'builds', dead));
+    writeFileSync(join(dataDir, 'builds', dead, 'part-1'), Buffer.alloc(PART));
+    utimesSync(join(dataDir, 'builds', dead, 'part-1'), past, past);
+    utimesSync(join(dataDir, 'builds', dead), past, past);
+    const second = await startTestEmulator({}, { dataDir });
+    try {
+      expect(temps(dataDir)).toEqual([live]);
     } finally {
       await second.stop();
     }

@@ -118,6 +118,19 @@ async function move(from: string, to: string): Promise<void> {
   await rm(from, { recursive: true, force: true });
 }
 
+/**
+ * When `path` was last written to, or Infinity when it is not there: for a directory (a copy across filesystems, see
+ * move), the latest of it and its files, as a copy of one large part writes that part, not its directory.
+ */
+async function lastWritten(path: string): Promise<number> {
+  const found = await stat(path).catch(() => undefined);
+  if (found === undefined) return Infinity;
+  if (!found.isDirectory()) return found.mtimeMs;
+  const names = await readdir(path).catch(() => [] as string[]);
+  const times = await Promise.all(names.map((name) => lastWritten(join(path, name))));
+  return Math.max(found.mtimeMs, ...times.filter((t) => t !== Infinity));
+}
+
 /** A file's size, or null when it is not there. */
 function sizeOf(file: string): Promise<number | null> {
   return stat(file).then(
@@ -369,8 +382,7 @@ export class LocalBlobStore implements BlobStore {
     for (const name of await this.temps()) {
       const file = join(this.paths.builds, name);
       // A live assembly writes its temp file all the time; one not written to for a while has lost its process.
-      const written = await stat(file).then((s) => s.mtimeMs, () => Infinity);
-      if (written >= writtenBefore) continue;
+      if ((await lastWritten(file)) >= writtenBefore) continue;
       await rm(file, { recursive: true, force: true });
       removed++;
     }
